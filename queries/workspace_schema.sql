@@ -1,0 +1,118 @@
+-- The workspace schema: every table a relplan workspace holds. docs/workspace.md documents it.
+-- Times are UTC epoch seconds (DOUBLE); analyses report them as seconds from t0.
+-- Every data row keeps its provenance: source_id (-> sources) and source_row (1-based line
+-- of a text file, or row number of a Parquet/CSV file counting the header as line 1 for CSV).
+-- params:
+create sequence if not exists source_ids start 1;
+
+create table if not exists sources (
+    source_id integer primary key,
+    path varchar not null,            -- absolute path (or URL for a live pull)
+    kind varchar not null,            -- proxy | engine | metrics | manifest
+    format varchar not null,          -- jsonl | csv | parquet | openmetrics | scrape | query_range | prometheus | vllm_log | envoy | run_json
+    sha256 varchar not null unique,   -- content hash: re-ingesting the same bytes adds nothing
+    rows bigint not null,             -- rows stored from it, over all tables
+    rejected bigint not null default 0,
+    t_min double,
+    t_max double,
+    unknown_columns varchar[],        -- columns present in the file that relplan ignores
+    ingested_at timestamptz not null
+);
+
+create table if not exists attempts (          -- formats.md section 1 (kind: proxy)
+    call_id varchar not null,
+    attempt integer not null,
+    t_planned double not null,        -- defaults to t_sent of attempt 0 at ingest
+    t_sent double not null,
+    t_end double not null,
+    outcome varchar not null,         -- delivered | client_gone | shed | error
+    execution_id varchar,
+    attached boolean not null,
+    t_cancel double,
+    status integer,
+    model varchar,
+    replica varchar,
+    prompt_tokens bigint,
+    max_tokens bigint,
+    source_id integer not null,
+    source_row bigint not null
+);
+
+create table if not exists events (            -- formats.md section 2, type = "event"
+    t double not null,
+    execution_id varchar not null,
+    event varchar not null,           -- arrived | scheduled | first_token | preempted | aborted | finished | rejected
+    prompt_tokens bigint,
+    replica varchar,
+    source_id integer not null,
+    source_row bigint not null
+);
+
+create table if not exists steps (             -- formats.md section 2, type = "step"
+    step bigint not null,
+    t_issue double not null,
+    t_done double not null,
+    execution_id varchar not null,
+    prompt_computed bigint not null,
+    prompt_cached bigint not null,
+    decode_tokens bigint not null,
+    replica varchar,
+    source_id integer not null,
+    source_row bigint not null
+);
+
+create table if not exists engine_stats (      -- formats.md section 2, type = "stats"
+    step bigint not null,
+    t_issue double not null,
+    num_running bigint,
+    num_waiting bigint,
+    num_batched_tokens bigint,
+    kv_usage double,
+    replica varchar,
+    source_id integer not null,
+    source_row bigint not null
+);
+
+create table if not exists metric_samples (    -- formats.md section 3, stored long
+    t double not null,
+    name varchar not null,            -- as exported, e.g. vllm:prompt_tokens_total
+    labels map(varchar, varchar) not null,
+    value double not null,
+    source_id integer not null,
+    source_row bigint not null
+);
+
+create table if not exists metric_meta (       -- # TYPE / # HELP / # UNIT lines seen
+    name varchar not null,            -- metric family name
+    type varchar,
+    help varchar,
+    unit varchar,
+    source_id integer not null
+);
+
+create table if not exists manifests (         -- formats.md section 5 (run.json)
+    source_id integer not null,
+    name varchar not null,
+    capacity_calls_per_s double,
+    deadline_s double,
+    delivery_window_s double,
+    overload_phase varchar,
+    t0 double,
+    notes varchar,
+    manifest json not null            -- the whole file, for fields relplan does not model
+);
+
+create table if not exists phases (            -- run.json phases, seconds from t0
+    source_id integer not null,
+    name varchar not null,
+    start_s double not null,
+    end_s double not null
+);
+
+create table if not exists rejects (           -- bad records kept by --on-error skip
+    source_id integer not null,
+    path varchar not null,
+    line bigint not null,
+    raw varchar not null,
+    reason varchar not null
+);

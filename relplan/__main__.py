@@ -1,0 +1,3 @@
+from relplan.cli import main
+
+main()

@@ -1,0 +1,157 @@
+"""The typer app: parse, call one library function, print. The only typer/rich importer.
+
+Errors: a RelplanError (or a click usage error) becomes one line on stderr,
+`relplan: error: ...`, with exit code 2 (1 for findings under --fail-on). Anything else is a
+bug and keeps its traceback (without locals, so data never lands in one).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+from typer._click import exceptions as click_exc
+from typer.core import TyperGroup
+
+from relplan import __version__
+from relplan.errors import ExitCode, RelplanError, UsageError
+from relplan.planning import budget as budget_mod
+from relplan.planning import pulse as pulse_mod
+from relplan.planning.units import parse_duration, parse_slo, positive
+
+
+class RelplanGroup(TyperGroup):
+    """Turns expected failures into one line on stderr and an exit code, in one place."""
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        extra.pop("standalone_mode", None)
+        try:
+            rv = super().main(args=args, prog_name=prog_name or "relplan", standalone_mode=False, **extra)
+        except RelplanError as exc:
+            _fail(str(exc), exc.exit_code)
+        except click_exc.UsageError as exc:
+            _fail(exc.format_message(), ExitCode.USAGE)
+        except click_exc.ClickException as exc:
+            _fail(exc.format_message(), ExitCode.USAGE)
+        except (typer.Abort, click_exc.Abort):
+            _fail("interrupted", 130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"relplan: error: {message}", err=True)
+    sys.exit(int(code))
+
+
+app = typer.Typer(
+    cls=RelplanGroup,
+    name="relplan",
+    help="Offline trace analysis and reliability planning for LLM serving with vLLM.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
+)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"relplan {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Offline trace analysis and reliability planning for LLM serving with vLLM.
+
+    Example: relplan budget --crashes 10 --concurrency 40
+    """
+
+
+@app.command()
+def budget(
+    crashes: Annotated[float, typer.Option(help="Crashes per replica per window (C).")],
+    concurrency: Annotated[float, typer.Option(help="Mean concurrent streams per replica (K).")],
+    replicas: Annotated[int, typer.Option(help="Replicas (N).")] = 8,
+    slo: Annotated[float, typer.Option(help="SLO, as 99.9 (percent) or 0.999.")] = 99.9,
+    window: Annotated[str, typer.Option(help="SLO window: 30d, 720h, 4w, ...")] = "30d",
+    stream_seconds: Annotated[
+        list[float] | None,
+        typer.Option(help="Mean stream duration in seconds (repeatable). Default: 10..600 s."),
+    ] = None,
+    restart_minutes: Annotated[float, typer.Option(help="Minutes a replica is down per restart.")] = 6,
+    planned_restarts: Annotated[
+        float, typer.Option(help="Planned restarts per replica per window (P).")
+    ] = 0,
+    drain: Annotated[bool, typer.Option(help="Planned restarts drain first and kill no streams.")] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Error-budget burn from crash rate x stream duration.
+
+    Example: relplan budget --crashes 10 --concurrency 40
+    """
+    durations = stream_seconds or list(budget_mod.TYPICAL_STREAM_SECONDS)
+    for d in durations:
+        positive(d, "--stream-seconds")
+    if replicas <= 0:
+        raise UsageError("--replicas", f"must be a whole number greater than zero, got {replicas}")
+    inputs = budget_mod.BudgetInputs(
+        crashes=positive(crashes, "--crashes"),
+        concurrency=positive(concurrency, "--concurrency"),
+        replicas=replicas,
+        slo=parse_slo(slo),
+        window_s=parse_duration(window, "--window", default_unit="d"),
+        stream_seconds=durations,
+        restart_minutes=positive(restart_minutes, "--restart-minutes", allow_zero=True),
+        planned_restarts=positive(planned_restarts, "--planned-restarts", allow_zero=True),
+        drain=drain,
+    )
+    result = budget_mod.plan_budget(inputs)
+    typer.echo(result.model_dump_json(indent=2) if json_out else budget_mod.render_budget(result))
+
+
+@app.command()
+def pulse(
+    capacity: Annotated[float, typer.Option(help="Engine capacity C^ in calls/s.")],
+    pulse: Annotated[float, typer.Option(help="Pulse load as a multiple of capacity.")],
+    pulse_seconds: Annotated[float, typer.Option(help="Pulse length in seconds.")],
+    base: Annotated[float, typer.Option(help="Base load as a multiple of capacity.")] = 0.6,
+    hold: Annotated[
+        float | None, typer.Option(help="Load after the pulse (multiple). Default: --base.")
+    ] = None,
+    deadline: Annotated[float, typer.Option(help="Client per-attempt deadline in seconds.")] = 120,
+    retries: Annotated[int, typer.Option(help="Retries per call after a timeout.")] = 3,
+    json_out: JsonFlag = False,
+) -> None:
+    """Backlog arithmetic for an overload pulse: does it drain, or can retries lock it up?
+
+    Example: relplan pulse --capacity 2.78 --base 0.6 --pulse 2.7 --pulse-seconds 107 --deadline 120 --retries 3
+    """
+    if retries < 0:
+        raise UsageError("--retries", f"must be zero or more, got {retries}")
+    base_x = positive(base, "--base", allow_zero=True)
+    inputs = pulse_mod.PulseInputs(
+        capacity_calls_per_s=positive(capacity, "--capacity"),
+        base=base_x,
+        pulse=positive(pulse, "--pulse"),
+        pulse_seconds=positive(pulse_seconds, "--pulse-seconds"),
+        hold=base_x if hold is None else positive(hold, "--hold", allow_zero=True),
+        deadline_s=positive(deadline, "--deadline"),
+        retries=retries,
+    )
+    result = pulse_mod.plan_pulse(inputs)
+    typer.echo(result.model_dump_json(indent=2) if json_out else pulse_mod.render_pulse(result))
+
+
+def main() -> None:
+    app()

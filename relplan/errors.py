@@ -1,0 +1,51 @@
+"""One exception hierarchy; the CLI turns it into `relplan: error: ...` and an exit code."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FINDING = 1  # only where a --fail-on flag asks for it
+    USAGE = 2  # bad flag, bad input file
+
+
+class RelplanError(Exception):
+    """An expected failure: shown to the user as one line, never as a traceback."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+
+class UsageError(RelplanError):
+    """A flag value that makes no sense. The message names the flag."""
+
+    def __init__(self, flag: str, message: str) -> None:
+        super().__init__(f"{flag}: {message}")
+        self.flag = flag
+
+
+class InputError(RelplanError):
+    """A bad input file or record. The message names the file and line where known."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+        self.path = path
+        self.line = line
+
+
+class QueryError(RelplanError):
+    """A query file that breaks the loader's rules (a bug in relplan or a user's query)."""
+
+
+class NoDataError(RelplanError):
+    """The workspace lacks the input a command needs; the message says which."""
+
+
+class FindingError(RelplanError):
+    """An analysis found a problem and the user asked to fail on it (--fail-on)."""
+
+    exit_code = ExitCode.FINDING

@@ -1,0 +1,167 @@
+"""Error-budget burn from crash rate x stream duration (analyses.md section I).
+
+A crash kills every stream its replica is serving. With C crashes per replica per window,
+K concurrent streams per replica and N replicas, C*N*K streams die per window. Streams of mean
+duration d give N*K/d*T requests per window T, of which (1 - SLO) may fail. Burn is killed over
+allowed: it grows linearly with both C and d, so long streams turn a tolerable crash rate into
+a blown budget. The break-even duration (1 - SLO)*T/C is where crashes alone burn exactly 1x.
+
+Choices where the spec leaves one (documented in the README too):
+- Undrained planned restarts kill streams like crashes do; `fraction_killed` is killed over
+  requests, i.e. the spec's C*d/T plus P*d/T when planned restarts are not drained.
+- The break-even duration is for crashes alone, as the spec defines it.
+- Capacity lost counts every restart, drained or not: (C + P) * r * N replica-minutes.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from relplan.models import StrictModel
+
+TYPICAL_STREAM_SECONDS: tuple[float, ...] = (10, 30, 60, 120, 300, 600)
+
+
+class BudgetInputs(StrictModel):
+    crashes: float = Field(description="crashes per replica per window (C)")
+    concurrency: float = Field(description="mean concurrent streams per replica (K)")
+    replicas: int = Field(description="replicas (N)")
+    slo: float = Field(description="SLO as a fraction, e.g. 0.999")
+    window_s: float = Field(description="SLO window in seconds (T)")
+    stream_seconds: list[float] = Field(description="mean stream durations evaluated (d)")
+    restart_minutes: float = Field(description="minutes a replica is down per restart (r)")
+    planned_restarts: float = Field(description="planned restarts per replica per window (P)")
+    drain: bool = Field(description="planned restarts drain first and kill no streams")
+
+
+class BudgetRow(StrictModel):
+    stream_seconds: float
+    streams_killed: float = Field(description="C*N*K, plus P*N*K when restarts are not drained")
+    requests: float = Field(description="N*K/d*T")
+    allowed_failures: float = Field(description="(1 - SLO) * requests")
+    burn: float = Field(description="streams_killed / allowed_failures (1.0 = whole budget)")
+    fraction_killed: float = Field(description="streams_killed / requests")
+    verdict: str
+
+
+class BudgetCase(StrictModel):
+    name: str
+    description: str
+    crashes: float
+    planned_restarts: float
+    drain: bool
+    break_even_stream_seconds: float = Field(
+        description="(1 - SLO)*T/C: streams longer than this blow the budget on crashes alone"
+    )
+    capacity_lost_replica_minutes: float = Field(description="(C + P) * r * N")
+    capacity_lost_share: float = Field(description="replica-minutes lost / (N * T in minutes)")
+    rows: list[BudgetRow]
+
+
+class BudgetResult(StrictModel):
+    inputs: BudgetInputs
+    baseline: BudgetCase
+    what_if: list[BudgetCase]
+
+
+def _row(inp: BudgetInputs, crashes: float, planned: float, drain: bool, d: float) -> BudgetRow:
+    n, k, t = inp.replicas, inp.concurrency, inp.window_s
+    undrained = 0.0 if drain else planned
+    killed = (crashes + undrained) * n * k
+    requests = n * k / d * t
+    allowed = (1.0 - inp.slo) * requests
+    burn = killed / allowed
+    cause = "on crashes alone" if undrained == 0 else "on crashes and undrained restarts"
+    if burn >= 1.0:
+        verdict = f"blows the budget {burn:.1f}× {cause}"
+    else:
+        verdict = f"uses {burn * 100:.0f} % of the budget {cause}"
+    return BudgetRow(
+        stream_seconds=d,
+        streams_killed=killed,
+        requests=requests,
+        allowed_failures=allowed,
+        burn=burn,
+        fraction_killed=killed / requests,
+        verdict=verdict,
+    )
+
+
+def _case(
+    inp: BudgetInputs, name: str, description: str, crashes: float, planned: float, drain: bool
+) -> BudgetCase:
+    lost = (crashes + planned) * inp.restart_minutes * inp.replicas
+    return BudgetCase(
+        name=name,
+        description=description,
+        crashes=crashes,
+        planned_restarts=planned,
+        drain=drain,
+        break_even_stream_seconds=(1.0 - inp.slo) * inp.window_s / crashes,
+        capacity_lost_replica_minutes=lost,
+        capacity_lost_share=lost / (inp.replicas * inp.window_s / 60.0),
+        rows=[_row(inp, crashes, planned, drain, d) for d in inp.stream_seconds],
+    )
+
+
+def plan_budget(inp: BudgetInputs) -> BudgetResult:
+    c, p = inp.crashes, inp.planned_restarts
+    baseline = _case(inp, "as given", "the inputs as given", c, p, inp.drain)
+    halve = _case(inp, "halve crashes", f"{c / 2:g} crashes per replica instead of {c:g}", c / 2, p, inp.drain)
+    if p > 0 and not inp.drain:
+        drain_desc = f"drain the {p:g} planned restarts per replica so they kill no streams"
+    else:
+        drain_desc = "no undrained planned restarts to drain: same as the inputs"
+    drained = _case(inp, "drain planned restarts", drain_desc, c, p, True)
+    return BudgetResult(inputs=inp, baseline=baseline, what_if=[halve, drained])
+
+
+def render_budget(res: BudgetResult) -> str:
+    from relplan.tables import format_table, num, pct
+    from relplan.planning.units import human_duration
+
+    i = res.inputs
+    head = (
+        f"Error-budget burn: {i.crashes:g} crashes/replica, {i.concurrency:g} streams/replica,"
+        f" {i.replicas} replicas, SLO {i.slo * 100:g} % over {human_duration(i.window_s)}"
+    )
+    if i.planned_restarts:
+        head += f", {i.planned_restarts:g} planned restarts/replica" + (
+            " (drained)" if i.drain else " (not drained)"
+        )
+    b = res.baseline
+    rows = [
+        [
+            f"{r.stream_seconds:g} s",
+            num(r.streams_killed),
+            num(r.requests),
+            num(r.allowed_failures),
+            f"{r.burn:.2f}×",
+            pct(r.fraction_killed, 3),
+            r.verdict,
+        ]
+        for r in b.rows
+    ]
+    table = format_table(
+        ["stream", "killed", "requests", "allowed failures", "burn", "killed", "verdict"],
+        rows,
+        left=(6,),
+    )
+    lines = [
+        head,
+        "",
+        table,
+        "",
+        f"Break-even stream duration: {b.break_even_stream_seconds:,.1f} s"
+        " (longer streams blow the budget on crashes alone)",
+        f"Capacity lost to restarts: {b.capacity_lost_replica_minutes:,.0f} replica-minutes"
+        f" ({pct(b.capacity_lost_share, 2)} of the window)",
+        "",
+        "What if:",
+    ]
+    wi_rows = []
+    for case in res.what_if:
+        burns = ", ".join(f"{r.stream_seconds:g} s: {r.burn:.2f}×" for r in case.rows)
+        wi_rows.append([case.name, burns, f"{case.break_even_stream_seconds:,.1f} s", case.description])
+    lines.append(format_table(["case", "burn by stream", "break-even", "what changes"], wi_rows, left=(0, 1, 3)))
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""Backlog arithmetic for an overload pulse (analyses.md section H). No data needed.
+
+A pulse at P x capacity for S seconds leaves (P - 1) * S seconds of full-speed engine work
+queued. If that backlog is longer than the client's deadline D, every queued attempt waits
+past its deadline: the client leaves and (with retries) sends the call again, so the hold's
+offered load becomes H * (1 + R) x capacity. When that exceeds capacity too, the queue can
+never drain: the collapse risk of a metastable failure.
+
+Choices where the spec leaves one: a pulse at or below capacity leaves no backlog; the
+"retry ratio" is retries per call in the hold (0.5 = half the calls retry once), so the hold's
+offered load is H * (1 + ratio) and stays under capacity while ratio < 1/H - 1.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from relplan.models import StrictModel
+
+
+class PulseInputs(StrictModel):
+    capacity_calls_per_s: float = Field(description="engine capacity C^ in calls/s")
+    base: float = Field(description="base load, multiple of capacity")
+    pulse: float = Field(description="pulse load, multiple of capacity")
+    pulse_seconds: float
+    hold: float = Field(description="load after the pulse, multiple of capacity")
+    deadline_s: float = Field(description="client per-attempt deadline D")
+    retries: int = Field(description="retries per call R")
+
+
+class PulseResult(StrictModel):
+    inputs: PulseInputs
+    backlog_seconds: float = Field(description="(pulse - 1) * pulse_seconds, engine seconds")
+    backlog_calls: float = Field(description="backlog_seconds * capacity")
+    backlog_x_deadline: float = Field(description="backlog_seconds / D")
+    drain_seconds: float | None = Field(
+        description="backlog_seconds / (1 - hold) without retries; null when hold >= 1 (never)"
+    )
+    retried_hold_x_capacity: float = Field(description="hold * (1 + R)")
+    retried_hold_calls_per_s: float = Field(description="hold * (1 + R) * capacity")
+    max_pulse_x_capacity: float = Field(description="largest pulse multiple whose backlog < D")
+    max_pulse_seconds: float | None = Field(
+        description="longest pulse at this multiple whose backlog < D; null when pulse <= 1"
+    )
+    max_retry_ratio: float | None = Field(
+        description="retries per call below which the hold stays under capacity; null if hold >= 1"
+    )
+    verdict: str = Field(description="collapse risk | never drains | drains | no backlog")
+    reasons: list[str]
+
+
+def plan_pulse(inp: PulseInputs) -> PulseResult:
+    cap, d = inp.capacity_calls_per_s, inp.deadline_s
+    backlog_s = max(0.0, inp.pulse - 1.0) * inp.pulse_seconds
+    drain = backlog_s / (1.0 - inp.hold) if inp.hold < 1.0 else None
+    retried = inp.hold * (1 + inp.retries)
+    max_pulse_seconds = d / (inp.pulse - 1.0) if inp.pulse > 1.0 else None
+    max_ratio = 1.0 / inp.hold - 1.0 if inp.hold < 1.0 else None
+
+    reasons: list[str] = []
+    over_deadline = backlog_s > d
+    if backlog_s == 0:
+        reasons.append(f"the pulse ({inp.pulse:g}x) is within capacity: it leaves no backlog")
+    elif over_deadline:
+        reasons.append(
+            f"the pulse leaves {backlog_s:.0f} s of engine work queued, {backlog_s / d:.2f}x the"
+            f" {d:g} s deadline: attempts at the back of the queue time out before they are served"
+        )
+    else:
+        reasons.append(
+            f"the pulse leaves {backlog_s:.0f} s of engine work queued, under the {d:g} s deadline"
+        )
+    if inp.hold >= 1.0:
+        verdict = "never drains"
+        reasons.append(
+            f"the hold ({inp.hold:g}x) is at or above capacity: the backlog never drains,"
+            " even without retries"
+        )
+    elif over_deadline and retried > 1.0:
+        verdict = "collapse risk"
+        reasons.append(
+            f"if the hold's calls time out and retry {inp.retries} times, they offer"
+            f" {retried:.2f}x capacity ({retried * cap:.2f} calls/s): above capacity, so the"
+            " queue can stay full of attempts whose clients have left (metastable failure)"
+        )
+    elif backlog_s == 0:
+        verdict = "no backlog"
+    else:
+        verdict = "drains"
+        assert drain is not None
+        if over_deadline:
+            reasons.append(
+                f"even if every hold call retried {inp.retries} times the offered load"
+                f" ({retried:.2f}x) stays under capacity"
+            )
+        reasons.append(f"the hold's spare capacity drains the backlog in {drain:.0f} s")
+    return PulseResult(
+        inputs=inp,
+        backlog_seconds=backlog_s,
+        backlog_calls=backlog_s * cap,
+        backlog_x_deadline=backlog_s / d,
+        drain_seconds=drain,
+        retried_hold_x_capacity=retried,
+        retried_hold_calls_per_s=retried * cap,
+        max_pulse_x_capacity=1.0 + d / inp.pulse_seconds,
+        max_pulse_seconds=max_pulse_seconds,
+        max_retry_ratio=max_ratio,
+        verdict=verdict,
+        reasons=reasons,
+    )
+
+
+def render_pulse(res: PulseResult) -> str:
+    from relplan.tables import format_table
+
+    i = res.inputs
+    cap = i.capacity_calls_per_s
+
+    def opt(v: float | None, unit: str, never: str) -> str:
+        return never if v is None else f"{v:,.1f}{unit}"
+
+    rows = [
+        ["backlog left by the pulse", f"{res.backlog_calls:,.0f} calls = {res.backlog_seconds:,.1f} s of engine time"],
+        ["backlog / deadline", f"{res.backlog_x_deadline:.2f}x the {i.deadline_s:g} s deadline"],
+        ["time to drain (no retries)", opt(res.drain_seconds, " s", "never (hold at or above capacity)")],
+        [
+            f"hold load if every call retries {i.retries}x",
+            f"{res.retried_hold_x_capacity:.2f}x capacity = {res.retried_hold_calls_per_s:.2f} calls/s",
+        ],
+        [
+            f"largest safe pulse for {i.pulse_seconds:g} s",
+            f"{res.max_pulse_x_capacity:.2f}x capacity = {res.max_pulse_x_capacity * cap:.2f} calls/s",
+        ],
+        [f"longest safe pulse at {i.pulse:g}x", opt(res.max_pulse_seconds, " s", "any (no backlog)")],
+        ["retry ratio the hold can absorb", opt(res.max_retry_ratio, " retries/call", "none")],
+    ]
+    head = (
+        f"Pulse {i.pulse:g}x for {i.pulse_seconds:g} s on capacity {cap:g} calls/s"
+        f" (base {i.base:g}x, hold {i.hold:g}x, deadline {i.deadline_s:g} s, {i.retries} retries)"
+    )
+    verdict = f"Verdict: {res.verdict}. " + "; ".join(res.reasons) + "."
+    return "\n".join([head, "", format_table(["figure", "value"], rows, left=(0, 1)), "", verdict])

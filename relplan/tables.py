@@ -1,0 +1,35 @@
+"""Plain aligned text tables for human output (stdout), shared by every command."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def format_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: Sequence[int] = (0,)
+) -> str:
+    """Columns padded to their widest cell; columns in `left` left-aligned, others right."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+
+    def line(cells: Sequence[str]) -> str:
+        out = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(out).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+
+
+def num(value: float | None, digits: int = 0) -> str:
+    """Thousands separators; `-` for a missing value."""
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 100:.{digits}f} %"
