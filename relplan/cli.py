@@ -30,14 +30,16 @@ class RelplanGroup(TyperGroup):
     ) -> Any:
         extra.pop("standalone_mode", None)
         try:
-            rv = super().main(args=args, prog_name=prog_name or "relplan", standalone_mode=False, **extra)
+            rv = super().main(
+                args=args, prog_name=prog_name or "relplan", standalone_mode=False, **extra
+            )
         except RelplanError as exc:
             _fail(str(exc), exc.exit_code)
         except click_exc.UsageError as exc:
             _fail(exc.format_message(), ExitCode.USAGE)
         except click_exc.ClickException as exc:
             _fail(exc.format_message(), ExitCode.USAGE)
-        except (typer.Abort, click_exc.Abort):
+        except typer.Abort:
             _fail("interrupted", 130)
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -89,11 +91,15 @@ def budget(
         list[float] | None,
         typer.Option(help="Mean stream duration in seconds (repeatable). Default: 10..600 s."),
     ] = None,
-    restart_minutes: Annotated[float, typer.Option(help="Minutes a replica is down per restart.")] = 6,
+    restart_minutes: Annotated[
+        float, typer.Option(help="Minutes a replica is down per restart.")
+    ] = 6,
     planned_restarts: Annotated[
         float, typer.Option(help="Planned restarts per replica per window (P).")
     ] = 0,
-    drain: Annotated[bool, typer.Option(help="Planned restarts drain first and kill no streams.")] = False,
+    drain: Annotated[
+        bool, typer.Option(help="Planned restarts drain first and kill no streams.")
+    ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Error-budget burn from crash rate x stream duration.

@@ -23,7 +23,9 @@ class Phase(StrictModel):
     @model_validator(mode="after")
     def _ordered(self) -> Phase:
         if self.end <= self.start:
-            raise ValueError(f"phase {self.name!r}: end {self.end} must be after start {self.start}")
+            raise ValueError(
+                f"phase {self.name!r}: end {self.end} must be after start {self.start}"
+            )
         return self
 
 

@@ -15,7 +15,9 @@ def format_table(
             widths[i] = max(widths[i], len(cell))
 
     def line(cells: Sequence[str]) -> str:
-        out = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        out = [
+            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        ]
         return "  ".join(out).rstrip()
 
     sep = "  ".join("-" * w for w in widths)

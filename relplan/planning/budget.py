@@ -107,7 +107,9 @@ def _case(
 def plan_budget(inp: BudgetInputs) -> BudgetResult:
     c, p = inp.crashes, inp.planned_restarts
     baseline = _case(inp, "as given", "the inputs as given", c, p, inp.drain)
-    halve = _case(inp, "halve crashes", f"{c / 2:g} crashes per replica instead of {c:g}", c / 2, p, inp.drain)
+    halve = _case(
+        inp, "halve crashes", f"{c / 2:g} crashes per replica instead of {c:g}", c / 2, p, inp.drain
+    )
     if p > 0 and not inp.drain:
         drain_desc = f"drain the {p:g} planned restarts per replica so they kill no streams"
     else:
@@ -117,8 +119,8 @@ def plan_budget(inp: BudgetInputs) -> BudgetResult:
 
 
 def render_budget(res: BudgetResult) -> str:
-    from relplan.tables import format_table, num, pct
     from relplan.planning.units import human_duration
+    from relplan.tables import format_table, num, pct
 
     i = res.inputs
     head = (
@@ -162,6 +164,12 @@ def render_budget(res: BudgetResult) -> str:
     wi_rows = []
     for case in res.what_if:
         burns = ", ".join(f"{r.stream_seconds:g} s: {r.burn:.2f}×" for r in case.rows)
-        wi_rows.append([case.name, burns, f"{case.break_even_stream_seconds:,.1f} s", case.description])
-    lines.append(format_table(["case", "burn by stream", "break-even", "what changes"], wi_rows, left=(0, 1, 3)))
+        wi_rows.append(
+            [case.name, burns, f"{case.break_even_stream_seconds:,.1f} s", case.description]
+        )
+    lines.append(
+        format_table(
+            ["case", "burn by stream", "break-even", "what changes"], wi_rows, left=(0, 1, 3)
+        )
+    )
     return "\n".join(lines)

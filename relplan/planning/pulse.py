@@ -120,9 +120,15 @@ def render_pulse(res: PulseResult) -> str:
         return never if v is None else f"{v:,.1f}{unit}"
 
     rows = [
-        ["backlog left by the pulse", f"{res.backlog_calls:,.0f} calls = {res.backlog_seconds:,.1f} s of engine time"],
+        [
+            "backlog left by the pulse",
+            f"{res.backlog_calls:,.0f} calls = {res.backlog_seconds:,.1f} s of engine time",
+        ],
         ["backlog / deadline", f"{res.backlog_x_deadline:.2f}x the {i.deadline_s:g} s deadline"],
-        ["time to drain (no retries)", opt(res.drain_seconds, " s", "never (hold at or above capacity)")],
+        [
+            "time to drain (no retries)",
+            opt(res.drain_seconds, " s", "never (hold at or above capacity)"),
+        ],
         [
             f"hold load if every call retries {i.retries}x",
             f"{res.retried_hold_x_capacity:.2f}x capacity = {res.retried_hold_calls_per_s:.2f} calls/s",
@@ -131,7 +137,10 @@ def render_pulse(res: PulseResult) -> str:
             f"largest safe pulse for {i.pulse_seconds:g} s",
             f"{res.max_pulse_x_capacity:.2f}x capacity = {res.max_pulse_x_capacity * cap:.2f} calls/s",
         ],
-        [f"longest safe pulse at {i.pulse:g}x", opt(res.max_pulse_seconds, " s", "any (no backlog)")],
+        [
+            f"longest safe pulse at {i.pulse:g}x",
+            opt(res.max_pulse_seconds, " s", "any (no backlog)"),
+        ],
         ["retry ratio the hold can absorb", opt(res.max_retry_ratio, " retries/call", "none")],
     ]
     head = (

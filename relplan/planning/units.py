@@ -33,8 +33,11 @@ def parse_slo(value: float, flag: str = "--slo") -> float:
     more make no SLO (100 % allows no failure at all, so every burn would be infinite).
     """
     if not value > 0 or value >= 100:
-        raise UsageError(flag, f"must be a percentage in (0, 100) or a fraction in (0, 1), got {value}")
-    return value if value < 1 else value / 100.0
+        raise UsageError(
+            flag, f"must be a percentage in (0, 100) or a fraction in (0, 1), got {value}"
+        )
+    # Rounded so that 99.9 and 0.999 give the same float (99.9 / 100 = 0.9990000000000001).
+    return value if value < 1 else round(value / 100.0, 12)
 
 
 def positive(value: float, flag: str, *, allow_zero: bool = False) -> float:

@@ -1,0 +1,147 @@
+"""The CLI layer: exit codes, stdout vs stderr, help examples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from relplan.cli import app
+
+runner = CliRunner()
+
+
+def test_budget_as_typed_in_the_issue_prints_the_table_and_exits_zero() -> None:
+    res = runner.invoke(app, ["budget", "--crashes", "10", "--concurrency", "40"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr == ""
+    assert "600 s" in res.stdout
+    assert "blows the budget 2.3× on crashes alone" in res.stdout
+    assert "Break-even stream duration: 259.2 s" in res.stdout
+    assert "480 replica-minutes" in res.stdout
+
+
+def test_budget_json_is_the_documented_model() -> None:
+    res = runner.invoke(
+        app,
+        ["budget", "--crashes", "10", "--concurrency", "40", "--stream-seconds", "300", "--json"],
+    )
+    assert res.exit_code == 0
+    data = json.loads(res.stdout)
+    assert set(data) == {"inputs", "baseline", "what_if"}
+    assert data["inputs"]["window_s"] == 2_592_000
+    assert data["baseline"]["rows"][0]["burn"] == pytest.approx(1.15741, rel=1e-5)
+    assert [c["name"] for c in data["what_if"]] == ["halve crashes", "drain planned restarts"]
+
+
+@pytest.mark.parametrize(
+    ("window", "seconds"), [("30d", 2_592_000), ("720h", 2_592_000), ("4w", 2_419_200)]
+)
+def test_budget_window_units(window: str, seconds: int) -> None:
+    res = runner.invoke(
+        app, ["budget", "--crashes", "1", "--concurrency", "1", "--window", window, "--json"]
+    )
+    assert json.loads(res.stdout)["inputs"]["window_s"] == seconds
+
+
+def test_slo_as_fraction_equals_slo_as_percent() -> None:
+    a = runner.invoke(
+        app, ["budget", "--crashes", "3", "--concurrency", "5", "--slo", "0.999", "--json"]
+    )
+    b = runner.invoke(
+        app, ["budget", "--crashes", "3", "--concurrency", "5", "--slo", "99.9", "--json"]
+    )
+    assert json.loads(a.stdout)["baseline"] == json.loads(b.stdout)["baseline"]
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--slo", "100"], "--slo"),
+        (["--slo", "0"], "--slo"),
+        (["--slo", "-5"], "--slo"),
+        (["--window", "30x"], "--window"),
+        (["--window", "0d"], "--window"),
+        (["--crashes", "-1"], "--crashes"),
+        (["--crashes", "0"], "--crashes"),
+        (["--concurrency", "0"], "--concurrency"),
+        (["--stream-seconds", "-10"], "--stream-seconds"),
+        (["--replicas", "0"], "--replicas"),
+        (["--restart-minutes", "-1"], "--restart-minutes"),
+    ],
+)
+def test_budget_bad_inputs_are_one_line_usage_errors_naming_the_flag(
+    args: list[str], flag: str
+) -> None:
+    base = {"--crashes": "10", "--concurrency": "40"}
+    for i in range(0, len(args), 2):
+        base[args[i]] = args[i + 1]
+    argv = ["budget", *[x for kv in base.items() for x in kv]]
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"relplan: error: {flag}")
+    assert "Traceback" not in res.stderr
+
+
+def test_missing_required_flag_is_a_usage_error() -> None:
+    res = runner.invoke(app, ["budget", "--crashes", "10"])
+    assert res.exit_code == 2
+    assert res.stderr.startswith("relplan: error: ")
+    assert "--concurrency" in res.stderr
+
+
+def test_pulse_example_from_the_issue() -> None:
+    res = runner.invoke(
+        app,
+        ["pulse", "--capacity", "2.78", "--base", "0.6", "--pulse", "2.7", "--pulse-seconds", "107", "--deadline", "120", "--retries", "3"],
+    )
+    assert res.exit_code == 0
+    assert "Verdict: collapse risk" in res.stdout
+    assert "181.9 s of engine time" in res.stdout
+    assert "454.8 s" in res.stdout
+
+
+def test_pulse_json_hold_at_capacity_is_a_finding_not_an_error() -> None:
+    res = runner.invoke(
+        app, ["pulse", "--capacity", "3", "--pulse", "2", "--pulse-seconds", "60", "--hold", "1.2", "--json"]
+    )
+    assert res.exit_code == 0
+    data = json.loads(res.stdout)
+    assert data["verdict"] == "never drains"
+    assert data["drain_seconds"] is None
+
+
+@pytest.mark.parametrize("flag", ["--capacity", "--pulse", "--pulse-seconds", "--deadline"])
+def test_pulse_rejects_non_positive_values(flag: str) -> None:
+    args = {"--capacity": "2.78", "--pulse": "2.7", "--pulse-seconds": "107", "--deadline": "120"}
+    args[flag] = "0"
+    res = runner.invoke(app, ["pulse", *[x for kv in args.items() for x in kv]])
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"relplan: error: {flag}")
+
+
+def _all_commands() -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+
+    def walk(cmd: object, path: str) -> None:
+        sub = getattr(cmd, "commands", None)
+        if sub:
+            for name, child in sub.items():
+                walk(child, f"{path} {name}".strip())
+        else:
+            out.append((path, cmd))
+
+    walk(get_command(app), "")
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p, _ in _all_commands()])
+def test_every_command_help_has_an_example(path: str) -> None:
+    res = runner.invoke(app, [*path.split(), "--help"])
+    assert res.exit_code == 0
+    assert "Example: relplan " in res.stdout, f"`relplan {path} --help` has no Example:"
