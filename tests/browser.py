@@ -1,0 +1,119 @@
+"""Headless Chromium for the report's browser tests, and a small pure-Python PNG reader.
+
+Chromium runs with networking features off and a throw-away profile; console messages land
+on stderr as `...:INFO:CONSOLE:<line>] "message", source: ...` lines, whatever their level,
+so any such line counts as console output.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+    "--virtual-time-budget=10000",
+)
+CONSOLE_LINE = re.compile(r":CONSOLE(?:\(\d+\)|:\d+)\] (.*)$", re.MULTILINE)
+
+
+@dataclass
+class BrowserRun:
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def console(self) -> list[str]:
+        return CONSOLE_LINE.findall(self.stderr)
+
+
+def run_chromium(
+    chromium: str, page: Path, profile: Path, *extra: str, timeout: float = 120
+) -> BrowserRun:
+    cmd = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return BrowserRun(proc.stdout, proc.stderr, seconds)
+
+
+def png_pixels(path: Path) -> tuple[int, int, list[bytes], int]:
+    """(width, height, rows of raw pixel bytes, bytes per pixel) of an 8-bit RGB/RGBA PNG."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, []
+    width = height = ctype = depth = interlace = 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat.append(chunk)
+    if depth != 8 or ctype not in (2, 6) or interlace != 0:
+        raise ValueError(
+            f"unsupported PNG: depth {depth}, colour type {ctype}, interlace {interlace}"
+        )
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(b"".join(idat))
+    stride = width * bpp
+    prev = bytearray(stride)
+    rows: list[bytes] = []
+    pos = 0
+    for _ in range(height):
+        ftype = raw[pos]
+        line = bytearray(raw[pos + 1 : pos + 1 + stride])
+        pos += 1 + stride
+        if ftype == 1:  # Sub
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xFF
+        elif ftype == 2:  # Up
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev, strict=True))
+        elif ftype == 3:  # Average
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif ftype == 4:  # Paeth
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b = prev[i]
+                c = prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows, bpp
+
+
+def pixel_variety(path: Path) -> tuple[int, float]:
+    """(distinct colours, share of non-white pixels) over a sample of the image's pixels."""
+    _, _, rows, bpp = png_pixels(path)
+    colours: set[bytes] = set()
+    total = inked = 0
+    for row in rows[::4]:
+        for i in range(0, len(row), bpp * 4):
+            px = row[i : i + 3]
+            colours.add(px)
+            total += 1
+            inked += px != b"\xff\xff\xff"
+    return len(colours), inked / max(total, 1)

@@ -1,0 +1,193 @@
+"""A hand-made `ReportData` for the renderer tests: a small metastable incident.
+
+The values are made up but consistent with each other (they do not come from the analyses):
+they exercise every section, a hostile label in every place a data string reaches the
+page, and an unavailable section.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from relplan.report import data as d
+
+HOSTILE = "</script><script>alert(1)</script>"
+GENERATED_AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def sample_report(label: str = "replica-a") -> d.ReportData:
+    phases = [
+        d.PhaseBand(name="base", start_s=0, end_s=120),
+        d.PhaseBand(name="pulse", start_s=120, end_s=227),
+        d.PhaseBand(name="hold", start_s=227, end_s=947),
+    ]
+    load_bins = []
+    for i in range(0, 960, 30):
+        pulse = 120 <= i < 227
+        after = i >= 227
+        load_bins.append(
+            d.LoadBin(
+                start_s=i,
+                end_s=i + 30,
+                calls=2.7 if pulse else 0.6,
+                accepted=2.4 if after else (2.7 if pulse else 0.6),
+                completed=0.96 if i >= 120 else 0.6,
+                completed_waiting=0.05 if after else 0.6,
+            )
+        )
+    delivery_bins = [
+        d.DeliveryBin(
+            start_s=i,
+            end_s=i + 30,
+            calls=18,
+            delivered_share=1.0 if i < 120 else 0.3,
+            on_time_share=1.0 if i < 120 else 0.0,
+        )
+        for i in range(0, 960, 30)
+    ]
+    counters = [
+        d.CounterPoint(
+            t_s=t,
+            replica=label,
+            prompt_rise=60000.0 if t < 150 else 4000.0,
+            query_rise=60000.0 if t < 150 else 90000.0,
+            shortfall=0.0 if t < 150 else 1 - 4000 / 90000,
+        )
+        for t in range(60, 960, 15)
+    ]
+    queue = []
+    for t in range(0, 960, 15):
+        waiting = 0.5 if t < 120 else min(300.0, (t - 120) * 1.7)
+        queue += [
+            d.QueuePoint(t_s=t, series="waiting", value=waiting),
+            d.QueuePoint(t_s=t, series="little", value=waiting * 1.02),
+            d.QueuePoint(t_s=t, series="deadline", value=0.6 * 2.78 * 120 if t >= 227 else 30.0),
+        ]
+    samples = [d.RetrySample(measure="gap", seconds=0.2 + 0.05 * i) for i in range(40)]
+    samples += [d.RetrySample(measure="slack", seconds=-30 + 1.5 * i) for i in range(40)]
+    return d.ReportData(
+        title=f"Incident report: {label}",
+        run_name=label,
+        t0=1764460800.0,
+        end_s=960.0,
+        capacity_calls_per_s=2.78,
+        deadline_s=120.0,
+        phases=phases,
+        verdict=d.VerdictBlock(
+            verdict="metastable",
+            headline="Metastable: the engine did not recover after the pulse ended.",
+            reasons=[
+                "Executions were accepted at 2.40× capacity after the pulse, completed at 0.96×.",
+                "76.0 % of executions were created by retries.",
+            ],
+            figures=[
+                d.KeyFigure(label="accepted after the pulse", value=2.4, text="2.40×"),
+                d.KeyFigure(label="created by retries", value=0.76, text="76.0 %"),
+                d.KeyFigure(label=f"model {label}", value=None, text=label),
+            ],
+        ),
+        load=d.LoadSection(
+            title="Load and retry amplification",
+            question="Was the engine offered more work than it could do, and who created it?",
+            finding="After the pulse, calls arrived at 0.60× capacity but executions were accepted at 2.40×.",
+            capacity_calls_per_s=2.78,
+            bins=load_bins,
+            table=d.Table(
+                columns=["phase", "calls ×Ĉ", "accepted ×Ĉ", "completed ×Ĉ", "retry share"],
+                rows=[
+                    ["base", "0.60", "0.60", "0.60", "0.0 %"],
+                    ["pulse", "2.70", "2.70", "0.96", "10.0 %"],
+                    [label, "0.60", "2.40", "0.96", "76.0 %"],
+                ],
+            ),
+        ),
+        delivery=d.DeliverySection(
+            title="Delivery and recovery",
+            question="Did calls get answered in time, and when did that come back?",
+            finding="Not recovered: no bin after the pulse reached 90 % on time.",
+            overload_end_s=227.0,
+            recovery_s=None,
+            recovery_text="not recovered",
+            bins=delivery_bins,
+        ),
+        prefill=d.PrefillSection(
+            title="Where the prefill went",
+            question="What did the GPU spend its prefill on?",
+            finding="71 % of computed prompt tokens went to executions that were aborted.",
+            fates=[
+                d.FateTokens(fate="delivered", tokens=200000, share=0.2),
+                d.FateTokens(fate="finished_for_nobody", tokens=80000, share=0.08),
+                d.FateTokens(fate="aborted", tokens=710000, share=0.71),
+                d.FateTokens(fate="unfinished", tokens=10000, share=0.01),
+            ],
+            total_tokens=1000000,
+            in_flight_tokens=50000,
+            in_flight_share=50000 / 710000,
+            before_first_token_tokens=640000,
+            before_first_token_share=0.64,
+            recomputed_tokens=0,
+        ),
+        counters=d.CountersSection(
+            title="Counters that miss it",
+            question="Would the dashboards have shown the wasted prefill?",
+            finding="The prompt-token counter rose 96 % less than the prefix-cache query counter.",
+            points=counters,
+            alarms=[d.Interval(replica=label, name="shortfall", start_s=165, end_s=945)],
+        ),
+        queue=d.QueueSection(
+            title="Waiting queue against Little's law",
+            question="Is the queue as long as Little's law says, and full of attempts that will time out?",
+            finding="Deadline saturation 1.0: each execution waits out its whole deadline.",
+            deadline_s=120.0,
+            source="engine trace",
+            points=queue,
+        ),
+        retries=d.RetrySection(
+            title="Retry timing",
+            question="How soon after an abort did the retry reach the GPU, and with how much of its deadline left?",
+            finding="Median slack −0.7 s: most retries reached the GPU after their client had gone.",
+            samples=samples,
+            never_scheduled=12,
+        ),
+        health=d.HealthSection(
+            title="Engine health signals",
+            question="Which alerting signals would have fired, and when?",
+            finding="Queue growing fired on one replica from 130 s.",
+            signals=[
+                "preemption storm",
+                "cache full while work queues",
+                "queue growing",
+                "stuck replica",
+                "counter divergence",
+            ],
+            replicas=[label],
+            intervals=[
+                d.Interval(replica=label, name="queue growing", start_s=130, end_s=400),
+                d.Interval(replica=label, name="counter divergence", start_s=165, end_s=945),
+            ],
+        ),
+        missing=d.MissingSection(
+            title="What the data could not show",
+            question="Which figures are absent, and which input would supply them?",
+            items=[
+                d.MissingItem(
+                    section="capacity calibration",
+                    input="staged phases",
+                    consequence=f"no Ĉ estimate ({label})",
+                )
+            ],
+        ),
+        footer=d.Footer(
+            sources=[
+                d.SourceInfo(
+                    name=f"{label}.parquet", kind="proxy", format="parquet", rows=2000, rejected=0
+                ),
+                d.SourceInfo(
+                    name="engine.parquet", kind="engine", format="parquet", rows=90000, rejected=0
+                ),
+            ],
+            row_counts={"attempts": 2000, "events": 9000, "steps": 80000},
+            relplan_version="0.1.0",
+            generated_at=GENERATED_AT,
+        ),
+    )

@@ -1,0 +1,79 @@
+"""The report in a real browser: Debian's headless Chromium loads the page from a file.
+
+Skips where chromium is missing on a user's machine; fails under CI=true (conftest).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from relplan.report.charts import chart_specs
+from relplan.report.html import render_html
+from tests.browser import pixel_variety, run_chromium
+from tests.conftest import require_tool
+from tests.report_samples import HOSTILE, sample_report
+
+pytestmark = [pytest.mark.chromium, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    report = sample_report(HOSTILE)
+    specs = chart_specs(report)
+    page = tmp_path_factory.mktemp("page") / "report.html"
+    page.write_text(render_html(report, specs), encoding="utf-8")
+    return page, sorted(specs)
+
+
+def _chart_blocks(dom: str) -> dict[str, str]:
+    """The DOM of each chart container, from its opening tag to the next chart's."""
+    parts = re.split(r'(?=<div class="chart[^"]*" id="chart-)', dom)
+    blocks = {}
+    for part in parts[1:]:
+        name = re.match(r'<div class="chart[^"]*" id="chart-([a-z]+)"', part)
+        assert name is not None
+        blocks[name.group(1)] = part
+    return blocks
+
+
+def test_every_chart_renders_marks_and_the_console_stays_silent(
+    hostile_page: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    chromium = require_tool("chromium")
+    page, charts = hostile_page
+    run = run_chromium(chromium, page, tmp_path / "profile", "--dump-dom")
+    assert run.console == [], run.console
+    dom = run.stdout
+    body = re.search(r"<body[^>]*>", dom)
+    assert body is not None
+    assert 'data-charts-done="7"' in body.group(0), "the embedding code did not finish"
+    assert "data-render-error" not in body.group(0)
+    blocks = _chart_blocks(dom)
+    assert sorted(blocks) == charts
+    for name, block in blocks.items():
+        assert 'data-rendered="yes"' in block.split(">", 1)[0], name
+        assert "<svg" in block, name
+        assert re.search(r'class="mark-[a-z]+ role-mark', block), name
+    # The hostile label reached the page only as text: no script element was injected.
+    assert dom.count("<script") == 3
+    assert "alert(1)" in dom  # shown, as text
+
+
+def test_the_screenshot_is_not_blank(hostile_page: tuple[Path, list[str]], tmp_path: Path) -> None:
+    chromium = require_tool("chromium")
+    page, _ = hostile_page
+    shot = tmp_path / "shot.png"
+    run_chromium(
+        chromium,
+        page,
+        tmp_path / "profile",
+        "--window-size=1280,4000",
+        "--force-device-scale-factor=0.5",
+        f"--screenshot={shot}",
+    )
+    colours, inked = pixel_variety(shot)
+    assert colours > 50, colours
+    assert 0.03 < inked < 0.9, inked
