@@ -40,7 +40,6 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             start_s=i,
             end_s=i + 30,
             calls=18,
-            delivered_share=1.0 if i < 120 else 0.3,
             on_time_share=1.0 if i < 120 else 0.0,
         )
         for i in range(0, 960, 30)
@@ -56,15 +55,22 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
         for t in range(60, 960, 15)
     ]
     queue = []
-    for t in range(0, 960, 15):
+    for t in range(0, 960, 30):
         waiting = 0.5 if t < 120 else min(300.0, (t - 120) * 1.7)
         queue += [
-            d.QueuePoint(t_s=t, series="waiting", value=waiting),
-            d.QueuePoint(t_s=t, series="little", value=waiting * 1.02),
-            d.QueuePoint(t_s=t, series="deadline", value=0.6 * 2.78 * 120 if t >= 227 else 30.0),
+            d.QueuePoint(start_s=t, end_s=t + 30, series="waiting", value=waiting),
+            d.QueuePoint(start_s=t, end_s=t + 30, series="waiting_metrics", value=waiting * 0.97),
+            d.QueuePoint(
+                start_s=t, end_s=t + 30, series="deadline", value=200.0 if t >= 227 else 72.0
+            ),
         ]
-    samples = [d.RetrySample(measure="gap", seconds=0.2 + 0.05 * i) for i in range(40)]
-    samples += [d.RetrySample(measure="slack", seconds=-30 + 1.5 * i) for i in range(40)]
+    stats = [
+        d.RetryStat(window=w, measure="gap", n=n, p10_s=0.1, median_s=0.4, p90_s=1.2)
+        for w, n in (("run", 400), ("pulse", 40), (label, 360))
+    ] + [
+        d.RetryStat(window=w, measure="slack", n=n, p10_s=-20.0, median_s=-0.7, p90_s=15.0)
+        for w, n in (("run", 400), ("pulse", 40), (label, 360))
+    ]
     return d.ReportData(
         title=f"Incident report: {label}",
         run_name=label,
@@ -146,8 +152,7 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             title="Retry timing",
             question="How soon after an abort did the retry reach the GPU, and with how much of its deadline left?",
             finding="Median slack −0.7 s: most retries reached the GPU after their client had gone.",
-            samples=samples,
-            never_scheduled=12,
+            stats=stats,
         ),
         health=d.HealthSection(
             title="Engine health signals",
@@ -172,8 +177,7 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             items=[
                 d.MissingItem(
                     section="capacity calibration",
-                    input="staged phases",
-                    consequence=f"no Ĉ estimate ({label})",
+                    reason=f"needs a staged ramp: phases named stage-1, stage-2, ... ({label})",
                 )
             ],
         ),

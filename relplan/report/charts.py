@@ -42,14 +42,16 @@ LOAD_SERIES = (
 )
 FATE_COLORS = {
     "delivered": "#54a24b",
+    "finished": "#88d27a",
     "finished_for_nobody": "#f58518",
     "aborted": "#e45756",
     "unfinished": "#9d9d9d",
+    "unknown": "#c7c7c7",
 }
 QUEUE_SERIES = (
-    ("waiting", "executions waiting (observed)", "#e45756"),
-    ("little", "λ·Wq (Little's law)", "#4c78a8"),
-    ("deadline", "λ·D (one deadline of arrivals)", "#b279a2"),
+    ("waiting", "waiting (engine trace)", "#e45756"),
+    ("waiting_metrics", "waiting (vllm:num_requests_waiting)", "#f58518"),
+    ("deadline", "λ·D: one deadline's worth of arrivals", "#4c78a8"),
 )
 
 Spec = dict[str, Any]
@@ -148,53 +150,48 @@ def load_chart(sec: LoadSection, data: ReportData) -> alt.TopLevelMixin:
 
 
 def delivery_chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin:
-    rows = []
-    for b in sec.bins:
-        mid = (b.start_s + b.end_s) / 2
-        if b.on_time_share is not None:
-            rows.append(
-                {"t_s": mid, "series": "on time", "share": b.on_time_share, "calls": b.calls}
-            )
-        if b.delivered_share is not None:
-            rows.append(
-                {"t_s": mid, "series": "delivered", "share": b.delivered_share, "calls": b.calls}
-            )
+    rows = [
+        {
+            "start_s": b.start_s,
+            "t_s": (b.start_s + b.end_s) / 2,
+            "share": b.on_time_share,
+            "calls": b.calls,
+        }
+        for b in sec.bins
+        if b.on_time_share is not None
+    ]
     line = (
         alt.Chart(_data(rows))
-        .mark_line(point=alt.OverlayMarkDef(size=18), strokeWidth=2)
+        .mark_line(point=alt.OverlayMarkDef(size=22), strokeWidth=2, color="#4c78a8")
         .encode(
             x=_x("t_s", title="planned arrival, seconds from the start", domain=_time_domain(data)),
             y=alt.Y(
                 "share:Q",
-                title="share of calls",
+                title="on-time share of calls",
                 scale=alt.Scale(domain=[0, 1.08]),
                 axis=alt.Axis(format="%"),
             ),
-            color=alt.Color(
-                "series:N",
-                title=None,
-                scale=alt.Scale(domain=["on time", "delivered"], range=["#4c78a8", "#9ecae9"]),
-                legend=alt.Legend(orient="top"),
-            ),
             tooltip=[
-                alt.Tooltip("t_s:Q", title="planned (s)", format=".0f"),
-                alt.Tooltip("series:N"),
-                alt.Tooltip("share:Q", format=".1%"),
+                alt.Tooltip("start_s:Q", title="planned from (s)", format=".0f"),
+                alt.Tooltip("share:Q", title="on time", format=".1%"),
                 alt.Tooltip("calls:Q"),
             ],
         )
     )
     layers: list[alt.Chart] = [*_phase_layers(data.phases), line]
-    thr = (
-        alt.Chart(_data([{"y": sec.threshold}]))
-        .mark_rule(color="#54a24b", strokeDash=[6, 4])
-        .encode(y="y:Q")
+    thr = [{"y": sec.threshold, "label": f"recovery threshold {sec.threshold:.0%}"}]
+    layers.append(
+        alt.Chart(_data(thr)).mark_rule(color="#54a24b", strokeDash=[6, 4]).encode(y="y:Q")
     )
-    layers.append(thr)
+    layers.append(
+        alt.Chart(_data(thr))
+        .mark_text(align="right", dy=-6, fontSize=10, color="#2e7d32")
+        .encode(y="y:Q", x=alt.value(WIDTH), text="label:N")
+    )
     if sec.recovery_s is not None:
-        rec = [{"t_s": sec.recovery_s, "label": "recovered"}]
+        rec = [{"t_s": sec.recovery_s, "label": f"recovered ({sec.recovery_text})"}]
         layers.append(
-            alt.Chart(_data(rec)).mark_rule(color="#54a24b", strokeWidth=2).encode(x="t_s:Q")
+            alt.Chart(_data(rec)).mark_rule(color="#2e7d32", strokeWidth=2).encode(x="t_s:Q")
         )
         layers.append(
             alt.Chart(_data(rec))
@@ -357,16 +354,18 @@ def counters_chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin:
 
 
 def queue_chart(sec: QueueSection, data: ReportData) -> alt.TopLevelMixin:
-    rows = []
     labels = {key: label for key, label, _ in QUEUE_SERIES}
-    for p in sec.points:
-        if p.value is not None and p.series in labels:
-            rows.append({"t_s": p.t_s, "series": labels[p.series], "value": p.value})
+    rows = [
+        {"start_s": p.start_s, "end_s": p.end_s, "series": labels[p.series], "value": p.value}
+        for p in sec.points
+    ]
+    # Each bin's value holds over the bin: a horizontal segment from its start to its end.
     line = (
         alt.Chart(_data(rows))
-        .mark_line(strokeWidth=2, interpolate="step-after")
+        .mark_rule(strokeWidth=2.5)
         .encode(
-            x=_x("t_s", domain=_time_domain(data)),
+            x=_x("start_s", domain=_time_domain(data)),
+            x2="end_s:Q",
             y=alt.Y("value:Q", title="executions"),
             color=alt.Color(
                 "series:N",
@@ -377,7 +376,8 @@ def queue_chart(sec: QueueSection, data: ReportData) -> alt.TopLevelMixin:
                 legend=alt.Legend(orient="top"),
             ),
             tooltip=[
-                alt.Tooltip("t_s:Q", format=".0f"),
+                alt.Tooltip("start_s:Q", title="from (s)", format=".0f"),
+                alt.Tooltip("end_s:Q", title="to (s)", format=".0f"),
                 "series:N",
                 alt.Tooltip("value:Q", format=".1f"),
             ],
@@ -388,29 +388,51 @@ def queue_chart(sec: QueueSection, data: ReportData) -> alt.TopLevelMixin:
 
 def retries_chart(sec: RetrySection, data: ReportData) -> alt.TopLevelMixin:
     del data
-    panels = []
     titles = {
-        "gap": "gap: scheduled after the predecessor's abort (s)",
-        "slack": "slack: deadline minus first step (s; < 0: client gone)",
+        "gap": "gap: retry scheduled after the predecessor's abort (s)",
+        "slack": "slack: own deadline minus first step on the GPU (s; < 0: client gone)",
     }
     colors = {"gap": "#4c78a8", "slack": "#f58518"}
+    order = list(dict.fromkeys(st.window for st in sec.stats))
+    panels = []
     for measure in ("gap", "slack"):
-        rows = [{"seconds": s.seconds} for s in sec.samples if s.measure == measure]
-        hist = (
+        rows = [
+            {
+                "window": st.window,
+                "p10": st.p10_s,
+                "median": st.median_s,
+                "p90": st.p90_s,
+                "n": st.n,
+            }
+            for st in sec.stats
+            if st.measure == measure
+        ]
+        y = alt.Y("window:N", title=None, sort=order, scale=alt.Scale(domain=order))
+        tooltip = [
+            "window:N",
+            alt.Tooltip("n:Q", title="retries"),
+            alt.Tooltip("p10:Q", format=".2f"),
+            alt.Tooltip("median:Q", format=".2f"),
+            alt.Tooltip("p90:Q", format=".2f"),
+        ]
+        spread = (
             alt.Chart(_data(rows))
-            .mark_bar(color=colors[measure])
-            .encode(
-                x=alt.X("seconds:Q", bin=alt.Bin(maxbins=30), title=titles[measure]),
-                y=alt.Y("count():Q", title="retried executions"),
-                tooltip=[
-                    alt.Tooltip("seconds:Q", bin=True, format=".1f"),
-                    alt.Tooltip("count():Q", title="executions"),
-                ],
-            )
+            .mark_bar(height=12, opacity=0.45, color=colors[measure])
+            .encode(x=alt.X("p10:Q", title=titles[measure]), x2="p90:Q", y=y, tooltip=tooltip)
+        )
+        median = (
+            alt.Chart(_data(rows))
+            .mark_tick(thickness=3, size=20, color=colors[measure])
+            .encode(x="median:Q", y=y, tooltip=tooltip)
         )
         zero = alt.Chart(_data([{"x": 0.0}])).mark_rule(color="#000000").encode(x="x:Q")
-        panels.append(alt.layer(hist, zero).properties(width=WIDTH // 2 - 40, height=200))
-    return alt.hconcat(*panels)
+        panels.append(
+            alt.layer(spread, median, zero).properties(
+                width=WIDTH // 2 - 90, height=max(26 * len(order), 60)
+            )
+        )
+    chart: alt.TopLevelMixin = alt.hconcat(*panels)
+    return chart
 
 
 def health_chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin:

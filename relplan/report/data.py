@@ -98,10 +98,9 @@ class LoadSection(SectionBase):
 
 
 class DeliveryBin(StrictModel):
-    start_s: float
+    start_s: float = Field(description="planned-arrival bin start, seconds from t0")
     end_s: float
     calls: int
-    delivered_share: float | None
     on_time_share: float | None
 
 
@@ -167,10 +166,17 @@ class CountersSection(SectionBase):
 # --- E. queue vs Little's law ------------------------------------------------------------------
 
 
+QueueSeries = Literal["waiting", "waiting_metrics", "deadline"]
+
+
 class QueuePoint(StrictModel):
-    t_s: float
-    series: str = Field(description="waiting | little | deadline")
-    value: float | None
+    start_s: float = Field(description="bin start, seconds from t0")
+    end_s: float
+    series: QueueSeries = Field(
+        description="waiting: L from the engine trace; waiting_metrics: L from "
+        "vllm:num_requests_waiting; deadline: λ·D, one deadline's worth of arrivals"
+    )
+    value: float
 
 
 class QueueSection(SectionBase):
@@ -182,14 +188,19 @@ class QueueSection(SectionBase):
 # --- F. retry timing ------------------------------------------------------------------------
 
 
-class RetrySample(StrictModel):
+class RetryStat(StrictModel):
+    """One measure's distribution over one window: p10, median and p90 with the count."""
+
+    window: str
     measure: Literal["gap", "slack"]
-    seconds: float
+    n: int
+    p10_s: float
+    median_s: float
+    p90_s: float
 
 
 class RetrySection(SectionBase):
-    samples: list[RetrySample] = Field(default_factory=list)
-    never_scheduled: int | None = None
+    stats: list[RetryStat] = Field(default_factory=list)
 
 
 # --- J. engine health -----------------------------------------------------------------------
@@ -205,9 +216,8 @@ class HealthSection(SectionBase):
 
 
 class MissingItem(StrictModel):
-    section: str
-    input: str
-    consequence: str
+    section: str = Field(description="the analysis or signal that could not run")
+    reason: str = Field(description="the input it lacked, as the analysis states it")
 
 
 class MissingSection(SectionBase):
