@@ -153,3 +153,25 @@ def test_each_chart_exports_as_an_image_without_a_browser(tmp_path: Path, fmt: s
             assert "role-mark" in text
             assert "<script" not in text  # the hostile label is text, not markup
     assert not list((tmp_path / "img").glob(".*.tmp"))
+
+
+def test_a_section_with_nothing_to_draw_gets_no_chart_but_keeps_its_table() -> None:
+    """No deadline: no on-time share and no slack; no retries at all: no gap either."""
+    report = sample_report()
+    report.delivery.bins = [
+        d.DeliveryBin(start_s=b.start_s, end_s=b.end_s, calls=b.calls, on_time_share=None)
+        for b in report.delivery.bins
+    ]
+    report.retries.stats = []
+    report.retries.table = d.Table(columns=["window", "retries"], rows=[["run", "0"]])
+    report.counters.points = [
+        p.model_copy(update={"shortfall": None}) for p in report.counters.points
+    ]
+    specs = chart_specs(report)
+    assert "delivery" not in specs
+    assert "retries" not in specs
+    assert "vconcat" not in specs["counters"]  # the rises only, no empty shortfall panel
+    html, page = _page(report)
+    assert "chart-retries" not in page.ids
+    assert "retries" in page.ids
+    assert "<th>retries</th>" in html

@@ -104,13 +104,15 @@ def _time_domain(data: ReportData) -> list[float] | None:
     return [start, data.end_s]
 
 
-def load_chart(sec: LoadSection, data: ReportData) -> alt.TopLevelMixin:
+def load_chart(sec: LoadSection, data: ReportData) -> alt.TopLevelMixin | None:
     rows = []
     for b in sec.bins:
         for key, label, _ in LOAD_SERIES:
             value = getattr(b, key)
             if value is not None:
                 rows.append({"t_s": (b.start_s + b.end_s) / 2, "series": label, "value": value})
+    if not rows:
+        return None
     unit = "× capacity" if sec.rate_unit == "x capacity" else "per second"
     line = (
         alt.Chart(_data(rows))
@@ -149,7 +151,7 @@ def load_chart(sec: LoadSection, data: ReportData) -> alt.TopLevelMixin:
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
 
 
-def delivery_chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin:
+def delivery_chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin | None:
     rows = [
         {
             "start_s": b.start_s,
@@ -160,6 +162,8 @@ def delivery_chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin:
         for b in sec.bins
         if b.on_time_share is not None
     ]
+    if not rows:
+        return None
     line = (
         alt.Chart(_data(rows))
         .mark_line(point=alt.OverlayMarkDef(size=22), strokeWidth=2, color="#4c78a8")
@@ -201,8 +205,10 @@ def delivery_chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin:
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
 
 
-def prefill_chart(sec: PrefillSection, data: ReportData) -> alt.TopLevelMixin:
+def prefill_chart(sec: PrefillSection, data: ReportData) -> alt.TopLevelMixin | None:
     del data
+    if not sec.fates:
+        return None
     all_row = "all computed prompt tokens"
     rows: list[dict[str, Any]] = [
         {"row": all_row, "part": f.fate, "tokens": f.tokens, "share": f.share, "order": i}
@@ -268,7 +274,7 @@ def prefill_chart(sec: PrefillSection, data: ReportData) -> alt.TopLevelMixin:
     return chart
 
 
-def counters_chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin:
+def counters_chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
     rises = []
     short = []
     for p in sec.points:
@@ -282,6 +288,8 @@ def counters_chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin:
                 )
         if p.shortfall is not None:
             short.append({"t_s": p.t_s, "replica": p.replica, "shortfall": p.shortfall})
+    if not rises:
+        return None
     domain = _time_domain(data)
     rise = (
         alt.Chart(_data(rises))
@@ -346,6 +354,9 @@ def counters_chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin:
         .encode(y="y:Q")
     )
     top = alt.layer(*top_layers).properties(width=WIDTH, height=170)
+    if not short:  # queries never rose: no shortfall to draw
+        only: alt.TopLevelMixin = top
+        return only
     bottom = alt.layer(alarms, line, thr).properties(width=WIDTH, height=150)
     chart: alt.TopLevelMixin = alt.vconcat(top, bottom).resolve_scale(
         color="independent", strokeDash="shared"
@@ -353,19 +364,25 @@ def counters_chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin:
     return chart
 
 
-def queue_chart(sec: QueueSection, data: ReportData) -> alt.TopLevelMixin:
+def queue_chart(sec: QueueSection, data: ReportData) -> alt.TopLevelMixin | None:
     labels = {key: label for key, label, _ in QUEUE_SERIES}
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"start_s": p.start_s, "end_s": p.end_s, "series": labels[p.series], "value": p.value}
         for p in sec.points
     ]
-    # Each bin's value holds over the bin: a horizontal segment from its start to its end.
+    if not rows:
+        return None
+    # A bin's value holds over the bin: a step line through the bins' starts, closed at the
+    # last bin's end.
+    last: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        last[r["series"]] = r
+    rows += [{**r, "start_s": r["end_s"]} for r in last.values()]
     line = (
         alt.Chart(_data(rows))
-        .mark_rule(strokeWidth=2.5)
+        .mark_line(strokeWidth=2, interpolate="step-after")
         .encode(
             x=_x("start_s", domain=_time_domain(data)),
-            x2="end_s:Q",
             y=alt.Y("value:Q", title="executions"),
             color=alt.Color(
                 "series:N",
@@ -373,11 +390,10 @@ def queue_chart(sec: QueueSection, data: ReportData) -> alt.TopLevelMixin:
                 scale=alt.Scale(
                     domain=[s[1] for s in QUEUE_SERIES], range=[s[2] for s in QUEUE_SERIES]
                 ),
-                legend=alt.Legend(orient="top"),
+                legend=alt.Legend(orient="top", labelLimit=320),
             ),
             tooltip=[
                 alt.Tooltip("start_s:Q", title="from (s)", format=".0f"),
-                alt.Tooltip("end_s:Q", title="to (s)", format=".0f"),
                 "series:N",
                 alt.Tooltip("value:Q", format=".1f"),
             ],
@@ -386,7 +402,7 @@ def queue_chart(sec: QueueSection, data: ReportData) -> alt.TopLevelMixin:
     return alt.layer(*_phase_layers(data.phases), line).properties(width=WIDTH, height=HEIGHT)
 
 
-def retries_chart(sec: RetrySection, data: ReportData) -> alt.TopLevelMixin:
+def retries_chart(sec: RetrySection, data: ReportData) -> alt.TopLevelMixin | None:
     del data
     titles = {
         "gap": "gap: retry scheduled after the predecessor's abort (s)",
@@ -407,6 +423,8 @@ def retries_chart(sec: RetrySection, data: ReportData) -> alt.TopLevelMixin:
             for st in sec.stats
             if st.measure == measure
         ]
+        if not rows:
+            continue
         y = alt.Y("window:N", title=None, sort=order, scale=alt.Scale(domain=order))
         tooltip = [
             "window:N",
@@ -417,25 +435,27 @@ def retries_chart(sec: RetrySection, data: ReportData) -> alt.TopLevelMixin:
         ]
         spread = (
             alt.Chart(_data(rows))
-            .mark_bar(height=12, opacity=0.45, color=colors[measure])
+            .mark_bar(height=16, opacity=0.45, color=colors[measure])
             .encode(x=alt.X("p10:Q", title=titles[measure]), x2="p90:Q", y=y, tooltip=tooltip)
         )
         median = (
             alt.Chart(_data(rows))
-            .mark_tick(thickness=3, size=20, color=colors[measure])
+            .mark_tick(thickness=3, size=26, color=colors[measure])
             .encode(x="median:Q", y=y, tooltip=tooltip)
         )
         zero = alt.Chart(_data([{"x": 0.0}])).mark_rule(color="#000000").encode(x="x:Q")
         panels.append(
             alt.layer(spread, median, zero).properties(
-                width=WIDTH // 2 - 90, height=max(26 * len(order), 60)
+                width=WIDTH // 2 - 90, height=max(34 * len(order), 80)
             )
         )
+    if not panels:
+        return None
     chart: alt.TopLevelMixin = alt.hconcat(*panels)
     return chart
 
 
-def health_chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin:
+def health_chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
     lanes = [f"{r} · {s}" for r in sec.replicas for s in sec.signals]
     rows: list[dict[str, Any]] = [
         {
@@ -450,6 +470,8 @@ def health_chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin:
     for r in rows:
         if r["lane"] not in lanes:
             lanes.append(r["lane"])
+    if not lanes:
+        return None
     height = max(22 * len(lanes), 60)
     bands = _phase_layers(data.phases)
     bars = (
@@ -472,8 +494,8 @@ def health_chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin:
     return alt.layer(*bands, bars).properties(width=WIDTH - 160, height=height)
 
 
-def section_chart(name: str, data: ReportData) -> alt.TopLevelMixin:
-    """The chart of one section (by its name in `SECTION_ORDER`)."""
+def section_chart(name: str, data: ReportData) -> alt.TopLevelMixin | None:
+    """The chart of one section (by its name in `SECTION_ORDER`); None: nothing to draw."""
     if name == "load":
         return load_chart(data.load, data)
     if name == "delivery":
@@ -495,12 +517,19 @@ CHARTED = ("load", "delivery", "prefill", "counters", "queue", "retries", "healt
 
 
 def chart_specs(data: ReportData) -> dict[str, Spec]:
-    """Vega-Lite specs for every section that has something to draw, keyed by section."""
+    """Vega-Lite specs for every section that has something to draw, keyed by section.
+
+    A section with no rows to draw gets no chart (an empty dataset would only make Vega
+    warn about infinite extents); its table and finding still show.
+    """
     specs: dict[str, Spec] = {}
     for name in CHARTED:
         if not getattr(data, name).available:
             continue
-        spec: Spec = section_chart(name, data).to_dict()
+        chart = section_chart(name, data)
+        if chart is None:
+            continue
+        spec: Spec = chart.to_dict()
         spec.setdefault("config", {})["font"] = "system-ui, sans-serif"
         specs[name] = spec
     return specs

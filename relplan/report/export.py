@@ -8,7 +8,7 @@ page behind.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +22,22 @@ PNG_SCALE = 2.0
 
 
 def write_atomic(path: Path, content: str | bytes) -> Path:
-    """Write `content` to `path` via a temporary file in the same directory."""
+    """Write `content` to `path` via a temporary file in the same directory, then rename.
+
+    The file gets the usual permissions (umask applied), like any file the user writes.
+    """
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fh = tmp.open("xb")
     except OSError as exc:
         raise InputError(f"cannot write here: {exc.strerror}", str(path)) from exc
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with fh:
             fh.write(content.encode("utf-8") if isinstance(content, str) else content)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
 
