@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +20,9 @@ from relplan import __version__
 from relplan.errors import ExitCode, RelplanError, UsageError
 from relplan.planning import budget as budget_mod
 from relplan.planning import pulse as pulse_mod
+from relplan.planning.measured import measure_streams
 from relplan.planning.units import parse_duration, parse_slo, positive
+from relplan.workspace import open_workspace, resolve_db
 
 
 class RelplanGroup(TyperGroup):
@@ -60,6 +63,10 @@ app = typer.Typer(
 )
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="Workspace file (default $RELPLAN_DB or ./relplan.duckdb)."),
+]
 
 
 def _version(value: bool) -> None:
@@ -83,7 +90,10 @@ def _root(
 @app.command()
 def budget(
     crashes: Annotated[float, typer.Option(help="Crashes per replica per window (C).")],
-    concurrency: Annotated[float, typer.Option(help="Mean concurrent streams per replica (K).")],
+    concurrency: Annotated[
+        float | None,
+        typer.Option(help="Mean concurrent streams per replica (K). Measured with --from-db."),
+    ] = None,
     replicas: Annotated[int, typer.Option(help="Replicas (N).")] = 8,
     slo: Annotated[float, typer.Option(help="SLO, as 99.9 (percent) or 0.999.")] = 99.9,
     window: Annotated[str, typer.Option(help="SLO window: 30d, 720h, 4w, ...")] = "30d",
@@ -100,12 +110,29 @@ def budget(
     drain: Annotated[
         bool, typer.Option(help="Planned restarts drain first and kill no streams.")
     ] = False,
+    from_db: Annotated[
+        bool,
+        typer.Option(
+            "--from-db", help="Measure K and d from the workspace's proxy log (flags override)."
+        ),
+    ] = False,
+    db: DbOption = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Error-budget burn from crash rate x stream duration.
 
     Example: relplan budget --crashes 10 --concurrency 40
     """
+    measured = None
+    if from_db:
+        with open_workspace(resolve_db(db), read_only=True) as con:
+            measured = measure_streams(con)
+        if concurrency is None:
+            concurrency = measured.mean_concurrency_per_replica
+        if not stream_seconds:
+            stream_seconds = [measured.mean_stream_seconds]
+    if concurrency is None:
+        raise UsageError("--concurrency", "is required (or measure it with --from-db)")
     durations = stream_seconds or list(budget_mod.TYPICAL_STREAM_SECONDS)
     for d in durations:
         positive(d, "--stream-seconds")
@@ -122,7 +149,7 @@ def budget(
         planned_restarts=positive(planned_restarts, "--planned-restarts", allow_zero=True),
         drain=drain,
     )
-    result = budget_mod.plan_budget(inputs)
+    result = budget_mod.plan_budget(inputs, measured)
     typer.echo(result.model_dump_json(indent=2) if json_out else budget_mod.render_budget(result))
 
 
