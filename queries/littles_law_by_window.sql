@@ -23,7 +23,9 @@ waits as (
     from ex where ta is not null
 )
 select w.win_name,
-       coalesce(sum(greatest(0, least(x.te, w.b) - greatest(x.ta, w.a))), 0) as wait_seconds,
+       -- least/greatest skip nulls in DuckDB: the filter keeps windows with no wait at zero
+       coalesce(sum(greatest(0, least(x.te, w.b) - greatest(x.ta, w.a))) filter (where x.ta is not null), 0)
+           as wait_seconds,
        count(*) filter (where x.ta >= w.a and (x.ta < w.b or (w.closed and x.ta = w.b))) as arrivals,
        coalesce(sum(x.te - x.ta) filter (where x.ta >= w.a and (x.ta < w.b or (w.closed and x.ta = w.b))), 0)
            as wait_sum,

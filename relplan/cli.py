@@ -17,6 +17,7 @@ from typer._click import exceptions as click_exc
 from typer.core import TyperGroup
 
 from relplan import __version__
+from relplan import analyses as analyses_mod
 from relplan.errors import ExitCode, RelplanError, UsageError
 from relplan.planning import budget as budget_mod
 from relplan.planning import pulse as pulse_mod
@@ -184,6 +185,69 @@ def pulse(
     )
     result = pulse_mod.plan_pulse(inputs)
     typer.echo(result.model_dump_json(indent=2) if json_out else pulse_mod.render_pulse(result))
+
+# --- relplan analyze (issue 5: analyses A-G) ---------------------------------------------
+
+
+@app.command()
+def analyze(
+    db: Annotated[
+        Path | None, typer.Option("--db", help="Workspace file (default: $RELPLAN_DB or ./relplan.duckdb).")
+    ] = None,
+    json_out: JsonFlag = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            help="Run only these analyses (repeatable or comma-separated): amplification, delivery,"
+            " wasted_prefill, counters, littles_law, retry_timing, capacity.",
+        ),
+    ] = None,
+    phases: Annotated[
+        str | None,
+        typer.Option(help="Phases NAME=START:END,... in seconds from t0 or epoch (overrides run.json)."),
+    ] = None,
+    capacity: Annotated[float | None, typer.Option(help="Capacity C^ in calls/s (overrides run.json).")] = None,
+    deadline: Annotated[
+        str | None, typer.Option(help="Client per-attempt deadline D, e.g. 120 or 2m (overrides run.json).")
+    ] = None,
+    delivery_window: Annotated[
+        str | None, typer.Option(help="Delivery window W from planned arrival, e.g. 840s (overrides run.json).")
+    ] = None,
+    window: Annotated[str, typer.Option(help="Rolling window for the counter series.")] = "60s",
+    step: Annotated[str, typer.Option(help="Evaluation step of the rolling series.")] = "15s",
+    bin_width: Annotated[str, typer.Option("--bin", help="Bin width of the time series.")] = "30s",
+    t_from: Annotated[
+        str | None, typer.Option("--from", help="Window start: seconds from t0, epoch seconds or RFC 3339.")
+    ] = None,
+    t_to: Annotated[
+        str | None, typer.Option("--to", help="Window end: seconds from t0, epoch seconds or RFC 3339.")
+    ] = None,
+    replica_label: Annotated[
+        str | None, typer.Option(help="Metric label naming the replica (default: replica, pod, instance).")
+    ] = None,
+) -> None:
+    """Every analysis the workspace supports: amplification, delivery and recovery, wasted
+    prefill, counters, Little's law, retry timing, capacity calibration.
+
+    Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227,hold=227:947 --capacity 2.78
+    """
+    opts = analyses_mod.AnalyzeOptions(
+        phases=phases,
+        capacity=None if capacity is None else positive(capacity, "--capacity"),
+        deadline=None if deadline is None else parse_duration(deadline, "--deadline"),
+        delivery_window=None if delivery_window is None else parse_duration(delivery_window, "--delivery-window"),
+        window=parse_duration(window, "--window"),
+        step=parse_duration(step, "--step"),
+        bin=parse_duration(bin_width, "--bin"),
+        t_from=None if t_from is None else analyses_mod.parse_time_flag(t_from, "--from"),
+        t_to=None if t_to is None else analyses_mod.parse_time_flag(t_to, "--to"),
+        replica_label=replica_label,
+        only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
+    )
+    with open_workspace(resolve_db(db), read_only=True) as con:
+        result = analyses_mod.analyze(con, opts)
+    typer.echo(result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result))
 
 
 def main() -> None:

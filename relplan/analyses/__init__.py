@@ -17,6 +17,7 @@ replica), littles_law.series (L vs λ·D per bin).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 import duckdb
@@ -42,6 +43,7 @@ __all__ = [
     "DataChecks",
     "RunContext",
     "analyze",
+    "parse_time_flag",
     "render_analysis",
     "resolve_context",
 ]
@@ -107,6 +109,24 @@ class AnalyzeResult(StrictModel):
         default=None, description="J. engine health signals, filled by relplan.alerts"
     )
     skipped: list[SkippedAnalysis] = Field(default_factory=list)
+
+
+def parse_time_flag(text: str, flag: str) -> float:
+    """`--from/--to`: a number (seconds from t0, or epoch seconds when > 1e8) or RFC 3339
+    with an offset (returned as epoch seconds)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise UsageError(
+            flag, f"expected seconds from t0, epoch seconds or an RFC 3339 time with an offset, got {text!r}"
+        )
+    return when.timestamp()
 
 
 def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResult:
