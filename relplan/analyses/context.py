@@ -2,7 +2,8 @@
 
 Conventions (analyses.md, Conventions 1-2, 8):
 - t0 is run.json's `t0`, else the earliest proxy or engine timestamp (metrics excluded).
-- T is the later of the last phase end and the last proxy or engine timestamp.
+- T is the later of the last phase end and the last proxy or engine timestamp (the last
+  metric sample when there is neither).
 - Phases are half-open `[start, end)` (an event on a boundary belongs to the later phase);
   the whole run is the closed `[t0, T]`.
 - The overload phase is run.json's `overload_phase`, else the phase named `pulse`, else the
@@ -204,9 +205,11 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     elif spans["metrics"][0] > 0:
         t0, t0_source = float(spans["metrics"][1]), "earliest metric sample (no proxy or engine data)"
         notes.append("no proxy log or engine trace: t0 and T come from the metrics")
-        maxs = [spans["metrics"][2]]
     else:
         raise NoDataError("the workspace holds no proxy log, engine trace or metrics; run `relplan ingest` first")
+
+    if not maxs and spans["metrics"][0] > 0:
+        maxs = [spans["metrics"][2]]
 
     if opts.phases:
         phases = []
