@@ -88,45 +88,78 @@ ATTEMPTS = [
 
 EVENTS = [
     # t, execution, event, prompt, replica
-    (0, "e1", "arrived", 100, "r0"), (2, "e1", "scheduled", None, "r0"),
-    (4, "e1", "first_token", None, "r0"), (20, "e1", "finished", None, "r0"),
-    (10, "e2", "arrived", 200, "r0"), (12, "e2", "scheduled", None, "r0"),
-    (16, "e2", "first_token", None, "r0"), (40.5, "e2", "aborted", None, "r0"),
-    (42, "e3", "arrived", 200, "r0"), (45, "e3", "scheduled", None, "r0"),
-    (50, "e3", "first_token", None, "r0"), (60, "e3", "finished", None, "r0"),
-    (60, "e4", "arrived", 300, "r0"), (70, "e4", "scheduled", None, "r0"),
+    (0, "e1", "arrived", 100, "r0"),
+    (2, "e1", "scheduled", None, "r0"),
+    (4, "e1", "first_token", None, "r0"),
+    (20, "e1", "finished", None, "r0"),
+    (10, "e2", "arrived", 200, "r0"),
+    (12, "e2", "scheduled", None, "r0"),
+    (16, "e2", "first_token", None, "r0"),
+    (40.5, "e2", "aborted", None, "r0"),
+    (42, "e3", "arrived", 200, "r0"),
+    (45, "e3", "scheduled", None, "r0"),
+    (50, "e3", "first_token", None, "r0"),
+    (60, "e3", "finished", None, "r0"),
+    (60, "e4", "arrived", 300, "r0"),
+    (70, "e4", "scheduled", None, "r0"),
     (90.25, "e4", "aborted", None, "r0"),
-    (95, "e5", "arrived", 300, "r0"), (96, "e5", "scheduled", None, "r0"),
-    (100, "e5", "first_token", None, "r0"), (115, "e5", "finished", None, "r0"),
-    (65, "e6", "arrived", 100, "r0"), (75, "e6", "scheduled", None, "r0"),
-    (80, "e6", "first_token", None, "r0"), (82, "e6", "preempted", None, "r0"),
-    (84, "e6", "scheduled", None, "r0"), (110, "e6", "finished", None, "r0"),
-    (70, "e7", "arrived", 400, "r0"), (100, "e7", "scheduled", None, "r0"),
+    (95, "e5", "arrived", 300, "r0"),
+    (96, "e5", "scheduled", None, "r0"),
+    (100, "e5", "first_token", None, "r0"),
+    (115, "e5", "finished", None, "r0"),
+    (65, "e6", "arrived", 100, "r0"),
+    (75, "e6", "scheduled", None, "r0"),
+    (80, "e6", "first_token", None, "r0"),
+    (82, "e6", "preempted", None, "r0"),
+    (84, "e6", "scheduled", None, "r0"),
+    (110, "e6", "finished", None, "r0"),
+    (70, "e7", "arrived", 400, "r0"),
+    (100, "e7", "scheduled", None, "r0"),
     (105, "e7", "first_token", None, "r0"),
-    (75, "e8", "arrived", 500, "r0"), (75.1, "e8", "rejected", None, "r0"),
-    (80, "e9", "arrived", 250, "r0"), (85, "e9", "scheduled", None, "r0"),
-    (90, "e9", "first_token", None, "r0"), (115, "e9", "finished", None, "r0"),
-    (118, "e10", "arrived", 200, "r0"), (131, "e10", "scheduled", None, "r0"),
-    (133, "e10", "first_token", None, "r0"), (140, "e10", "finished", None, "r0"),
-    (150, "e1", "arrived", 90, "r1"), (151, "e1", "scheduled", None, "r1"),
-    (152, "e1", "first_token", None, "r1"), (160, "e1", "finished", None, "r1"),
-    (170, "e12", "arrived", 60, "r0"), (171, "e12", "scheduled", None, "r0"),
-    (172, "e12", "first_token", None, "r0"), (180, "e12", "finished", None, "r0"),
-    (200, "e13", "arrived", 50, "r0"), (201, "e13", "scheduled", None, "r0"),
-    (202, "e13", "first_token", None, "r0"), (205, "e13", "finished", None, "r0"),
+    (75, "e8", "arrived", 500, "r0"),
+    (75.1, "e8", "rejected", None, "r0"),
+    (80, "e9", "arrived", 250, "r0"),
+    (85, "e9", "scheduled", None, "r0"),
+    (90, "e9", "first_token", None, "r0"),
+    (115, "e9", "finished", None, "r0"),
+    (118, "e10", "arrived", 200, "r0"),
+    (131, "e10", "scheduled", None, "r0"),
+    (133, "e10", "first_token", None, "r0"),
+    (140, "e10", "finished", None, "r0"),
+    (150, "e1", "arrived", 90, "r1"),
+    (151, "e1", "scheduled", None, "r1"),
+    (152, "e1", "first_token", None, "r1"),
+    (160, "e1", "finished", None, "r1"),
+    (170, "e12", "arrived", 60, "r0"),
+    (171, "e12", "scheduled", None, "r0"),
+    (172, "e12", "first_token", None, "r0"),
+    (180, "e12", "finished", None, "r0"),
+    (200, "e13", "arrived", 50, "r0"),
+    (201, "e13", "scheduled", None, "r0"),
+    (202, "e13", "first_token", None, "r0"),
+    (205, "e13", "finished", None, "r0"),
 ]
 
 STEPS = [
     # t_issue, t_done, execution, computed, cached, decode, replica
-    (2, 4, "e1", 100, 0, 1, "r0"), (12, 16, "e2", 150, 50, 1, "r0"),
-    (18, 20, "e1", 0, 0, 5, "r0"), (39, 41, "e2", 0, 0, 1, "r0"),
-    (45, 50, "e3", 200, 0, 1, "r0"), (50, 52, "ghost", 30, 0, 0, "r0"),
-    (70, 80, "e4", 150, 0, 0, "r0"), (85, 91, "e4", 150, 0, 0, "r0"),
-    (75, 80, "e6", 100, 0, 1, "r0"), (84, 86, "e6", 100, 0, 0, "r0"),
-    (86, 110, "e6", 0, 0, 20, "r0"), (85, 90, "e9", 250, 0, 1, "r0"),
-    (96, 100, "e5", 300, 0, 1, "r0"), (100, 105, "e7", 400, 0, 1, "r0"),
-    (131, 133, "e10", 120, 80, 1, "r0"), (171, 172, "e12", 60, 0, 1, "r0"),
-    (201, 202, "e13", 50, 0, 1, "r0"), (151, 152, "e1", 90, 0, 1, "r1"),
+    (2, 4, "e1", 100, 0, 1, "r0"),
+    (12, 16, "e2", 150, 50, 1, "r0"),
+    (18, 20, "e1", 0, 0, 5, "r0"),
+    (39, 41, "e2", 0, 0, 1, "r0"),
+    (45, 50, "e3", 200, 0, 1, "r0"),
+    (50, 52, "ghost", 30, 0, 0, "r0"),
+    (70, 80, "e4", 150, 0, 0, "r0"),
+    (85, 91, "e4", 150, 0, 0, "r0"),
+    (75, 80, "e6", 100, 0, 1, "r0"),
+    (84, 86, "e6", 100, 0, 0, "r0"),
+    (86, 110, "e6", 0, 0, 20, "r0"),
+    (85, 90, "e9", 250, 0, 1, "r0"),
+    (96, 100, "e5", 300, 0, 1, "r0"),
+    (100, 105, "e7", 400, 0, 1, "r0"),
+    (131, 133, "e10", 120, 80, 1, "r0"),
+    (171, 172, "e12", 60, 0, 1, "r0"),
+    (201, 202, "e13", 50, 0, 1, "r0"),
+    (151, 152, "e1", 90, 0, 1, "r1"),
 ]
 
 _R0_PROMPT = [0, 300, 300, 500, 50, 150, 250, 250, 250]
@@ -154,11 +187,15 @@ MANIFEST = {
 }
 
 
-def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[tuple]) -> None:  # type: ignore[type-arg]
+def _insert(
+    con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[tuple]
+) -> None:  # type: ignore[type-arg]
     """Insert through an Arrow table: DuckDB's executemany is slow past a few hundred rows."""
     data = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
     frame = pa.table(data)  # noqa: F841  (read by the SQL below)
-    con.execute(f"insert into {table} ({', '.join(columns)}) select {', '.join(columns)} from frame")
+    con.execute(
+        f"insert into {table} ({', '.join(columns)}) select {', '.join(columns)} from frame"
+    )
 
 
 def add_source(con: duckdb.DuckDBPyConnection, kind: str, fmt: str, path: str) -> int:
@@ -176,10 +213,37 @@ def insert_attempts(con: duckdb.DuckDBPyConnection, rows: list[tuple], t0: float
     _insert(
         con,
         "attempts",
-        ["call_id", "attempt", "t_planned", "t_sent", "t_end", "outcome", "execution_id", "attached",
-         "t_cancel", "replica", "prompt_tokens", "source_id", "source_row"],
         [
-            (c, a, t0 + p, t0 + s, t0 + e, o, x, att, None if k is None else float(t0 + k), r, pt, sid, i + 1)
+            "call_id",
+            "attempt",
+            "t_planned",
+            "t_sent",
+            "t_end",
+            "outcome",
+            "execution_id",
+            "attached",
+            "t_cancel",
+            "replica",
+            "prompt_tokens",
+            "source_id",
+            "source_row",
+        ],
+        [
+            (
+                c,
+                a,
+                t0 + p,
+                t0 + s,
+                t0 + e,
+                o,
+                x,
+                att,
+                None if k is None else float(t0 + k),
+                r,
+                pt,
+                sid,
+                i + 1,
+            )
             for i, (c, a, p, s, e, o, x, att, k, r, pt) in enumerate(rows)
         ],
     )
@@ -200,14 +264,30 @@ def insert_steps(con: duckdb.DuckDBPyConnection, rows: list[tuple], t0: float = 
     _insert(
         con,
         "steps",
-        ["step", "t_issue", "t_done", "execution_id", "prompt_computed", "prompt_cached",
-         "decode_tokens", "replica", "source_id", "source_row"],
-        [(i + 1, t0 + a, t0 + b, x, c, k, d, r, sid, i + 1) for i, (a, b, x, c, k, d, r) in enumerate(rows)],
+        [
+            "step",
+            "t_issue",
+            "t_done",
+            "execution_id",
+            "prompt_computed",
+            "prompt_cached",
+            "decode_tokens",
+            "replica",
+            "source_id",
+            "source_row",
+        ],
+        [
+            (i + 1, t0 + a, t0 + b, x, c, k, d, r, sid, i + 1)
+            for i, (a, b, x, c, k, d, r) in enumerate(rows)
+        ],
     )
 
 
 def insert_metrics(
-    con: duckdb.DuckDBPyConnection, rows: list[tuple], t0: float = T0, label: str = "pod"  # type: ignore[type-arg]
+    con: duckdb.DuckDBPyConnection,
+    rows: list[tuple],
+    t0: float = T0,
+    label: str = "pod",  # type: ignore[type-arg]
 ) -> None:
     sid = add_source(con, "metrics", "openmetrics", "metrics.om.txt")
     con.executemany(
@@ -220,12 +300,19 @@ def insert_metrics(
 def insert_manifest(con: duckdb.DuckDBPyConnection, manifest: dict) -> None:  # type: ignore[type-arg]
     sid = add_source(con, "manifest", "run_json", "run.json")
     con.execute(
-        "insert into manifests (source_id, name, capacity_calls_per_s, deadline_s, delivery_window_s,"
-        " overload_phase, t0, notes, manifest) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "insert into manifests (source_id, name, capacity_calls_per_s, deadline_s,"
+        " delivery_window_s, overload_phase, t0, notes, manifest)"
+        " values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            sid, manifest["name"], manifest.get("capacity_calls_per_s"), manifest.get("deadline_s"),
-            manifest.get("delivery_window_s"), manifest.get("overload_phase"), manifest.get("t0"),
-            manifest.get("notes"), json.dumps(manifest),
+            sid,
+            manifest["name"],
+            manifest.get("capacity_calls_per_s"),
+            manifest.get("deadline_s"),
+            manifest.get("delivery_window_s"),
+            manifest.get("overload_phase"),
+            manifest.get("t0"),
+            manifest.get("notes"),
+            json.dumps(manifest),
         ],
     )
     con.executemany(
@@ -234,8 +321,14 @@ def insert_manifest(con: duckdb.DuckDBPyConnection, manifest: dict) -> None:  # 
     )
 
 
-def build_incident(path: Path, *, proxy: bool = True, engine: bool = True, metrics: bool = True,
-                   manifest: bool = True) -> Path:
+def build_incident(
+    path: Path,
+    *,
+    proxy: bool = True,
+    engine: bool = True,
+    metrics: bool = True,
+    manifest: bool = True,
+) -> Path:
     """Write the fixture workspace to `path` (parts can be left out to test the skips)."""
     con = workspace.connect(path)
     try:

@@ -57,7 +57,21 @@ def recovery_run(
         if calls_per_bin_cap is None or per_bin.get(b, 0) < calls_per_bin_cap:
             per_bin[b] = per_bin.get(b, 0) + 1
             late = late_until is None or t < late_until
-            rows.append((f"c{i}", 0, t, t, t + (20 if late else 5), "delivered", None, False, None, None, 10))
+            rows.append(
+                (
+                    f"c{i}",
+                    0,
+                    t,
+                    t,
+                    t + (20 if late else 5),
+                    "delivered",
+                    None,
+                    False,
+                    None,
+                    None,
+                    10,
+                )
+            )
             i += 1
         t += step
     insert_attempts(con, rows)
@@ -76,7 +90,10 @@ def recovery_run(
             "deadline_s": 10,
             "delivery_window_s": 100,
             "overload_phase": "pulse",
-            "phases": [{"name": "pulse", "start": 0, "end": 60}, {"name": "hold", "start": 60, "end": 300}],
+            "phases": [
+                {"name": "pulse", "start": 0, "end": 60},
+                {"name": "hold", "start": 60, "end": 300},
+            ],
             "t0": T0,
         },
     )
@@ -91,13 +108,16 @@ def staged_ramp(con: duckdb.DuckDBPyConnection, rates: list[float], stage_s: flo
     for k, r in enumerate(rates):
         a = k * stage_s
         phases.append({"name": f"stage-{k + 1}", "start": a, "end": a + stage_s})
-        n = int(round(r * stage_s))
+        n = round(r * stage_s)
         arrivals += [a + i / r for i in range(n)]
     ev = fifo_engine_events(arrivals, 1.0)
     insert_events(con, ev)
     insert_attempts(
         con,
-        [(f"c{i}", 0, t, t, t + 1, "delivered", f"x{i}", False, None, "r0", 100) for i, t in enumerate(arrivals)],
+        [
+            (f"c{i}", 0, t, t, t + 1, "delivered", f"x{i}", False, None, "r0", 100)
+            for i, t in enumerate(arrivals)
+        ],
     )
     insert_manifest(con, {"name": "ramp", "phases": phases, "t0": T0})
 
@@ -136,7 +156,9 @@ def random_engine_run(
             t = ta + 0.5
             for _ in range(rng.randint(0, 5)):
                 d = rng.uniform(0.1, 8)
-                steps.append((t, t + d, x, rng.randint(0, 500), rng.randint(0, 50), rng.randint(0, 3), rep))
+                steps.append(
+                    (t, t + d, x, rng.randint(0, 500), rng.randint(0, 50), rng.randint(0, 3), rep)
+                )
                 t += rng.uniform(0.05, d)
         if with_proxy:
             outcome = rng.choice(["delivered", "client_gone", "error"])

@@ -8,7 +8,6 @@ second replica), eighteen steps, two counters with resets. Phases base [0, 60), 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -126,7 +125,8 @@ def test_delivery_per_phase(result: AnalyzeResult) -> None:
     base: 2/2 delivered, 1/2 on time, median 35, p99 20 + 0.99 * 30 = 49.7.
     pulse: 3/6 delivered (c3 c4 c8), 1/6 on time, median 45, p99 45 + 0.98 * 10 = 54.8.
     hold: 3/4, 3/4 on time, 1 open at end.
-    Recovery: 30 s bins from 120 hold 0, 2, 1, 1 calls (c8 was planned at 118): none has 5 -> insufficient data.
+    Recovery: 30 s bins from 120 hold 0, 2, 1, 1 calls (c8 was planned at 118): none has 5
+    -> insufficient data.
     """
     d = result.delivery
     assert d is not None
@@ -169,8 +169,12 @@ def test_wasted_prefill_by_fate(result: AnalyzeResult) -> None:
     run = w["run"]
     assert run.computed_tokens == 2250
     assert run.tokens_by_fate == {
-        "delivered": 1120, "finished_for_nobody": 250, "finished": 0,
-        "aborted": 450, "unfinished": 400, "unknown": 30,
+        "delivered": 1120,
+        "finished_for_nobody": 250,
+        "finished": 0,
+        "aborted": 450,
+        "unfinished": 400,
+        "unknown": 30,
     }
     assert run.aborted_share == pytest.approx(0.2)
     assert run.inflight_prompt_tokens == 150
@@ -187,7 +191,8 @@ def test_wasted_prefill_by_fate(result: AnalyzeResult) -> None:
     r1 = by_window(c.windows, "r1")
     assert r1["run"].computed_tokens == 90
     assert r1["run"].tokens_by_fate["delivered"] == 90
-    assert "83 %" not in c.finding and "20 % of computed prefill" in c.finding
+    assert "83 %" not in c.finding
+    assert "20 % of computed prefill" in c.finding
 
 
 def test_counters_rise_with_resets_per_replica(result: AnalyzeResult) -> None:
@@ -204,7 +209,10 @@ def test_counters_rise_with_resets_per_replica(result: AnalyzeResult) -> None:
     """
     c = result.counters
     assert c is not None
-    assert (c.prompt_metric, c.query_metric) == ("vllm:prompt_tokens_total", "vllm:prefix_cache_queries")
+    assert (c.prompt_metric, c.query_metric) == (
+        "vllm:prompt_tokens_total",
+        "vllm:prefix_cache_queries",
+    )
     w = by_window(c.windows)
     assert (w["run"].prompt_rise, w["run"].query_rise, w["run"].resets) == (840, 1290, 2)
     assert w["run"].shortfall == pytest.approx(1 - 840 / 1290)
@@ -220,7 +228,8 @@ def test_counters_rise_with_resets_per_replica(result: AnalyzeResult) -> None:
     total = [a for a in c.alarms if a.replica is None]
     assert [(a.start_s, a.end_s, a.evaluations) for a in total] == [(90, 150, 5), (225, 240, 2)]
     pts = {p.t_s: p for p in c.series if p.replica is None}
-    assert pts[75].shortfall is None and not pts[75].firing
+    assert pts[75].shortfall is None
+    assert not pts[75].firing
     assert pts[90].shortfall == pytest.approx(1 - 200 / 600)
 
 
@@ -237,7 +246,8 @@ def test_littles_law_per_phase(result: AnalyzeResult) -> None:
       pulse 2, hold 0.5.
     """
     e = result.littles_law
-    assert e is not None and e.source == "engine trace"
+    assert e is not None
+    assert e.source == "engine trace"
     w = by_window(e.windows)
     assert w["run"].waiting_l == pytest.approx(79.1 / 240)
     assert w["run"].consistency == pytest.approx(1.0)
@@ -275,7 +285,8 @@ def test_retry_gap_and_slack(result: AnalyzeResult) -> None:
     assert run.slack_p90_s == pytest.approx(28.8)
     assert w["base"].gap_median_s == pytest.approx(4.5)
     assert w["pulse"].slack_median_s == pytest.approx(29)
-    assert w["hold"].gap_median_s is None and "no retry" in w["hold"].null_reasons["gap_median_s"]
+    assert w["hold"].gap_median_s is None
+    assert "no retry" in w["hold"].null_reasons["gap_median_s"]
 
 
 def test_capacity_is_skipped_without_stages(result: AnalyzeResult) -> None:
@@ -292,4 +303,5 @@ def test_from_to_clips_phases_and_counters(con: duckdb.DuckDBPyConnection) -> No
     hold = by_window(r.counters.windows)["hold"]  # type: ignore[union-attr]
     assert (hold.start_s, hold.end_s) == (120, 200)
     assert [(a.start_s, a.end_s) for a in r.counters.alarms if a.replica is None] == [(120, 150)]  # type: ignore[union-attr]
-    assert r.amplification is None and r.skipped == []
+    assert r.amplification is None
+    assert r.skipped == []

@@ -38,7 +38,9 @@ def test_every_computed_token_has_exactly_one_fate(seed: int, with_proxy: bool) 
         assert w.before_first_output_tokens <= w.tokens_by_fate["aborted"]
         assert w.recomputed_tokens <= w.computed_tokens
     assert sum(w.computed_tokens for w in rows[1:]) == total
-    per_replica = [w for w in r.wasted_prefill.windows if w.replica is not None and w.window == "run"]
+    per_replica = [
+        w for w in r.wasted_prefill.windows if w.replica is not None and w.window == "run"
+    ]
     if per_replica:
         assert sum(w.computed_tokens for w in per_replica) == total
     if not with_proxy:
@@ -59,9 +61,17 @@ def test_littles_law_is_consistent_on_a_long_window(seed: int, load: float) -> N
             break
         arrivals.append(t)
     con = memory_workspace()
-    insert_events(con, [(0.0, "first", "arrived", 1, "r0"), (0.0, "first", "scheduled", None, "r0"),
-                        *fifo_engine_events(arrivals, 1.0)])
-    insert_manifest(con, {"name": "q", "t0": T0, "phases": [{"name": "mid", "start": 1000, "end": 3000}]})
+    insert_events(
+        con,
+        [
+            (0.0, "first", "arrived", 1, "r0"),
+            (0.0, "first", "scheduled", None, "r0"),
+            *fifo_engine_events(arrivals, 1.0),
+        ],
+    )
+    insert_manifest(
+        con, {"name": "q", "t0": T0, "phases": [{"name": "mid", "start": 1000, "end": 3000}]}
+    )
     e = analyze(con, AnalyzeOptions(only=["littles_law"], deadline=30)).littles_law
     assert e is not None
     run, mid = e.windows
@@ -74,7 +84,9 @@ def test_littles_law_is_consistent_on_a_long_window(seed: int, load: float) -> N
     incs=st.lists(st.integers(0, 1000), min_size=2, max_size=40),
     resets=st.sets(st.integers(1, 39)),
 )
-def test_counter_rise_follows_the_reset_rule_and_adjacent_windows_add_up(incs: list[int], resets: set[int]) -> None:
+def test_counter_rise_follows_the_reset_rule_and_adjacent_windows_add_up(
+    incs: list[int], resets: set[int]
+) -> None:
     """A counter sampled every 10 s; at a reset the value restarts from the increment. The
     whole run's rise is the sum of the increments; phases cut on sample times add up to it."""
     values, v = [], 0

@@ -35,19 +35,31 @@ def test_t0_defaults_to_earliest_proxy_or_engine_record_not_metrics() -> None:
     assert ctx.t0 == T0
     assert ctx.t0_source == "earliest proxy/engine record"
     assert ctx.t_end == pytest.approx(T0 + 230.5)
-    assert ctx.phases == [] and ctx.overload_phase is None
+    assert ctx.phases == []
+    assert ctx.overload_phase is None
 
 
 def test_flags_override_run_json_and_phases_flag_takes_relative_or_epoch_times() -> None:
     con = memory_workspace()
     insert_attempts(con, ATTEMPTS)
-    insert_manifest(con, {"name": "m", "capacity_calls_per_s": 2.0, "deadline_s": 9, "t0": T0,
-                          "phases": [{"name": "pulse", "start": 0, "end": 10}]})
+    insert_manifest(
+        con,
+        {
+            "name": "m",
+            "capacity_calls_per_s": 2.0,
+            "deadline_s": 9,
+            "t0": T0,
+            "phases": [{"name": "pulse", "start": 0, "end": 10}],
+        },
+    )
     opts = AnalyzeOptions(capacity=3.0, phases=f"calm=0:50,storm={T0 + 50}:{T0 + 100}")
     ctx = resolve_context(con, opts)
     assert (ctx.capacity, ctx.capacity_source) == (3.0, "flag")
     assert (ctx.deadline_s, ctx.deadline_source) == (9, "run.json")
-    assert [(p.name, p.start_s, p.end_s) for p in ctx.phases] == [("calm", 0, 50), ("storm", 50, 100)]
+    assert [(p.name, p.start_s, p.end_s) for p in ctx.phases] == [
+        ("calm", 0, 50),
+        ("storm", 50, 100),
+    ]
     assert ctx.phases_source == "--phases"
 
 
@@ -66,9 +78,14 @@ def test_overload_phase_is_highest_arrival_rate_when_none_is_named() -> None:
 def test_event_on_a_phase_boundary_belongs_to_the_later_phase() -> None:
     """t0 = 0 (call z); calls planned at exactly 60 and 120 fall in [60, 120) and [120, 180)."""
     con = memory_workspace()
-    insert_attempts(con, [("z", 0, 0, 0, 1, "delivered", "w", False, None, None, 1),
-                          ("a", 0, 60, 60, 61, "delivered", "x", False, None, None, 1),
-                          ("b", 0, 120, 120, 121, "delivered", "y", False, None, None, 1)])
+    insert_attempts(
+        con,
+        [
+            ("z", 0, 0, 0, 1, "delivered", "w", False, None, None, 1),
+            ("a", 0, 60, 60, 61, "delivered", "x", False, None, None, 1),
+            ("b", 0, 120, 120, 121, "delivered", "y", False, None, None, 1),
+        ],
+    )
     r = analyze(con, AnalyzeOptions(phases="p1=0:60,p2=60:120,p3=120:180", only=["amplification"]))
     calls = {w.window: w.calls for w in r.amplification.windows}  # type: ignore[union-attr]
     assert calls == {"run": 3, "p1": 1, "p2": 1, "p3": 1}
@@ -79,7 +96,9 @@ def test_non_overlapping_clock_ranges_are_named() -> None:
     insert_attempts(con, ATTEMPTS)
     insert_events(con, EVENTS, t0=T0 + 100_000)
     ctx = resolve_context(con, AnalyzeOptions())
-    assert any("proxy log" in n and "engine trace" in n and "do not overlap" in n for n in ctx.notes)
+    assert any(
+        "proxy log" in n and "engine trace" in n and "do not overlap" in n for n in ctx.notes
+    )
 
 
 def test_empty_workspace_is_a_clear_error() -> None:
@@ -89,7 +108,11 @@ def test_empty_workspace_is_a_clear_error() -> None:
 
 @pytest.mark.parametrize(
     ("text", "msg"),
-    [("base", "expected NAME=START:END"), ("a=5:1", "must be after start"), ("a=0:1,a=1:2", "unique")],
+    [
+        ("base", "expected NAME=START:END"),
+        ("a=5:1", "must be after start"),
+        ("a=0:1,a=1:2", "unique"),
+    ],
 )
 def test_bad_phases_flag_names_the_flag(text: str, msg: str) -> None:
     with pytest.raises(UsageError, match=msg) as exc:
@@ -107,7 +130,8 @@ def test_proxy_only_workspace_runs_what_it_can_and_names_the_missing_inputs() ->
     insert_attempts(con, ATTEMPTS)
     r = analyze(con, AnalyzeOptions(capacity=0.05))
     run = r.amplification.windows[0]  # type: ignore[union-attr]
-    assert run.accepted_source == "proxy log" and run.executions_accepted == 13
+    assert run.accepted_source == "proxy log"
+    assert run.executions_accepted == 13
     assert run.executions_completed is None
     assert "invisible without an engine trace" in run.null_reasons["executions_completed"]
     assert run.completed_for_waiting == 8
@@ -116,10 +140,12 @@ def test_proxy_only_workspace_runs_what_it_can_and_names_the_missing_inputs() ->
     assert "proxy log and an engine trace" in reasons["retry_timing"]
     assert "vllm:prompt_tokens_total" in reasons["counters"]
     assert "littles_law" in reasons
-    assert r.delivery is not None and r.delivery.recovery is None
+    assert r.delivery is not None
+    assert r.delivery.recovery is None
     assert "no overload phase" in (r.delivery.recovery_null_reason or "")
     on_time = r.delivery.windows[0]
-    assert on_time.on_time_share is None and "--deadline" in on_time.null_reasons["on_time"]
+    assert on_time.on_time_share is None
+    assert "--deadline" in on_time.null_reasons["on_time"]
 
 
 def test_engine_only_workspace_marks_finished_tokens_delivery_unknown() -> None:
@@ -139,25 +165,38 @@ def test_littles_law_from_metrics_and_proxy_without_engine_trace() -> None:
     con = memory_workspace()
     insert_attempts(con, ATTEMPTS)
     insert_metrics(con, METRICS)
-    insert_manifest(con, {"name": "m", "t0": T0, "deadline_s": 30,
-                          "phases": [{"name": "all", "start": 0, "end": 240}]})
+    insert_manifest(
+        con,
+        {
+            "name": "m",
+            "t0": T0,
+            "deadline_s": 30,
+            "phases": [{"name": "all", "start": 0, "end": 240}],
+        },
+    )
     e = analyze(con, AnalyzeOptions(only=["littles_law"])).littles_law
-    assert e is not None and e.source == "metrics + proxy log"
+    assert e is not None
+    assert e.source == "metrics + proxy log"
     run = e.windows[0]
     assert run.waiting_l == pytest.approx(0.75)
     assert run.lambda_per_s == pytest.approx(13 / 240)
-    assert run.consistency is None and "engine trace" in run.null_reasons["consistency"]
+    assert run.consistency is None
+    assert "engine trace" in run.null_reasons["consistency"]
     assert run.deadline_saturation == pytest.approx(0.75 / (13 / 240 * 30))
 
 
 def test_old_gpu_prefix_cache_name_is_used_and_flagged_as_blocks() -> None:
     con = memory_workspace()
-    rows = [(t, "vllm:gpu_prefix_cache_queries_total" if n.startswith("vllm:prefix") else n, r, v)
-            for t, n, r, v in METRICS]
+    rows = [
+        (t, "vllm:gpu_prefix_cache_queries_total" if n.startswith("vllm:prefix") else n, r, v)
+        for t, n, r, v in METRICS
+    ]
     insert_metrics(con, rows)
     c = analyze(con, AnalyzeOptions(only=["counters"])).counters
-    assert c is not None and c.query_metric == "vllm:gpu_prefix_cache_queries_total"
-    assert c.query_counts_blocks and "blocks" in c.finding
+    assert c is not None
+    assert c.query_metric == "vllm:gpu_prefix_cache_queries_total"
+    assert c.query_counts_blocks
+    assert "blocks" in c.finding
 
 
 def test_replica_label_override() -> None:
@@ -165,9 +204,11 @@ def test_replica_label_override() -> None:
     con = memory_workspace()
     insert_metrics(con, METRICS)
     c = analyze(con, AnalyzeOptions(only=["counters"], replica_label="instance")).counters
-    assert c is not None and {w.replica for w in c.windows} == {None}
+    assert c is not None
+    assert {w.replica for w in c.windows} == {None}
     c = analyze(con, AnalyzeOptions(only=["counters"])).counters
-    assert c is not None and {w.replica for w in c.windows} == {None, "r0", "r1"}
+    assert c is not None
+    assert {w.replica for w in c.windows} == {None, "r0", "r1"}
 
 
 # --- B. recovery verdicts -------------------------------------------------------------------
@@ -177,7 +218,8 @@ def _recovery(**kw: object):  # type: ignore[no-untyped-def]
     con = memory_workspace()
     recovery_run(con, **kw)  # type: ignore[arg-type]
     r = analyze(con, AnalyzeOptions(only=["delivery"]))
-    assert r.delivery is not None and r.delivery.recovery is not None
+    assert r.delivery is not None
+    assert r.delivery.recovery is not None
     return r.delivery.recovery
 
 
@@ -238,12 +280,15 @@ def test_capacity_below_first_and_above_last_stage_are_said() -> None:
     con = memory_workspace()
     staged_ramp(con, [1.5, 2.0])
     g = analyze(con, AnalyzeOptions(only=["capacity"])).capacity
-    assert g is not None and g.bound == "below_first_stage" and g.capacity_calls_per_s is None
+    assert g is not None
+    assert g.bound == "below_first_stage"
+    assert g.capacity_calls_per_s is None
     assert "below the first stage" in g.finding
     con = memory_workspace()
     staged_ramp(con, [0.3, 0.6])
     g = analyze(con, AnalyzeOptions(only=["capacity"])).capacity
-    assert g is not None and g.bound == "at_or_above_last_stage"
+    assert g is not None
+    assert g.bound == "at_or_above_last_stage"
     assert g.capacity_calls_per_s == pytest.approx(0.6)
 
 
@@ -257,11 +302,14 @@ def test_empty_phase_gives_nulls_with_reasons_not_errors() -> None:
     insert_steps(con, STEPS)
     r = analyze(con, AnalyzeOptions(phases="main=0:240,early=240:300", deadline=30))
     amp = {w.window: w for w in r.amplification.windows}  # type: ignore[union-attr]
-    assert amp["early"].calls == 0 and amp["early"].attempts_per_call is None
+    assert amp["early"].calls == 0
+    assert amp["early"].attempts_per_call is None
     assert amp["early"].null_reasons["attempts_per_call"] == "no calls planned in this window"
     c = {w.window: w for w in r.wasted_prefill.windows}  # type: ignore[union-attr]
-    assert c["early"].computed_tokens == 0 and c["early"].aborted_share is None
+    assert c["early"].computed_tokens == 0
+    assert c["early"].aborted_share is None
     e = {w.window: w for w in r.littles_law.windows}  # type: ignore[union-attr]
-    assert e["early"].wq_s is None and e["early"].waiting_l == 0
+    assert e["early"].wq_s is None
+    assert e["early"].waiting_l == 0
     d = {w.window: w for w in r.delivery.windows}  # type: ignore[union-attr]
     assert d["early"].delivered_share is None

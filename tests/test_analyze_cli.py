@@ -31,8 +31,17 @@ def test_json_output_of_the_fixture_workspace(db: Path, snapshot_json: SnapshotA
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert set(data) == {
-        "context", "data_checks", "amplification", "delivery", "wasted_prefill", "counters",
-        "littles_law", "retry_timing", "capacity", "health", "skipped",
+        "context",
+        "data_checks",
+        "amplification",
+        "delivery",
+        "wasted_prefill",
+        "counters",
+        "littles_law",
+        "retry_timing",
+        "capacity",
+        "health",
+        "skipped",
     }
     assert data == snapshot_json
 
@@ -41,8 +50,15 @@ def test_human_output_has_a_table_and_a_finding_per_analysis(db: Path) -> None:
     res = runner.invoke(app, ["analyze", "--db", str(db)])
     assert res.exit_code == 0, res.output
     out = res.stdout
-    for head in ("A. Load and retry amplification", "B. Delivery and recovery", "C. Wasted prefill",
-                 "D. Counters", "E. Little's law", "F. Retry timing", "Skipped"):
+    for head in (
+        "A. Load and retry amplification",
+        "B. Delivery and recovery",
+        "C. Wasted prefill",
+        "D. Counters",
+        "E. Little's law",
+        "F. Retry timing",
+        "Skipped",
+    ):
         assert head in out
     assert "20 % of computed prefill went to executions that were later aborted" in out
     assert "capacity calibration needs a staged ramp" in out
@@ -50,25 +66,50 @@ def test_human_output_has_a_table_and_a_finding_per_analysis(db: Path) -> None:
 
 def test_only_and_flags_override_run_json(db: Path) -> None:
     res = runner.invoke(
-        app, ["analyze", "--db", str(db), "--json", "--only", "amplification", "--capacity", "0.1",
-              "--deadline", "1m"],
+        app,
+        [
+            "analyze",
+            "--db",
+            str(db),
+            "--json",
+            "--only",
+            "amplification",
+            "--capacity",
+            "0.1",
+            "--deadline",
+            "1m",
+        ],
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert data["delivery"] is None and data["skipped"] == []
-    assert data["context"]["capacity"] == 0.1 and data["context"]["deadline_s"] == 60
+    assert data["delivery"] is None
+    assert data["skipped"] == []
+    assert data["context"]["capacity"] == 0.1
+    assert data["context"]["deadline_s"] == 60
     run = data["amplification"]["windows"][0]
     assert run["calls_x_capacity"] == pytest.approx(0.5)
 
 
 def test_from_to_accept_rfc3339(db: Path) -> None:
     res = runner.invoke(
-        app, ["analyze", "--db", str(db), "--json", "--only", "delivery",
-              "--from", "2025-11-30T00:01:00Z", "--to", "2025-11-30T00:03:20+00:00"],
+        app,
+        [
+            "analyze",
+            "--db",
+            str(db),
+            "--json",
+            "--only",
+            "delivery",
+            "--from",
+            "2025-11-30T00:01:00Z",
+            "--to",
+            "2025-11-30T00:03:20+00:00",
+        ],
     )
     assert res.exit_code == 0, res.output
     ctx = json.loads(res.stdout)["context"]
-    assert ctx["window_start"] - ctx["t0"] == 60 and ctx["window_end"] - ctx["t0"] == 200
+    assert ctx["window_start"] - ctx["t0"] == 60
+    assert ctx["window_end"] - ctx["t0"] == 200
 
 
 @pytest.mark.parametrize(
@@ -79,7 +120,10 @@ def test_from_to_accept_rfc3339(db: Path) -> None:
         (["--capacity", "0"], "relplan: error: --capacity: must be greater than zero"),
         (["--deadline", "soon"], "relplan: error: --deadline: expected a duration"),
         (["--from", "yesterday"], "relplan: error: --from: expected seconds from t0"),
-        (["--from", "100", "--to", "50"], "relplan: error: --to: the window must end after it starts"),
+        (
+            ["--from", "100", "--to", "50"],
+            "relplan: error: --to: the window must end after it starts",
+        ),
     ],
 )
 def test_bad_flags_are_one_line_errors_with_exit_2(db: Path, args: list[str], message: str) -> None:

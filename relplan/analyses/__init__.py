@@ -23,15 +23,28 @@ from typing import Literal
 import duckdb
 from pydantic import Field, SerializeAsAny, field_validator
 
-from relplan.analyses.amplification import Amplification, analyze_amplification, render_amplification
-from relplan.analyses.capacity import CapacityCalibration, analyze_capacity, render_capacity, stage_phases
+from relplan.analyses.amplification import (
+    Amplification,
+    analyze_amplification,
+    render_amplification,
+)
+from relplan.analyses.capacity import (
+    CapacityCalibration,
+    analyze_capacity,
+    render_capacity,
+    stage_phases,
+)
 from relplan.analyses.common import SkippedAnalysis, run_query
 from relplan.analyses.context import RunContext, resolve_context
 from relplan.analyses.counters import Counters, analyze_counters, counter_names, render_counters
 from relplan.analyses.delivery import Delivery, analyze_delivery, render_delivery
 from relplan.analyses.littles_law import GAUGE, LittlesLaw, analyze_littles_law, render_littles_law
 from relplan.analyses.retry_timing import RetryTiming, analyze_retry_timing, render_retry_timing
-from relplan.analyses.wasted_prefill import WastedPrefill, analyze_wasted_prefill, render_wasted_prefill
+from relplan.analyses.wasted_prefill import (
+    WastedPrefill,
+    analyze_wasted_prefill,
+    render_wasted_prefill,
+)
 from relplan.errors import UsageError
 from relplan.models import StrictModel
 from relplan.tables import format_table, num
@@ -49,7 +62,13 @@ __all__ = [
 ]
 
 AnalysisName = Literal[
-    "amplification", "delivery", "wasted_prefill", "counters", "littles_law", "retry_timing", "capacity"
+    "amplification",
+    "delivery",
+    "wasted_prefill",
+    "counters",
+    "littles_law",
+    "retry_timing",
+    "capacity",
 ]
 ANALYSES: tuple[str, ...] = (
     "amplification",
@@ -63,7 +82,9 @@ ANALYSES: tuple[str, ...] = (
 
 
 class AnalyzeOptions(StrictModel):
-    phases: str | None = Field(default=None, description="NAME=START:END,... (seconds from t0 or epoch)")
+    phases: str | None = Field(
+        default=None, description="NAME=START:END,... (seconds from t0 or epoch)"
+    )
     capacity: float | None = Field(default=None, gt=0, description="Ĉ, calls per second")
     deadline: float | None = Field(default=None, gt=0, description="D, seconds")
     delivery_window: float | None = Field(default=None, gt=0, description="W, seconds")
@@ -80,7 +101,10 @@ class AnalyzeOptions(StrictModel):
     def _known(cls, v: list[str]) -> list[str]:
         bad = [n for n in v if n not in ANALYSES]
         if bad:
-            raise UsageError("--only", f"unknown analysis {', '.join(bad)}; expected one of {', '.join(ANALYSES)}")
+            raise UsageError(
+                "--only",
+                f"unknown analysis {', '.join(bad)}; expected one of {', '.join(ANALYSES)}",
+            )
         return v
 
 
@@ -124,7 +148,9 @@ def parse_time_flag(text: str, flag: str) -> float:
         when = None
     if when is None or when.tzinfo is None:
         raise UsageError(
-            flag, f"expected seconds from t0, epoch seconds or an RFC 3339 time with an offset, got {text!r}"
+            flag,
+            "expected seconds from t0, epoch seconds or an RFC 3339 time with an offset,"
+            f" got {text!r}",
         )
     return when.timestamp()
 
@@ -161,7 +187,10 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
         else:
             missing = [
                 n
-                for n, ok in (("vllm:prompt_tokens_total", prompt), ("vllm:prefix_cache_queries_total", query))
+                for n, ok in (
+                    ("vllm:prompt_tokens_total", prompt),
+                    ("vllm:prefix_cache_queries_total", query),
+                )
                 if not ok
             ]
             skip("counters", f"counter divergence needs the metrics {' and '.join(missing)}")
@@ -170,7 +199,10 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
         if ctx.has_events or gauge:
             res.littles_law = analyze_littles_law(con, ctx, gauge)
         else:
-            skip("littles_law", f"Little's law needs an engine trace (lifecycle events) or the {GAUGE} metric")
+            skip(
+                "littles_law",
+                f"Little's law needs an engine trace (lifecycle events) or the {GAUGE} metric",
+            )
     if "retry_timing" in wanted:
         if ctx.has_proxy and ctx.has_events:
             res.retry_timing = analyze_retry_timing(con, ctx)
@@ -179,7 +211,10 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
     if "capacity" in wanted:
         stages = stage_phases(ctx)
         if not stages:
-            skip("capacity", "capacity calibration needs a staged ramp: phases named stage-1, stage-2, ...")
+            skip(
+                "capacity",
+                "capacity calibration needs a staged ramp: phases named stage-1, stage-2, ...",
+            )
         elif not (ctx.has_events or GAUGE in names):
             skip("capacity", f"capacity calibration needs an engine trace or the {GAUGE} metric")
         else:
@@ -197,7 +232,11 @@ def render_analysis(result: AnalyzeResult) -> str:
         f" W {num(ctx.delivery_window_s)} s ({ctx.delivery_window_source or 'unknown'})",
         f"Phases ({ctx.phases_source}): "
         + (", ".join(f"{p.name} {p.start_s:g}-{p.end_s:g} s" for p in ctx.phases) or "none")
-        + (f"; overload phase {ctx.overload_phase} ({ctx.overload_rule})" if ctx.overload_phase else ""),
+        + (
+            f"; overload phase {ctx.overload_phase} ({ctx.overload_rule})"
+            if ctx.overload_phase
+            else ""
+        ),
     ]
     lines += [f"Note: {n}" for n in ctx.notes]
     checks = result.data_checks.model_dump()
@@ -222,6 +261,10 @@ def render_analysis(result: AnalyzeResult) -> str:
     if result.skipped:
         blocks.append(
             "Skipped\n"
-            + format_table(["analysis", "missing input"], [[s.analysis, s.reason] for s in result.skipped], left=(0, 1))
+            + format_table(
+                ["analysis", "missing input"],
+                [[s.analysis, s.reason] for s in result.skipped],
+                left=(0, 1),
+            )
         )
     return "\n\n".join(blocks)

@@ -31,8 +31,12 @@ class AmplificationWindow(WindowRow):
     attempts: int = Field(description="attempts sent (t_sent) in the window")
     first_attempts: int
     retries: int
-    attempts_per_call: float | None = Field(description="all attempts of the window's calls / calls")
-    executions_per_call: float | None = Field(description="all executions of the window's calls / calls")
+    attempts_per_call: float | None = Field(
+        description="all attempts of the window's calls / calls"
+    )
+    executions_per_call: float | None = Field(
+        description="all executions of the window's calls / calls"
+    )
     executions_accepted: int | None
     accepted_per_s: float | None
     accepted_x_capacity: float | None
@@ -52,7 +56,9 @@ class AmplificationWindow(WindowRow):
     attached: int
     retries_shed_share: float | None
     retries_attached_share: float | None
-    abort_propagation_n: int = Field(description="executions with both a proxy cancel and an engine abort")
+    abort_propagation_n: int = Field(
+        description="executions with both a proxy cancel and an engine abort"
+    )
     abort_delay_median_s: float | None
     abort_delay_max_s: float | None
 
@@ -75,7 +81,10 @@ class Amplification(StrictModel):
 def amplification_windows(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
 ) -> list[AmplificationWindow]:
-    rows = {r["win_name"]: r for r in run_query(con, "load_amplification_by_window", window_params(windows))}
+    rows = {
+        r["win_name"]: r
+        for r in run_query(con, "load_amplification_by_window", window_params(windows))
+    }
     return [_row(ctx, w, rows[w.name]) for w in windows]
 
 
@@ -96,7 +105,7 @@ def _row(ctx: RunContext, w: Window, r: dict[str, Any]) -> AmplificationWindow:
         comp_src: str | None = ENGINE
         if ctx.has_proxy:
             for_waiting: int | None = int(r["engine_finished_delivered"])
-            for_nobody: int | None = completed - int(r["engine_finished_delivered"])
+            for_nobody: int | None = int(r["engine_finished"]) - int(r["engine_finished_delivered"])
         else:
             for_waiting = for_nobody = None
             why["completed_for_waiting"] = why["completed_for_nobody"] = (
@@ -155,9 +164,15 @@ def _row(ctx: RunContext, w: Window, r: dict[str, Any]) -> AmplificationWindow:
         ),
         shed=int(r["shed"]),
         attached=int(r["attached"]),
-        retries_shed_share=ratio(r["retries_shed"], r["retries"], why, "retries_shed_share", "no retries in this window"),
+        retries_shed_share=ratio(
+            r["retries_shed"], r["retries"], why, "retries_shed_share", "no retries in this window"
+        ),
         retries_attached_share=ratio(
-            r["retries_attached"], r["retries"], why, "retries_attached_share", "no retries in this window"
+            r["retries_attached"],
+            r["retries"],
+            why,
+            "retries_attached_share",
+            "no retries in this window",
         ),
         abort_propagation_n=int(r["abort_n"]),
         abort_delay_median_s=r["abort_delay_median"],
@@ -190,7 +205,9 @@ def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Am
         )
         for b in (amplification_windows(con, ctx, bins) if bins else [])
     ]
-    return Amplification(windows=windows, series_bin_s=ctx.bin_s, series=series, finding=_finding(windows, ctx))
+    return Amplification(
+        windows=windows, series_bin_s=ctx.bin_s, series=series, finding=_finding(windows, ctx)
+    )
 
 
 def _finding(windows: list[AmplificationWindow], ctx: RunContext) -> str:
@@ -200,7 +217,8 @@ def _finding(windows: list[AmplificationWindow], ctx: RunContext) -> str:
         parts.append(f"retries created {pct(run.retry_share, 0)} of executions")
     if run.executions_per_call is not None and run.attempts_per_call is not None:
         parts.append(
-            f"{run.executions_per_call:.2f} executions and {run.attempts_per_call:.2f} attempts per call"
+            f"{run.executions_per_call:.2f} executions and"
+            f" {run.attempts_per_call:.2f} attempts per call"
         )
     peak = max(
         (w for w in windows[1:] if w.accepted_x_capacity is not None),
@@ -208,7 +226,9 @@ def _finding(windows: list[AmplificationWindow], ctx: RunContext) -> str:
         default=None,
     )
     if peak is not None and peak.accepted_x_capacity is not None:
-        parts.append(f"accepted executions peaked at {peak.accepted_x_capacity:.2f} × Ĉ in {peak.window}")
+        parts.append(
+            f"accepted executions peaked at {peak.accepted_x_capacity:.2f} × Ĉ in {peak.window}"
+        )
     if not parts:
         return "Not enough input to measure amplification."
     text = "; ".join(parts)
@@ -217,19 +237,49 @@ def _finding(windows: list[AmplificationWindow], ctx: RunContext) -> str:
 
 def render_amplification(a: Amplification) -> str:
     headers = [
-        "window", "calls", "×Ĉ", "attempts", "retries", "att/call", "exec/call",
-        "accepted", "×Ĉ", "completed", "×Ĉ", "for waiting", "×Ĉ", "retry share",
-        "shed", "attached", "abort delay p50",
+        "window",
+        "calls",
+        "×Ĉ",
+        "attempts",
+        "retries",
+        "att/call",
+        "exec/call",
+        "accepted",
+        "×Ĉ",
+        "completed",
+        "×Ĉ",
+        "for waiting",
+        "×Ĉ",
+        "retry share",
+        "shed",
+        "attached",
+        "abort delay p50",
     ]
     rows = [
         [
-            w.window, num(w.calls), num(w.calls_x_capacity, 2), num(w.attempts), num(w.retries),
-            num(w.attempts_per_call, 2), num(w.executions_per_call, 2), num(w.executions_accepted),
-            num(w.accepted_x_capacity, 2), num(w.executions_completed), num(w.completed_x_capacity, 2),
-            num(w.completed_for_waiting), num(w.completed_for_waiting_x_capacity, 2),
-            pct(w.retry_share), num(w.shed), num(w.attached), num(w.abort_delay_median_s, 3),
+            w.window,
+            num(w.calls),
+            num(w.calls_x_capacity, 2),
+            num(w.attempts),
+            num(w.retries),
+            num(w.attempts_per_call, 2),
+            num(w.executions_per_call, 2),
+            num(w.executions_accepted),
+            num(w.accepted_x_capacity, 2),
+            num(w.executions_completed),
+            num(w.completed_x_capacity, 2),
+            num(w.completed_for_waiting),
+            num(w.completed_for_waiting_x_capacity, 2),
+            pct(w.retry_share),
+            num(w.shed),
+            num(w.attached),
+            num(w.abort_delay_median_s, 3),
         ]
         for w in a.windows
     ]
     src = a.windows[0].accepted_source or "no source"
-    return f"A. Load and retry amplification (executions from the {src})\n" + format_table(headers, rows) + f"\n{a.finding}"
+    return (
+        f"A. Load and retry amplification (executions from the {src})\n"
+        + format_table(headers, rows)
+        + f"\n{a.finding}"
+    )

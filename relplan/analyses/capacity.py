@@ -49,9 +49,13 @@ class CapacityCalibration(StrictModel):
     slope_tolerance: float
     min_end_waiting: int
     stages: list[CapacityStage]
-    capacity_calls_per_s: float | None = Field(description="Ĉ estimate (a lower bound when no stage grows)")
+    capacity_calls_per_s: float | None = Field(
+        description="Ĉ estimate (a lower bound when no stage grows)"
+    )
     bound: str = Field(description="within | below_first_stage | at_or_above_last_stage | unknown")
-    saturated_completed_per_s: float | None = Field(description="completed rate of the first growing stage")
+    saturated_completed_per_s: float | None = Field(
+        description="completed rate of the first growing stage"
+    )
     finding: str
 
 
@@ -60,11 +64,15 @@ def stage_phases(ctx: RunContext) -> list[Window]:
     for p in ctx.phases:
         m = STAGE.match(p.name)
         if m:
-            found.append((int(m.group(1)), Window(p.name, ctx.t0 + p.start_s, ctx.t0 + p.end_s, False)))
+            found.append(
+                (int(m.group(1)), Window(p.name, ctx.t0 + p.start_s, ctx.t0 + p.end_s, False))
+            )
     return [w for _, w in sorted(found, key=lambda x: x[0])]
 
 
-def analyze_capacity(con: duckdb.DuckDBPyConnection, ctx: RunContext, stages: list[Window]) -> CapacityCalibration:
+def analyze_capacity(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, stages: list[Window]
+) -> CapacityCalibration:
     params = window_params(stages) | {"t_end": ctx.t_end, "grid_s": GRID_S, "gauge_name": GAUGE}
     rows = {r["win_name"]: r for r in run_query(con, "capacity_stages", params)}
     offered_src = "proxy log calls" if ctx.has_proxy else "engine arrivals"
@@ -78,7 +86,11 @@ def analyze_capacity(con: duckdb.DuckDBPyConnection, ctx: RunContext, stages: li
             slope, end = r["slope_events"], r["waiting_end_events"]
         else:
             slope, end = r["slope_metrics"], r["waiting_end_metrics"]
-        grows = None if slope is None or end is None else bool(slope > SLOPE_TOLERANCE and end > MIN_END_WAITING)
+        grows = (
+            None
+            if slope is None or end is None
+            else bool(slope > SLOPE_TOLERANCE and end > MIN_END_WAITING)
+        )
         out.append(
             CapacityStage(
                 stage=w.name,
@@ -119,7 +131,8 @@ def _finding(stages: list[CapacityStage], cap: float | None, bound: str) -> str:
     if bound == "within" and cap is not None:
         return f"Ĉ ≈ {cap:.3g} calls/s: the waiting queue starts to grow in the next stage."
     if bound == "below_first_stage":
-        return f"Ĉ lies below the first stage ({num(stages[0].offered_per_s, 3)} calls/s): the queue already grows there."
+        first = num(stages[0].offered_per_s, 3)
+        return f"Ĉ lies below the first stage ({first} calls/s): the queue already grows there."
     if bound == "at_or_above_last_stage" and cap is not None:
         return f"Ĉ is at least {cap:.3g} calls/s: the queue did not grow in any stage; ramp higher."
     return "Ĉ unknown: some stage has no waiting-count data."
@@ -129,9 +142,17 @@ def render_capacity(g: CapacityCalibration) -> str:
     headers = ["stage", "offered /s", "completed /s", "waiting slope /s", "waiting at end", "grows"]
     rows = [
         [
-            s.stage, num(s.offered_per_s, 3), num(s.completed_per_s, 3), num(s.waiting_slope_per_s, 3),
-            num(s.waiting_at_end), "-" if s.grows is None else ("yes" if s.grows else "no"),
+            s.stage,
+            num(s.offered_per_s, 3),
+            num(s.completed_per_s, 3),
+            num(s.waiting_slope_per_s, 3),
+            num(s.waiting_at_end),
+            "-" if s.grows is None else ("yes" if s.grows else "no"),
         ]
         for s in g.stages
     ]
-    return f"G. Capacity calibration (waiting from the {g.waiting_source})\n" + format_table(headers, rows) + f"\n{g.finding}"
+    return (
+        f"G. Capacity calibration (waiting from the {g.waiting_source})\n"
+        + format_table(headers, rows)
+        + f"\n{g.finding}"
+    )

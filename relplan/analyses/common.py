@@ -28,12 +28,14 @@ class SkippedAnalysis(StrictModel):
     reason: str
 
 
-def run_query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+def run_query(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]
+) -> list[dict[str, Any]]:
     """Run queries/<name>.sql with `params`; rows as dicts keyed by column name."""
     q = sql.load(name)
     cur = con.execute(q.text, q.bind(params))
     cols = [d[0] for d in cur.description or []]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+    return [dict(zip(cols, r, strict=False)) for r in cur.fetchall()]
 
 
 def ratio(
@@ -53,7 +55,9 @@ def ratio(
     return float(num) / float(den)
 
 
-def per_capacity(rate: float | None, capacity: float | None, reasons: dict[str, str], field: str) -> float | None:
+def per_capacity(
+    rate: float | None, capacity: float | None, reasons: dict[str, str], field: str
+) -> float | None:
     if rate is None:
         reasons.setdefault(field, "the rate is unknown")
         return None

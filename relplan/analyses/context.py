@@ -114,9 +114,7 @@ class RunContext(StrictModel):
         """Half-open bins of `width` from `origin` (default the window start) to its end."""
         start = self.window_start if origin is None else origin
         n = max(0, math.ceil((self.window_end - start) / width - 1e-9))
-        return [
-            Window(f"{i}", start + i * width, start + (i + 1) * width, False) for i in range(n)
-        ]
+        return [Window(f"{i}", start + i * width, start + (i + 1) * width, False) for i in range(n)]
 
 
 @dataclass(frozen=True)
@@ -158,7 +156,9 @@ def parse_phases(text: str) -> list[tuple[str, float, float]]:
                 "--phases", f"expected NAME=START:END[,NAME=START:END...], got {part!r}"
             )
         if b <= a:
-            raise UsageError("--phases", f"phase {name.strip()!r}: end {b:g} must be after start {a:g}")
+            raise UsageError(
+                "--phases", f"phase {name.strip()!r}: end {b:g} must be after start {a:g}"
+            )
         out.append((name.strip(), a, b))
     if not out:
         raise UsageError("--phases", "expected at least one NAME=START:END")
@@ -203,10 +203,15 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     elif mins:
         t0, t0_source = float(min(mins)), "earliest proxy/engine record"
     elif spans["metrics"][0] > 0:
-        t0, t0_source = float(spans["metrics"][1]), "earliest metric sample (no proxy or engine data)"
+        t0, t0_source = (
+            float(spans["metrics"][1]),
+            "earliest metric sample (no proxy or engine data)",
+        )
         notes.append("no proxy log or engine trace: t0 and T come from the metrics")
     else:
-        raise NoDataError("the workspace holds no proxy log, engine trace or metrics; run `relplan ingest` first")
+        raise NoDataError(
+            "the workspace holds no proxy log, engine trace or metrics; run `relplan ingest` first"
+        )
 
     if not maxs and spans["metrics"][0] > 0:
         maxs = [spans["metrics"][2]]
@@ -214,7 +219,9 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     if opts.phases:
         phases = []
         for name, a, b in parse_phases(opts.phases):
-            phases.append(PhaseSpan(name=name, start_s=parse_time(a, t0) - t0, end_s=parse_time(b, t0) - t0))
+            phases.append(
+                PhaseSpan(name=name, start_s=parse_time(a, t0) - t0, end_s=parse_time(b, t0) - t0)
+            )
         phases_source = "--phases"
     elif man_phases:
         phases, phases_source = man_phases, "run.json"
@@ -232,7 +239,8 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     if window_end <= window_start:
         raise UsageError(
             "--to",
-            f"the window must end after it starts (from {window_start - t0:g} s to {window_end - t0:g} s after t0)",
+            f"the window must end after it starts (from {window_start - t0:g} s"
+            f" to {window_end - t0:g} s after t0)",
         )
 
     def pick(flag: float | None, key: str) -> tuple[float | None, str | None]:
@@ -293,9 +301,8 @@ def _overload_phase(
     if not phases:
         return None, None
     names = [p.name for p in phases]
-    if man is not None and man["overload_phase"]:
-        if man["overload_phase"] in names:
-            return man["overload_phase"], "run.json overload_phase"
+    if man is not None and man["overload_phase"] and man["overload_phase"] in names:
+        return man["overload_phase"], "run.json overload_phase"
     if "pulse" in names:
         return "pulse", "the phase named pulse"
     windows = [Window(p.name, t0 + p.start_s, t0 + p.end_s, False) for p in phases]

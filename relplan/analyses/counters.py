@@ -49,8 +49,12 @@ class CounterWindow(WindowRow):
     query_rise: float
     shortfall: float | None = Field(description="1 - prompt_rise / query_rise")
     resets: int = Field(description="counter drops (restarts) seen in the window")
-    truth_scheduled_tokens: int | None = Field(description="engine trace: prompt tokens first scheduled")
-    truth_first_output_tokens: int | None = Field(description="engine trace: prompt tokens reaching first output")
+    truth_scheduled_tokens: int | None = Field(
+        description="engine trace: prompt tokens first scheduled"
+    )
+    truth_first_output_tokens: int | None = Field(
+        description="engine trace: prompt tokens reaching first output"
+    )
     truth_shortfall: float | None
 
 
@@ -74,7 +78,9 @@ class AlarmInterval(StrictModel):
 class Counters(StrictModel):
     prompt_metric: str
     query_metric: str
-    query_counts_blocks: bool = Field(description="only the old gpu_prefix_cache name exists (early V1: blocks)")
+    query_counts_blocks: bool = Field(
+        description="only the old gpu_prefix_cache name exists (early V1: blocks)"
+    )
     threshold: float
     rolling_window_s: float
     rolling_step_s: float
@@ -98,7 +104,11 @@ def _labels(ctx: RunContext) -> dict[str, str]:
 
 
 def analyze_counters(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, prompt: str, query: str, threshold: float = DEFAULT_THRESHOLD
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    prompt: str,
+    query: str,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> Counters:
     windows = ctx.phase_windows()
     names = {"prompt_name": prompt, "query_name": query} | _labels(ctx)
@@ -135,7 +145,9 @@ def analyze_counters(
                     replica=rep,
                     prompt_rise=float(r["prompt_rise"]),
                     query_rise=float(r["query_rise"]),
-                    shortfall=_shortfall(float(r["prompt_rise"]), float(r["query_rise"]), why, "shortfall"),
+                    shortfall=_shortfall(
+                        float(r["prompt_rise"]), float(r["query_rise"]), why, "shortfall"
+                    ),
                     resets=int(r["resets"]),
                     truth_scheduled_tokens=None if t is None else int(t["scheduled_tokens"]),
                     truth_first_output_tokens=None if t is None else int(t["first_output_tokens"]),
@@ -143,7 +155,10 @@ def analyze_counters(
                         None
                         if t is None
                         else _shortfall(
-                            float(t["first_output_tokens"]), float(t["scheduled_tokens"]), why, "truth_shortfall"
+                            float(t["first_output_tokens"]),
+                            float(t["scheduled_tokens"]),
+                            why,
+                            "truth_shortfall",
                         )
                     ),
                     null_reasons=why,
@@ -198,7 +213,11 @@ def _rolling(
             p, q = float(r["prompt_rise"]), float(r["query_rise"])
             sf = None if q <= 0 else 1.0 - p / q
             pt = CounterPoint(
-                t_s=k * s, replica=rep, prompt_rise=p, query_rise=q, shortfall=sf,
+                t_s=k * s,
+                replica=rep,
+                prompt_rise=p,
+                query_rise=q,
+                shortfall=sf,
                 firing=sf is not None and sf > threshold,
             )
             series.append(pt)
@@ -224,7 +243,9 @@ def _close(run: list[CounterPoint], alarms: list[AlarmInterval]) -> None:
         )
 
 
-def _finding(run: CounterWindow, alarms: list[AlarmInterval], blocks: bool, query: str, ctx: RunContext) -> str:
+def _finding(
+    run: CounterWindow, alarms: list[AlarmInterval], blocks: bool, query: str, ctx: RunContext
+) -> str:
     text = (
         f"The prompt-token counter rose {num(run.prompt_rise)} while prefix-cache queries rose"
         f" {num(run.query_rise)}: a shortfall of {pct(run.shortfall)}"
@@ -238,16 +259,32 @@ def _finding(run: CounterWindow, alarms: list[AlarmInterval], blocks: bool, quer
     else:
         text += "; no alarm"
     if blocks:
-        text += f". Only {query} exists: early V1 builds counted blocks there, not tokens, so compare with care"
+        text += (
+            f". Only {query} exists: early V1 builds counted blocks there, not tokens,"
+            " so compare with care"
+        )
     return text + "."
 
 
 def render_counters(c: Counters) -> str:
-    headers = ["window", "replica", "prompt rise", "query rise", "shortfall", "resets", "trace shortfall"]
+    headers = [
+        "window",
+        "replica",
+        "prompt rise",
+        "query rise",
+        "shortfall",
+        "resets",
+        "trace shortfall",
+    ]
     rows = [
         [
-            w.window, w.replica or "all", num(w.prompt_rise), num(w.query_rise), pct(w.shortfall),
-            num(w.resets), pct(w.truth_shortfall),
+            w.window,
+            w.replica or "all",
+            num(w.prompt_rise),
+            num(w.query_rise),
+            pct(w.shortfall),
+            num(w.resets),
+            pct(w.truth_shortfall),
         ]
         for w in c.windows
     ]

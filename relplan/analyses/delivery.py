@@ -20,13 +20,13 @@ count as late); the last bin may be shorter than 30 s when T falls inside it.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import duckdb
 from pydantic import Field
 
 from relplan.analyses.amplification import amplification_windows
-from relplan.analyses.common import WindowRow, per_capacity, ratio, run_query
+from relplan.analyses.common import WindowRow, ratio, run_query
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.models import StrictModel
 from relplan.tables import format_table, num, pct
@@ -44,7 +44,9 @@ class DeliveryWindow(WindowRow):
     delivered_share: float | None
     on_time: int | None
     on_time_share: float | None
-    window_open_at_end: int = Field(description="undelivered calls whose window W was still open at T")
+    window_open_at_end: int = Field(
+        description="undelivered calls whose window W was still open at T"
+    )
     delivery_median_s: float | None
     delivery_p99_s: float | None
 
@@ -62,7 +64,9 @@ class Recovery(StrictModel):
     bin_s: float
     threshold: float
     min_calls: int
-    recovery_s: float | None = Field(description="seconds from the end of the overload to the recovery bin")
+    recovery_s: float | None = Field(
+        description="seconds from the end of the overload to the recovery bin"
+    )
     verdict: Verdict
     because: str = Field(description="the figures behind the verdict, in words")
     calls_x_capacity_after: float | None
@@ -70,7 +74,9 @@ class Recovery(StrictModel):
     accepted_source: str | None
     on_time_share_after: float | None
     bins_with_enough_calls: int
-    last_failing_bin_s: float | None = Field(description="start of the last bin after the overload below the threshold")
+    last_failing_bin_s: float | None = Field(
+        description="start of the last bin after the overload below the threshold"
+    )
     bins: list[DeliveryBin] = Field(description="bins aligned on the end of the overload")
 
 
@@ -85,7 +91,9 @@ class Delivery(StrictModel):
     finding: str
 
 
-def _query(con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]) -> dict[str, dict[str, object]]:
+def _query(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
+) -> dict[str, dict[str, Any]]:
     params = window_params(windows) | {
         "delivery_window": ctx.delivery_window_s if ctx.delivery_window_s is not None else math.inf,
         "deadline": ctx.deadline_s if ctx.deadline_s is not None else math.inf,
@@ -94,15 +102,17 @@ def _query(con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window
     return {str(r["win_name"]): r for r in run_query(con, "delivery_by_window", params)}
 
 
-def _bins(con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]) -> list[DeliveryBin]:
+def _bins(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
+) -> list[DeliveryBin]:
     if not windows:
         return []
     rows = _query(con, ctx, windows)
     out = []
     for w in windows:
         r = rows[w.name]
-        calls = int(r["calls"])  # type: ignore[call-overload]
-        on_time = int(r["on_time"]) if ctx.deadline_s is not None else None  # type: ignore[call-overload]
+        calls = int(r["calls"])
+        on_time = int(r["on_time"]) if ctx.deadline_s is not None else None
         out.append(
             DeliveryBin(
                 start_s=ctx.s(w.a),
@@ -121,10 +131,10 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
     for w in windows:
         r = rows[w.name]
         why: dict[str, str] = {}
-        calls = int(r["calls"])  # type: ignore[call-overload]
-        delivered = int(r["delivered"])  # type: ignore[call-overload]
+        calls = int(r["calls"])
+        delivered = int(r["delivered"])
         no_calls = "no calls planned in this window"
-        on_time: int | None = int(r["on_time"])  # type: ignore[call-overload]
+        on_time: int | None = int(r["on_time"])
         if ctx.deadline_s is None:
             on_time = None
             why["on_time"] = "deadline unknown: give --deadline or a run.json with deadline_s"
@@ -146,9 +156,9 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
                     if on_time is not None
                     else None
                 ),
-                window_open_at_end=int(r["window_open_at_end"]),  # type: ignore[call-overload]
-                delivery_median_s=r["delivery_median_s"],  # type: ignore[arg-type]
-                delivery_p99_s=r["delivery_p99_s"],  # type: ignore[arg-type]
+                window_open_at_end=int(r["window_open_at_end"]),
+                delivery_median_s=r["delivery_median_s"],
+                delivery_p99_s=r["delivery_p99_s"],
                 null_reasons=why,
             )
         )
@@ -166,7 +176,9 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
     )
 
 
-def _recovery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> tuple[Recovery | None, str | None]:
+def _recovery(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext
+) -> tuple[Recovery | None, str | None]:
     if ctx.overload_phase is None:
         return None, "no overload phase: give --phases (with a phase named pulse) or a run.json"
     ov_end = ctx.overload_end()
@@ -175,15 +187,18 @@ def _recovery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> tuple[Recovery
     if ov_end >= end:
         return None, f"the overload phase {ctx.overload_phase} ends at or after the end of the data"
     if ctx.deadline_s is None:
-        return None, "recovery is judged on the on-time share, which needs the deadline (--deadline)"
+        return (
+            None,
+            "recovery is judged on the on-time share, which needs the deadline (--deadline)",
+        )
     bins = _bins(con, ctx, ctx.bins(RECOVERY_BIN_S, origin=ov_end))
     enough = [b for b in bins if b.calls >= RECOVERY_MIN_CALLS]
     failing = [b for b in enough if (b.on_time_share or 0.0) < RECOVERY_THRESHOLD]
     last_fail = failing[-1].start_s if failing else None
-    recovery_bin = next(
-        (b for b in enough if last_fail is None or b.start_s > last_fail), None
-    )
-    after = amplification_windows(con, ctx, [Window(f"after {ctx.overload_phase}", ov_end, end, True)])[0]
+    recovery_bin = next((b for b in enough if last_fail is None or b.start_s > last_fail), None)
+    after = amplification_windows(
+        con, ctx, [Window(f"after {ctx.overload_phase}", ov_end, end, True)]
+    )[0]
     on_time_after_calls = sum(b.calls for b in bins)
     on_time_after = (
         sum(b.on_time or 0 for b in bins) / on_time_after_calls if on_time_after_calls else None
@@ -192,27 +207,48 @@ def _recovery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> tuple[Recovery
     acc = after.accepted_x_capacity
     ov_end_s = ctx.s(ov_end)
     figures = (
-        f"after {ctx.overload_phase} (from {ov_end_s:g} s to {ctx.s(end):g} s): calls arrived at "
-        f"{_x(arr)} Ĉ, executions accepted at {_x(acc)} Ĉ ({after.accepted_source or 'no source'}), "
-        f"on-time share {pct(on_time_after)} over {len(enough)} bins of >= {RECOVERY_MIN_CALLS} calls"
+        f"after {ctx.overload_phase} (from {ov_end_s:g} s to {ctx.s(end):g} s): calls arrived"
+        f" at {_x(arr)} Ĉ, executions accepted at {_x(acc)} Ĉ"
+        f" ({after.accepted_source or 'no source'}), on-time share {pct(on_time_after)}"
+        f" over {len(enough)} bins of >= {RECOVERY_MIN_CALLS} calls"
     )
     recovery_s: float | None = None
     verdict: Verdict
     if not enough:
-        verdict, because = "insufficient_data", f"no {RECOVERY_BIN_S:g} s bin after the overload has {RECOVERY_MIN_CALLS} calls; " + figures
+        verdict, because = (
+            "insufficient_data",
+            f"no {RECOVERY_BIN_S:g} s bin after the overload has {RECOVERY_MIN_CALLS} calls; "
+            + figures,
+        )
     elif recovery_bin is not None:
         recovery_s = recovery_bin.start_s - ov_end_s
         verdict = "recovered"
-        because = f"on-time share >= {pct(RECOVERY_THRESHOLD, 0)} in every bin from {recovery_s:g} s after the overload on; " + figures
+        because = (
+            f"on-time share >= {pct(RECOVERY_THRESHOLD, 0)} in every bin from {recovery_s:g} s"
+            " after the overload on; " + figures
+        )
     elif arr is None or acc is None:
         verdict = "insufficient_data"
-        because = "not recovered, but capacity unknown (give --capacity) or no accepted executions to judge why; " + figures
+        because = (
+            "not recovered, but capacity unknown (give --capacity) or no accepted executions"
+            " to judge why; " + figures
+        )
     elif arr > 1.0:
-        verdict, because = "overloaded", "not recovered while calls kept arriving above capacity; " + figures
+        verdict, because = (
+            "overloaded",
+            "not recovered while calls kept arriving above capacity; " + figures,
+        )
     elif acc > 1.0:
-        verdict, because = "metastable", "not recovered although calls arrived at or below capacity, while executions were accepted above it; " + figures
+        verdict, because = (
+            "metastable",
+            "not recovered although calls arrived at or below capacity, while executions"
+            " were accepted above it; " + figures,
+        )
     else:
-        verdict, because = "draining", "not recovered yet, accepted executions stayed at or below capacity; " + figures
+        verdict, because = (
+            "draining",
+            "not recovered yet, accepted executions stayed at or below capacity; " + figures,
+        )
     return (
         Recovery(
             overload_phase=ctx.overload_phase,
@@ -241,7 +277,10 @@ def _x(v: float | None) -> str:
 
 def _finding(windows: list[DeliveryWindow], rec: Recovery | None, why_none: str | None) -> str:
     run = windows[0]
-    text = f"{pct(run.delivered_share, 0)} of {run.calls:,} calls delivered, {pct(run.on_time_share, 0)} on time"
+    text = (
+        f"{pct(run.delivered_share, 0)} of {run.calls:,} calls delivered,"
+        f" {pct(run.on_time_share, 0)} on time"
+    )
     if rec is None:
         return f"{text}; no recovery verdict: {why_none}."
     if rec.verdict == "recovered":
@@ -253,8 +292,13 @@ def render_delivery(d: Delivery) -> str:
     headers = ["window", "calls", "delivered", "on time", "open at end", "p50 s", "p99 s"]
     rows = [
         [
-            w.window, num(w.calls), pct(w.delivered_share), pct(w.on_time_share),
-            num(w.window_open_at_end), num(w.delivery_median_s, 1), num(w.delivery_p99_s, 1),
+            w.window,
+            num(w.calls),
+            pct(w.delivered_share),
+            pct(w.on_time_share),
+            num(w.window_open_at_end),
+            num(w.delivery_median_s, 1),
+            num(w.delivery_p99_s, 1),
         ]
         for w in d.windows
     ]

@@ -32,7 +32,9 @@ class LittleWindow(WindowRow):
     consistency: float | None = Field(description="L / (λ·Wq)")
     deadline_saturation: float | None = Field(description="L / (λ·D)")
     open_at_end: int | None = Field(description="waits still open at T (ended at T)")
-    waiting_l_metrics: float | None = Field(description=f"time-weighted mean of {GAUGE}, summed over series")
+    waiting_l_metrics: float | None = Field(
+        description=f"time-weighted mean of {GAUGE}, summed over series"
+    )
     waiting_l_metrics_covered_share: float | None
     lambda_proxy_per_s: float | None
 
@@ -41,7 +43,9 @@ class LittleBin(StrictModel):
     start_s: float
     waiting_l: float | None
     lambda_per_s: float | None
-    lambda_x_deadline: float | None = Field(description="λ·D: the waiting count at deadline saturation")
+    lambda_x_deadline: float | None = Field(
+        description="λ·D: the waiting count at deadline saturation"
+    )
     waiting_l_metrics: float | None
 
 
@@ -54,12 +58,16 @@ class LittlesLaw(StrictModel):
     finding: str
 
 
-def _windows(con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window], gauge: bool) -> list[LittleWindow]:
+def _windows(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window], gauge: bool
+) -> list[LittleWindow]:
     trace = {}
     if ctx.has_events:
         trace = {
             r["win_name"]: r
-            for r in run_query(con, "littles_law_by_window", window_params(windows) | {"t_end": ctx.t_end})
+            for r in run_query(
+                con, "littles_law_by_window", window_params(windows) | {"t_end": ctx.t_end}
+            )
         }
     met = {
         r["win_name"]: r
@@ -96,12 +104,20 @@ def _windows(con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Wind
                 why["lambda_per_s"] = "λ needs an engine trace or a proxy log"
         consistency = None
         if l_val is not None and lam is not None and wq is not None:
-            consistency = ratio(l_val, lam * wq, why, "consistency", "λ·Wq is zero (no arrivals or no waiting)")
+            consistency = ratio(
+                l_val, lam * wq, why, "consistency", "λ·Wq is zero (no arrivals or no waiting)"
+            )
         sat = None
         if ctx.deadline_s is None:
             why["deadline_saturation"] = "deadline unknown: give --deadline"
         elif l_val is not None and lam is not None:
-            sat = ratio(l_val, lam * ctx.deadline_s, why, "deadline_saturation", "no execution arrived in this window")
+            sat = ratio(
+                l_val,
+                lam * ctx.deadline_s,
+                why,
+                "deadline_saturation",
+                "no execution arrived in this window",
+            )
         out.append(
             LittleWindow(
                 window=w.name,
@@ -132,7 +148,9 @@ def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: 
             start_s=b.start_s,
             waiting_l=b.waiting_l,
             lambda_per_s=b.lambda_per_s,
-            lambda_x_deadline=None if b.lambda_per_s is None or ctx.deadline_s is None else b.lambda_per_s * ctx.deadline_s,
+            lambda_x_deadline=None
+            if b.lambda_per_s is None or ctx.deadline_s is None
+            else b.lambda_per_s * ctx.deadline_s,
             waiting_l_metrics=b.waiting_l_metrics,
         )
         for b in (_windows(con, ctx, bins, gauge) if bins else [])
@@ -159,9 +177,13 @@ def _finding(windows: list[LittleWindow]) -> str:
         parts.append(f"Little's law holds to {run.consistency:.2f} over the run ({run.source})")
     if worst is not None and worst.deadline_saturation is not None and worst.waiting_l is not None:
         parts.append(
-            f"the waiting queue held {worst.deadline_saturation:.2f} deadlines' worth of arrivals in"
-            f" {worst.window} (L = {worst.waiting_l:.1f})"
-            + ("; near 1 means executions wait out their whole deadline" if worst.deadline_saturation >= 0.8 else "")
+            f"the waiting queue held {worst.deadline_saturation:.2f} deadlines' worth of"
+            f" arrivals in {worst.window} (L = {worst.waiting_l:.1f})"
+            + (
+                "; near 1 means executions wait out their whole deadline"
+                if worst.deadline_saturation >= 0.8
+                else ""
+            )
         )
     if not parts:
         return "Not enough input for Little's law."
@@ -173,9 +195,19 @@ def render_littles_law(e: LittlesLaw) -> str:
     headers = ["window", "L", "λ /s", "Wq s", "L/(λ·Wq)", "L/(λ·D)", "open at T", "L metrics"]
     rows = [
         [
-            w.window, num(w.waiting_l, 2), num(w.lambda_per_s, 3), num(w.wq_s, 1), num(w.consistency, 2),
-            num(w.deadline_saturation, 2), num(w.open_at_end), num(w.waiting_l_metrics, 2),
+            w.window,
+            num(w.waiting_l, 2),
+            num(w.lambda_per_s, 3),
+            num(w.wq_s, 1),
+            num(w.consistency, 2),
+            num(w.deadline_saturation, 2),
+            num(w.open_at_end),
+            num(w.waiting_l_metrics, 2),
         ]
         for w in e.windows
     ]
-    return f"E. Little's law on the waiting queue ({e.source})\n" + format_table(headers, rows) + f"\n{e.finding}"
+    return (
+        f"E. Little's law on the waiting queue ({e.source})\n"
+        + format_table(headers, rows)
+        + f"\n{e.finding}"
+    )

@@ -19,7 +19,9 @@ from relplan.tables import format_table, num
 
 
 class RetryTimingWindow(WindowRow):
-    retries_with_execution: int = Field(description="retries that created an execution and had a predecessor")
+    retries_with_execution: int = Field(
+        description="retries that created an execution and had a predecessor"
+    )
     retries_after_abort: int = Field(description="of them, those whose predecessor was aborted")
     never_scheduled: int
     gap_n: int
@@ -30,7 +32,9 @@ class RetryTimingWindow(WindowRow):
     slack_median_s: float | None
     slack_p10_s: float | None
     slack_p90_s: float | None
-    slack_negative: int | None = Field(description="retries first on the GPU after their client had gone")
+    slack_negative: int | None = Field(
+        description="retries first on the GPU after their client had gone"
+    )
 
 
 class RetryTiming(StrictModel):
@@ -97,13 +101,32 @@ def _finding(run: RetryTimingWindow) -> str:
 
 
 def render_retry_timing(f: RetryTiming) -> str:
-    headers = ["window", "retries", "after abort", "never sched", "gap p10", "gap p50", "gap p90",
-               "slack p10", "slack p50", "slack p90", "slack < 0"]
+    headers = [
+        "window",
+        "retries",
+        "after abort",
+        "never sched",
+        "gap p10",
+        "gap p50",
+        "gap p90",
+        "slack p10",
+        "slack p50",
+        "slack p90",
+        "slack < 0",
+    ]
     rows = [
         [
-            w.window, num(w.retries_with_execution), num(w.retries_after_abort), num(w.never_scheduled),
-            num(w.gap_p10_s, 1), num(w.gap_median_s, 1), num(w.gap_p90_s, 1),
-            num(w.slack_p10_s, 1), num(w.slack_median_s, 1), num(w.slack_p90_s, 1), num(w.slack_negative),
+            w.window,
+            num(w.retries_with_execution),
+            num(w.retries_after_abort),
+            num(w.never_scheduled),
+            num(w.gap_p10_s, 1),
+            num(w.gap_median_s, 1),
+            num(w.gap_p90_s, 1),
+            num(w.slack_p10_s, 1),
+            num(w.slack_median_s, 1),
+            num(w.slack_p90_s, 1),
+            num(w.slack_negative),
         ]
         for w in f.windows
     ]

@@ -32,25 +32,35 @@ class WastedPrefillWindow(WindowRow):
     decode_tokens: int
     tokens_by_fate: dict[str, int] = Field(description=f"keys: {', '.join(FATES)}")
     share_by_fate: dict[str, float | None]
-    aborted_share: float | None = Field(description="share of computed prompt tokens that went to aborted executions")
-    inflight_prompt_tokens: int = Field(description="aborted executions' prompt tokens in steps in flight at the abort")
+    aborted_share: float | None = Field(
+        description="share of computed prompt tokens that went to aborted executions"
+    )
+    inflight_prompt_tokens: int = Field(
+        description="aborted executions' prompt tokens in steps in flight at the abort"
+    )
     inflight_decode_tokens: int
     inflight_share_of_aborted: float | None
     before_first_output_tokens: int
-    before_first_output_share: float | None = Field(description="of all computed: never counted by vllm:prompt_tokens_total")
+    before_first_output_share: float | None = Field(
+        description="of all computed: never counted by vllm:prompt_tokens_total"
+    )
     recomputed_tokens: int
     recomputed_share: float | None
 
 
 class WastedPrefill(StrictModel):
     source: str = Field(description="always the engine trace (step records)")
-    windows: list[WastedPrefillWindow] = Field(description="whole run and phases (replica null), then per replica")
+    windows: list[WastedPrefillWindow] = Field(
+        description="whole run and phases (replica null), then per replica"
+    )
     finding: str
 
 
 def analyze_wasted_prefill(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> WastedPrefill:
     windows = ctx.phase_windows()
-    rows = run_query(con, "wasted_prefill_by_fate", window_params(windows) | {"has_proxy": ctx.has_proxy})
+    rows = run_query(
+        con, "wasted_prefill_by_fate", window_params(windows) | {"has_proxy": ctx.has_proxy}
+    )
     groups: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
     replicas: set[str] = set()
     for r in rows:
@@ -99,7 +109,11 @@ def _row(
         inflight_prompt_tokens=inflight,
         inflight_decode_tokens=sum(int(r["inflight_decode"]) for r in rs),
         inflight_share_of_aborted=ratio(
-            inflight, aborted, why, "inflight_share_of_aborted", "no prompt tokens computed for aborted executions"
+            inflight,
+            aborted,
+            why,
+            "inflight_share_of_aborted",
+            "no prompt tokens computed for aborted executions",
         ),
         before_first_output_tokens=bfo,
         before_first_output_share=ratio(bfo, total, why, "before_first_output_share", none),
@@ -114,7 +128,8 @@ def _finding(run: WastedPrefillWindow) -> str:
         return "No prompt tokens were computed in the window."
     wasted = run.tokens_by_fate["aborted"] + run.tokens_by_fate["finished_for_nobody"]
     text = (
-        f"{pct(run.aborted_share, 0)} of computed prefill went to executions that were later aborted"
+        f"{pct(run.aborted_share, 0)} of computed prefill went to executions"
+        " that were later aborted"
         f" ({pct(wasted / run.computed_tokens, 0)} including responses finished for nobody)"
     )
     if run.before_first_output_share:
@@ -127,14 +142,28 @@ def _finding(run: WastedPrefillWindow) -> str:
 
 def render_wasted_prefill(c: WastedPrefill) -> str:
     headers = [
-        "window", "replica", "computed", "delivered", "for nobody", "finished", "aborted",
-        "unfinished", "unknown", "in flight/aborted", "before 1st out", "recomputed",
+        "window",
+        "replica",
+        "computed",
+        "delivered",
+        "for nobody",
+        "finished",
+        "aborted",
+        "unfinished",
+        "unknown",
+        "in flight/aborted",
+        "before 1st out",
+        "recomputed",
     ]
     rows = [
         [
-            w.window, w.replica or "all", num(w.computed_tokens),
+            w.window,
+            w.replica or "all",
+            num(w.computed_tokens),
             *(pct(w.share_by_fate[f]) for f in FATES),
-            pct(w.inflight_share_of_aborted), pct(w.before_first_output_share), pct(w.recomputed_share),
+            pct(w.inflight_share_of_aborted),
+            pct(w.before_first_output_share),
+            pct(w.recomputed_share),
         ]
         for w in c.windows
     ]
