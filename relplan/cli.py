@@ -188,55 +188,52 @@ def pulse(
 
 # --- relplan analyze (issue 5: analyses A-G) ---------------------------------------------
 
+_DB_HELP = "Workspace file (default: $RELPLAN_DB or ./relplan.duckdb)."
+_ONLY_HELP = (
+    "Run only these analyses (repeatable or comma-separated): amplification, delivery,"
+    " wasted_prefill, counters, littles_law, retry_timing, capacity."
+)
+_TIME_HELP = "seconds from t0, epoch seconds or RFC 3339"
+
 
 @app.command()
 def analyze(
-    db: Annotated[
-        Path | None, typer.Option("--db", help="Workspace file (default: $RELPLAN_DB or ./relplan.duckdb).")
-    ] = None,
+    db: Annotated[Path | None, typer.Option("--db", help=_DB_HELP)] = None,
     json_out: JsonFlag = False,
-    only: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--only",
-            help="Run only these analyses (repeatable or comma-separated): amplification, delivery,"
-            " wasted_prefill, counters, littles_law, retry_timing, capacity.",
-        ),
-    ] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", help=_ONLY_HELP)] = None,
     phases: Annotated[
         str | None,
-        typer.Option(help="Phases NAME=START:END,... in seconds from t0 or epoch (overrides run.json)."),
+        typer.Option(help="Phases NAME=START:END,... (s from t0, or epoch); overrides run.json."),
     ] = None,
-    capacity: Annotated[float | None, typer.Option(help="Capacity C^ in calls/s (overrides run.json).")] = None,
+    capacity: Annotated[
+        float | None, typer.Option(help="Capacity C^ in calls/s; overrides run.json.")
+    ] = None,
     deadline: Annotated[
-        str | None, typer.Option(help="Client per-attempt deadline D, e.g. 120 or 2m (overrides run.json).")
+        str | None, typer.Option(help="Client per-attempt deadline D (120, 2m); overrides run.json")
     ] = None,
     delivery_window: Annotated[
-        str | None, typer.Option(help="Delivery window W from planned arrival, e.g. 840s (overrides run.json).")
+        str | None, typer.Option(help="Delivery window W from planned arrival; overrides run.json.")
     ] = None,
-    window: Annotated[str, typer.Option(help="Rolling window for the counter series.")] = "60s",
+    window: Annotated[str, typer.Option(help="Rolling window of the counter series.")] = "60s",
     step: Annotated[str, typer.Option(help="Evaluation step of the rolling series.")] = "15s",
     bin_width: Annotated[str, typer.Option("--bin", help="Bin width of the time series.")] = "30s",
-    t_from: Annotated[
-        str | None, typer.Option("--from", help="Window start: seconds from t0, epoch seconds or RFC 3339.")
-    ] = None,
-    t_to: Annotated[
-        str | None, typer.Option("--to", help="Window end: seconds from t0, epoch seconds or RFC 3339.")
-    ] = None,
+    t_from: Annotated[str | None, typer.Option("--from", help=f"Start: {_TIME_HELP}.")] = None,
+    t_to: Annotated[str | None, typer.Option("--to", help=f"End: {_TIME_HELP}.")] = None,
     replica_label: Annotated[
-        str | None, typer.Option(help="Metric label naming the replica (default: replica, pod, instance).")
+        str | None, typer.Option(help="Metric label naming the replica (default: replica/pod/instance)")
     ] = None,
 ) -> None:
     """Every analysis the workspace supports: amplification, delivery and recovery, wasted
     prefill, counters, Little's law, retry timing, capacity calibration.
 
-    Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227,hold=227:947 --capacity 2.78
+    Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227
     """
+    window_w = delivery_window and parse_duration(delivery_window, "--delivery-window")
     opts = analyses_mod.AnalyzeOptions(
         phases=phases,
         capacity=None if capacity is None else positive(capacity, "--capacity"),
         deadline=None if deadline is None else parse_duration(deadline, "--deadline"),
-        delivery_window=None if delivery_window is None else parse_duration(delivery_window, "--delivery-window"),
+        delivery_window=window_w,
         window=parse_duration(window, "--window"),
         step=parse_duration(step, "--step"),
         bin=parse_duration(bin_width, "--bin"),
@@ -247,7 +244,8 @@ def analyze(
     )
     with open_workspace(resolve_db(db), read_only=True) as con:
         result = analyses_mod.analyze(con, opts)
-    typer.echo(result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result))
+    out = result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result)
+    typer.echo(out)
 
 
 def main() -> None:
