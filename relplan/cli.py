@@ -220,7 +220,8 @@ def analyze(
     t_from: Annotated[str | None, typer.Option("--from", help=f"Start: {_TIME_HELP}.")] = None,
     t_to: Annotated[str | None, typer.Option("--to", help=f"End: {_TIME_HELP}.")] = None,
     replica_label: Annotated[
-        str | None, typer.Option(help="Metric label naming the replica (default: replica/pod/instance)")
+        str | None,
+        typer.Option(help="Metric label naming the replica (default: replica, pod, instance)."),
     ] = None,
 ) -> None:
     """Every analysis the workspace supports: amplification, delivery and recovery, wasted
