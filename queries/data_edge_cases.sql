@@ -6,7 +6,9 @@
 --                              before reaching an engine)
 --   attempts_unmatched         attempts naming an execution_id the engine trace does not have
 --                              (0 when there is no engine trace)
---   steps_unknown_execution    step records of executions with no lifecycle event (C: `unknown`)
+--   (steps of executions with no lifecycle event are counted by wasted_prefill_by_fate.sql,
+--   fate `unknown`, in the same pass as the tokens: a second pass over the steps is the
+--   costliest thing this file could do)
 --   execution_ids_on_several_replicas   ids that occur on more than one replica (executions
 --                              are keyed by (replica, execution_id), so they stay apart)
 -- params:
@@ -25,8 +27,5 @@ select
       where a.execution_id is not null
         and not exists (select 1 from ex e where e.execution_id = a.execution_id
                           and (a.replica is null or e.rk = '' or a.replica = e.rk))) as attempts_unmatched,
-    (select count(*) from steps s
-      where not exists (select 1 from ex e where e.execution_id = s.execution_id
-                          and e.rk = coalesce(s.replica, ''))) as steps_unknown_execution,
     (select count(*) from (select execution_id from ex group by execution_id having count(*) > 1))
         as execution_ids_on_several_replicas

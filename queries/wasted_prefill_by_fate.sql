@@ -1,5 +1,8 @@
--- Computed prompt tokens split by the fate of their execution (analyses.md C), per window
--- of step t_done, for all replicas (replica null) and per replica.
+-- Computed prompt tokens split by the fate of their execution (analyses.md C), per time
+-- segment of step t_done and per replica. Segments are disjoint (relplan.analyses.context
+-- .segments cuts the analysed window at every phase boundary; the last one, [T, T], holds
+-- only t_done = T); the caller sums segments into the run and each phase. One pass over the
+-- steps with one row per step, grouped on small keys, is what keeps this near a bare scan.
 -- Execution key: (replica, execution_id). Fate is decided over ALL the data, not the window:
 --   delivered            first `finished` at or before the first `aborted` (a tie counts as
 --                        finished), and some proxy attempt with that execution_id (same
@@ -10,16 +13,16 @@
 --   aborted              an `aborted` event before any `finished`;
 --   unfinished           neither (includes engine refusals, which compute nothing);
 --   unknown              steps whose execution has no lifecycle event at all.
--- Columns per (window, replica, fate): prompt_computed, prompt_cached, decode_tokens;
+-- Columns per (segment k, replica, fate): steps (row count), prompt_computed, prompt_cached, decode_tokens;
 --   inflight_prompt / inflight_decode: tokens of aborted executions in steps with
 --     t_issue < t_abort <= t_done (t_abort: the engine's first `aborted`);
 --   before_first_output: computed tokens of aborted executions with no `first_token` at or
 --     before the abort;
 --   recomputed: prompt tokens of steps with t_issue >= the execution's first `preempted`.
--- params: w_names, w_starts, w_ends, w_closed, has_proxy
-with win as (
-    select unnest($w_names) as win_name, unnest($w_starts) as a, unnest($w_ends) as b,
-           unnest($w_closed) as closed
+-- params: seg_starts, seg_ends, seg_closed, has_proxy
+with seg as (
+    select unnest($seg_starts) as a, unnest($seg_ends) as b, unnest($seg_closed) as closed,
+           generate_subscripts($seg_starts, 1) as k
 ),
 ex as (
     select coalesce(replica, '') as rk, execution_id,
@@ -38,12 +41,13 @@ dl as (
 ),
 fate as (
     select e.rk, e.execution_id, e.t_pre,
+           -- 1 delivered, 2 finished_for_nobody, 3 finished, 4 aborted, 5 unfinished
            case when e.t_fin is not null and (e.t_ab is null or e.t_fin <= e.t_ab) then
-                    case when not $has_proxy then 'finished'
-                         when coalesce(d.delivered, false) then 'delivered'
-                         else 'finished_for_nobody' end
-                when e.t_ab is not null then 'aborted'
-                else 'unfinished' end as fate,
+                    case when not $has_proxy then 3
+                         when coalesce(d.delivered, false) then 1
+                         else 2 end
+                when e.t_ab is not null then 4
+                else 5 end::utinyint as fate,
            case when e.t_ab is not null and (e.t_fin is null or e.t_ab < e.t_fin)
                 then e.t_ab end as t_abort,
            (e.t_ab is not null and (e.t_fin is null or e.t_ab < e.t_fin)
@@ -51,22 +55,31 @@ fate as (
     from ex e left join dl d using (rk, execution_id)
 ),
 s as (
-    select s.replica, s.t_issue, s.t_done, s.prompt_computed, s.prompt_cached, s.decode_tokens,
-           coalesce(f.fate, 'unknown') as fate, f.t_abort, f.t_pre,
-           coalesce(f.before_first, false) as before_first
+    select s.replica, s.t_done, s.prompt_computed, s.prompt_cached, s.decode_tokens,
+           coalesce(f.fate, 6) as fate,  -- 6 unknown: no lifecycle event
+           (s.t_issue < f.t_abort and f.t_abort <= s.t_done) as inflight,
+           coalesce(f.before_first, false) as before_first,
+           s.t_issue >= f.t_pre as recomputed
     from steps s left join fate f
       on f.execution_id = s.execution_id and f.rk = coalesce(s.replica, '')
+),
+agg as (
+    select g.k, s.replica, s.fate,
+           count(*) as steps,
+           sum(s.prompt_computed) as prompt_computed,
+           sum(s.prompt_cached) as prompt_cached,
+           sum(s.decode_tokens) as decode_tokens,
+           coalesce(sum(s.prompt_computed) filter (where s.inflight), 0) as inflight_prompt,
+           coalesce(sum(s.decode_tokens) filter (where s.inflight), 0) as inflight_decode,
+           coalesce(sum(s.prompt_computed) filter (where s.before_first), 0) as before_first_output,
+           coalesce(sum(s.prompt_computed) filter (where s.recomputed), 0) as recomputed
+    from s join seg g
+      on s.t_done >= g.a and (s.t_done < g.b or (g.closed and s.t_done = g.b))
+    group by g.k, s.replica, s.fate
 )
-select w.win_name, s.replica, grouping(s.replica) as all_replicas, s.fate,
-       sum(s.prompt_computed) as prompt_computed,
-       sum(s.prompt_cached) as prompt_cached,
-       sum(s.decode_tokens) as decode_tokens,
-       coalesce(sum(s.prompt_computed) filter (where s.t_issue < s.t_abort and s.t_abort <= s.t_done), 0)
-           as inflight_prompt,
-       coalesce(sum(s.decode_tokens) filter (where s.t_issue < s.t_abort and s.t_abort <= s.t_done), 0)
-           as inflight_decode,
-       coalesce(sum(s.prompt_computed) filter (where s.before_first), 0) as before_first_output,
-       coalesce(sum(s.prompt_computed) filter (where s.t_issue >= s.t_pre), 0) as recomputed
-from s join win w
-  on s.t_done >= w.a and (s.t_done < w.b or (w.closed and s.t_done = w.b))
-group by grouping sets ((w.win_name, s.fate), (w.win_name, s.replica, s.fate))
+select k, replica,
+       ['delivered', 'finished_for_nobody', 'finished', 'aborted', 'unfinished', 'unknown'][fate]
+           as fate,
+       steps, prompt_computed, prompt_cached, decode_tokens, inflight_prompt, inflight_decode,
+       before_first_output, recomputed
+from agg

@@ -313,3 +313,27 @@ def test_empty_phase_gives_nulls_with_reasons_not_errors() -> None:
     assert e["early"].waiting_l == 0
     d = {w.window: w for w in r.delivery.windows}  # type: ignore[union-attr]
     assert d["early"].delivered_share is None
+
+
+def test_wasted_prefill_segments_handle_overlapping_phases_and_the_closing_instant() -> None:
+    """C scans the steps once, cut into disjoint segments; overlapping phases and a step
+    ending exactly at T (in the run, in no half-open phase) must still add up as a direct
+    sum over the steps says."""
+    con = memory_workspace()
+    insert_events(con, EVENTS)
+    insert_steps(con, [*STEPS, (230, 240, "e13", 7, 0, 0, "r0")])
+    r = analyze(con, AnalyzeOptions(phases="p1=0:100,p2=50:150,p3=200:240", only=["wasted_prefill"]))
+    got = {w.window: w.computed_tokens for w in r.wasted_prefill.windows if w.replica is None}  # type: ignore[union-attr]
+
+    def direct(a: float, b: float, closed: bool = False) -> int:
+        op = "<=" if closed else "<"
+        q = f"select coalesce(sum(prompt_computed), 0) from steps where t_done >= ? and t_done {op} ?"
+        return int(con.execute(q, [T0 + a, T0 + b]).fetchone()[0])  # type: ignore[index]
+
+    assert got == {
+        "run": direct(0, 240, closed=True),
+        "p1": direct(0, 100),
+        "p2": direct(50, 150),
+        "p3": direct(200, 240),
+    }
+    assert got["run"] == got["p3"] + 7 + direct(0, 200)

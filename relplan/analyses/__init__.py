@@ -115,7 +115,11 @@ class DataChecks(StrictModel):
     executions_no_arrived: int
     attempts_no_execution: int
     attempts_unmatched: int
-    steps_unknown_execution: int
+    steps_unknown_execution: int | None = Field(
+        default=None,
+        description="steps (in the analysed window) of executions with no lifecycle event;"
+        " counted by wasted prefill, null when it did not run",
+    )
     execution_ids_on_several_replicas: int
 
 
@@ -177,6 +181,7 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
     if "wasted_prefill" in wanted:
         if ctx.has_steps:
             res.wasted_prefill = analyze_wasted_prefill(con, ctx)
+            checks.steps_unknown_execution = res.wasted_prefill.windows[0].steps_by_fate["unknown"]
         else:
             skip("wasted_prefill", "wasted prefill needs an engine trace with step records")
     names = {r["name"] for r in run_query(con, "metric_names_present", {})}

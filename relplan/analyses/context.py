@@ -135,6 +135,31 @@ def window_params(windows: list[Window]) -> dict[str, Any]:
     }
 
 
+def segments(windows: list[Window]) -> tuple[dict[str, list[float] | list[bool]], dict[str, list[int]]]:
+    """Cut the windows into disjoint segments so a big table is scanned with one row per
+    record: every window boundary starts a new segment; the closing [end, end] segment of a
+    closed window holds only records exactly at its end. Returns the query parameters
+    (`seg_starts`, `seg_ends`, `seg_closed`) and, per window name, the 1-based indexes of the
+    segments it is made of."""
+    cuts = sorted({x for w in windows for x in (w.a, w.b)})
+    segs: list[tuple[float, float, bool]] = [(a, b, False) for a, b in zip(cuts, cuts[1:])]
+    closing = sorted({w.b for w in windows if w.closed})
+    segs += [(b, b, True) for b in closing]
+    members: dict[str, list[int]] = {}
+    for w in windows:
+        members[w.name] = [
+            i + 1
+            for i, (a, b, closed) in enumerate(segs)
+            if a >= w.a and b <= w.b and (not closed or (w.closed and b == w.b))
+        ]
+    params: dict[str, list[float] | list[bool]] = {
+        "seg_starts": [a for a, _, _ in segs] or [0.0],
+        "seg_ends": [b for _, b, _ in segs] or [0.0],
+        "seg_closed": [c for _, _, c in segs] or [False],
+    }
+    return params, members
+
+
 def parse_time(value: float, t0: float) -> float:
     return value if abs(value) > ABSOLUTE_TIME_THRESHOLD else t0 + value
 

@@ -18,7 +18,7 @@ import duckdb
 from pydantic import Field
 
 from relplan.analyses.common import WindowRow, ratio, run_query
-from relplan.analyses.context import RunContext, window_params
+from relplan.analyses.context import RunContext, segments
 from relplan.models import StrictModel
 from relplan.tables import format_table, num, pct
 
@@ -27,6 +27,7 @@ FATES = ("delivered", "finished_for_nobody", "finished", "aborted", "unfinished"
 
 class WastedPrefillWindow(WindowRow):
     replica: str | None = Field(description="null: all replicas")
+    steps_by_fate: dict[str, int] = Field(description="step records per fate (same keys)")
     computed_tokens: int = Field(description="prompt tokens computed (prefix-cache hits excluded)")
     cached_tokens: int
     decode_tokens: int
@@ -58,16 +59,17 @@ class WastedPrefill(StrictModel):
 
 def analyze_wasted_prefill(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> WastedPrefill:
     windows = ctx.phase_windows()
-    rows = run_query(
-        con, "wasted_prefill_by_fate", window_params(windows) | {"has_proxy": ctx.has_proxy}
-    )
+    params, members = segments(windows)
+    rows = run_query(con, "wasted_prefill_by_fate", params | {"has_proxy": ctx.has_proxy})
+    # Sum the disjoint segments into each window, for all replicas and per replica.
     groups: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
-    replicas: set[str] = set()
-    for r in rows:
-        rep = None if r["all_replicas"] else (r["replica"] or "")
-        if rep is not None:
-            replicas.add(rep)
-        groups[(r["win_name"], rep)].append(r)
+    replicas: set[str] = {r["replica"] or "" for r in rows}
+    for w in windows:
+        inside = set(members[w.name])
+        for r in rows:
+            if r["k"] in inside:
+                groups[(w.name, None)].append(r)
+                groups[(w.name, r["replica"] or "")].append(r)
     per_replica = bool(replicas - {""})
     out: list[WastedPrefillWindow] = []
     keys: list[str | None] = [None, *(sorted(replicas) if per_replica else [])]
@@ -82,8 +84,10 @@ def _row(
 ) -> WastedPrefillWindow:
     why: dict[str, str] = {}
     tok = dict.fromkeys(FATES, 0)
+    nsteps = dict.fromkeys(FATES, 0)
     for r in rs:
         tok[r["fate"]] += int(r["prompt_computed"])
+        nsteps[r["fate"]] += int(r["steps"])
     total = sum(tok.values())
     aborted = tok["aborted"]
     inflight = sum(int(r["inflight_prompt"]) for r in rs)
@@ -100,6 +104,7 @@ def _row(
         start_s=ctx.s(a),
         end_s=ctx.s(b),
         replica=rep,
+        steps_by_fate=nsteps,
         computed_tokens=total,
         cached_tokens=sum(int(r["prompt_cached"]) for r in rs),
         decode_tokens=sum(int(r["decode_tokens"]) for r in rs),
