@@ -22,7 +22,6 @@ first token in it (queries/prompt_tokens_truth_by_window.sql).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import Any
 
 import duckdb
@@ -291,9 +290,3 @@ def render_counters(c: Counters) -> str:
     head = f"D. Counters: {c.prompt_metric} vs {c.query_metric}"
     return head + "\n" + format_table(headers, rows, left=(0, 1)) + f"\n{c.finding}"
 
-
-def counters_by_replica(c: Counters) -> dict[str | None, list[CounterWindow]]:
-    out: dict[str | None, list[CounterWindow]] = defaultdict(list)
-    for w in c.windows:
-        out[w.replica].append(w)
-    return dict(out)
