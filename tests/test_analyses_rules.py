@@ -322,12 +322,14 @@ def test_wasted_prefill_segments_handle_overlapping_phases_and_the_closing_insta
     con = memory_workspace()
     insert_events(con, EVENTS)
     insert_steps(con, [*STEPS, (230, 240, "e13", 7, 0, 0, "r0")])
-    r = analyze(con, AnalyzeOptions(phases="p1=0:100,p2=50:150,p3=200:240", only=["wasted_prefill"]))
+    opts = AnalyzeOptions(phases="p1=0:100,p2=50:150,p3=200:240", only=["wasted_prefill"])
+    r = analyze(con, opts)
     got = {w.window: w.computed_tokens for w in r.wasted_prefill.windows if w.replica is None}  # type: ignore[union-attr]
 
     def direct(a: float, b: float, closed: bool = False) -> int:
         op = "<=" if closed else "<"
-        q = f"select coalesce(sum(prompt_computed), 0) from steps where t_done >= ? and t_done {op} ?"
+        q = "select coalesce(sum(prompt_computed), 0) from steps"
+        q += f" where t_done >= ? and t_done {op} ?"
         return int(con.execute(q, [T0 + a, T0 + b]).fetchone()[0])  # type: ignore[index]
 
     assert got == {

@@ -17,6 +17,7 @@ Conventions (analyses.md, Conventions 1-2, 8):
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -135,14 +136,17 @@ def window_params(windows: list[Window]) -> dict[str, Any]:
     }
 
 
-def segments(windows: list[Window]) -> tuple[dict[str, list[float] | list[bool]], dict[str, list[int]]]:
+SegmentParams = dict[str, list[float] | list[bool]]
+
+
+def segments(windows: list[Window]) -> tuple[SegmentParams, dict[str, list[int]]]:
     """Cut the windows into disjoint segments so a big table is scanned with one row per
     record: every window boundary starts a new segment; the closing [end, end] segment of a
     closed window holds only records exactly at its end. Returns the query parameters
     (`seg_starts`, `seg_ends`, `seg_closed`) and, per window name, the 1-based indexes of the
     segments it is made of."""
     cuts = sorted({x for w in windows for x in (w.a, w.b)})
-    segs: list[tuple[float, float, bool]] = [(a, b, False) for a, b in zip(cuts, cuts[1:])]
+    segs: list[tuple[float, float, bool]] = [(a, b, False) for a, b in itertools.pairwise(cuts)]
     closing = sorted({w.b for w in windows if w.closed})
     segs += [(b, b, True) for b in closing]
     members: dict[str, list[int]] = {}
@@ -152,7 +156,7 @@ def segments(windows: list[Window]) -> tuple[dict[str, list[float] | list[bool]]
             for i, (a, b, closed) in enumerate(segs)
             if a >= w.a and b <= w.b and (not closed or (w.closed and b == w.b))
         ]
-    params: dict[str, list[float] | list[bool]] = {
+    params: SegmentParams = {
         "seg_starts": [a for a, _, _ in segs] or [0.0],
         "seg_ends": [b for _, b, _ in segs] or [0.0],
         "seg_closed": [c for _, _, c in segs] or [False],

@@ -289,4 +289,3 @@ def render_counters(c: Counters) -> str:
     ]
     head = f"D. Counters: {c.prompt_metric} vs {c.query_metric}"
     return head + "\n" + format_table(headers, rows, left=(0, 1)) + f"\n{c.finding}"
-
