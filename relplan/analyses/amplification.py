@@ -1,7 +1,7 @@
 """A. Load and retry amplification (analyses.md A), per window and as a binned series.
 
-Runs queries/load_amplification_by_window.sql once for the whole run and the phases, and
-once over `bin_s` bins aligned on the window start for the series the report charts.
+Runs queries/load_amplification_by_window.sql once, over the whole run, the phases and the
+`bin_s` bins aligned on the window start (the series the report charts).
 Sources: accepted and completed executions come from the engine trace when there is one
 (`arrived` without `rejected`; `finished`), else from the proxy log (non-attached attempts
 with an execution_id by t_sent; completions only as delivered attempts by t_end, because an
@@ -193,8 +193,9 @@ def _abort_reason(why: dict[str, str], n: int, ctx: RunContext) -> dict[str, str
 
 
 def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Amplification:
-    windows = amplification_windows(con, ctx, ctx.phase_windows())
-    bins = ctx.bins(ctx.bin_s)
+    phases = ctx.phase_windows()
+    rows = amplification_windows(con, ctx, phases + ctx.bins(ctx.bin_s))  # one query
+    windows, bins = rows[: len(phases)], rows[len(phases) :]
     series = [
         AmplificationBin(
             start_s=b.start_s,
@@ -203,7 +204,7 @@ def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Am
             executions_completed=b.executions_completed,
             completed_for_waiting=b.completed_for_waiting,
         )
-        for b in (amplification_windows(con, ctx, bins) if bins else [])
+        for b in bins
     ]
     return Amplification(
         windows=windows, series_bin_s=ctx.bin_s, series=series, finding=_finding(windows, ctx)

@@ -111,11 +111,15 @@ class RunContext(StrictModel):
                 return self.t0 + p.end_s
         return None
 
-    def bins(self, width: float, origin: float | None = None) -> list[Window]:
-        """Half-open bins of `width` from `origin` (default the window start) to its end."""
+    def bins(self, width: float, origin: float | None = None, tag: str = "bin") -> list[Window]:
+        """Half-open bins of `width` from `origin` (default the window start) to its end.
+        Named `\x1f<tag><i>` so they can share one query with the phases without a clash."""
         start = self.window_start if origin is None else origin
         n = max(0, math.ceil((self.window_end - start) / width - 1e-9))
-        return [Window(f"{i}", start + i * width, start + (i + 1) * width, False) for i in range(n)]
+        return [
+            Window(f"\x1f{tag}{i}", start + i * width, start + (i + 1) * width, False)
+            for i in range(n)
+        ]
 
 
 @dataclass(frozen=True)

@@ -103,11 +103,8 @@ def _query(
 
 
 def _bins(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
+    ctx: RunContext, windows: list[Window], rows: dict[str, dict[str, Any]]
 ) -> list[DeliveryBin]:
-    if not windows:
-        return []
-    rows = _query(con, ctx, windows)
     out = []
     for w in windows:
         r = rows[w.name]
@@ -126,7 +123,12 @@ def _bins(
 
 def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Delivery:
     windows = ctx.phase_windows()
-    rows = _query(con, ctx, windows)
+    series_bins = ctx.bins(ctx.bin_s, tag="series")
+    ov_end = ctx.overload_end()
+    recovery_bins = (
+        ctx.bins(RECOVERY_BIN_S, origin=ov_end, tag="recovery") if ov_end is not None else []
+    )
+    rows = _query(con, ctx, windows + series_bins + recovery_bins)  # one query
     out = []
     for w in windows:
         r = rows[w.name]
@@ -162,8 +164,8 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
                 null_reasons=why,
             )
         )
-    series = _bins(con, ctx, ctx.bins(ctx.bin_s))
-    recovery, why_none = _recovery(con, ctx)
+    series = _bins(ctx, series_bins, rows)
+    recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows))
     return Delivery(
         delivery_window_s=ctx.delivery_window_s,
         deadline_s=ctx.deadline_s,
@@ -177,7 +179,7 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
 
 
 def _recovery(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, bins: list[DeliveryBin]
 ) -> tuple[Recovery | None, str | None]:
     if ctx.overload_phase is None:
         return None, "no overload phase: give --phases (with a phase named pulse) or a run.json"
@@ -191,7 +193,6 @@ def _recovery(
             None,
             "recovery is judged on the on-time share, which needs the deadline (--deadline)",
         )
-    bins = _bins(con, ctx, ctx.bins(RECOVERY_BIN_S, origin=ov_end))
     enough = [b for b in bins if b.calls >= RECOVERY_MIN_CALLS]
     failing = [b for b in enough if (b.on_time_share or 0.0) < RECOVERY_THRESHOLD]
     last_fail = failing[-1].start_s if failing else None

@@ -141,8 +141,9 @@ def _windows(
 
 
 def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: bool) -> LittlesLaw:
-    windows = _windows(con, ctx, ctx.phase_windows(), gauge)
-    bins = ctx.bins(ctx.bin_s)
+    phases = ctx.phase_windows()
+    rows = _windows(con, ctx, phases + ctx.bins(ctx.bin_s), gauge)  # one query
+    windows, bins = rows[: len(phases)], rows[len(phases) :]
     series = [
         LittleBin(
             start_s=b.start_s,
@@ -153,7 +154,7 @@ def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: 
             else b.lambda_per_s * ctx.deadline_s,
             waiting_l_metrics=b.waiting_l_metrics,
         )
-        for b in (_windows(con, ctx, bins, gauge) if bins else [])
+        for b in bins
     ]
     return LittlesLaw(
         source=windows[0].source,
