@@ -3,8 +3,9 @@
 -- (retries 125 s after the previous attempt, like a 120 s client deadline plus backoff);
 -- 4 % of retries are shed and 4 % attach; earlier attempts time out and are aborted.
 -- Each execution: arrived, scheduled after a wait, first_token, then finished or aborted;
--- steps: two prefill chunks then one decode token per step (about $decode_mean steps),
--- every 30 ms. Metrics: vllm counters and the waiting gauge every 5 s per replica.
+-- steps: two prefill chunks then one decode token per step (about $decode_mean steps) on
+-- each replica's scheduler grid of 30 ms steps, so executions running together share a step
+-- (as in a real trace: one row per (step, execution scheduled in it)). Metrics: vllm counters and the waiting gauge every 5 s per replica.
 -- Choices are for shape, not for realism of any one number.
 -- params: calls, span, decode_mean
 select setseed(0.42);
@@ -60,9 +61,9 @@ select t, xid, ev, p, replica, 1002, row_number() over () from (
 );
 
 insert into steps
-select row_number() over (), t_issue, t_issue + 0.03, xid, pc, 0, dec, replica, 1002, row_number() over ()
+select step, step * 0.03, step * 0.03 + 0.03, xid, pc, 0, dec, replica, 1002, row_number() over ()
 from (
-    select e.xid, e.replica, e.ts + k * 0.03 as t_issue,
+    select e.xid, e.replica, ceil(e.ts / 0.03)::bigint + k as step,
            case when k < 2 then e.prompt // 2 else 0 end as pc,
            case when k >= 1 then 1 else 0 end as dec
     from g_exec e, range(e.n_decode + 2) r(k)
