@@ -265,6 +265,27 @@ def test_littles_law_per_phase(result: AnalyzeResult) -> None:
     assert sum((b.waiting_l or 0) * 30 for b in e.series) == pytest.approx(79.1)
 
 
+def test_littles_law_per_replica(result: AnalyzeResult) -> None:
+    """Per replica in hold: r1 has e1@r1 alone (wait 1 s): L = 1/120, λ = 1/120, Wq = 1,
+    consistency 1; its gauge is absent (only pod r0 exports one), its proxy λ is c9's
+    execution, 1/120. r0: e12 and e13 wait 1 s each and e10 waits 11 s into hold:
+    L = 13/120, λ = 2/120, Wq = 1, consistency 6.5; its gauge mean is 0.5."""
+    e = result.littles_law
+    assert e is not None
+    r1 = by_window(e.windows, "r1")["hold"]
+    assert r1.waiting_l == pytest.approx(1 / 120)
+    assert r1.arrivals == 1
+    assert r1.consistency == pytest.approx(1.0)
+    assert r1.waiting_l_metrics is None
+    assert "no vllm:num_requests_waiting" in r1.null_reasons["waiting_l_metrics"]
+    assert r1.lambda_proxy_per_s == pytest.approx(1 / 120)
+    r0 = by_window(e.windows, "r0")["hold"]
+    assert r0.waiting_l == pytest.approx(13 / 120)
+    assert r0.consistency == pytest.approx(6.5)
+    assert r0.waiting_l_metrics == pytest.approx(0.5)
+    assert by_window(e.windows, "r1")["base"].wq_s is None
+
+
 def test_retry_gap_and_slack(result: AnalyzeResult) -> None:
     """F, by hand. c2 a1 -> e3: predecessor e2 aborted 40.5, e3 scheduled 45 -> gap 4.5;
     slack 42 + 30 - 45 (first step) = 27. c3 a2 -> e5: the shed a1 has no execution, so the

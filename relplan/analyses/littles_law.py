@@ -12,6 +12,8 @@ Series: the same query over `bin_s` bins: L, λ and λ·D per bin.
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 from pydantic import Field
 
@@ -24,6 +26,7 @@ GAUGE = "vllm:num_requests_waiting"
 
 
 class LittleWindow(WindowRow):
+    replica: str | None = Field(description="null: all replicas")
     source: str = Field(description="engine trace | metrics + proxy log")
     waiting_l: float | None = Field(description="L: time-average number of executions waiting")
     arrivals: int | None
@@ -58,92 +61,126 @@ class LittlesLaw(StrictModel):
     finding: str
 
 
+Key = tuple[str, str | None]
+
+
+def _key(r: dict[str, Any]) -> Key | None:
+    """(window, replica) with replica None for the all-replicas row; None for the empty
+    per-replica group a window with no data produces."""
+    if r["all_replicas"]:
+        return (r["win_name"], None)
+    if r["replica"] is None:
+        return None
+    return (r["win_name"], r["replica"])
+
+
 def _windows(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window], gauge: bool
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    windows: list[Window],
+    gauge: bool,
+    per_replica: bool = False,
 ) -> list[LittleWindow]:
-    trace = {}
+    trace: dict[Key, dict[str, Any]] = {}
     if ctx.has_events:
-        trace = {
-            r["win_name"]: r
-            for r in run_query(
-                con, "littles_law_by_window", window_params(windows) | {"t_end": ctx.t_end}
-            )
-        }
-    met = {
-        r["win_name"]: r
-        for r in run_query(
-            con,
-            "waiting_gauge_by_window",
-            window_params(windows) | {"t_end": ctx.t_end, "gauge_name": GAUGE},
-        )
+        params = window_params(windows) | {"t_end": ctx.t_end}
+        for r in run_query(con, "littles_law_by_window", params):
+            if (k := _key(r)) is not None:
+                trace[k] = r
+    labels = (ctx.replica_labels * 3)[:3]
+    met: dict[str, dict[Key, dict[str, Any]]] = {"gauge": {}, "proxy": {}}
+    params = window_params(windows) | {
+        "t_end": ctx.t_end,
+        "gauge_name": GAUGE,
+        "label1": labels[0],
+        "label2": labels[1],
+        "label3": labels[2],
     }
-    out = []
-    for w in windows:
-        why: dict[str, str] = {}
-        dur = w.b - w.a
-        m = met[w.name]
-        l_metric_val = m["waiting_mean"] if gauge else None
-        if l_metric_val is None:
-            why["waiting_l_metrics"] = f"no {GAUGE} samples cover this window"
-        lam_proxy = m["proxy_executions"] / dur if ctx.has_proxy else None
-        if ctx.has_events:
-            t = trace[w.name]
-            src = "engine trace"
-            l_val: float | None = t["wait_seconds"] / dur
-            arrivals: int | None = int(t["arrivals"])
-            lam = arrivals / dur if arrivals is not None else None
-            wq = ratio(t["wait_sum"], arrivals, why, "wq_s", "no execution arrived in this window")
-            open_end: int | None = int(t["open_at_end"])
-        else:
-            src = "metrics + proxy log"
-            l_val, arrivals, lam, wq, open_end = l_metric_val, None, lam_proxy, None, None
-            why["wq_s"] = why["consistency"] = "Wq needs the engine trace's lifecycle events"
-            if l_val is None:
-                why["waiting_l"] = why.get("waiting_l_metrics", "no waiting-count source")
-            if lam is None:
-                why["lambda_per_s"] = "λ needs an engine trace or a proxy log"
-        consistency = None
-        if l_val is not None and lam is not None and wq is not None:
-            consistency = ratio(
-                l_val, lam * wq, why, "consistency", "λ·Wq is zero (no arrivals or no waiting)"
-            )
-        sat = None
-        if ctx.deadline_s is None:
-            why["deadline_saturation"] = "deadline unknown: give --deadline"
-        elif l_val is not None and lam is not None:
-            sat = ratio(
-                l_val,
-                lam * ctx.deadline_s,
-                why,
-                "deadline_saturation",
-                "no execution arrived in this window",
-            )
-        out.append(
-            LittleWindow(
-                window=w.name,
-                start_s=ctx.s(w.a),
-                end_s=ctx.s(w.b),
-                source=src,
-                waiting_l=l_val,
-                arrivals=arrivals,
-                lambda_per_s=lam,
-                wq_s=wq,
-                consistency=consistency,
-                deadline_saturation=sat,
-                open_at_end=open_end,
-                waiting_l_metrics=l_metric_val,
-                waiting_l_metrics_covered_share=m["covered_share"] if gauge else None,
-                lambda_proxy_per_s=lam_proxy,
-                null_reasons=why,
-            )
+    for r in run_query(con, "waiting_gauge_by_window", params):
+        if (k := _key(r)) is not None:
+            met[r["kind"]][k] = r
+    replicas: list[str | None] = [None]
+    if per_replica:
+        named = {k[1] for k in [*trace, *met["gauge"]] if k[1] is not None}
+        if named - {""}:
+            replicas += sorted(named)
+    return [
+        _row(ctx, w, rep, trace.get((w.name, rep)), met, gauge) for rep in replicas for w in windows
+    ]
+
+
+def _row(
+    ctx: RunContext,
+    w: Window,
+    rep: str | None,
+    t: dict[str, Any] | None,
+    met: dict[str, dict[Key, dict[str, Any]]],
+    gauge: bool,
+) -> LittleWindow:
+    why: dict[str, str] = {}
+    dur = w.b - w.a
+    g = met["gauge"].get((w.name, rep))
+    l_metric_val = g["value"] if gauge and g is not None else None
+    if l_metric_val is None:
+        why["waiting_l_metrics"] = f"no {GAUGE} samples cover this window"
+    p = met["proxy"].get((w.name, rep))
+    lam_proxy = (int(p["value"]) if p else 0) / dur if ctx.has_proxy else None
+    if ctx.has_events:
+        src = "engine trace"
+        t = t or {"wait_seconds": 0.0, "arrivals": 0, "wait_sum": 0.0, "open_at_end": 0}
+        l_val: float | None = t["wait_seconds"] / dur
+        arrivals: int | None = int(t["arrivals"])
+        lam = arrivals / dur if arrivals is not None else None
+        wq = ratio(t["wait_sum"], arrivals, why, "wq_s", "no execution arrived in this window")
+        open_end: int | None = int(t["open_at_end"])
+    else:
+        src = "metrics + proxy log"
+        l_val, arrivals, lam, wq, open_end = l_metric_val, None, lam_proxy, None, None
+        why["wq_s"] = why["consistency"] = "Wq needs the engine trace's lifecycle events"
+        if l_val is None:
+            why["waiting_l"] = why.get("waiting_l_metrics", "no waiting-count source")
+        if lam is None:
+            why["lambda_per_s"] = "λ needs an engine trace or a proxy log"
+    consistency = None
+    if l_val is not None and lam is not None and wq is not None:
+        consistency = ratio(
+            l_val, lam * wq, why, "consistency", "λ·Wq is zero (no arrivals or no waiting)"
         )
-    return out
+    sat = None
+    if ctx.deadline_s is None:
+        why["deadline_saturation"] = "deadline unknown: give --deadline"
+    elif l_val is not None and lam is not None:
+        sat = ratio(
+            l_val,
+            lam * ctx.deadline_s,
+            why,
+            "deadline_saturation",
+            "no execution arrived in this window",
+        )
+    return LittleWindow(
+        window=w.name,
+        start_s=ctx.s(w.a),
+        end_s=ctx.s(w.b),
+        replica=rep,
+        source=src,
+        waiting_l=l_val,
+        arrivals=arrivals,
+        lambda_per_s=lam,
+        wq_s=wq,
+        consistency=consistency,
+        deadline_saturation=sat,
+        open_at_end=open_end,
+        waiting_l_metrics=l_metric_val,
+        waiting_l_metrics_covered_share=g["covered_share"] if gauge and g is not None else None,
+        lambda_proxy_per_s=lam_proxy,
+        null_reasons=why,
+    )
 
 
 def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: bool) -> LittlesLaw:
     phases = ctx.phase_windows()
-    rows = _windows(con, ctx, phases + ctx.bins(ctx.bin_s), gauge)  # one query
-    windows, bins = rows[: len(phases)], rows[len(phases) :]
+    bins = _windows(con, ctx, ctx.bins(ctx.bin_s), gauge)
+    windows = _windows(con, ctx, phases, gauge, per_replica=True)
     series = [
         LittleBin(
             start_s=b.start_s,
@@ -167,6 +204,7 @@ def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: 
 
 
 def _finding(windows: list[LittleWindow]) -> str:
+    windows = [w for w in windows if w.replica is None]
     worst = max(
         (w for w in windows if w.deadline_saturation is not None),
         key=lambda w: w.deadline_saturation or 0.0,
@@ -193,10 +231,21 @@ def _finding(windows: list[LittleWindow]) -> str:
 
 
 def render_littles_law(e: LittlesLaw) -> str:
-    headers = ["window", "L", "λ /s", "Wq s", "L/(λ·Wq)", "L/(λ·D)", "open at T", "L metrics"]
+    headers = [
+        "window",
+        "replica",
+        "L",
+        "λ /s",
+        "Wq s",
+        "L/(λ·Wq)",
+        "L/(λ·D)",
+        "open at T",
+        "L metrics",
+    ]
     rows = [
         [
             w.window,
+            w.replica or "all",
             num(w.waiting_l, 2),
             num(w.lambda_per_s, 3),
             num(w.wq_s, 1),
@@ -209,6 +258,6 @@ def render_littles_law(e: LittlesLaw) -> str:
     ]
     return (
         f"E. Little's law on the waiting queue ({e.source})\n"
-        + format_table(headers, rows)
+        + format_table(headers, rows, left=(0, 1))
         + f"\n{e.finding}"
     )
