@@ -200,7 +200,7 @@ _TIME_HELP = "seconds from t0, epoch seconds or RFC 3339"
 def analyze(
     db: Annotated[Path | None, typer.Option("--db", help=_DB_HELP)] = None,
     json_out: JsonFlag = False,
-    only: Annotated[list[str] | None, typer.Option("--only", help=_ONLY_HELP)] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", metavar="NAME", help=_ONLY_HELP)] = None,
     phases: Annotated[
         str | None,
         typer.Option(help="Phases NAME=START:END,... (s from t0, or epoch); overrides run.json."),
@@ -209,7 +209,7 @@ def analyze(
         float | None, typer.Option(help="Capacity C^ in calls/s; overrides run.json.")
     ] = None,
     deadline: Annotated[
-        str | None, typer.Option(help="Client per-attempt deadline D (120, 2m); overrides run.json")
+        str | None, typer.Option(help="Client per-attempt deadline D (120, 2m); overrides run.json.")
     ] = None,
     delivery_window: Annotated[
         str | None, typer.Option(help="Delivery window W from planned arrival; overrides run.json.")
