@@ -66,6 +66,3 @@ def per_capacity(
         return None
     return rate / capacity
 
-
-def fnum(x: Any) -> float | None:
-    return None if x is None else float(x)
