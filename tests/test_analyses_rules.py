@@ -339,3 +339,17 @@ def test_wasted_prefill_segments_handle_overlapping_phases_and_the_closing_insta
         "p3": direct(200, 240),
     }
     assert got["run"] == got["p3"] + 7 + direct(0, 200)
+
+
+def test_unmatched_attempts_and_executions_without_arrival_are_counted() -> None:
+    """Attempt a names execution zz the engine never saw; execution y has a `scheduled` but
+    no `arrived` (E leaves it out: its wait has no start)."""
+    con = memory_workspace()
+    insert_attempts(con, [("a", 0, 0, 0, 5, "delivered", "zz", False, None, None, 1)])
+    insert_events(con, [(1, "y", "scheduled", None, "r0"), (2, "y", "finished", None, "r0")])
+    r = analyze(con, AnalyzeOptions(only=["littles_law"]))
+    assert r.data_checks.attempts_unmatched == 1
+    assert r.data_checks.executions_no_arrived == 1
+    assert r.data_checks.executions_no_terminal == 0
+    assert r.littles_law is not None
+    assert r.littles_law.windows[0].arrivals == 0
