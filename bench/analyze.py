@@ -1,6 +1,6 @@
 """Benchmark `relplan analyze` on a 10M-step workspace.
 
-    python bench/analyze.py [PATH] [--calls 22000] [--decode-mean 340] [--rebuild]
+    python bench/analyze.py [PATH] [--calls 22000] [--decode-mean 362] [--rebuild]
 
 Builds the workspace at PATH (default /tmp/relplan-bench.duckdb) with
 bench/generate_workspace.sql unless it already holds steps (then it is reused), and prints
@@ -97,7 +97,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("path", nargs="?", type=Path, default=Path("/tmp/relplan-bench.duckdb"))
     ap.add_argument("--calls", type=int, default=22000)
-    ap.add_argument("--decode-mean", type=int, default=340)
+    ap.add_argument("--decode-mean", type=int, default=362)
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()

@@ -1,8 +1,11 @@
 -- Computed prompt tokens split by the fate of their execution (analyses.md C), per time
--- segment of step t_done and per replica. Segments are disjoint (relplan.analyses.context
--- .segments cuts the analysed window at every phase boundary; the last one, [T, T], holds
--- only t_done = T); the caller sums segments into the run and each phase. One pass over the
--- steps with one row per step, grouped on small keys, is what keeps this near a bare scan.
+-- segment of step t_done and per replica. Segments are disjoint: relplan.analyses.context
+-- .segments cuts the analysed window at every window boundary ($cuts, sorted, padded with
+-- +inf to 12 entries); a step's segment k is the number of cut points <= its t_done (the
+-- last cut, $t_last, is the instant T itself); steps outside [cuts[1], $t_last] are left
+-- out. The caller sums segments into the run and each phase. One pass over the steps, no
+-- range join, a group-by on small keys: this is what keeps C near a bare scan. The CASE
+-- covers 12 cut points; more (many phases) go through a slower list filter, same result.
 -- Execution key: (replica, execution_id). Fate is decided over ALL the data, not the window:
 --   delivered            first `finished` at or before the first `aborted` (a tie counts as
 --                        finished), and some proxy attempt with that execution_id (same
@@ -19,12 +22,8 @@
 --   before_first_output: computed tokens of aborted executions with no `first_token` at or
 --     before the abort;
 --   recomputed: prompt tokens of steps with t_issue >= the execution's first `preempted`.
--- params: seg_starts, seg_ends, seg_closed, has_proxy
-with seg as (
-    select unnest($seg_starts) as a, unnest($seg_ends) as b, unnest($seg_closed) as closed,
-           generate_subscripts($seg_starts, 1) as k
-),
-ex as (
+-- params: cuts, t_last, has_proxy
+with ex as (
     select coalesce(replica, '') as rk, execution_id,
            min(t) filter (where event = 'finished') as t_fin,
            min(t) filter (where event = 'aborted') as t_ab,
@@ -55,7 +54,22 @@ fate as (
     from ex e left join dl d using (rk, execution_id)
 ),
 s as (
-    select s.replica, s.t_done, s.prompt_computed, s.prompt_cached, s.decode_tokens,
+    select s.replica, s.prompt_computed, s.prompt_cached, s.decode_tokens,
+           case when s.t_done < $cuts[1] or s.t_done > $t_last then null
+                when s.t_done < $cuts[2] then 1
+                when s.t_done < $cuts[3] then 2
+                when s.t_done < $cuts[4] then 3
+                when s.t_done < $cuts[5] then 4
+                when s.t_done < $cuts[6] then 5
+                when s.t_done < $cuts[7] then 6
+                when s.t_done < $cuts[8] then 7
+                when s.t_done < $cuts[9] then 8
+                when s.t_done < $cuts[10] then 9
+                when s.t_done < $cuts[11] then 10
+                when s.t_done < $cuts[12] then 11
+                else 12 + len(list_filter(list_slice($cuts, 13, len($cuts)),
+                                          lambda c: c <= s.t_done))
+           end as k,
            coalesce(f.fate, 6) as fate,  -- 6 unknown: no lifecycle event
            (s.t_issue < f.t_abort and f.t_abort <= s.t_done) as inflight,
            coalesce(f.before_first, false) as before_first,
@@ -64,7 +78,7 @@ s as (
       on f.execution_id = s.execution_id and f.rk = coalesce(s.replica, '')
 ),
 agg as (
-    select g.k, s.replica, s.fate,
+    select s.k, s.replica, s.fate,
            count(*) as steps,
            sum(s.prompt_computed) as prompt_computed,
            sum(s.prompt_cached) as prompt_cached,
@@ -73,9 +87,9 @@ agg as (
            coalesce(sum(s.decode_tokens) filter (where s.inflight), 0) as inflight_decode,
            coalesce(sum(s.prompt_computed) filter (where s.before_first), 0) as before_first_output,
            coalesce(sum(s.prompt_computed) filter (where s.recomputed), 0) as recomputed
-    from s join seg g
-      on s.t_done >= g.a and (s.t_done < g.b or (g.closed and s.t_done = g.b))
-    group by g.k, s.replica, s.fate
+    from s
+    where s.k is not null
+    group by s.k, s.replica, s.fate
 )
 select k, replica,
        ['delivered', 'finished_for_nobody', 'finished', 'aborted', 'unfinished', 'unknown'][fate]

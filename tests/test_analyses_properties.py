@@ -115,3 +115,33 @@ def test_counter_rise_follows_the_reset_rule_and_adjacent_windows_add_up(
     w = [x for x in c.windows if x.replica is None]
     assert w[0].prompt_rise == sum(rises)
     assert sum(x.prompt_rise for x in w[1:]) == sum(rises)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    spans=st.lists(st.tuples(st.integers(0, 390), st.integers(1, 120)), min_size=1, max_size=20),
+)
+def test_wasted_prefill_windows_match_direct_sums_for_any_phases(
+    seed: int, spans: list[tuple[int, int]]
+) -> None:
+    """Phases of any number (past the SQL CASE's 12 cut points too), overlapping or not:
+    each window's computed tokens equal a direct sum over the steps with t_done in it."""
+    con = memory_workspace()
+    random_engine_run(con, seed)
+    con.execute("delete from phases")
+    phases = ",".join(f"p{i}={a}:{a + d}" for i, (a, d) in enumerate(spans))
+    r = analyze(con, AnalyzeOptions(only=["wasted_prefill"], phases=phases))
+    if r.wasted_prefill is None:
+        return
+    got = {w.window: w.computed_tokens for w in r.wasted_prefill.windows if w.replica is None}
+    ctx = r.context
+
+    def direct(a: float, b: float, closed: bool) -> int:
+        op = "<=" if closed else "<"
+        q = f"select coalesce(sum(prompt_computed), 0) from steps where t_done >= ? and t_done {op} ?"
+        return int(con.execute(q, [a, b]).fetchall()[0][0])
+
+    assert got["run"] == direct(ctx.window_start, ctx.window_end, True)
+    for i, (a, d) in enumerate(spans):
+        assert got[f"p{i}"] == direct(T0 + a, min(T0 + a + d, ctx.window_end), False)

@@ -17,7 +17,6 @@ Conventions (analyses.md, Conventions 1-2, 8):
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -140,32 +139,27 @@ def window_params(windows: list[Window]) -> dict[str, Any]:
     }
 
 
-SegmentParams = dict[str, list[float] | list[bool]]
+SEGMENT_CASE_CUTS = 12  # cut points the SQL's CASE covers; later ones go through a list filter
 
 
-def segments(windows: list[Window]) -> tuple[SegmentParams, dict[str, list[int]]]:
-    """Cut the windows into disjoint segments so a big table is scanned with one row per
-    record: every window boundary starts a new segment; the closing [end, end] segment of a
-    closed window holds only records exactly at its end. Returns the query parameters
-    (`seg_starts`, `seg_ends`, `seg_closed`) and, per window name, the 1-based indexes of the
-    segments it is made of."""
+def segments(windows: list[Window]) -> tuple[dict[str, Any], dict[str, list[int]]]:
+    """Cut the windows into disjoint time segments so a big table is read with one row per
+    record and no range join: cut points c_1 < ... < c_m are every window start and end;
+    segment k < m is [c_k, c_{k+1}), segment m is the instant c_m (records exactly at the
+    end of a closed window). A record's segment is the number of cut points <= its time.
+    Returns the query parameters (`cuts`, padded with +inf to the CASE's width, and `t_last`)
+    and, per window name, the segments it is made of. Closed windows must end at c_m (only
+    the whole run is closed)."""
     cuts = sorted({x for w in windows for x in (w.a, w.b)})
-    segs: list[tuple[float, float, bool]] = [(a, b, False) for a, b in itertools.pairwise(cuts)]
-    closing = sorted({w.b for w in windows if w.closed})
-    segs += [(b, b, True) for b in closing]
+    m = len(cuts)
     members: dict[str, list[int]] = {}
     for w in windows:
-        members[w.name] = [
-            i + 1
-            for i, (a, b, closed) in enumerate(segs)
-            if a >= w.a and b <= w.b and (not closed or (w.closed and b == w.b))
-        ]
-    params: SegmentParams = {
-        "seg_starts": [a for a, _, _ in segs] or [0.0],
-        "seg_ends": [b for _, b, _ in segs] or [0.0],
-        "seg_closed": [c for _, _, c in segs] or [False],
-    }
-    return params, members
+        if w.closed and w.b != cuts[-1]:
+            raise ValueError("only the outermost window may be closed")
+        ks = [k for k in range(1, m) if cuts[k - 1] >= w.a and cuts[k] <= w.b]
+        members[w.name] = ks + ([m] if w.closed else [])
+    padded = cuts + [math.inf] * max(0, SEGMENT_CASE_CUTS - m)
+    return {"cuts": padded, "t_last": cuts[-1]}, members
 
 
 def parse_time(value: float, t0: float) -> float:
