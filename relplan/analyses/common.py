@@ -65,4 +65,3 @@ def per_capacity(
         reasons[field] = "capacity unknown: give --capacity or a run.json with capacity_calls_per_s"
         return None
     return rate / capacity
-

@@ -79,8 +79,10 @@ def _windows(
     ctx: RunContext,
     windows: list[Window],
     gauge: bool,
-    per_replica: bool = False,
+    per_replica: int = 0,
 ) -> list[LittleWindow]:
+    """Rows for every window (all replicas), then per replica for the first `per_replica`
+    windows (the phases; the series bins that follow them stay fleet-wide)."""
     trace: dict[Key, dict[str, Any]] = {}
     if ctx.has_events:
         params = window_params(windows) | {"t_end": ctx.t_end}
@@ -104,8 +106,10 @@ def _windows(
         named = {k[1] for k in [*trace, *met["gauge"]] if k[1] is not None}
         if named - {""}:
             replicas += sorted(named)
-    return [
-        _row(ctx, w, rep, trace.get((w.name, rep)), met, gauge) for rep in replicas for w in windows
+    return [_row(ctx, w, None, trace.get((w.name, None)), met, gauge) for w in windows] + [
+        _row(ctx, w, rep, trace.get((w.name, rep)), met, gauge)
+        for rep in replicas[1:]
+        for w in windows[:per_replica]
     ]
 
 
@@ -179,8 +183,11 @@ def _row(
 
 def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: bool) -> LittlesLaw:
     phases = ctx.phase_windows()
-    bins = _windows(con, ctx, ctx.bins(ctx.bin_s), gauge)
-    windows = _windows(con, ctx, phases, gauge, per_replica=True)
+    bins_w = ctx.bins(ctx.bin_s)
+    rows = _windows(con, ctx, phases + bins_w, gauge, per_replica=len(phases))  # one query
+    n = len(phases)
+    windows = rows[:n] + rows[n + len(bins_w) :]
+    bins = rows[n : n + len(bins_w)]
     series = [
         LittleBin(
             start_s=b.start_s,
