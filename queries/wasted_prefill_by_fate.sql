@@ -75,7 +75,8 @@ s as (
            coalesce(f.before_first, false) as before_first,
            s.t_issue >= f.t_pre as recomputed
     from steps s left join fate f
-      on f.execution_id = s.execution_id and f.rk = coalesce(s.replica, '')
+      on f.execution_id = s.execution_id
+     and (f.rk = s.replica or (s.replica is null and f.rk = ''))
 ),
 agg as (
     select s.k, s.replica, s.fate,
