@@ -216,7 +216,10 @@ def analyze(
     ] = None,
     window: Annotated[str, typer.Option(help="Rolling window of the counter series.")] = "60s",
     step: Annotated[str, typer.Option(help="Evaluation step of the rolling series.")] = "15s",
-    bin_width: Annotated[str, typer.Option("--bin", help="Bin width of the time series.")] = "30s",
+    bin_width: Annotated[
+        str | None,
+        typer.Option("--bin", help="Bin width of the time series (default 30s, wider past 200 bins)."),
+    ] = None,
     t_from: Annotated[str | None, typer.Option("--from", help=f"Start: {_TIME_HELP}.")] = None,
     t_to: Annotated[str | None, typer.Option("--to", help=f"End: {_TIME_HELP}.")] = None,
     replica_label: Annotated[
@@ -237,7 +240,7 @@ def analyze(
         delivery_window=window_w,
         window=parse_duration(window, "--window"),
         step=parse_duration(step, "--step"),
-        bin=parse_duration(bin_width, "--bin"),
+        bin=None if bin_width is None else parse_duration(bin_width, "--bin"),
         t_from=None if t_from is None else analyses_mod.parse_time_flag(t_from, "--from"),
         t_to=None if t_to is None else analyses_mod.parse_time_flag(t_to, "--to"),
         replica_label=replica_label,

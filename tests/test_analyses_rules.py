@@ -353,3 +353,19 @@ def test_unmatched_attempts_and_executions_without_arrival_are_counted() -> None
     assert r.data_checks.executions_no_terminal == 0
     assert r.littles_law is not None
     assert r.littles_law.windows[0].arrivals == 0
+
+
+@pytest.mark.parametrize(
+    ("span", "width"), [(240, 30), (6000, 30), (6001, 60), (10_400, 60), (86_400, 600)]
+)
+def test_default_series_bin_widens_past_200_bins(span: float, width: float) -> None:
+    from relplan.analyses.context import auto_bin
+
+    assert auto_bin(span) == width
+
+
+def test_explicit_bin_is_kept() -> None:
+    con = memory_workspace()
+    insert_attempts(con, ATTEMPTS)
+    assert resolve_context(con, AnalyzeOptions(bin=10)).bin_s == 10
+    assert resolve_context(con, AnalyzeOptions()).bin_s == 30

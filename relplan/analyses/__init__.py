@@ -90,7 +90,11 @@ class AnalyzeOptions(StrictModel):
     delivery_window: float | None = Field(default=None, gt=0, description="W, seconds")
     window: float = Field(default=60.0, gt=0, description="rolling window length (D), seconds")
     step: float = Field(default=15.0, gt=0, description="rolling evaluation step, seconds")
-    bin: float = Field(default=30.0, gt=0, description="series bin width, seconds")
+    bin: float | None = Field(
+        default=None,
+        gt=0,
+        description="series bin width, seconds; default 30 s, widened for long windows",
+    )
     t_from: float | None = None
     t_to: float | None = None
     replica_label: str | None = None

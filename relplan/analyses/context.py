@@ -129,6 +129,17 @@ class Window:
     closed: bool  # include t == b (only the whole run is closed)
 
 
+# Default series bin: 30 s, widened to the next of these widths when a window would need more
+# than MAX_BINS bins (a chart of a day in 30 s bars is unreadable, and each bin costs a
+# window in the windowed queries).
+BIN_WIDTHS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 21600.0, 86400.0)
+MAX_BINS = 200
+
+
+def auto_bin(span_s: float) -> float:
+    return next((w for w in BIN_WIDTHS if span_s / w <= MAX_BINS), BIN_WIDTHS[-1])
+
+
 def window_params(windows: list[Window]) -> dict[str, Any]:
     """The four list parameters every windowed query takes (`w_names` ... `w_closed`)."""
     return {
@@ -312,7 +323,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         delivery_window_source=window_w_source,
         rolling_window_s=opts.window,
         rolling_step_s=opts.step,
-        bin_s=opts.bin,
+        bin_s=opts.bin if opts.bin is not None else auto_bin(window_end - window_start),
         replica_labels=labels,
         sources=sources,
         notes=notes,
