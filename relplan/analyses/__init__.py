@@ -122,7 +122,7 @@ class DataChecks(StrictModel):
     steps_unknown_execution: int | None = Field(
         default=None,
         description="steps (in the analysed window) of executions with no lifecycle event;"
-        " counted by wasted prefill, null when it did not run",
+        " counted by wasted prefill, null when steps exist but it did not run (--only)",
     )
     execution_ids_on_several_replicas: int
 
@@ -166,6 +166,8 @@ def parse_time_flag(text: str, flag: str) -> float:
 def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResult:
     ctx = resolve_context(con, opts)
     checks = DataChecks(**run_query(con, "data_edge_cases", {})[0])
+    if not ctx.has_steps:
+        checks.steps_unknown_execution = 0
     res = AnalyzeResult(context=ctx, data_checks=checks)
     wanted = set(opts.only or ANALYSES)
 

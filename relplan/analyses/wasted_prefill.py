@@ -2,7 +2,8 @@
 
 queries/wasted_prefill_by_fate.sql splits every step's computed prompt tokens by the fate of
 its execution (decided over all the data; the earlier of finished/aborted wins, a tie counts
-as finished), per window of t_done, for all replicas and per replica. Every computed token
+as finished), per window of t_done (read once, in disjoint time segments summed into the
+windows here), for all replicas and per replica. Every computed token
 lands in exactly one fate: delivered, finished_for_nobody, finished (no proxy log: delivery
 unknown), aborted, unfinished, unknown (steps of an execution with no lifecycle event).
 Shares are of all computed prompt tokens in the window, except the in-flight share, which is
