@@ -326,3 +326,20 @@ def test_from_to_clips_phases_and_counters(con: duckdb.DuckDBPyConnection) -> No
     assert [(a.start_s, a.end_s) for a in r.counters.alarms if a.replica is None] == [(120, 150)]  # type: ignore[union-attr]
     assert r.amplification is None
     assert r.skipped == []
+
+
+def test_amplification_per_replica_adds_up(result: AnalyzeResult) -> None:
+    """r1 ran one execution (e1@r1: arrived 150, finished 160, delivered to c9) and r0 the
+    other twelve (e8 refused): per replica the counts add up to the whole-fleet rows."""
+    a = result.amplification
+    assert a is not None
+    rows = {(r.window, r.replica): r for r in a.by_replica}
+    r1 = rows[("hold", "r1")]
+    assert (r1.executions_accepted, r1.executions_completed, r1.completed_for_waiting) == (1, 1, 1)
+    assert r1.accepted_x_capacity == pytest.approx(1 / 120 / 0.05)
+    assert rows[("pulse", "r0")].executions_rejected == 1
+    for w in a.windows:
+        parts = [r for r in a.by_replica if r.window == w.window]
+        assert sum(r.executions_accepted for r in parts) == w.executions_accepted
+        assert sum(r.executions_completed for r in parts) == w.executions_completed
+        assert sum(r.completed_for_nobody or 0 for r in parts) == w.completed_for_nobody

@@ -63,6 +63,19 @@ class AmplificationWindow(WindowRow):
     abort_delay_max_s: float | None
 
 
+class AmplificationReplicaRow(WindowRow):
+    """The execution-level figures of A for one engine replica (from the engine trace)."""
+
+    replica: str
+    executions_accepted: int
+    accepted_x_capacity: float | None
+    executions_rejected: int
+    executions_completed: int
+    completed_x_capacity: float | None
+    completed_for_waiting: int | None
+    completed_for_nobody: int | None
+
+
 class AmplificationBin(StrictModel):
     start_s: float
     calls: int
@@ -73,6 +86,9 @@ class AmplificationBin(StrictModel):
 
 class Amplification(StrictModel):
     windows: list[AmplificationWindow]
+    by_replica: list[AmplificationReplicaRow] = Field(
+        description="per engine replica and window, when the engine trace names replicas"
+    )
     series_bin_s: float
     series: list[AmplificationBin] = Field(description="per bin aligned on the window start")
     finding: str
@@ -207,8 +223,58 @@ def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Am
         for b in bins
     ]
     return Amplification(
-        windows=windows, series_bin_s=ctx.bin_s, series=series, finding=_finding(windows, ctx)
+        windows=windows,
+        by_replica=_by_replica(con, ctx, phases),
+        series_bin_s=ctx.bin_s,
+        series=series,
+        finding=_finding(windows, ctx),
     )
+
+
+def _by_replica(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
+) -> list[AmplificationReplicaRow]:
+    if not ctx.has_events:
+        return []
+    rows = run_query(con, "executions_by_window_and_replica", window_params(windows))
+    by = {(r["win_name"], r["replica"]): r for r in rows}
+    replicas = sorted({r["replica"] for r in rows})
+    if not set(replicas) - {""}:
+        return []
+    out = []
+    for rep in replicas:
+        for w in windows:
+            r = by[(w.name, rep)]
+            why: dict[str, str] = {}
+            dur = w.b - w.a
+            delivered = int(r["finished_delivered"]) if ctx.has_proxy else None
+            if not ctx.has_proxy:
+                why["completed_for_waiting"] = why["completed_for_nobody"] = (
+                    "needs a proxy log to know whether a response reached a waiting attempt"
+                )
+            out.append(
+                AmplificationReplicaRow(
+                    window=w.name,
+                    start_s=ctx.s(w.a),
+                    end_s=ctx.s(w.b),
+                    replica=rep,
+                    executions_accepted=int(r["accepted"]),
+                    accepted_x_capacity=per_capacity(
+                        int(r["accepted"]) / dur, ctx.capacity, why, "accepted_x_capacity"
+                    ),
+                    executions_rejected=int(r["arrived"]) - int(r["accepted"]),
+                    executions_completed=int(r["finished"]),
+                    completed_x_capacity=per_capacity(
+                        int(r["finished"]) / dur, ctx.capacity, why, "completed_x_capacity"
+                    ),
+                    completed_for_waiting=delivered,
+                    completed_for_nobody=None
+                    if delivered is None
+                    else int(r["finished"]) - delivered,
+                    null_reasons=why,
+                )
+            )
+    return out
 
 
 def _finding(windows: list[AmplificationWindow], ctx: RunContext) -> str:
@@ -279,8 +345,27 @@ def render_amplification(a: Amplification) -> str:
         for w in a.windows
     ]
     src = a.windows[0].accepted_source or "no source"
-    return (
+    text = (
         f"A. Load and retry amplification (executions from the {src})\n"
         + format_table(headers, rows)
         + f"\n{a.finding}"
     )
+    if a.by_replica:
+        heads = ["window", "replica", "accepted", "×Ĉ", "refused", "completed", "×Ĉ",
+                 "for waiting", "for nobody"]  # fmt: skip
+        reps = [
+            [
+                r.window,
+                r.replica,
+                num(r.executions_accepted),
+                num(r.accepted_x_capacity, 2),
+                num(r.executions_rejected),
+                num(r.executions_completed),
+                num(r.completed_x_capacity, 2),
+                num(r.completed_for_waiting),
+                num(r.completed_for_nobody),
+            ]
+            for r in a.by_replica
+        ]
+        text += "\nPer replica (engine trace):\n" + format_table(heads, reps, left=(0, 1))
+    return text
