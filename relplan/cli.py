@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,10 +17,13 @@ from typer._click import exceptions as click_exc
 from typer.core import TyperGroup
 
 from relplan import __version__
+from relplan import analyses as analyses_mod
 from relplan.errors import ExitCode, RelplanError, UsageError
 from relplan.planning import budget as budget_mod
 from relplan.planning import pulse as pulse_mod
+from relplan.planning.measured import measure_streams
 from relplan.planning.units import parse_duration, parse_slo, positive
+from relplan.workspace import open_workspace, resolve_db
 
 
 class RelplanGroup(TyperGroup):
@@ -60,6 +64,10 @@ app = typer.Typer(
 )
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="Workspace file (default $RELPLAN_DB or ./relplan.duckdb)."),
+]
 
 
 def _version(value: bool) -> None:
@@ -83,7 +91,10 @@ def _root(
 @app.command()
 def budget(
     crashes: Annotated[float, typer.Option(help="Crashes per replica per window (C).")],
-    concurrency: Annotated[float, typer.Option(help="Mean concurrent streams per replica (K).")],
+    concurrency: Annotated[
+        float | None,
+        typer.Option(help="Mean concurrent streams per replica (K). Measured with --from-db."),
+    ] = None,
     replicas: Annotated[int, typer.Option(help="Replicas (N).")] = 8,
     slo: Annotated[float, typer.Option(help="SLO, as 99.9 (percent) or 0.999.")] = 99.9,
     window: Annotated[str, typer.Option(help="SLO window: 30d, 720h, 4w, ...")] = "30d",
@@ -100,12 +111,29 @@ def budget(
     drain: Annotated[
         bool, typer.Option(help="Planned restarts drain first and kill no streams.")
     ] = False,
+    from_db: Annotated[
+        bool,
+        typer.Option(
+            "--from-db", help="Measure K and d from the workspace's proxy log (flags override)."
+        ),
+    ] = False,
+    db: DbOption = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Error-budget burn from crash rate x stream duration.
 
     Example: relplan budget --crashes 10 --concurrency 40
     """
+    measured = None
+    if from_db:
+        with open_workspace(resolve_db(db), read_only=True) as con:
+            measured = measure_streams(con)
+        if concurrency is None:
+            concurrency = measured.mean_concurrency_per_replica
+        if not stream_seconds:
+            stream_seconds = [measured.mean_stream_seconds]
+    if concurrency is None:
+        raise UsageError("--concurrency", "is required (or measure it with --from-db)")
     durations = stream_seconds or list(budget_mod.TYPICAL_STREAM_SECONDS)
     for d in durations:
         positive(d, "--stream-seconds")
@@ -122,7 +150,7 @@ def budget(
         planned_restarts=positive(planned_restarts, "--planned-restarts", allow_zero=True),
         drain=drain,
     )
-    result = budget_mod.plan_budget(inputs)
+    result = budget_mod.plan_budget(inputs, measured)
     typer.echo(result.model_dump_json(indent=2) if json_out else budget_mod.render_budget(result))
 
 
@@ -157,6 +185,71 @@ def pulse(
     )
     result = pulse_mod.plan_pulse(inputs)
     typer.echo(result.model_dump_json(indent=2) if json_out else pulse_mod.render_pulse(result))
+
+# --- relplan analyze (issue 5: analyses A-G) ---------------------------------------------
+
+_DB_HELP = "Workspace file (default: $RELPLAN_DB or ./relplan.duckdb)."
+_ONLY_HELP = (
+    "Run only these analyses (repeatable or comma-separated): amplification, delivery,"
+    " wasted_prefill, counters, littles_law, retry_timing, capacity."
+)
+_TIME_HELP = "seconds from t0, epoch seconds or RFC 3339"
+
+
+@app.command()
+def analyze(
+    db: Annotated[Path | None, typer.Option("--db", help=_DB_HELP)] = None,
+    json_out: JsonFlag = False,
+    only: Annotated[list[str] | None, typer.Option("--only", metavar="NAME", help=_ONLY_HELP)] = None,
+    phases: Annotated[
+        str | None,
+        typer.Option(help="Phases NAME=START:END,... (s from t0, or epoch); overrides run.json."),
+    ] = None,
+    capacity: Annotated[
+        float | None, typer.Option(help="Capacity C^ in calls/s; overrides run.json.")
+    ] = None,
+    deadline: Annotated[
+        str | None, typer.Option(help="Client per-attempt deadline D (120, 2m); overrides run.json.")
+    ] = None,
+    delivery_window: Annotated[
+        str | None, typer.Option(help="Delivery window W from planned arrival; overrides run.json.")
+    ] = None,
+    window: Annotated[str, typer.Option(help="Rolling window of the counter series.")] = "60s",
+    step: Annotated[str, typer.Option(help="Evaluation step of the rolling series.")] = "15s",
+    bin_width: Annotated[
+        str | None,
+        typer.Option("--bin", help="Bin width of the time series (default 30s, wider past 200 bins)."),
+    ] = None,
+    t_from: Annotated[str | None, typer.Option("--from", help=f"Start: {_TIME_HELP}.")] = None,
+    t_to: Annotated[str | None, typer.Option("--to", help=f"End: {_TIME_HELP}.")] = None,
+    replica_label: Annotated[
+        str | None,
+        typer.Option(help="Metric label naming the replica (default: replica, pod, instance)."),
+    ] = None,
+) -> None:
+    """Every analysis the workspace supports: amplification, delivery and recovery, wasted
+    prefill, counters, Little's law, retry timing, capacity calibration.
+
+    Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227
+    """
+    window_w = delivery_window and parse_duration(delivery_window, "--delivery-window")
+    opts = analyses_mod.AnalyzeOptions(
+        phases=phases,
+        capacity=None if capacity is None else positive(capacity, "--capacity"),
+        deadline=None if deadline is None else parse_duration(deadline, "--deadline"),
+        delivery_window=window_w,
+        window=parse_duration(window, "--window"),
+        step=parse_duration(step, "--step"),
+        bin=None if bin_width is None else parse_duration(bin_width, "--bin"),
+        t_from=None if t_from is None else analyses_mod.parse_time_flag(t_from, "--from"),
+        t_to=None if t_to is None else analyses_mod.parse_time_flag(t_to, "--to"),
+        replica_label=replica_label,
+        only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
+    )
+    with open_workspace(resolve_db(db), read_only=True) as con:
+        result = analyses_mod.analyze(con, opts)
+    out = result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result)
+    typer.echo(out)
 
 
 def main() -> None:

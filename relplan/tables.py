@@ -16,7 +16,8 @@ def format_table(
 
     def line(cells: Sequence[str]) -> str:
         out = [
-            c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=False))
         ]
         return "  ".join(out).rstrip()
 

@@ -30,7 +30,8 @@ def test_budget_json_is_the_documented_model() -> None:
     )
     assert res.exit_code == 0
     data = json.loads(res.stdout)
-    assert set(data) == {"inputs", "baseline", "what_if"}
+    assert set(data) == {"inputs", "measured", "baseline", "what_if"}
+    assert data["measured"] is None
     assert data["inputs"]["window_s"] == 2_592_000
     assert data["baseline"]["rows"][0]["burn"] == pytest.approx(1.15741, rel=1e-5)
     assert [c["name"] for c in data["what_if"]] == ["halve crashes", "drain planned restarts"]
@@ -98,7 +99,21 @@ def test_missing_required_flag_is_a_usage_error() -> None:
 def test_pulse_example_from_the_issue() -> None:
     res = runner.invoke(
         app,
-        ["pulse", "--capacity", "2.78", "--base", "0.6", "--pulse", "2.7", "--pulse-seconds", "107", "--deadline", "120", "--retries", "3"],
+        [
+            "pulse",
+            "--capacity",
+            "2.78",
+            "--base",
+            "0.6",
+            "--pulse",
+            "2.7",
+            "--pulse-seconds",
+            "107",
+            "--deadline",
+            "120",
+            "--retries",
+            "3",
+        ],
     )
     assert res.exit_code == 0
     assert "Verdict: collapse risk" in res.stdout
@@ -108,7 +123,19 @@ def test_pulse_example_from_the_issue() -> None:
 
 def test_pulse_json_hold_at_capacity_is_a_finding_not_an_error() -> None:
     res = runner.invoke(
-        app, ["pulse", "--capacity", "3", "--pulse", "2", "--pulse-seconds", "60", "--hold", "1.2", "--json"]
+        app,
+        [
+            "pulse",
+            "--capacity",
+            "3",
+            "--pulse",
+            "2",
+            "--pulse-seconds",
+            "60",
+            "--hold",
+            "1.2",
+            "--json",
+        ],
     )
     assert res.exit_code == 0
     data = json.loads(res.stdout)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from relplan.models import StrictModel
+from relplan.planning.measured import MeasuredStreams
 
 TYPICAL_STREAM_SECONDS: tuple[float, ...] = (10, 30, 60, 120, 300, 600)
 
@@ -60,6 +61,9 @@ class BudgetCase(StrictModel):
 
 class BudgetResult(StrictModel):
     inputs: BudgetInputs
+    measured: MeasuredStreams | None = Field(
+        default=None, description="K and d measured from a workspace (--from-db), if used"
+    )
     baseline: BudgetCase
     what_if: list[BudgetCase]
 
@@ -104,7 +108,7 @@ def _case(
     )
 
 
-def plan_budget(inp: BudgetInputs) -> BudgetResult:
+def plan_budget(inp: BudgetInputs, measured: MeasuredStreams | None = None) -> BudgetResult:
     c, p = inp.crashes, inp.planned_restarts
     baseline = _case(inp, "as given", "the inputs as given", c, p, inp.drain)
     halve = _case(
@@ -115,7 +119,7 @@ def plan_budget(inp: BudgetInputs) -> BudgetResult:
     else:
         drain_desc = "no undrained planned restarts to drain: same as the inputs"
     drained = _case(inp, "drain planned restarts", drain_desc, c, p, True)
-    return BudgetResult(inputs=inp, baseline=baseline, what_if=[halve, drained])
+    return BudgetResult(inputs=inp, measured=measured, baseline=baseline, what_if=[halve, drained])
 
 
 def render_budget(res: BudgetResult) -> str:
@@ -130,6 +134,13 @@ def render_budget(res: BudgetResult) -> str:
     if i.planned_restarts:
         head += f", {i.planned_restarts:g} planned restarts/replica" + (
             " (drained)" if i.drain else " (not drained)"
+        )
+    if res.measured is not None:
+        m = res.measured
+        head += (
+            f"\nMeasured from the proxy log: {m.streams:,} streams over {m.span_seconds:,.0f} s on"
+            f" {m.replicas_seen} replica(s): mean stream {m.mean_stream_seconds:.1f} s,"
+            f" {m.mean_concurrency_per_replica:.2f} concurrent streams per replica"
         )
     b = res.baseline
     rows = [

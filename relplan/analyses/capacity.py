@@ -1,0 +1,158 @@
+"""G. Capacity calibration from a staged ramp (analyses.md G, simulator.md Calibration).
+
+Stages are the phases named `stage-1`, `stage-2`, ... (also `stage_1`, `stage1`), in
+number order. Per stage (queries/capacity_stages.sql): offered rate (calls by t_planned per
+second; engine arrivals without a proxy log), completed rate (engine `finished` per second),
+and the least-squares slope of the waiting count over the stage's second half (from the
+engine trace's lifecycle events on a 1 s grid; else from vllm:num_requests_waiting).
+A stage *grows* when that slope exceeds the tolerance (0.05 /s) and the stage ends with more
+than 20 waiting (simulator.md's rule; the second condition keeps noise on a short queue
+from counting as growth). Ĉ is the offered rate of the last stage before the first growing
+one (= analyses.md's "highest stage rate at which the queue does not grow" when growth is
+monotone, which a ramp that carries its backlog forward makes it). When the first stage
+already grows Ĉ lies below it; when no stage grows Ĉ is at least the last stage's rate.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+from pydantic import Field
+
+from relplan.analyses.common import run_query
+from relplan.analyses.context import RunContext, Window, window_params
+from relplan.models import StrictModel
+from relplan.tables import format_table, num
+
+STAGE = re.compile(r"^stage[-_ ]?(\d+)$")
+SLOPE_TOLERANCE = 0.05
+MIN_END_WAITING = 20
+GRID_S = 1.0
+GAUGE = "vllm:num_requests_waiting"
+
+
+class CapacityStage(StrictModel):
+    stage: str
+    start_s: float
+    end_s: float
+    offered_per_s: float | None
+    completed_per_s: float | None
+    waiting_slope_per_s: float | None = Field(description="slope of the waiting count, second half")
+    waiting_at_end: float | None
+    grows: bool | None
+
+
+class CapacityCalibration(StrictModel):
+    offered_source: str
+    waiting_source: str
+    slope_tolerance: float
+    min_end_waiting: int
+    stages: list[CapacityStage]
+    capacity_calls_per_s: float | None = Field(
+        description="Ĉ estimate (a lower bound when no stage grows)"
+    )
+    bound: str = Field(description="within | below_first_stage | at_or_above_last_stage | unknown")
+    saturated_completed_per_s: float | None = Field(
+        description="completed rate of the first growing stage"
+    )
+    finding: str
+
+
+def stage_phases(ctx: RunContext) -> list[Window]:
+    found = []
+    for p in ctx.phases:
+        m = STAGE.match(p.name)
+        if m:
+            found.append(
+                (int(m.group(1)), Window(p.name, ctx.t0 + p.start_s, ctx.t0 + p.end_s, False))
+            )
+    return [w for _, w in sorted(found, key=lambda x: x[0])]
+
+
+def analyze_capacity(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, stages: list[Window]
+) -> CapacityCalibration:
+    params = window_params(stages) | {"t_end": ctx.t_end, "grid_s": GRID_S, "gauge_name": GAUGE}
+    rows = {r["win_name"]: r for r in run_query(con, "capacity_stages", params)}
+    offered_src = "proxy log calls" if ctx.has_proxy else "engine arrivals"
+    waiting_src = "engine trace" if ctx.has_events else GAUGE
+    out = []
+    for w in stages:
+        r = rows[w.name]
+        dur = w.b - w.a
+        offered = (r["calls"] if ctx.has_proxy else r["engine_arrivals"]) / dur
+        if ctx.has_events:
+            slope, end = r["slope_events"], r["waiting_end_events"]
+        else:
+            slope, end = r["slope_metrics"], r["waiting_end_metrics"]
+        grows = (
+            None
+            if slope is None or end is None
+            else bool(slope > SLOPE_TOLERANCE and end > MIN_END_WAITING)
+        )
+        out.append(
+            CapacityStage(
+                stage=w.name,
+                start_s=ctx.s(w.a),
+                end_s=ctx.s(w.b),
+                offered_per_s=offered if (ctx.has_proxy or ctx.has_events) else None,
+                completed_per_s=r["finished"] / dur if ctx.has_events else None,
+                waiting_slope_per_s=None if slope is None else float(slope),
+                waiting_at_end=None if end is None else float(end),
+                grows=grows,
+            )
+        )
+    first_growing = next((i for i, s in enumerate(out) if s.grows), None)
+    cap: float | None
+    if any(s.grows is None for s in out):
+        cap, bound = None, "unknown"
+    elif first_growing is None:
+        cap, bound = out[-1].offered_per_s, "at_or_above_last_stage"
+    elif first_growing == 0:
+        cap, bound = None, "below_first_stage"
+    else:
+        cap, bound = out[first_growing - 1].offered_per_s, "within"
+    sat = out[first_growing].completed_per_s if first_growing is not None else None
+    return CapacityCalibration(
+        offered_source=offered_src,
+        waiting_source=waiting_src,
+        slope_tolerance=SLOPE_TOLERANCE,
+        min_end_waiting=MIN_END_WAITING,
+        stages=out,
+        capacity_calls_per_s=cap,
+        bound=bound,
+        saturated_completed_per_s=sat,
+        finding=_finding(out, cap, bound),
+    )
+
+
+def _finding(stages: list[CapacityStage], cap: float | None, bound: str) -> str:
+    if bound == "within" and cap is not None:
+        return f"Ĉ ≈ {cap:.3g} calls/s: the waiting queue starts to grow in the next stage."
+    if bound == "below_first_stage":
+        first = num(stages[0].offered_per_s, 3)
+        return f"Ĉ lies below the first stage ({first} calls/s): the queue already grows there."
+    if bound == "at_or_above_last_stage" and cap is not None:
+        return f"Ĉ is at least {cap:.3g} calls/s: the queue did not grow in any stage; ramp higher."
+    return "Ĉ unknown: some stage has no waiting-count data."
+
+
+def render_capacity(g: CapacityCalibration) -> str:
+    headers = ["stage", "offered /s", "completed /s", "waiting slope /s", "waiting at end", "grows"]
+    rows = [
+        [
+            s.stage,
+            num(s.offered_per_s, 3),
+            num(s.completed_per_s, 3),
+            num(s.waiting_slope_per_s, 3),
+            num(s.waiting_at_end),
+            "-" if s.grows is None else ("yes" if s.grows else "no"),
+        ]
+        for s in g.stages
+    ]
+    return (
+        f"G. Capacity calibration (waiting from the {g.waiting_source})\n"
+        + format_table(headers, rows)
+        + f"\n{g.finding}"
+    )

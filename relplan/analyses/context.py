@@ -1,0 +1,385 @@
+"""The run context every analysis shares: t0, T, phases, the overload phase, Ĉ, D and W.
+
+Conventions (analyses.md, Conventions 1-2, 8):
+- t0 is run.json's `t0`, else the earliest proxy or engine timestamp (metrics excluded).
+- T is the later of the last phase end and the last proxy or engine timestamp (the last
+  metric sample when there is neither).
+- Phases are half-open `[start, end)` (an event on a boundary belongs to the later phase);
+  the whole run is the closed `[t0, T]`.
+- The overload phase is run.json's `overload_phase`, else the phase named `pulse`, else the
+  phase with the highest arrival rate (calls by t_planned; engine arrivals without a proxy log).
+- Flags override run.json: `--phases`, `--capacity`, `--deadline`, `--delivery-window`.
+- `--from/--to` narrow the whole run to `[from, to]`; phases are clipped to it and a phase
+  left empty by the clip is dropped. Times given on the command line are seconds from t0,
+  or absolute epoch seconds when larger than 1e8 (a date after 1973), the same rule as
+  `--phases`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+from pydantic import Field
+
+from relplan import sql
+from relplan.errors import NoDataError, UsageError
+from relplan.models import StrictModel
+
+# A command-line time larger than this is an absolute epoch time, not seconds from t0.
+ABSOLUTE_TIME_THRESHOLD = 1e8
+DEFAULT_REPLICA_LABELS = ("replica", "pod", "instance")
+
+
+class PhaseSpan(StrictModel):
+    name: str
+    start_s: float = Field(description="seconds from t0")
+    end_s: float = Field(description="seconds from t0")
+
+
+class SourceSpan(StrictModel):
+    kind: str = Field(description="proxy | events | steps | stats | metrics")
+    rows: int
+    start_s: float | None = Field(description="first timestamp, seconds from t0")
+    end_s: float | None = Field(description="last timestamp, seconds from t0")
+
+
+class RunContext(StrictModel):
+    """What every analysis is relative to. Times are epoch seconds unless named `_s`."""
+
+    t0: float = Field(description="epoch seconds of the run's start")
+    t_end: float = Field(description="epoch seconds of T, the end of the data")
+    window_start: float = Field(description="epoch seconds: start of the analysed window")
+    window_end: float = Field(description="epoch seconds: end of the analysed window")
+    t0_source: str = Field(description="run.json | earliest proxy/engine record")
+    phases: list[PhaseSpan]
+    phases_source: str = Field(description="--phases | run.json | none")
+    overload_phase: str | None
+    overload_rule: str | None = Field(description="why this phase is the overload phase")
+    capacity: float | None = Field(description="Ĉ, calls per second")
+    capacity_source: str | None
+    deadline_s: float | None = Field(description="D, client per-attempt deadline")
+    deadline_source: str | None
+    delivery_window_s: float | None = Field(description="W, from a call's planned arrival")
+    delivery_window_source: str | None
+    rolling_window_s: float
+    rolling_step_s: float
+    bin_s: float
+    replica_labels: list[str]
+    sources: list[SourceSpan]
+    notes: list[str] = Field(description="clock-overlap and other warnings about the inputs")
+
+    def rows(self, kind: str) -> int:
+        return next((s.rows for s in self.sources if s.kind == kind), 0)
+
+    @property
+    def has_proxy(self) -> bool:
+        return self.rows("proxy") > 0
+
+    @property
+    def has_events(self) -> bool:
+        return self.rows("events") > 0
+
+    @property
+    def has_steps(self) -> bool:
+        return self.rows("steps") > 0
+
+    @property
+    def has_metrics(self) -> bool:
+        return self.rows("metrics") > 0
+
+    def s(self, t: float) -> float:
+        """Epoch seconds -> seconds from t0."""
+        return t - self.t0
+
+    def phase_windows(self) -> list[Window]:
+        """The whole window (closed) followed by each phase (half-open), clipped."""
+        out = [Window("run", self.window_start, self.window_end, True)]
+        for p in self.phases:
+            a = max(self.t0 + p.start_s, self.window_start)
+            b = min(self.t0 + p.end_s, self.window_end)
+            if b > a:
+                out.append(Window(p.name, a, b, False))
+        return out
+
+    def overload_end(self) -> float | None:
+        for p in self.phases:
+            if p.name == self.overload_phase:
+                return self.t0 + p.end_s
+        return None
+
+    def bins(self, width: float, origin: float | None = None, tag: str = "bin") -> list[Window]:
+        """Half-open bins of `width` from `origin` (default the window start) to its end.
+        Named `\x1f<tag><i>` so they can share one query with the phases without a clash."""
+        start = self.window_start if origin is None else origin
+        n = max(0, math.ceil((self.window_end - start) / width - 1e-9))
+        return [
+            Window(f"\x1f{tag}{i}", start + i * width, start + (i + 1) * width, False)
+            for i in range(n)
+        ]
+
+
+@dataclass(frozen=True)
+class Window:
+    name: str
+    a: float
+    b: float
+    closed: bool  # include t == b (only the whole run is closed)
+
+
+# Default series bin: 30 s, widened to the next of these widths when a window would need more
+# than MAX_BINS bins (a chart of a day in 30 s bars is unreadable, and each bin costs a
+# window in the windowed queries).
+BIN_WIDTHS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 21600.0, 86400.0)
+MAX_BINS = 200
+
+
+def auto_bin(span_s: float) -> float:
+    return next((w for w in BIN_WIDTHS if span_s / w <= MAX_BINS), BIN_WIDTHS[-1])
+
+
+def window_params(windows: list[Window]) -> dict[str, Any]:
+    """The four list parameters every windowed query takes (`w_names` ... `w_closed`)."""
+    return {
+        "w_names": [w.name for w in windows] or [""],
+        "w_starts": [w.a for w in windows] or [0.0],
+        "w_ends": [w.b for w in windows] or [0.0],
+        "w_closed": [w.closed for w in windows] or [False],
+    }
+
+
+SEGMENT_CASE_CUTS = 12  # cut points the SQL's CASE covers; later ones go through a list filter
+
+
+def segments(windows: list[Window]) -> tuple[dict[str, Any], dict[str, list[int]]]:
+    """Cut the windows into disjoint time segments so a big table is read with one row per
+    record and no range join: cut points c_1 < ... < c_m are every window start and end;
+    segment k < m is [c_k, c_{k+1}), segment m is the instant c_m (records exactly at the
+    end of a closed window). A record's segment is the number of cut points <= its time.
+    Returns the query parameters (`cuts`, padded with +inf to the CASE's width, and `t_last`)
+    and, per window name, the segments it is made of. Closed windows must end at c_m (only
+    the whole run is closed)."""
+    cuts = sorted({x for w in windows for x in (w.a, w.b)})
+    m = len(cuts)
+    members: dict[str, list[int]] = {}
+    for w in windows:
+        if w.closed and w.b != cuts[-1]:
+            raise ValueError("only the outermost window may be closed")
+        ks = [k for k in range(1, m) if cuts[k - 1] >= w.a and cuts[k] <= w.b]
+        members[w.name] = ks + ([m] if w.closed else [])
+    padded = cuts + [math.inf] * max(0, SEGMENT_CASE_CUTS - m)
+    return {"cuts": padded, "t_last": cuts[-1]}, members
+
+
+def parse_time(value: float, t0: float) -> float:
+    return value if abs(value) > ABSOLUTE_TIME_THRESHOLD else t0 + value
+
+
+def parse_phases(text: str) -> list[tuple[str, float, float]]:
+    """`base=0:120,pulse=120:227` -> [(name, start, end)]; raw numbers (relative or epoch)."""
+    out: list[tuple[str, float, float]] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, eq, span = part.partition("=")
+        start, colon, end = span.partition(":")
+        try:
+            a, b = float(start), float(end)
+        except ValueError:
+            a = b = float("nan")
+        if not eq or not colon or not name.strip() or math.isnan(a) or math.isnan(b):
+            raise UsageError(
+                "--phases", f"expected NAME=START:END[,NAME=START:END...], got {part!r}"
+            )
+        if b <= a:
+            raise UsageError(
+                "--phases", f"phase {name.strip()!r}: end {b:g} must be after start {a:g}"
+            )
+        out.append((name.strip(), a, b))
+    if not out:
+        raise UsageError("--phases", "expected at least one NAME=START:END")
+    names = [n for n, _, _ in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError("--phases", f"phase names must be unique, repeated: {', '.join(dup)}")
+    return out
+
+
+def _manifest(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, Any] | None, list[PhaseSpan]]:
+    q = sql.load("run_manifest_latest")
+    rows = con.execute(q.text, q.bind({})).fetchall()
+    if not rows:
+        return None, []
+    r = rows[0]
+    man = {
+        "name": r[1],
+        "capacity": r[2],
+        "deadline": r[3],
+        "delivery_window": r[4],
+        "overload_phase": r[5],
+        "t0": r[6],
+    }
+    phases = [PhaseSpan(name=x[7], start_s=x[8], end_s=x[9]) for x in rows if x[7] is not None]
+    return man, phases
+
+
+def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
+    """Build the RunContext from run.json (manifests/phases tables) and the flags in `opts`
+    (an AnalyzeOptions). Raises NoDataError when the workspace holds no proxy or engine data."""
+    man, man_phases = _manifest(con)
+    q = sql.load("data_time_ranges")
+    spans = {r[0]: (int(r[1]), r[2], r[3]) for r in con.execute(q.text, q.bind({})).fetchall()}
+    data_kinds = ("proxy", "events", "steps", "stats")
+    mins = [spans[k][1] for k in data_kinds if spans[k][0] > 0]
+    maxs = [spans[k][2] for k in data_kinds if spans[k][0] > 0]
+    notes: list[str] = []
+
+    if man is not None and man["t0"] is not None:
+        t0, t0_source = float(man["t0"]), "run.json"
+    elif mins:
+        t0, t0_source = float(min(mins)), "earliest proxy/engine record"
+    elif spans["metrics"][0] > 0:
+        t0, t0_source = (
+            float(spans["metrics"][1]),
+            "earliest metric sample (no proxy or engine data)",
+        )
+        notes.append("no proxy log or engine trace: t0 and T come from the metrics")
+    else:
+        raise NoDataError(
+            "the workspace holds no proxy log, engine trace or metrics; run `relplan ingest` first"
+        )
+
+    if not maxs and spans["metrics"][0] > 0:
+        maxs = [spans["metrics"][2]]
+
+    if opts.phases:
+        phases = []
+        for name, a, b in parse_phases(opts.phases):
+            phases.append(
+                PhaseSpan(name=name, start_s=parse_time(a, t0) - t0, end_s=parse_time(b, t0) - t0)
+            )
+        phases_source = "--phases"
+    elif man_phases:
+        phases, phases_source = man_phases, "run.json"
+    else:
+        phases, phases_source = [], "none"
+    phases = sorted(phases, key=lambda p: p.start_s)
+
+    t_end = max([*(float(m) for m in maxs), *(t0 + p.end_s for p in phases), t0])
+
+    window_start, window_end = t0, t_end
+    if opts.t_from is not None:
+        window_start = parse_time(opts.t_from, t0)
+    if opts.t_to is not None:
+        window_end = parse_time(opts.t_to, t0)
+    if window_end <= window_start:
+        raise UsageError(
+            "--to",
+            f"the window must end after it starts (from {window_start - t0:g} s"
+            f" to {window_end - t0:g} s after t0)",
+        )
+
+    def pick(flag: float | None, key: str) -> tuple[float | None, str | None]:
+        if flag is not None:
+            return float(flag), "flag"
+        if man is not None and man[key] is not None:
+            return float(man[key]), "run.json"
+        return None, None
+
+    capacity, capacity_source = pick(opts.capacity, "capacity")
+    deadline, deadline_source = pick(opts.deadline, "deadline")
+    window_w, window_w_source = pick(opts.delivery_window, "delivery_window")
+
+    overload, rule = _overload_phase(con, man, phases, t0)
+
+    sources = [
+        SourceSpan(
+            kind=k,
+            rows=spans[k][0],
+            start_s=None if spans[k][1] is None else spans[k][1] - t0,
+            end_s=None if spans[k][2] is None else spans[k][2] - t0,
+        )
+        for k in ("proxy", "events", "steps", "stats", "metrics")
+    ]
+    notes.extend(_clock_notes(spans))
+    labels = [opts.replica_label] if opts.replica_label else list(DEFAULT_REPLICA_LABELS)
+    return RunContext(
+        t0=t0,
+        t_end=t_end,
+        window_start=window_start,
+        window_end=window_end,
+        t0_source=t0_source,
+        phases=phases,
+        phases_source=phases_source,
+        overload_phase=overload,
+        overload_rule=rule,
+        capacity=capacity,
+        capacity_source=capacity_source,
+        deadline_s=deadline,
+        deadline_source=deadline_source,
+        delivery_window_s=window_w,
+        delivery_window_source=window_w_source,
+        rolling_window_s=opts.window,
+        rolling_step_s=opts.step,
+        bin_s=opts.bin if opts.bin is not None else auto_bin(window_end - window_start),
+        replica_labels=labels,
+        sources=sources,
+        notes=notes,
+    )
+
+
+def _overload_phase(
+    con: duckdb.DuckDBPyConnection,
+    man: dict[str, Any] | None,
+    phases: list[PhaseSpan],
+    t0: float,
+) -> tuple[str | None, str | None]:
+    if not phases:
+        return None, None
+    names = [p.name for p in phases]
+    if man is not None and man["overload_phase"] and man["overload_phase"] in names:
+        return man["overload_phase"], "run.json overload_phase"
+    if "pulse" in names:
+        return "pulse", "the phase named pulse"
+    windows = [Window(p.name, t0 + p.start_s, t0 + p.end_s, False) for p in phases]
+    q = sql.load("phase_arrival_counts")
+    rows = con.execute(q.text, q.bind(window_params(windows))).fetchall()
+    counts = {r[0]: (r[1], r[2]) for r in rows}
+    use_calls = any(c[0] for c in counts.values())
+    best: tuple[float, str] | None = None
+    for p in phases:
+        n = counts[p.name][0 if use_calls else 1]
+        rate = n / (p.end_s - p.start_s)
+        if n and (best is None or rate > best[0]):
+            best = (rate, p.name)
+    if best is None:
+        return None, None
+    src = "calls" if use_calls else "engine arrivals"
+    return best[1], f"the phase with the highest arrival rate ({best[0]:.3g} {src}/s)"
+
+
+def _clock_notes(spans: dict[str, tuple[int, Any, Any]]) -> list[str]:
+    """Say so when two sources' time ranges do not overlap (different clocks, wrong files)."""
+    labels = {"proxy": "proxy log", "events": "engine trace", "metrics": "metrics"}
+    eng = [spans[k] for k in ("events", "steps") if spans[k][0] > 0]
+    ranges: dict[str, tuple[float, float]] = {}
+    if spans["proxy"][0] > 0:
+        ranges["proxy"] = (spans["proxy"][1], spans["proxy"][2])
+    if eng:
+        ranges["events"] = (min(e[1] for e in eng), max(e[2] for e in eng))
+    if spans["metrics"][0] > 0:
+        ranges["metrics"] = (spans["metrics"][1], spans["metrics"][2])
+    out = []
+    keys = list(ranges)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            (a0, a1), (b0, b1) = ranges[a], ranges[b]
+            if a1 < b0 or b1 < a0:
+                out.append(
+                    f"the {labels[a]} ({a0:.3f}..{a1:.3f}) and the {labels[b]} ({b0:.3f}..{b1:.3f})"
+                    " do not overlap in time: different clocks or files from different periods;"
+                    " figures joining them will be empty"
+                )
+    return out

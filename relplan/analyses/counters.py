@@ -1,0 +1,291 @@
+"""D. Counters that miss the problem (analyses.md D).
+
+vLLM's prompt-token counter moves when an execution produces its first output; the
+prefix-cache query counter moves when it is scheduled from the waiting queue. Prefill
+aborted before its first token shows up only in the second. The shortfall
+1 - rise(prompt tokens) / rise(prefix-cache queries) measures the gap, per window and
+replica (queries/counter_rise_by_window.sql) and as a rolling series
+(queries/counter_rise_rolling.sql: windows of `rolling_window_s` evaluated every
+`rolling_step_s`, aligned on t0; the first evaluation is the first whose window lies
+wholly inside the analysed window). An alarm is two or more consecutive evaluations with
+the shortfall above the threshold (default 0.2) while the query counter rises; it is
+reported from the first to the last firing evaluation time.
+
+Metric names accepted, first present wins: vllm:prompt_tokens_total, vllm:prompt_tokens;
+vllm:prefix_cache_queries_total, vllm:prefix_cache_queries, then the older
+vllm:gpu_prefix_cache_queries_total / vllm:gpu_prefix_cache_queries (early V1 counted
+blocks there, not tokens: the finding says so). With an engine trace, the truth is the
+prompt tokens of executions first scheduled in the window vs those that reached their
+first token in it (queries/prompt_tokens_truth_by_window.sql).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+from pydantic import Field
+
+from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan.analyses.context import RunContext, window_params
+from relplan.models import StrictModel
+from relplan.tables import format_table, num, pct
+
+PROMPT_NAMES = ("vllm:prompt_tokens_total", "vllm:prompt_tokens")
+QUERY_NAMES = (
+    "vllm:prefix_cache_queries_total",
+    "vllm:prefix_cache_queries",
+    "vllm:gpu_prefix_cache_queries_total",
+    "vllm:gpu_prefix_cache_queries",
+)
+DEFAULT_THRESHOLD = 0.2
+
+
+class CounterWindow(WindowRow):
+    replica: str | None = Field(description="null: all replicas summed")
+    prompt_rise: float
+    query_rise: float
+    shortfall: float | None = Field(description="1 - prompt_rise / query_rise")
+    resets: int = Field(description="counter drops (restarts) seen in the window")
+    truth_scheduled_tokens: int | None = Field(
+        description="engine trace: prompt tokens first scheduled"
+    )
+    truth_first_output_tokens: int | None = Field(
+        description="engine trace: prompt tokens reaching first output"
+    )
+    truth_shortfall: float | None
+
+
+class CounterPoint(StrictModel):
+    t_s: float = Field(description="evaluation time (window end), seconds from t0")
+    replica: str | None
+    prompt_rise: float
+    query_rise: float
+    shortfall: float | None
+    firing: bool
+
+
+class AlarmInterval(StrictModel):
+    replica: str | None
+    start_s: float = Field(description="first firing evaluation, seconds from t0")
+    end_s: float = Field(description="last firing evaluation, seconds from t0")
+    evaluations: int
+    max_shortfall: float
+
+
+class Counters(StrictModel):
+    prompt_metric: str
+    query_metric: str
+    query_counts_blocks: bool = Field(
+        description="only the old gpu_prefix_cache name exists (early V1: blocks)"
+    )
+    threshold: float
+    rolling_window_s: float
+    rolling_step_s: float
+    truth_source: str | None = Field(description="engine trace when present")
+    windows: list[CounterWindow]
+    series: list[CounterPoint]
+    alarms: list[AlarmInterval]
+    finding: str
+
+
+def counter_names(con: duckdb.DuckDBPyConnection) -> tuple[str | None, str | None]:
+    present = {r["name"] for r in run_query(con, "metric_names_present", {})}
+    prompt = next((n for n in PROMPT_NAMES if n in present), None)
+    query = next((n for n in QUERY_NAMES if n in present), None)
+    return prompt, query
+
+
+def _labels(ctx: RunContext) -> dict[str, str]:
+    ls = (ctx.replica_labels * 3)[:3]
+    return {"label1": ls[0], "label2": ls[1], "label3": ls[2]}
+
+
+def analyze_counters(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    prompt: str,
+    query: str,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> Counters:
+    windows = ctx.phase_windows()
+    names = {"prompt_name": prompt, "query_name": query} | _labels(ctx)
+    rows = run_query(con, "counter_rise_by_window", window_params(windows) | names)
+    by: dict[tuple[str, str | None], dict[str, Any]] = {}
+    replicas: set[str] = set()
+    for r in rows:
+        rep = None if r["all_replicas"] else (r["replica"] or "")
+        if rep is not None:
+            replicas.add(rep)
+        by[(r["win_name"], rep)] = r
+    truth: dict[tuple[str, str | None], dict[str, Any]] = {}
+    if ctx.has_events:
+        for r in run_query(con, "prompt_tokens_truth_by_window", window_params(windows)):
+            rep = None if r["all_replicas"] else (r["replica"] or "")
+            truth[(r["win_name"], rep)] = r
+    per_replica = bool(replicas - {""})
+    keys: list[str | None] = [None, *(sorted(replicas) if per_replica else [])]
+    out = []
+    for rep in keys:
+        for w in windows:
+            r = by.get((w.name, rep), {"prompt_rise": 0.0, "query_rise": 0.0, "resets": 0})
+            why: dict[str, str] = {}
+            t = truth.get((w.name, rep))
+            if not ctx.has_events:
+                why["truth_shortfall"] = "needs an engine trace"
+            elif t is None:
+                why["truth_shortfall"] = f"no engine execution on replica {rep}"
+            out.append(
+                CounterWindow(
+                    window=w.name,
+                    start_s=ctx.s(w.a),
+                    end_s=ctx.s(w.b),
+                    replica=rep,
+                    prompt_rise=float(r["prompt_rise"]),
+                    query_rise=float(r["query_rise"]),
+                    shortfall=_shortfall(
+                        float(r["prompt_rise"]), float(r["query_rise"]), why, "shortfall"
+                    ),
+                    resets=int(r["resets"]),
+                    truth_scheduled_tokens=None if t is None else int(t["scheduled_tokens"]),
+                    truth_first_output_tokens=None if t is None else int(t["first_output_tokens"]),
+                    truth_shortfall=(
+                        None
+                        if t is None
+                        else _shortfall(
+                            float(t["first_output_tokens"]),
+                            float(t["scheduled_tokens"]),
+                            why,
+                            "truth_shortfall",
+                        )
+                    ),
+                    null_reasons=why,
+                )
+            )
+    series, alarms = _rolling(con, ctx, names, keys, threshold)
+    blocks = query.startswith("vllm:gpu_prefix_cache")
+    return Counters(
+        prompt_metric=prompt,
+        query_metric=query,
+        query_counts_blocks=blocks,
+        threshold=threshold,
+        rolling_window_s=ctx.rolling_window_s,
+        rolling_step_s=ctx.rolling_step_s,
+        truth_source="engine trace" if ctx.has_events else None,
+        windows=out,
+        series=series,
+        alarms=alarms,
+        finding=_finding(out[0], alarms, blocks, query, ctx),
+    )
+
+
+def _shortfall(prompt: float, queries: float, why: dict[str, str], field: str) -> float | None:
+    r = ratio(prompt, queries, why, field, "the query counter did not rise in this window")
+    return None if r is None else 1.0 - r
+
+
+def _rolling(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    names: dict[str, str],
+    keys: list[str | None],
+    threshold: float,
+) -> tuple[list[CounterPoint], list[AlarmInterval]]:
+    w, s = ctx.rolling_window_s, ctx.rolling_step_s
+    k_first = math.ceil((ctx.window_start + w - ctx.t0) / s - 1e-9)
+    k_last = math.floor((ctx.window_end - ctx.t0) / s + 1e-9)
+    if k_last < k_first:
+        return [], []
+    params = names | {"origin": ctx.t0, "step": s, "width": w, "k_first": k_first, "k_last": k_last}
+    got: dict[tuple[int, str | None], dict[str, Any]] = {}
+    for r in run_query(con, "counter_rise_rolling", params):
+        rep = None if r["all_replicas"] else (r["replica"] or "")
+        k = round((r["e"] - ctx.t0) / s)
+        got[(k, rep)] = r
+    series: list[CounterPoint] = []
+    alarms: list[AlarmInterval] = []
+    for rep in keys:
+        run: list[CounterPoint] = []
+        for k in range(k_first, k_last + 1):
+            r = got.get((k, rep), {"prompt_rise": 0.0, "query_rise": 0.0})
+            p, q = float(r["prompt_rise"]), float(r["query_rise"])
+            sf = None if q <= 0 else 1.0 - p / q
+            pt = CounterPoint(
+                t_s=k * s,
+                replica=rep,
+                prompt_rise=p,
+                query_rise=q,
+                shortfall=sf,
+                firing=sf is not None and sf > threshold,
+            )
+            series.append(pt)
+            if pt.firing:
+                run.append(pt)
+            else:
+                _close(run, alarms)
+                run = []
+        _close(run, alarms)
+    return series, alarms
+
+
+def _close(run: list[CounterPoint], alarms: list[AlarmInterval]) -> None:
+    if len(run) >= 2:
+        alarms.append(
+            AlarmInterval(
+                replica=run[0].replica,
+                start_s=run[0].t_s,
+                end_s=run[-1].t_s,
+                evaluations=len(run),
+                max_shortfall=max(p.shortfall or 0.0 for p in run),
+            )
+        )
+
+
+def _finding(
+    run: CounterWindow, alarms: list[AlarmInterval], blocks: bool, query: str, ctx: RunContext
+) -> str:
+    text = (
+        f"The prompt-token counter rose {num(run.prompt_rise)} while prefix-cache queries rose"
+        f" {num(run.query_rise)}: a shortfall of {pct(run.shortfall)}"
+    )
+    if run.truth_shortfall is not None:
+        text += f" (engine trace: {pct(run.truth_shortfall)})"
+    total = [a for a in alarms if a.replica is None]
+    if total:
+        spans = ", ".join(f"{a.start_s:g}-{a.end_s:g} s" for a in total)
+        text += f"; alarm (shortfall > {pct(DEFAULT_THRESHOLD, 0)}) at {spans}"
+    else:
+        text += "; no alarm"
+    if blocks:
+        text += (
+            f". Only {query} exists: early V1 builds counted blocks there, not tokens,"
+            " so compare with care"
+        )
+    return text + "."
+
+
+def render_counters(c: Counters) -> str:
+    headers = [
+        "window",
+        "replica",
+        "prompt rise",
+        "query rise",
+        "shortfall",
+        "resets",
+        "trace shortfall",
+    ]
+    rows = [
+        [
+            w.window,
+            w.replica or "all",
+            num(w.prompt_rise),
+            num(w.query_rise),
+            pct(w.shortfall),
+            num(w.resets),
+            pct(w.truth_shortfall),
+        ]
+        for w in c.windows
+    ]
+    head = f"D. Counters: {c.prompt_metric} vs {c.query_metric}"
+    return head + "\n" + format_table(headers, rows, left=(0, 1)) + f"\n{c.finding}"

@@ -1,0 +1,307 @@
+"""B. Delivery and recovery (analyses.md B).
+
+Per window of planned arrival: calls, delivered share, on-time share, median and p99 time to
+delivery (queries/delivery_by_window.sql). Series: the same query over `bin_s` bins of
+t_planned aligned on the window start. Recovery: 30 s bins aligned on the end of the
+overload phase; the recovery bin is the first bin with >= 5 calls and an on-time share >=
+the threshold (0.9) such that every later bin with >= 5 calls meets it too.
+
+Verdict over [end of overload, T] (T = the window end), in this order:
+1. `recovered` when a recovery bin exists;
+2. `insufficient_data` when no bin after the overload has 5 calls, or Ĉ or D is unknown;
+3. `overloaded` when calls arrived above Ĉ (mean rate over the window);
+4. `metastable` when calls arrived at or below Ĉ but executions were accepted above it;
+5. `draining` otherwise (accepted executions stayed at or below Ĉ).
+Accepted executions follow A's definition and source (engine trace, else proxy log).
+Choices: a bin's on-time share counts every call planned in the bin (undelivered ones
+count as late); the last bin may be shorter than 30 s when T falls inside it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import duckdb
+from pydantic import Field
+
+from relplan.analyses.amplification import amplification_windows
+from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan.analyses.context import RunContext, Window, window_params
+from relplan.models import StrictModel
+from relplan.tables import format_table, num, pct
+
+RECOVERY_BIN_S = 30.0
+RECOVERY_MIN_CALLS = 5
+RECOVERY_THRESHOLD = 0.9
+
+Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient_data"]
+
+
+class DeliveryWindow(WindowRow):
+    calls: int
+    delivered: int
+    delivered_share: float | None
+    on_time: int | None
+    on_time_share: float | None
+    window_open_at_end: int = Field(
+        description="undelivered calls whose window W was still open at T"
+    )
+    delivery_median_s: float | None
+    delivery_p99_s: float | None
+
+
+class DeliveryBin(StrictModel):
+    start_s: float = Field(description="bin start, seconds from t0")
+    calls: int
+    on_time: int | None
+    on_time_share: float | None
+
+
+class Recovery(StrictModel):
+    overload_phase: str
+    overload_end_s: float
+    bin_s: float
+    threshold: float
+    min_calls: int
+    recovery_s: float | None = Field(
+        description="seconds from the end of the overload to the recovery bin"
+    )
+    verdict: Verdict
+    because: str = Field(description="the figures behind the verdict, in words")
+    calls_x_capacity_after: float | None
+    accepted_x_capacity_after: float | None
+    accepted_source: str | None
+    on_time_share_after: float | None
+    bins_with_enough_calls: int
+    last_failing_bin_s: float | None = Field(
+        description="start of the last bin after the overload below the threshold"
+    )
+    bins: list[DeliveryBin] = Field(description="bins aligned on the end of the overload")
+
+
+class Delivery(StrictModel):
+    delivery_window_s: float | None
+    deadline_s: float | None
+    windows: list[DeliveryWindow]
+    series_bin_s: float
+    series: list[DeliveryBin] = Field(description="on-time share by planned-arrival bin")
+    recovery: Recovery | None
+    recovery_null_reason: str | None
+    finding: str
+
+
+def _query(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
+) -> dict[str, dict[str, Any]]:
+    params = window_params(windows) | {
+        "delivery_window": ctx.delivery_window_s if ctx.delivery_window_s is not None else math.inf,
+        "deadline": ctx.deadline_s if ctx.deadline_s is not None else math.inf,
+        "t_end": ctx.t_end,
+    }
+    return {str(r["win_name"]): r for r in run_query(con, "delivery_by_window", params)}
+
+
+def _bins(
+    ctx: RunContext, windows: list[Window], rows: dict[str, dict[str, Any]]
+) -> list[DeliveryBin]:
+    out = []
+    for w in windows:
+        r = rows[w.name]
+        calls = int(r["calls"])
+        on_time = int(r["on_time"]) if ctx.deadline_s is not None else None
+        out.append(
+            DeliveryBin(
+                start_s=ctx.s(w.a),
+                calls=calls,
+                on_time=on_time,
+                on_time_share=None if on_time is None or calls == 0 else on_time / calls,
+            )
+        )
+    return out
+
+
+def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Delivery:
+    windows = ctx.phase_windows()
+    series_bins = ctx.bins(ctx.bin_s, tag="series")
+    ov_end = ctx.overload_end()
+    recovery_bins = (
+        ctx.bins(RECOVERY_BIN_S, origin=ov_end, tag="recovery") if ov_end is not None else []
+    )
+    rows = _query(con, ctx, windows + series_bins + recovery_bins)  # one query
+    out = []
+    for w in windows:
+        r = rows[w.name]
+        why: dict[str, str] = {}
+        calls = int(r["calls"])
+        delivered = int(r["delivered"])
+        no_calls = "no calls planned in this window"
+        on_time: int | None = int(r["on_time"])
+        if ctx.deadline_s is None:
+            on_time = None
+            why["on_time"] = "deadline unknown: give --deadline or a run.json with deadline_s"
+        if ctx.delivery_window_s is None:
+            why["delivery_window"] = "no delivery window known: any delivery by T counts"
+        if delivered == 0:
+            why["delivery_median_s"] = why["delivery_p99_s"] = "no call delivered"
+        out.append(
+            DeliveryWindow(
+                window=w.name,
+                start_s=ctx.s(w.a),
+                end_s=ctx.s(w.b),
+                calls=calls,
+                delivered=delivered,
+                delivered_share=ratio(delivered, calls, why, "delivered_share", no_calls),
+                on_time=on_time,
+                on_time_share=(
+                    ratio(on_time, calls, why, "on_time_share", no_calls)
+                    if on_time is not None
+                    else None
+                ),
+                window_open_at_end=int(r["window_open_at_end"]),
+                delivery_median_s=r["delivery_median_s"],
+                delivery_p99_s=r["delivery_p99_s"],
+                null_reasons=why,
+            )
+        )
+    series = _bins(ctx, series_bins, rows)
+    recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows))
+    return Delivery(
+        delivery_window_s=ctx.delivery_window_s,
+        deadline_s=ctx.deadline_s,
+        windows=out,
+        series_bin_s=ctx.bin_s,
+        series=series,
+        recovery=recovery,
+        recovery_null_reason=why_none,
+        finding=_finding(out, recovery, why_none),
+    )
+
+
+def _recovery(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, bins: list[DeliveryBin]
+) -> tuple[Recovery | None, str | None]:
+    if ctx.overload_phase is None:
+        return None, "no overload phase: give --phases (with a phase named pulse) or a run.json"
+    ov_end = ctx.overload_end()
+    assert ov_end is not None
+    end = ctx.window_end
+    if ov_end >= end:
+        return None, f"the overload phase {ctx.overload_phase} ends at or after the end of the data"
+    if ctx.deadline_s is None:
+        return (
+            None,
+            "recovery is judged on the on-time share, which needs the deadline (--deadline)",
+        )
+    enough = [b for b in bins if b.calls >= RECOVERY_MIN_CALLS]
+    failing = [b for b in enough if (b.on_time_share or 0.0) < RECOVERY_THRESHOLD]
+    last_fail = failing[-1].start_s if failing else None
+    recovery_bin = next((b for b in enough if last_fail is None or b.start_s > last_fail), None)
+    after = amplification_windows(
+        con, ctx, [Window(f"after {ctx.overload_phase}", ov_end, end, True)]
+    )[0]
+    on_time_after_calls = sum(b.calls for b in bins)
+    on_time_after = (
+        sum(b.on_time or 0 for b in bins) / on_time_after_calls if on_time_after_calls else None
+    )
+    arr = after.calls_x_capacity
+    acc = after.accepted_x_capacity
+    ov_end_s = ctx.s(ov_end)
+    figures = (
+        f"after {ctx.overload_phase} (from {ov_end_s:g} s to {ctx.s(end):g} s): calls arrived"
+        f" at {_x(arr)} Ĉ, executions accepted at {_x(acc)} Ĉ"
+        f" ({after.accepted_source or 'no source'}), on-time share {pct(on_time_after)}"
+        f" over {len(enough)} bins of >= {RECOVERY_MIN_CALLS} calls"
+    )
+    recovery_s: float | None = None
+    verdict: Verdict
+    if not enough:
+        verdict, because = (
+            "insufficient_data",
+            f"no {RECOVERY_BIN_S:g} s bin after the overload has {RECOVERY_MIN_CALLS} calls; "
+            + figures,
+        )
+    elif recovery_bin is not None:
+        recovery_s = recovery_bin.start_s - ov_end_s
+        verdict = "recovered"
+        because = (
+            f"on-time share >= {pct(RECOVERY_THRESHOLD, 0)} in every bin from {recovery_s:g} s"
+            " after the overload on; " + figures
+        )
+    elif arr is None or acc is None:
+        verdict = "insufficient_data"
+        because = (
+            "not recovered, but capacity unknown (give --capacity) or no accepted executions"
+            " to judge why; " + figures
+        )
+    elif arr > 1.0:
+        verdict, because = (
+            "overloaded",
+            "not recovered while calls kept arriving above capacity; " + figures,
+        )
+    elif acc > 1.0:
+        verdict, because = (
+            "metastable",
+            "not recovered although calls arrived at or below capacity, while executions"
+            " were accepted above it; " + figures,
+        )
+    else:
+        verdict, because = (
+            "draining",
+            "not recovered yet, accepted executions stayed at or below capacity; " + figures,
+        )
+    return (
+        Recovery(
+            overload_phase=ctx.overload_phase,
+            overload_end_s=ov_end_s,
+            bin_s=RECOVERY_BIN_S,
+            threshold=RECOVERY_THRESHOLD,
+            min_calls=RECOVERY_MIN_CALLS,
+            recovery_s=recovery_s,
+            verdict=verdict,
+            because=because,
+            calls_x_capacity_after=arr,
+            accepted_x_capacity_after=acc,
+            accepted_source=after.accepted_source,
+            on_time_share_after=on_time_after,
+            bins_with_enough_calls=len(enough),
+            last_failing_bin_s=None if last_fail is None else last_fail,
+            bins=bins,
+        ),
+        None,
+    )
+
+
+def _x(v: float | None) -> str:
+    return "?" if v is None else f"{v:.2f} ×"
+
+
+def _finding(windows: list[DeliveryWindow], rec: Recovery | None, why_none: str | None) -> str:
+    run = windows[0]
+    text = (
+        f"{pct(run.delivered_share, 0)} of {run.calls:,} calls delivered,"
+        f" {pct(run.on_time_share, 0)} on time"
+    )
+    if rec is None:
+        return f"{text}; no recovery verdict: {why_none}."
+    if rec.verdict == "recovered":
+        return f"{text}; recovered {rec.recovery_s:g} s after {rec.overload_phase}."
+    return f"{text}; verdict {rec.verdict.replace('_', ' ')}: {rec.because}."
+
+
+def render_delivery(d: Delivery) -> str:
+    headers = ["window", "calls", "delivered", "on time", "open at end", "p50 s", "p99 s"]
+    rows = [
+        [
+            w.window,
+            num(w.calls),
+            pct(w.delivered_share),
+            pct(w.on_time_share),
+            num(w.window_open_at_end),
+            num(w.delivery_median_s, 1),
+            num(w.delivery_p99_s, 1),
+        ]
+        for w in d.windows
+    ]
+    head = f"B. Delivery and recovery (W = {num(d.delivery_window_s)} s, D = {num(d.deadline_s)} s)"
+    return head + "\n" + format_table(headers, rows) + f"\n{d.finding}"

@@ -1,0 +1,270 @@
+"""E. Little's law queue check (analyses.md E).
+
+From the engine trace (queries/littles_law_by_window.sql): L is the exact time-average of
+the waiting count, λ the executions arriving per second, Wq the mean full wait of the
+window's arrivals; consistency = L / (λ·Wq), deadline saturation = L / (λ·D).
+From metrics (queries/waiting_gauge_by_window.sql): L is the time-weighted mean of
+vllm:num_requests_waiting summed over series, and λ comes from the proxy log's executions;
+Wq (and so consistency) is then unknown. When both exist both are reported: the `waiting_l_metrics`
+column sits beside the trace's `l`; the headline figures use the engine trace (it wins).
+Series: the same query over `bin_s` bins: L, λ and λ·D per bin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+from pydantic import Field
+
+from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan.analyses.context import RunContext, Window, window_params
+from relplan.models import StrictModel
+from relplan.tables import format_table, num
+
+GAUGE = "vllm:num_requests_waiting"
+
+
+class LittleWindow(WindowRow):
+    replica: str | None = Field(description="null: all replicas")
+    source: str = Field(description="engine trace | metrics + proxy log")
+    waiting_l: float | None = Field(description="L: time-average number of executions waiting")
+    arrivals: int | None
+    lambda_per_s: float | None
+    wq_s: float | None = Field(description="mean full wait of the window's arrivals")
+    consistency: float | None = Field(description="L / (λ·Wq)")
+    deadline_saturation: float | None = Field(description="L / (λ·D)")
+    open_at_end: int | None = Field(description="waits still open at T (ended at T)")
+    waiting_l_metrics: float | None = Field(
+        description=f"time-weighted mean of {GAUGE}, summed over series"
+    )
+    waiting_l_metrics_covered_share: float | None
+    lambda_proxy_per_s: float | None
+
+
+class LittleBin(StrictModel):
+    start_s: float
+    waiting_l: float | None
+    lambda_per_s: float | None
+    lambda_x_deadline: float | None = Field(
+        description="λ·D: the waiting count at deadline saturation"
+    )
+    waiting_l_metrics: float | None
+
+
+class LittlesLaw(StrictModel):
+    source: str
+    deadline_s: float | None
+    windows: list[LittleWindow]
+    series_bin_s: float
+    series: list[LittleBin]
+    finding: str
+
+
+Key = tuple[str, str | None]
+
+
+def _key(r: dict[str, Any]) -> Key | None:
+    """(window, replica) with replica None for the all-replicas row; None for the empty
+    per-replica group a window with no data produces."""
+    if r["all_replicas"]:
+        return (r["win_name"], None)
+    if r["replica"] is None:
+        return None
+    return (r["win_name"], r["replica"])
+
+
+def _windows(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    windows: list[Window],
+    gauge: bool,
+    per_replica: int = 0,
+) -> list[LittleWindow]:
+    """Rows for every window (all replicas), then per replica for the first `per_replica`
+    windows (the phases; the series bins that follow them stay fleet-wide)."""
+    trace: dict[Key, dict[str, Any]] = {}
+    if ctx.has_events:
+        params = window_params(windows) | {"t_end": ctx.t_end}
+        for r in run_query(con, "littles_law_by_window", params):
+            if (k := _key(r)) is not None:
+                trace[k] = r
+    labels = (ctx.replica_labels * 3)[:3]
+    met: dict[str, dict[Key, dict[str, Any]]] = {"gauge": {}, "proxy": {}}
+    params = window_params(windows) | {
+        "t_end": ctx.t_end,
+        "gauge_name": GAUGE,
+        "label1": labels[0],
+        "label2": labels[1],
+        "label3": labels[2],
+    }
+    for r in run_query(con, "waiting_gauge_by_window", params):
+        if (k := _key(r)) is not None:
+            met[r["kind"]][k] = r
+    replicas: list[str | None] = [None]
+    if per_replica:
+        named = {k[1] for k in [*trace, *met["gauge"]] if k[1] is not None}
+        if named - {""}:
+            replicas += sorted(named)
+    return [_row(ctx, w, None, trace.get((w.name, None)), met, gauge) for w in windows] + [
+        _row(ctx, w, rep, trace.get((w.name, rep)), met, gauge)
+        for rep in replicas[1:]
+        for w in windows[:per_replica]
+    ]
+
+
+def _row(
+    ctx: RunContext,
+    w: Window,
+    rep: str | None,
+    t: dict[str, Any] | None,
+    met: dict[str, dict[Key, dict[str, Any]]],
+    gauge: bool,
+) -> LittleWindow:
+    why: dict[str, str] = {}
+    dur = w.b - w.a
+    g = met["gauge"].get((w.name, rep))
+    l_metric_val = g["value"] if gauge and g is not None else None
+    if l_metric_val is None:
+        why["waiting_l_metrics"] = f"no {GAUGE} samples cover this window"
+    p = met["proxy"].get((w.name, rep))
+    lam_proxy = (int(p["value"]) if p else 0) / dur if ctx.has_proxy else None
+    if ctx.has_events:
+        src = "engine trace"
+        t = t or {"wait_seconds": 0.0, "arrivals": 0, "wait_sum": 0.0, "open_at_end": 0}
+        l_val: float | None = t["wait_seconds"] / dur
+        arrivals: int | None = int(t["arrivals"])
+        lam = arrivals / dur if arrivals is not None else None
+        wq = ratio(t["wait_sum"], arrivals, why, "wq_s", "no execution arrived in this window")
+        open_end: int | None = int(t["open_at_end"])
+    else:
+        src = "metrics + proxy log"
+        l_val, arrivals, lam, wq, open_end = l_metric_val, None, lam_proxy, None, None
+        why["wq_s"] = why["consistency"] = "Wq needs the engine trace's lifecycle events"
+        if l_val is None:
+            why["waiting_l"] = why.get("waiting_l_metrics", "no waiting-count source")
+        if lam is None:
+            why["lambda_per_s"] = "λ needs an engine trace or a proxy log"
+    consistency = None
+    if l_val is not None and lam is not None and wq is not None:
+        consistency = ratio(
+            l_val, lam * wq, why, "consistency", "λ·Wq is zero (no arrivals or no waiting)"
+        )
+    sat = None
+    if ctx.deadline_s is None:
+        why["deadline_saturation"] = "deadline unknown: give --deadline"
+    elif l_val is not None and lam is not None:
+        sat = ratio(
+            l_val,
+            lam * ctx.deadline_s,
+            why,
+            "deadline_saturation",
+            "no execution arrived in this window",
+        )
+    return LittleWindow(
+        window=w.name,
+        start_s=ctx.s(w.a),
+        end_s=ctx.s(w.b),
+        replica=rep,
+        source=src,
+        waiting_l=l_val,
+        arrivals=arrivals,
+        lambda_per_s=lam,
+        wq_s=wq,
+        consistency=consistency,
+        deadline_saturation=sat,
+        open_at_end=open_end,
+        waiting_l_metrics=l_metric_val,
+        waiting_l_metrics_covered_share=g["covered_share"] if gauge and g is not None else None,
+        lambda_proxy_per_s=lam_proxy,
+        null_reasons=why,
+    )
+
+
+def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: bool) -> LittlesLaw:
+    phases = ctx.phase_windows()
+    bins_w = ctx.bins(ctx.bin_s)
+    rows = _windows(con, ctx, phases + bins_w, gauge, per_replica=len(phases))  # one query
+    n = len(phases)
+    windows = rows[:n] + rows[n + len(bins_w) :]
+    bins = rows[n : n + len(bins_w)]
+    series = [
+        LittleBin(
+            start_s=b.start_s,
+            waiting_l=b.waiting_l,
+            lambda_per_s=b.lambda_per_s,
+            lambda_x_deadline=None
+            if b.lambda_per_s is None or ctx.deadline_s is None
+            else b.lambda_per_s * ctx.deadline_s,
+            waiting_l_metrics=b.waiting_l_metrics,
+        )
+        for b in bins
+    ]
+    return LittlesLaw(
+        source=windows[0].source,
+        deadline_s=ctx.deadline_s,
+        windows=windows,
+        series_bin_s=ctx.bin_s,
+        series=series,
+        finding=_finding(windows),
+    )
+
+
+def _finding(windows: list[LittleWindow]) -> str:
+    windows = [w for w in windows if w.replica is None]
+    worst = max(
+        (w for w in windows if w.deadline_saturation is not None),
+        key=lambda w: w.deadline_saturation or 0.0,
+        default=None,
+    )
+    run = windows[0]
+    parts = []
+    if run.consistency is not None:
+        parts.append(f"Little's law holds to {run.consistency:.2f} over the run ({run.source})")
+    if worst is not None and worst.deadline_saturation is not None and worst.waiting_l is not None:
+        parts.append(
+            f"the waiting queue held {worst.deadline_saturation:.2f} deadlines' worth of"
+            f" arrivals in {worst.window} (L = {worst.waiting_l:.1f})"
+            + (
+                "; near 1 means executions wait out their whole deadline"
+                if worst.deadline_saturation >= 0.8
+                else ""
+            )
+        )
+    if not parts:
+        return "Not enough input for Little's law."
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def render_littles_law(e: LittlesLaw) -> str:
+    headers = [
+        "window",
+        "replica",
+        "L",
+        "λ /s",
+        "Wq s",
+        "L/(λ·Wq)",
+        "L/(λ·D)",
+        "open at T",
+        "L metrics",
+    ]
+    rows = [
+        [
+            w.window,
+            w.replica or "all",
+            num(w.waiting_l, 2),
+            num(w.lambda_per_s, 3),
+            num(w.wq_s, 1),
+            num(w.consistency, 2),
+            num(w.deadline_saturation, 2),
+            num(w.open_at_end),
+            num(w.waiting_l_metrics, 2),
+        ]
+        for w in e.windows
+    ]
+    return (
+        f"E. Little's law on the waiting queue ({e.source})\n"
+        + format_table(headers, rows, left=(0, 1))
+        + f"\n{e.finding}"
+    )

@@ -1,0 +1,180 @@
+"""C. Wasted prefill by abort cause (analyses.md C), from the engine trace's step records.
+
+queries/wasted_prefill_by_fate.sql splits every step's computed prompt tokens by the fate of
+its execution (decided over all the data; the earlier of finished/aborted wins, a tie counts
+as finished), per window of t_done (read once, in disjoint time segments summed into the
+windows here), for all replicas and per replica. Every computed token
+lands in exactly one fate: delivered, finished_for_nobody, finished (no proxy log: delivery
+unknown), aborted, unfinished, unknown (steps of an execution with no lifecycle event).
+Shares are of all computed prompt tokens in the window, except the in-flight share, which is
+of the aborted executions' computed prompt tokens (as the spec defines it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import duckdb
+from pydantic import Field
+
+from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan.analyses.context import RunContext, segments
+from relplan.models import StrictModel
+from relplan.tables import format_table, num, pct
+
+FATES = ("delivered", "finished_for_nobody", "finished", "aborted", "unfinished", "unknown")
+
+
+class WastedPrefillWindow(WindowRow):
+    replica: str | None = Field(description="null: all replicas")
+    steps_by_fate: dict[str, int] = Field(description="step records per fate (same keys)")
+    computed_tokens: int = Field(description="prompt tokens computed (prefix-cache hits excluded)")
+    cached_tokens: int
+    decode_tokens: int
+    tokens_by_fate: dict[str, int] = Field(description=f"keys: {', '.join(FATES)}")
+    share_by_fate: dict[str, float | None]
+    aborted_share: float | None = Field(
+        description="share of computed prompt tokens that went to aborted executions"
+    )
+    inflight_prompt_tokens: int = Field(
+        description="aborted executions' prompt tokens in steps in flight at the abort"
+    )
+    inflight_decode_tokens: int
+    inflight_share_of_aborted: float | None
+    before_first_output_tokens: int
+    before_first_output_share: float | None = Field(
+        description="of all computed: never counted by vllm:prompt_tokens_total"
+    )
+    recomputed_tokens: int
+    recomputed_share: float | None
+
+
+class WastedPrefill(StrictModel):
+    source: str = Field(description="always the engine trace (step records)")
+    windows: list[WastedPrefillWindow] = Field(
+        description="whole run and phases (replica null), then per replica"
+    )
+    finding: str
+
+
+def analyze_wasted_prefill(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> WastedPrefill:
+    windows = ctx.phase_windows()
+    params, members = segments(windows)
+    rows = run_query(con, "wasted_prefill_by_fate", params | {"has_proxy": ctx.has_proxy})
+    # Sum the disjoint segments into each window, for all replicas and per replica.
+    groups: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
+    replicas: set[str] = {r["replica"] or "" for r in rows}
+    for w in windows:
+        inside = set(members[w.name])
+        for r in rows:
+            if r["k"] in inside:
+                groups[(w.name, None)].append(r)
+                groups[(w.name, r["replica"] or "")].append(r)
+    per_replica = bool(replicas - {""})
+    out: list[WastedPrefillWindow] = []
+    keys: list[str | None] = [None, *(sorted(replicas) if per_replica else [])]
+    for rep in keys:
+        for w in windows:
+            out.append(_row(ctx, w.name, w.a, w.b, rep, groups.get((w.name, rep), [])))
+    return WastedPrefill(source="engine trace", windows=out, finding=_finding(out[0]))
+
+
+def _row(
+    ctx: RunContext, name: str, a: float, b: float, rep: str | None, rs: list[dict[str, Any]]
+) -> WastedPrefillWindow:
+    why: dict[str, str] = {}
+    tok = dict.fromkeys(FATES, 0)
+    nsteps = dict.fromkeys(FATES, 0)
+    for r in rs:
+        tok[r["fate"]] += int(r["prompt_computed"])
+        nsteps[r["fate"]] += int(r["steps"])
+    total = sum(tok.values())
+    aborted = tok["aborted"]
+    inflight = sum(int(r["inflight_prompt"]) for r in rs)
+    bfo = sum(int(r["before_first_output"]) for r in rs)
+    rec = sum(int(r["recomputed"]) for r in rs)
+    none = "no prompt tokens computed in this window"
+    shares = {f: ratio(tok[f], total, why, f"share_by_fate.{f}", none) for f in FATES}
+    if not ctx.has_proxy:
+        why["tokens_by_fate.delivered"] = (
+            "no proxy log: finished executions are counted as `finished`, delivery unknown"
+        )
+    return WastedPrefillWindow(
+        window=name,
+        start_s=ctx.s(a),
+        end_s=ctx.s(b),
+        replica=rep,
+        steps_by_fate=nsteps,
+        computed_tokens=total,
+        cached_tokens=sum(int(r["prompt_cached"]) for r in rs),
+        decode_tokens=sum(int(r["decode_tokens"]) for r in rs),
+        tokens_by_fate=tok,
+        share_by_fate=shares,
+        aborted_share=ratio(aborted, total, why, "aborted_share", none),
+        inflight_prompt_tokens=inflight,
+        inflight_decode_tokens=sum(int(r["inflight_decode"]) for r in rs),
+        inflight_share_of_aborted=ratio(
+            inflight,
+            aborted,
+            why,
+            "inflight_share_of_aborted",
+            "no prompt tokens computed for aborted executions",
+        ),
+        before_first_output_tokens=bfo,
+        before_first_output_share=ratio(bfo, total, why, "before_first_output_share", none),
+        recomputed_tokens=rec,
+        recomputed_share=ratio(rec, total, why, "recomputed_share", none),
+        null_reasons=why,
+    )
+
+
+def _finding(run: WastedPrefillWindow) -> str:
+    if run.computed_tokens == 0:
+        return "No prompt tokens were computed in the window."
+    wasted = run.tokens_by_fate["aborted"] + run.tokens_by_fate["finished_for_nobody"]
+    text = (
+        f"{pct(run.aborted_share, 0)} of computed prefill went to executions"
+        " that were later aborted"
+        f" ({pct(wasted / run.computed_tokens, 0)} including responses finished for nobody)"
+    )
+    if run.before_first_output_share:
+        text += (
+            f"; {pct(run.before_first_output_share, 0)} was aborted before its first output,"
+            " which vLLM's prompt-token counter never records"
+        )
+    return text + "."
+
+
+def render_wasted_prefill(c: WastedPrefill) -> str:
+    headers = [
+        "window",
+        "replica",
+        "computed",
+        "delivered",
+        "for nobody",
+        "finished",
+        "aborted",
+        "unfinished",
+        "unknown",
+        "in flight/aborted",
+        "before 1st out",
+        "recomputed",
+    ]
+    rows = [
+        [
+            w.window,
+            w.replica or "all",
+            num(w.computed_tokens),
+            *(pct(w.share_by_fate[f]) for f in FATES),
+            pct(w.inflight_share_of_aborted),
+            pct(w.before_first_output_share),
+            pct(w.recomputed_share),
+        ]
+        for w in c.windows
+    ]
+    return (
+        "C. Wasted prefill: computed prompt tokens by fate of their execution (engine trace)\n"
+        + format_table(headers, rows, left=(0, 1))
+        + f"\n{c.finding}"
+    )

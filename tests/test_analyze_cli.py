@@ -1,0 +1,156 @@
+"""`relplan analyze` through the CLI: output, JSON snapshot, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.json import JSONSnapshotExtension
+from typer.testing import CliRunner
+
+from relplan.cli import app
+from tests.fixture_incident import build_incident
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_incident(tmp_path_factory.mktemp("cli") / "incident.duckdb")
+
+
+@pytest.fixture
+def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
+def test_json_output_of_the_fixture_workspace(db: Path, snapshot_json: SnapshotAssertion) -> None:
+    res = runner.invoke(app, ["analyze", "--db", str(db), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert set(data) == {
+        "context",
+        "data_checks",
+        "amplification",
+        "delivery",
+        "wasted_prefill",
+        "counters",
+        "littles_law",
+        "retry_timing",
+        "capacity",
+        "health",
+        "skipped",
+    }
+    assert data == snapshot_json
+
+
+def test_human_output_has_a_table_and_a_finding_per_analysis(db: Path) -> None:
+    res = runner.invoke(app, ["analyze", "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    for head in (
+        "A. Load and retry amplification",
+        "B. Delivery and recovery",
+        "C. Wasted prefill",
+        "D. Counters",
+        "E. Little's law",
+        "F. Retry timing",
+        "Skipped",
+    ):
+        assert head in out
+    assert "20 % of computed prefill went to executions that were later aborted" in out
+    assert "capacity calibration needs a staged ramp" in out
+
+
+def test_only_and_flags_override_run_json(db: Path) -> None:
+    res = runner.invoke(
+        app,
+        [
+            "analyze",
+            "--db",
+            str(db),
+            "--json",
+            "--only",
+            "amplification",
+            "--capacity",
+            "0.1",
+            "--deadline",
+            "1m",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["delivery"] is None
+    assert data["skipped"] == []
+    assert data["context"]["capacity"] == 0.1
+    assert data["context"]["deadline_s"] == 60
+    run = data["amplification"]["windows"][0]
+    assert run["calls_x_capacity"] == pytest.approx(0.5)
+
+
+def test_from_to_accept_rfc3339(db: Path) -> None:
+    res = runner.invoke(
+        app,
+        [
+            "analyze",
+            "--db",
+            str(db),
+            "--json",
+            "--only",
+            "delivery",
+            "--from",
+            "2025-11-30T00:01:00Z",
+            "--to",
+            "2025-11-30T00:03:20+00:00",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    ctx = json.loads(res.stdout)["context"]
+    assert ctx["window_start"] - ctx["t0"] == 60
+    assert ctx["window_end"] - ctx["t0"] == 200
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--only", "nope"], "relplan: error: --only: unknown analysis nope"),
+        (["--phases", "base"], "relplan: error: --phases: expected NAME=START:END"),
+        (["--capacity", "0"], "relplan: error: --capacity: must be greater than zero"),
+        (["--deadline", "soon"], "relplan: error: --deadline: expected a duration"),
+        (["--from", "yesterday"], "relplan: error: --from: expected seconds from t0"),
+        (
+            ["--from", "100", "--to", "50"],
+            "relplan: error: --to: the window must end after it starts",
+        ),
+    ],
+)
+def test_bad_flags_are_one_line_errors_with_exit_2(db: Path, args: list[str], message: str) -> None:
+    res = runner.invoke(app, ["analyze", "--db", str(db), *args])
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert res.stderr.startswith(message)
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_missing_workspace_is_a_clear_error(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["analyze", "--db", str(tmp_path / "none.duckdb")])
+    assert res.exit_code == 2
+    assert "no workspace here; run `relplan ingest` first" in res.stderr
+
+
+def test_help_has_an_example() -> None:
+    res = runner.invoke(app, ["analyze", "--help"])
+    assert res.exit_code == 0
+    assert "Example: relplan analyze" in res.stdout
+
+
+def test_readme_shows_the_real_output_of_the_fixture(db: Path) -> None:
+    """The README's `relplan analyze` output block is this fixture's real output."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```text\nRun: t0", 1)[1].split("```", 1)[0]
+    only = "amplification,delivery,wasted_prefill,counters,littles_law,retry_timing"
+    res = runner.invoke(app, ["analyze", "--db", str(db), "--only", only])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == ("Run: t0" + block).strip()
