@@ -145,7 +145,7 @@ def test_delivery_per_phase(result: AnalyzeResult) -> None:
     assert w["pulse"].delivery_p99_s == pytest.approx(54.8)
     assert (w["hold"].delivered, w["hold"].on_time, w["hold"].window_open_at_end) == (3, 3, 1)
     assert d.recovery is not None
-    assert d.recovery.verdict == "insufficient_data"
+    assert d.recovery.verdict == "insufficient data"
     assert [b.calls for b in d.recovery.bins] == [0, 2, 1, 1]
     assert d.recovery.calls_x_capacity_after == pytest.approx(4 / 120 / 0.05)
 

@@ -254,7 +254,7 @@ def test_overloaded_when_calls_keep_arriving_above_capacity() -> None:
 
 def test_insufficient_data_with_fewer_than_five_calls_per_bin() -> None:
     rec = _recovery(calls_per_s=0.5, late_until=None, accepted_per_s=1.5, calls_per_bin_cap=4)
-    assert rec.verdict == "insufficient_data"
+    assert rec.verdict == "insufficient data"
     assert rec.bins_with_enough_calls == 0
 
 

@@ -8,7 +8,7 @@ the threshold (0.9) such that every later bin with >= 5 calls meets it too.
 
 Verdict over [end of overload, T] (T = the window end), in this order:
 1. `recovered` when a recovery bin exists;
-2. `insufficient_data` when no bin after the overload has 5 calls, or Ĉ or D is unknown;
+2. `insufficient data` when no bin after the overload has 5 calls, or Ĉ or D is unknown;
 3. `overloaded` when calls arrived above Ĉ (mean rate over the window);
 4. `metastable` when calls arrived at or below Ĉ but executions were accepted above it;
 5. `draining` otherwise (accepted executions stayed at or below Ĉ).
@@ -35,7 +35,7 @@ RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
 RECOVERY_THRESHOLD = 0.9
 
-Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient_data"]
+Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient data"]
 
 
 class DeliveryWindow(WindowRow):
@@ -217,7 +217,7 @@ def _recovery(
     verdict: Verdict
     if not enough:
         verdict, because = (
-            "insufficient_data",
+            "insufficient data",
             f"no {RECOVERY_BIN_S:g} s bin after the overload has {RECOVERY_MIN_CALLS} calls; "
             + figures,
         )
@@ -229,7 +229,7 @@ def _recovery(
             " after the overload on; " + figures
         )
     elif arr is None or acc is None:
-        verdict = "insufficient_data"
+        verdict = "insufficient data"
         because = (
             "not recovered, but capacity unknown (give --capacity) or no accepted executions"
             " to judge why; " + figures
