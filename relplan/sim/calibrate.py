@@ -209,3 +209,39 @@ def _calibrate_args(
     a: tuple[Scenario, Profile, int, float, float, float, int],
 ) -> SeedResult:
     return calibrate_seed(*a)
+
+
+def render_calibration(r: CalibrationResult) -> str:
+    from relplan.tables import format_table, num
+
+    rows = []
+    for sr in r.seeds:
+        last = sr.stages[-1] if sr.stages else None
+        rows.append(
+            [
+                str(sr.seed),
+                num(sr.capacity_calls_per_s, 2),
+                num(sr.saturated_completion_calls_per_s, 3),
+                str(len(sr.stages)),
+                "-" if last is None else f"{last.waiting_slope_per_s:.3f}",
+                sr.note or "",
+            ]
+        )
+    table = format_table(
+        ["seed", "C^ calls/s", "saturated completions/s", "stages", "slope at stop", "note"],
+        rows,
+        left=(5,),
+    )
+    lines = [
+        f"profile {r.profile}, configuration {r.config} ({r.label})",
+        f"ramp: {r.stage_seconds:g} s stages from {r.start_calls_per_s:g} calls/s, "
+        f"+{r.step_calls_per_s:g} per stage; patient clients",
+        "",
+        table,
+        "",
+        f"C^ (median over seeds) = {num(r.capacity_calls_per_s, 2)} calls/s; saturated "
+        f"completion rate = {num(r.saturated_completion_calls_per_s, 3)} calls/s",
+    ]
+    if r.written_to:
+        lines.append(f"stored in {r.written_to}")
+    return "\n".join(lines)
