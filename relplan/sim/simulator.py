@@ -108,6 +108,13 @@ class Simulation:
         self.scrape_s = scn.metrics.scrape_interval_s
         self.push(0.0, 6, None)
 
+    def add_call(self, t: float, prompt: int, out: int, max_tokens: int = 2048) -> Call:
+        """Plan one more call (tests and hand-built timelines); ids continue the sequence."""
+        call = Call(len(self.calls), f"call-{len(self.calls):05d}", t, prompt, out, max_tokens)
+        self.calls.append(call)
+        self.push(t, 1, call)
+        return call
+
     def push(self, t: float, kind: int, obj: object) -> None:
         heappush(self.heap, (t, next(self._seq), kind, obj))
 
