@@ -17,6 +17,7 @@ given profile; its fingerprint keys the entry that `--write` stores beside the p
 from __future__ import annotations
 
 import statistics
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
 from pydantic import Field
@@ -162,7 +163,7 @@ def calibrate(
 ) -> CalibrationResult:
     args = [(scn, profile, s, start, step, stage_seconds, max_stages) for s in seeds]
     if jobs > 1 and len(seeds) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(seeds))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(seeds)), mp_context=_spawn()) as pool:
             per_seed = list(pool.map(_calibrate_args, args))
     else:
         per_seed = [calibrate_seed(*a) for a in args]
@@ -245,3 +246,8 @@ def render_calibration(r: CalibrationResult) -> str:
     if r.written_to:
         lines.append(f"stored in {r.written_to}")
     return "\n".join(lines)
+
+
+def _spawn() -> multiprocessing.context.SpawnContext:
+    """Fresh worker processes: forking a process that runs polars/DuckDB threads can deadlock."""
+    return multiprocessing.get_context("spawn")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -90,21 +91,22 @@ def sweep(
     """Run the sweep; write OUT/sweep.parquet and OUT/sweep.csv; return the table and wall s."""
     axes = parse_vary(vary)
     combos = list(itertools.product(*[vals for _, vals in axes])) if axes else [()]
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = None if keep_runs else tempfile.TemporaryDirectory(prefix="relplan-sweep-")
-    base = out / "runs" if keep_runs else Path(tmp.name)  # type: ignore[union-attr]
-    tasks = []
+    planned = []
     for ci, combo in enumerate(combos):
         assigns = [f"{k}={v}" for (k, _), v in zip(axes, combo)]
         varied = {k: v for (k, _), v in zip(axes, combo)}
         for seed in range(1, seeds + 1):
             all_sets = [*(sets or []), *assigns]
             prepare(ref, all_sets, seed)  # fail fast on a bad key or value
-            tasks.append((ref, all_sets, seed, str(base / f"run{ci + 1:03d}-seed{seed}"), varied))
+            planned.append((all_sets, seed, f"run{ci + 1:03d}-seed{seed}", varied))
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = None if keep_runs else tempfile.TemporaryDirectory(prefix="relplan-sweep-")
+    base = out / "runs" if keep_runs else Path(tmp.name)  # type: ignore[union-attr]
+    tasks = [(ref, a, seed, str(base / name), v) for a, seed, name, v in planned]
     t = time.perf_counter()
     try:
         if jobs > 1 and len(tasks) > 1:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=_spawn()) as pool:
                 rows = list(pool.map(_run_one, tasks))
         else:
             rows = [_run_one(task) for task in tasks]
@@ -136,3 +138,8 @@ def render_sweep(df: pl.DataFrame, keys: list[str]) -> str:
             ]
         )
     return format_table(headers, rows, left=tuple(range(2 + len(keys) + 1)))
+
+
+def _spawn() -> multiprocessing.context.SpawnContext:
+    """Fresh worker processes: forking a process that runs polars/DuckDB threads can deadlock."""
+    return multiprocessing.get_context("spawn")
