@@ -140,6 +140,10 @@ def render_sweep(df: pl.DataFrame, keys: list[str]) -> str:
     return format_table(headers, rows, left=tuple(range(2 + len(keys) + 1)))
 
 
-def _spawn() -> multiprocessing.context.SpawnContext:
-    """Fresh worker processes: forking a process that runs polars/DuckDB threads can deadlock."""
-    return multiprocessing.get_context("spawn")
+def _spawn() -> multiprocessing.context.BaseContext:
+    """Workers forked from a fresh fork server that has only imported the simulator: forking
+    this process (which may run polars/DuckDB threads) could deadlock, and spawning a fresh
+    interpreter per worker pays the imports each time."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["relplan.sim.sweep"])
+    return ctx
