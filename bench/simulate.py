@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from relplan.sim.run import prepare, run_prepared  # noqa: E402
-from relplan.sim.summary import summarize  # noqa: E402
-from relplan.sim.sweep import sweep  # noqa: E402
-from relplan.sim.writer import write_outputs  # noqa: E402
-from relplan.tables import format_table, num  # noqa: E402
+from relplan.sim.run import prepare, run_prepared
+from relplan.sim.summary import summarize
+from relplan.sim.sweep import sweep
+from relplan.sim.writer import write_outputs
+from relplan.tables import format_table, num
 
 
 def main() -> None:
@@ -51,14 +51,20 @@ def main() -> None:
             t2 = time.perf_counter()
             summarize(out, 1)
             t3 = time.perf_counter()
-            for key, val in (("sim", t1 - t0), ("write", t2 - t1), ("total", t2 - t0),
-                             ("summary", t3 - t2)):
+            for key, val in (
+                ("sim", t1 - t0),
+                ("write", t2 - t1),
+                ("total", t2 - t0),
+                ("summary", t3 - t2),
+            ):
                 best[key] = min(best.get(key, float("inf")), val)
             e = sim.engine
             facts = {
                 "simulated_s": sim.now,
                 "steps": float(e.k_next),
-                "records": float(len(e.pf_step) + sum(b - a for a, b in zip(e.sp_k0, e.sp_k1))),
+                "records": float(
+                    len(e.pf_step) + sum(b - a for a, b in zip(e.sp_k0, e.sp_k1, strict=False))
+                ),
                 "calls": float(len(sim.calls)),
                 "executions": float(len(sim.executions)),
             }

@@ -262,7 +262,7 @@ class _SimulateGroup(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["run", *args]
-        return super().parse_args(ctx, args)  # type: ignore[no-any-return]
+        return super().parse_args(ctx, args)
 
 
 simulate_app = typer.Typer(
@@ -322,7 +322,9 @@ def simulate_calibrate(
     set_: SetOpt = None,
     workload: Annotated[
         str | None,
-        typer.Option(help="Trace whose lengths the ramp draws (Azure CSV, Mooncake JSONL, proxy log)."),
+        typer.Option(
+            help="Trace whose lengths the ramp draws (Azure CSV, Mooncake JSONL, proxy log)."
+        ),
     ] = None,
     seeds: Annotated[int, typer.Option(help="Seeds 1..N; C^ is the median.")] = 7,
     start: Annotated[float, typer.Option(help="First stage's rate, calls/s.")] = 2.0,
@@ -384,7 +386,7 @@ def simulate_sweep(
 ) -> None:
     """Run combinations of settings and seeds in parallel; one summary row per run.
 
-    Example: relplan simulate sweep pulse-retry --vary proxy.cancellation=off,immediate --vary proxy.coalesce=false,true --seeds 2 --out runs/sweep
+    Example: relplan simulate sweep pulse-retry --vary proxy.coalesce=false,true --out runs/sw
     """
     import os
 

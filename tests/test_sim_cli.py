@@ -34,7 +34,7 @@ def test_simulate_json_prints_the_documented_keys(tmp_path: Path) -> None:
     code, out = invoke("simulate", "pulse1.5-retry", "--out", str(tmp_path / "r"), "--json")
     assert code == 0, out
     data = json.loads(out)
-    assert SUMMARY_KEYS <= set(data)
+    assert set(data) >= SUMMARY_KEYS
     assert set(data["phases"]) == {"base", "pulse", "hold"}
     for ph in data["phases"].values():
         assert {
@@ -59,8 +59,16 @@ def test_simulate_json_prints_the_documented_keys(tmp_path: Path) -> None:
 
 def test_simulate_human_summary_and_set_overrides(tmp_path: Path) -> None:
     code, out = invoke(
-        "simulate", "pulse-retry", "--out", str(tmp_path / "r"), "--seed", "3",
-        "--set", "workload.phases.1.rate_x=1.5", "--set", "client.max_retries=1",
+        "simulate",
+        "pulse-retry",
+        "--out",
+        str(tmp_path / "r"),
+        "--seed",
+        "3",
+        "--set",
+        "workload.phases.1.rate_x=1.5",
+        "--set",
+        "client.max_retries=1",
     )
     assert code == 0, out
     assert "pulse-retry (seed 3)" in out
@@ -88,13 +96,26 @@ def test_scenario_file_in_yaml(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["simulate", "no-such", "--out", "x"], "unknown scenario 'no-such'"),
-        (["simulate", "pulse-retry", "--out", "x", "--set", "proxy.cancellation=sometimes"],
-         "proxy.cancellation: Value error, expected off, immediate or deferred(SECONDS)"),
-        (["simulate", "pulse-retry", "--out", "x", "--set", "client.nope=1"],
-         "client.nope: Extra inputs are not permitted"),
+        (
+            ["simulate", "pulse-retry", "--out", "x", "--set", "proxy.cancellation=sometimes"],
+            "proxy.cancellation: Value error, expected off, immediate or deferred(SECONDS)",
+        ),
+        (
+            ["simulate", "pulse-retry", "--out", "x", "--set", "client.nope=1"],
+            "client.nope: Extra inputs are not permitted",
+        ),
         (["simulate", "pulse-retry", "--out", "x", "--set", "noequals"], "expected key=value"),
-        (["simulate", "pulse-retry", "--out", "x", "--set", "engine.max_num_batched_tokens=1024"],
-         "no calibrated capacity for this configuration"),
+        (
+            [
+                "simulate",
+                "pulse-retry",
+                "--out",
+                "x",
+                "--set",
+                "engine.max_num_batched_tokens=1024",
+            ],
+            "no calibrated capacity for this configuration",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_error(args: list[str], message: str, tmp_path: Path) -> None:
@@ -134,14 +155,20 @@ def test_calibrate_writes_the_capacity_beside_a_profile_file(tmp_path: Path) -> 
     cap = data["capacity_calls_per_s"]
     assert 2.6 <= cap <= 3.2
     stages = data["seeds"][0]["stages"]
-    assert stages[-1]["grows"] is True and not any(s["grows"] for s in stages[:-1])
+    assert stages[-1]["grows"] is True
+    assert not any(s["grows"] for s in stages[:-1])
     assert cap == pytest.approx(stages[-2]["rate_calls_per_s"])
     table = load_capacities(str(prof))
     assert [e.capacity_calls_per_s for e in table.entries] == [cap]
     # a scenario on that profile now finds its capacity without recalibrating
     code, out = invoke(
-        "simulate", "pulse1.5-retry", "--out", str(tmp_path / "r"), "--json",
-        "--set", f"engine.profile={json.dumps(str(prof))}",
+        "simulate",
+        "pulse1.5-retry",
+        "--out",
+        str(tmp_path / "r"),
+        "--json",
+        "--set",
+        f"engine.profile={json.dumps(str(prof))}",
     )
     assert code == 0, out
     assert json.loads(out)["capacity_calls_per_s"] == cap
@@ -159,8 +186,17 @@ def test_shipped_profile_calibration_is_in_the_published_range() -> None:
 @pytest.mark.slow
 def test_sweep_writes_one_row_per_run(tmp_path: Path) -> None:
     code, out = invoke(
-        "simulate", "sweep", "pulse1.5-retry", "--vary", "proxy.cancellation=off,immediate",
-        "--seeds", "1", "--jobs", "2", "--out", str(tmp_path / "sw"),
+        "simulate",
+        "sweep",
+        "pulse1.5-retry",
+        "--vary",
+        "proxy.cancellation=off,immediate",
+        "--seeds",
+        "1",
+        "--jobs",
+        "2",
+        "--out",
+        str(tmp_path / "sw"),
     )
     assert code == 0, out
     df = pl.read_csv(tmp_path / "sw" / "sweep.csv")

@@ -72,7 +72,7 @@ class Harness:
         idx = next(x.idx for x in self.execs if x.eid == eid)
         return [
             (EVENT_NAMES[c], round(t, 6))
-            for t, x, c in zip(e.ev_t, e.ev_x, e.ev_code)
+            for t, x, c in zip(e.ev_t, e.ev_x, e.ev_code, strict=False)
             if x == idx
         ]
 
@@ -82,10 +82,12 @@ class Harness:
         idx = next(x.idx for x in self.execs if x.eid == eid)
         rows = [
             (k, c, ca, d)
-            for k, x, c, ca, d in zip(e.pf_step, e.pf_x, e.pf_comp, e.pf_cached, e.pf_dec)
+            for k, x, c, ca, d in zip(
+                e.pf_step, e.pf_x, e.pf_comp, e.pf_cached, e.pf_dec, strict=False
+            )
             if x == idx
         ]
-        for x, k0, k1 in zip(e.sp_x, e.sp_k0, e.sp_k1):
+        for x, k0, k1 in zip(e.sp_x, e.sp_k0, e.sp_k1, strict=False):
             if x == idx:
                 rows += [(k, 0, 0, 1) for k in range(k0, k1)]
         rows.sort()
@@ -191,7 +193,8 @@ def test_preemption_frees_blocks_and_recomputes_from_the_front_of_the_queue() ->
     assert h.engine.c_prompt == 16
     assert h.engine.c_queries == 16
     assert h.engine.c_gen == 20
-    assert a.state == FINISHED and b.state == FINISHED
+    assert a.state == FINISHED
+    assert b.state == FINISHED
     assert h.engine.free == 5
 
 
@@ -238,12 +241,16 @@ def test_engine_step_duration_is_the_cost_model() -> None:
     h.run()
     expected = step_cost_ms(cost, [(100, 32)], []) / 1000
     assert h.engine.st_done[0] == pytest.approx(expected)
-    assert expected == pytest.approx(0.75 * (3.29 + 0.02365 * 100 + 1.178e-6 * 100 * (32 + 50)) / 1000)
+    assert expected == pytest.approx(
+        0.75 * (3.29 + 0.02365 * 100 + 1.178e-6 * 100 * (32 + 50)) / 1000
+    )
 
 
 def test_waiting_queue_cap_refuses_arrivals_after_arrived() -> None:
     """max_num_seqs 1, waiting cap 1: A runs, B waits, C is refused (arrived, rejected)."""
-    h = Harness(EngineConfig(max_num_batched_tokens=16, max_num_seqs=1, prefix_tokens=0, waiting_cap=1))
+    h = Harness(
+        EngineConfig(max_num_batched_tokens=16, max_num_seqs=1, prefix_tokens=0, waiting_cap=1)
+    )
     xs = [h.new(8, 3) for _ in range(3)]
     h.at(0.0, lambda t: [h.engine.arrive(x, t) for x in xs])
     h.run()

@@ -139,11 +139,14 @@ def test_deferred_cancel_aborts_when_no_retry_arrived_in_time() -> None:
     first, retry = sim.clients.attempts
     assert first.t_cancel == 10.25
     assert sim.executions[0].state == 6  # ABORTED
-    assert retry.ex is sim.executions[1] and not retry.attached
+    assert retry.ex is sim.executions[1]
+    assert not retry.attached
 
 
 def test_immediate_cancellation_aborts_when_the_client_leaves() -> None:
-    sim = make_sim(client={"deadline_s": 1.0, "max_retries": 0}, proxy={"cancellation": "immediate"})
+    sim = make_sim(
+        client={"deadline_s": 1.0, "max_retries": 0}, proxy={"cancellation": "immediate"}
+    )
     sim.add_call(0.0, 8, 500)
     sim.run()
     assert sim.clients.attempts[0].t_cancel == 1.0
@@ -163,7 +166,7 @@ def test_proxy_cap_serves_its_queue_newest_first() -> None:
     sim.run()
     arrivals = [
         (sim.executions[x].eid, round(t, 6))
-        for t, x, c in zip(sim.engine.ev_t, sim.engine.ev_x, sim.engine.ev_code)
+        for t, x, c in zip(sim.engine.ev_t, sim.engine.ev_x, sim.engine.ev_code, strict=False)
         if c == 0
     ]
     assert arrivals == [
@@ -201,7 +204,9 @@ def test_engine_refusal_fails_the_attempt_which_retries() -> None:
     sim.run()
     r = rows(sim)
     assert r[2] == ("call-00002", 0, 0.02, 0.02, "error", "call-00002-0", False, 503)
-    assert r[3][:2] == ("call-00002", 1) and r[3][2] == 0.52 and r[3][4] == "delivered"
+    assert r[3][:2] == ("call-00002", 1)
+    assert r[3][2] == 0.52
+    assert r[3][4] == "delivered"
 
 
 def test_no_attempt_is_sent_after_the_last_phase() -> None:

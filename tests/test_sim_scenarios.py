@@ -47,7 +47,8 @@ def test_retries_without_control_never_recover_after_the_pulse(tmp_path: Path, s
     s = run("pulse-retry", seed, tmp_path)
     assert s.verdict == "metastable"
     assert s.recovered_after_pulse_s is None
-    assert s.phases["hold"].on_time_share is not None and s.phases["hold"].on_time_share < 0.1
+    assert s.phases["hold"].on_time_share is not None
+    assert s.phases["hold"].on_time_share < 0.1
     # well under capacity offered, far above it accepted: retries keep the engine busy
     assert s.after_overload.arrival_rate_x_capacity is not None
     assert s.after_overload.arrival_rate_x_capacity < 0.7
@@ -62,8 +63,10 @@ def test_cancellation_alone_does_not_fix_it(tmp_path: Path, seed: int) -> None:
     assert s.verdict == "metastable"
     assert s.littles_law.deadline_saturation is not None
     assert s.littles_law.deadline_saturation > 0.8  # the queue holds a deadline's worth
-    assert s.prefill.aborted_share is not None and s.prefill.aborted_share > 0.5
-    assert s.counter_shortfall_hold is not None and s.counter_shortfall_hold > 0.3
+    assert s.prefill.aborted_share is not None
+    assert s.prefill.aborted_share > 0.5
+    assert s.counter_shortfall_hold is not None
+    assert s.counter_shortfall_hold > 0.3
 
 
 @pytest.mark.slow
@@ -86,7 +89,8 @@ def test_coalescing_with_deferred_cancellation_recovers_and_delivers_every_pulse
     assert s.verdict == "recovered"
     assert s.phases["pulse"].delivered_share == 1.0
     assert s.phases["hold"].delivered_share == 1.0
-    assert s.retry_share_of_executions is not None and s.retry_share_of_executions < 0.05
+    assert s.retry_share_of_executions is not None
+    assert s.retry_share_of_executions < 0.05
 
 
 @pytest.mark.slow
@@ -94,7 +98,8 @@ def test_coalescing_with_deferred_cancellation_recovers_and_delivers_every_pulse
 def test_a_short_pulse_recovers_even_with_retries(tmp_path: Path, seed: int) -> None:
     s = run("pulse1.5-retry", seed, tmp_path)
     assert s.verdict == "recovered"
-    assert s.recovered_after_pulse_s is not None and s.recovered_after_pulse_s <= 60
+    assert s.recovered_after_pulse_s is not None
+    assert s.recovered_after_pulse_s <= 60
 
 
 @pytest.mark.slow
@@ -134,8 +139,20 @@ def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
     proxy = pl.read_parquet(reference_run / "proxy.parquet")
     assert proxy.columns == [
-        "call_id", "attempt", "t_planned", "t_sent", "t_end", "outcome", "execution_id",
-        "attached", "t_cancel", "status", "model", "replica", "prompt_tokens", "max_tokens",
+        "call_id",
+        "attempt",
+        "t_planned",
+        "t_sent",
+        "t_end",
+        "outcome",
+        "execution_id",
+        "attached",
+        "t_cancel",
+        "status",
+        "model",
+        "replica",
+        "prompt_tokens",
+        "max_tokens",
     ]
     assert proxy["t_sent"].dtype == pl.Float64
     assert (proxy["t_end"] >= proxy["t_sent"]).all()
@@ -143,15 +160,26 @@ def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
     assert proxy.filter(pl.col("outcome") == "shed")["execution_id"].null_count() == len(
         proxy.filter(pl.col("outcome") == "shed")
     )
-    assert proxy.group_by("call_id").agg(pl.col("attempt").n_unique() == pl.len())[
-        "attempt"
-    ].all()
+    assert proxy.group_by("call_id").agg(pl.col("attempt").n_unique() == pl.len())["attempt"].all()
 
     eng = pl.read_parquet(reference_run / "engine.parquet")
     assert eng.columns == [
-        "type", "t", "execution_id", "event", "prompt_tokens", "replica", "step", "t_issue",
-        "t_done", "prompt_computed", "prompt_cached", "decode_tokens", "num_running",
-        "num_waiting", "num_batched_tokens", "kv_usage",
+        "type",
+        "t",
+        "execution_id",
+        "event",
+        "prompt_tokens",
+        "replica",
+        "step",
+        "t_issue",
+        "t_done",
+        "prompt_computed",
+        "prompt_cached",
+        "decode_tokens",
+        "num_running",
+        "num_waiting",
+        "num_batched_tokens",
+        "kv_usage",
     ]
     assert set(eng["type"].unique()) == {"event", "step", "stats"}
     steps = eng.filter(pl.col("type") == "step")
@@ -159,7 +187,13 @@ def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
     assert (steps["t_done"] > steps["t_issue"]).all()
     events = eng.filter(pl.col("type") == "event")
     assert set(events["event"].unique()) <= {
-        "arrived", "scheduled", "first_token", "preempted", "aborted", "finished", "rejected"
+        "arrived",
+        "scheduled",
+        "first_token",
+        "preempted",
+        "aborted",
+        "finished",
+        "rejected",
     }
     assert events.filter(pl.col("event") == "arrived")["prompt_tokens"].null_count() == 0
     # every execution the proxy created reached the engine
@@ -167,18 +201,23 @@ def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
     assert created == set(events.filter(pl.col("event") == "arrived")["execution_id"])
     # output tokens: a finished execution's decode tokens over its steps equal its output
     fin = events.filter(pl.col("event") == "finished")["execution_id"].head(20).to_list()
-    toks = steps.filter(pl.col("execution_id").is_in(fin)).group_by("execution_id").agg(
-        pl.col("decode_tokens").sum()
+    toks = (
+        steps.filter(pl.col("execution_id").is_in(fin))
+        .group_by("execution_id")
+        .agg(pl.col("decode_tokens").sum())
     )
     assert (toks["decode_tokens"] >= 1).all()
 
     man = RunManifest.model_validate_json((reference_run / "run.json").read_text())
     assert man.overload_phase == "pulse"
     assert [(p.name, p.start, p.end) for p in man.phases] == [
-        ("base", 0, 120), ("pulse", 120, 227), ("hold", 227, 947)
+        ("base", 0, 120),
+        ("pulse", 120, 227),
+        ("hold", 227, 947),
     ]
     assert man.t0 == 1764460800.0
-    assert man.meta["scenario"] == "pulse-retry-cancel" and man.meta["seed"] == 1
+    assert man.meta["scenario"] == "pulse-retry-cancel"
+    assert man.meta["seed"] == 1
     assert man.meta["profile"] == "h100-7b"
     assert man.capacity_calls_per_s == pytest.approx(2.80)
 
@@ -190,27 +229,35 @@ def test_metrics_follow_vllms_counting_rules(reference_run: Path) -> None:
     eng = pl.read_parquet(reference_run / "engine.parquet")
     ev = eng.filter(pl.col("type") == "event")
     prompts = ev.filter(pl.col("event") == "arrived").select("execution_id", "prompt_tokens")
-    first = ev.filter(pl.col("event") == "first_token").select("execution_id", "t").join(
-        prompts, on="execution_id"
+    first = (
+        ev.filter(pl.col("event") == "first_token")
+        .select("execution_id", "t")
+        .join(prompts, on="execution_id")
     )
-    sched = ev.filter(pl.col("event") == "scheduled").select("execution_id", "t").join(
-        prompts, on="execution_id"
+    sched = (
+        ev.filter(pl.col("event") == "scheduled")
+        .select("execution_id", "t")
+        .join(prompts, on="execution_id")
     )
     m = pl.from_arrow(read_openmetrics(reference_run / "metrics.om.txt"))
     assert isinstance(m, pl.DataFrame)
     last = m.sort("t").group_by("name", "series").agg(pl.col("value").last(), pl.col("t").last())
     t_end = last["t"].max()
-    final = {r["name"]: r["value"] for r in last.filter(pl.col("t") == t_end).iter_rows(named=True)
-             if "finished_reason" not in r["series"]}
+    final = {
+        r["name"]: r["value"]
+        for r in last.filter(pl.col("t") == t_end).iter_rows(named=True)
+        if "finished_reason" not in r["series"]
+    }
     t_last_scrape = t_end
     first_in = first.filter(pl.col("t") <= t_last_scrape)["prompt_tokens"].sum()
     sched_in = sched.filter(pl.col("t") <= t_last_scrape)["prompt_tokens"].sum()
     assert final["vllm:prompt_tokens_total"] == first_in
     assert final["vllm:prefix_cache_queries_total"] == sched_in
     assert final["vllm:prompt_tokens_total"] < final["vllm:prefix_cache_queries_total"]
-    assert final["vllm:num_preemptions_total"] == ev.filter(
-        (pl.col("event") == "preempted") & (pl.col("t") <= t_last_scrape)
-    ).height
+    assert (
+        final["vllm:num_preemptions_total"]
+        == ev.filter((pl.col("event") == "preempted") & (pl.col("t") <= t_last_scrape)).height
+    )
     series = m["series"].unique().to_list()
     assert all('engine="0"' in s and "model_name=" in s for s in series)
     assert set(m["t"].unique().sort().diff().drop_nulls().round(6).to_list()) == {5.0}
@@ -229,9 +276,18 @@ def _require_tool(name: str) -> str:
 def test_promtool_accepts_the_metrics(reference_run: Path, tmp_path: Path) -> None:
     promtool = _require_tool("promtool")
     res = subprocess.run(
-        [promtool, "tsdb", "create-blocks-from", "openmetrics",
-         str(reference_run / "metrics.om.txt"), str(tmp_path / "tsdb")],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            promtool,
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            str(reference_run / "metrics.om.txt"),
+            str(tmp_path / "tsdb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert res.returncode == 0, res.stderr
     assert "NUM SAMPLES" in res.stdout or any((tmp_path / "tsdb").iterdir())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -33,7 +34,9 @@ def test_same_seed_same_calls_across_conditions() -> None:
     """Arrivals and lengths come from their own streams: changing the proxy or client does
     not change the calls a seed produces."""
     a = Scenario(name="a")
-    b = Scenario.model_validate({"name": "b", "proxy": {"coalesce": True}, "client": {"max_retries": 0}})
+    b = Scenario.model_validate(
+        {"name": "b", "proxy": {"coalesce": True}, "client": {"max_retries": 0}}
+    )
     assert make_calls(a, 2.8, 5) == make_calls(b, 2.8, 5)
     assert make_calls(a, 2.8, 5) != make_calls(a, 2.8, 6)
 
@@ -48,7 +51,9 @@ def test_azure_trace(tmp_path: Path) -> None:
     )
     recs = read_trace(str(f))
     assert [(round(r[0] - recs[0][0], 3), r[1], r[2]) for r in recs] == [
-        (0.0, 4808, 10), (4.315, 3180, 8), (4.319, 110, 27)
+        (0.0, 4808, 10),
+        (4.315, 3180, 8),
+        (4.319, 110, 27),
     ]
 
 
@@ -64,17 +69,32 @@ def test_mooncake_trace(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
-        ("a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,12,3\nyesterday,1,1\n",
-         "a.csv:3: TIMESTAMP 'yesterday' is not a date-time"),
-        ("b.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,-4,3\n",
-         "b.csv:2: ContextTokens must be a whole number of tokens >= 0"),
+        (
+            "a.csv",
+            "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,12,3\nyesterday,1,1\n",
+            "a.csv:3: TIMESTAMP 'yesterday' is not a date-time",
+        ),
+        (
+            "b.csv",
+            "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,-4,3\n",
+            "b.csv:2: ContextTokens must be a whole number of tokens >= 0",
+        ),
         ("c.csv", "TIMESTAMP,Tokens\n", "cannot tell the trace format"),
-        ("d.jsonl", '{"timestamp": 0, "input_length": 5}\n', "d.jsonl:1: missing field 'output_length'"),
-        ("e.jsonl", '{"timestamp": 0, "input_length": 5, "output_length": 1}\n{oops\n',
-         "e.jsonl:2: not valid JSON"),
+        (
+            "d.jsonl",
+            '{"timestamp": 0, "input_length": 5}\n',
+            "d.jsonl:1: missing field 'output_length'",
+        ),
+        (
+            "e.jsonl",
+            '{"timestamp": 0, "input_length": 5, "output_length": 1}\n{oops\n',
+            "e.jsonl:2: not valid JSON",
+        ),
     ],
 )
-def test_bad_trace_records_name_file_and_line(tmp_path: Path, name: str, text: str, message: str) -> None:
+def test_bad_trace_records_name_file_and_line(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
     f = tmp_path / name
     f.write_text(text)
     with pytest.raises(InputError) as err:
@@ -94,7 +114,8 @@ def test_trace_arrivals_drive_a_run(tmp_path: Path) -> None:
     sc.write_text(
         'name = "trace"\ncapacity_calls_per_s = 2.8\n'
         "[workload]\n"
-        'phases = [{ name = "base", seconds = 20, rate_x = 0.5 }, { name = "hold", seconds = 20, rate_x = 0.5 }]\n'
+        'phases = [{ name = "base", seconds = 20, rate_x = 0.5 },\n'
+        '  { name = "hold", seconds = 20, rate_x = 0.5 }]\n'
         f'trace = {{ path = "{f}", time_scale = 2.0 }}\n'
     )
     simulate(str(sc), tmp_path / "out")
@@ -103,7 +124,7 @@ def test_trace_arrivals_drive_a_run(tmp_path: Path) -> None:
     assert proxy.height == 30
     assert proxy["prompt_tokens"].to_list() == [3000 + i for i in range(30)]
     t = proxy["t_planned"].to_list()
-    assert [round(b - a, 6) for a, b in zip(t, t[1:])] == [1.0] * 29
+    assert [round(b - a, 6) for a, b in itertools.pairwise(t)] == [1.0] * 29
 
 
 def test_proxy_log_as_a_workload(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ given profile; its fingerprint keys the entry that `--write` stores beside the p
 
 from __future__ import annotations
 
-import statistics
 import multiprocessing
+import statistics
 from concurrent.futures import ProcessPoolExecutor
 
 from pydantic import Field
@@ -80,7 +80,9 @@ def _slope(points: list[tuple[float, int]]) -> float:
     return num / den if den > 0 else 0.0
 
 
-def ramp_scenario(base: Scenario, start: float, step: float, stage_s: float, stages: int) -> Scenario:
+def ramp_scenario(
+    base: Scenario, start: float, step: float, stage_s: float, stages: int
+) -> Scenario:
     phases = [
         PhaseSpec(name=f"stage-{i + 1}", seconds=stage_s, rate_per_s=round(start + i * step, 6))
         for i in range(stages)
@@ -98,7 +100,12 @@ def ramp_scenario(base: Scenario, start: float, step: float, stage_s: float, sta
 
 
 def calibrate_seed(
-    scn: Scenario, profile: Profile, seed: int, start: float, step: float, stage_s: float,
+    scn: Scenario,
+    profile: Profile,
+    seed: int,
+    start: float,
+    step: float,
+    stage_s: float,
     max_stages: int,
 ) -> SeedResult:
     ramp = ramp_scenario(scn, start, step, stage_s, max_stages)
@@ -138,7 +145,10 @@ def calibrate_seed(
     else:
         note = f"no stage grew up to {start + (max_stages - 1) * step:.2f} calls/s"
     return SeedResult(
-        seed=seed, capacity_calls_per_s=cap, saturated_completion_calls_per_s=sat, note=note,
+        seed=seed,
+        capacity_calls_per_s=cap,
+        saturated_completion_calls_per_s=sat,
+        note=note,
         stages=results,
     )
 

@@ -65,7 +65,9 @@ def render_openmetrics(
         out.append(f"# TYPE {family} {kind}")
         name = family + "_total" if kind == "counter" else family
         prefix = f"{name}{{{base}}} "
-        out.extend(f"{prefix}{_fmt_value(s[idx])} {ts}" for s, ts in zip(samples, times))
+        out.extend(
+            f"{prefix}{_fmt_value(s[idx])} {ts}" for s, ts in zip(samples, times, strict=False)
+        )
     out.append(f"# HELP vllm:request_success {_SUCCESS_HELP}")
     out.append("# TYPE vllm:request_success counter")
     for reason, idx in (("abort", -1), ("length", 10), ("stop", 9)):
@@ -74,7 +76,8 @@ def render_openmetrics(
             f'model_name="{_escape(model_name)}"}} '
         )
         out.extend(
-            f"{prefix}{0 if idx < 0 else _fmt_value(s[idx])} {ts}" for s, ts in zip(samples, times)
+            f"{prefix}{0 if idx < 0 else _fmt_value(s[idx])} {ts}"
+            for s, ts in zip(samples, times, strict=False)
         )
     out.append("# EOF")
     return "\n".join(out) + "\n"

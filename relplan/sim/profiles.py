@@ -107,9 +107,7 @@ def load_profile(ref: str) -> tuple[Profile, str]:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", label) from None
     except ValidationError as exc:
-        msgs = "; ".join(
-            ".".join(str(x) for x in e["loc"]) + ": " + e["msg"] for e in exc.errors()
-        )
+        msgs = "; ".join(".".join(str(x) for x in e["loc"]) + ": " + e["msg"] for e in exc.errors())
         raise InputError(f"invalid engine profile: {msgs}", label) from None
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from relplan.errors import InputError
 from relplan.sim.profiles import Profile, load_profile, lookup_capacity
-from relplan.sim.scenario import Scenario, load_scenario_data, apply_set, validate_scenario
+from relplan.sim.scenario import Scenario, apply_set, load_scenario_data, validate_scenario
 from relplan.sim.simulator import Simulation
 from relplan.sim.summary import SimSummary, summarize
 from relplan.sim.writer import write_outputs

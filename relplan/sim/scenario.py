@@ -197,7 +197,9 @@ def _read_mapping(path: Path, label: str) -> dict[str, Any]:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
-            raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", label, line) from None
+            raise InputError(
+                f"not valid YAML: {getattr(exc, 'problem', exc)}", label, line
+            ) from None
     else:
         try:
             data = tomllib.loads(text)

@@ -101,7 +101,7 @@ class Simulation:
         self.proxy.clients = self.clients
         self.clients.proxy = self.proxy
         width = max(5, len(str(len(times))))
-        for i, (t, p, o, m) in enumerate(zip(times, prompts, outs, maxt)):
+        for i, (t, p, o, m) in enumerate(zip(times, prompts, outs, maxt, strict=False)):
             call = Call(i, f"call-{i:0{width}d}", t, p, o, m)
             self.calls.append(call)
             self.push(t, 1, call)
@@ -124,7 +124,12 @@ class Simulation:
     def _new_execution(self, att: Attempt) -> Execution:
         call = att.call
         ex = Execution(
-            len(self.executions), f"{call.cid}-{att.n}", call.prompt, call.out, call.max_tokens, call
+            len(self.executions),
+            f"{call.cid}-{att.n}",
+            call.prompt,
+            call.out,
+            call.max_tokens,
+            call,
         )
         ex.creator = att
         self.executions.append(ex)

@@ -97,7 +97,9 @@ class SimSummary(StrictModel):
     delivery_window_s: float | None
     phases: dict[str, PhaseFigures]
     recovered_after_pulse_s: float | None
-    verdict: str = Field(description="recovered | metastable | draining | overloaded | insufficient data")
+    verdict: str = Field(
+        description="recovered | metastable | draining | overloaded | insufficient data"
+    )
     after_overload: AfterOverload
     retry_share_of_executions: float | None
     prefill: PrefillFigures
@@ -274,7 +276,11 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
             later = [p for p in man.phases if p.start >= overload.end]
             hold = later[0] if later else None
         littles = LittlesLaw(
-            phase=None, l_waiting=None, lambda_per_s=None, wq_s=None, consistency=None,
+            phase=None,
+            l_waiting=None,
+            lambda_per_s=None,
+            wq_s=None,
+            consistency=None,
             deadline_saturation=None,
         )
         shortfall: float | None = None

@@ -12,9 +12,9 @@ parallelism, so the table is deterministic.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import tempfile
 import time
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,9 @@ def parse_vary(items: list[str]) -> list[tuple[str, list[str]]]:
     out = []
     for item in items:
         if "=" not in item:
-            raise InputError(f"--vary {item!r}: expected key=v1,v2,... e.g. proxy.coalesce=false,true")
+            raise InputError(
+                f"--vary {item!r}: expected key=v1,v2,... e.g. proxy.coalesce=false,true"
+            )
         key, vals = item.split("=", 1)
         values = [v.strip() for v in vals.split(",") if v.strip()]
         if not key.strip() or not values:
@@ -93,8 +95,8 @@ def sweep(
     combos = list(itertools.product(*[vals for _, vals in axes])) if axes else [()]
     planned = []
     for ci, combo in enumerate(combos):
-        assigns = [f"{k}={v}" for (k, _), v in zip(axes, combo)]
-        varied = {k: v for (k, _), v in zip(axes, combo)}
+        assigns = [f"{k}={v}" for (k, _), v in zip(axes, combo, strict=False)]
+        varied = {k: v for (k, _), v in zip(axes, combo, strict=False)}
         for seed in range(1, seeds + 1):
             all_sets = [*(sets or []), *assigns]
             prepare(ref, all_sets, seed)  # fail fast on a bad key or value

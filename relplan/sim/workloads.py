@@ -28,6 +28,7 @@ import math
 import random
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TextIO
 
 from relplan.errors import InputError
 from relplan.sim.scenario import Scenario, WorkloadSpec
@@ -47,14 +48,15 @@ def phase_bounds(wl: WorkloadSpec) -> list[tuple[str, float, float]]:
 def phase_rate(p_rate_x: float | None, p_rate: float | None, capacity: float | None) -> float:
     if p_rate is not None:
         return p_rate
-    assert p_rate_x is not None and capacity is not None
+    assert p_rate_x is not None
+    assert capacity is not None
     return p_rate_x * capacity
 
 
 def poisson_arrivals(wl: WorkloadSpec, capacity: float | None, rng: random.Random) -> list[float]:
     times: list[float] = []
     expo = rng.expovariate
-    for p, (_, start, end) in zip(wl.phases, phase_bounds(wl)):
+    for p, (_, start, end) in zip(wl.phases, phase_bounds(wl), strict=False):
         rate = phase_rate(p.rate_x, p.rate_per_s, capacity)
         if rate <= 0:
             continue
@@ -96,9 +98,9 @@ def make_calls(scn: Scenario, capacity: float | None, seed: int) -> tuple[Calls,
         picks = [records[int(rng_len.random() * len(records))] for _ in times]
         _, syn_outs = draw_lengths(wl, len(times), rng_len)
         prompts = [max(1, r[1]) for r in picks]
-        outs = [o if r[2] is None else max(1, r[2]) for r, o in zip(picks, syn_outs)]
+        outs = [o if r[2] is None else max(1, r[2]) for r, o in zip(picks, syn_outs, strict=False)]
         maxt = [wl.max_tokens if r[3] is None else r[3] for r in picks]
-        outs = [min(o, m) for o, m in zip(outs, maxt)]
+        outs = [min(o, m) for o, m in zip(outs, maxt, strict=False)]
         return (times, prompts, outs), maxt
     t_first = records[0][0] + wl.trace.start_s
     chosen = [
@@ -108,7 +110,10 @@ def make_calls(scn: Scenario, capacity: float | None, seed: int) -> tuple[Calls,
     _, syn_outs = draw_lengths(wl, len(chosen), rng_len)
     prompts = [max(1, r[1]) for r in chosen]
     maxt = [wl.max_tokens if r[3] is None else r[3] for r in chosen]
-    outs = [min(m, o if r[2] is None else max(1, r[2])) for r, o, m in zip(chosen, syn_outs, maxt)]
+    outs = [
+        min(m, o if r[2] is None else max(1, r[2]))
+        for r, o, m in zip(chosen, syn_outs, maxt, strict=False)
+    ]
     return (times, prompts, outs), maxt
 
 
@@ -160,93 +165,105 @@ def _int_field(value: object, what: str, path: str, line: int) -> int:
     try:
         f = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InputError(f"{what} must be a whole number of tokens, got {value!r}", path, line) from None
+        raise InputError(
+            f"{what} must be a whole number of tokens, got {value!r}", path, line
+        ) from None
     if f < 0 or f != int(f):
         raise InputError(f"{what} must be a whole number of tokens >= 0, got {value!r}", path, line)
     return int(f)
 
 
 def _read_azure(path: str) -> list[TraceRecord]:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return _parse_azure(fh, path)
+    except OSError as exc:
+        raise InputError(f"cannot read trace: {exc.strerror}", path) from None
+
+
+def _parse_azure(fh: TextIO, path: str) -> list[TraceRecord]:
     import csv
 
     out: list[TraceRecord] = []
+    reader = csv.reader(fh)
+    header = next(reader, None)
+    if header is None:
+        raise InputError(
+            "empty file, expected a header TIMESTAMP,ContextTokens,GeneratedTokens", path, 1
+        )
+    cols = [h.strip() for h in header]
     try:
-        fh = open(path, encoding="utf-8", newline="")
-    except OSError as exc:
-        raise InputError(f"cannot read trace: {exc.strerror}", path) from None
-    with fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise InputError("empty file, expected a header TIMESTAMP,ContextTokens,GeneratedTokens", path, 1)
-        cols = [h.strip() for h in header]
+        it, ic, ig = (
+            cols.index("TIMESTAMP"),
+            cols.index("ContextTokens"),
+            cols.index("GeneratedTokens"),
+        )
+    except ValueError:
+        raise InputError(
+            f"expected columns TIMESTAMP,ContextTokens,GeneratedTokens, got {','.join(cols)}",
+            path,
+            1,
+        ) from None
+    for line, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) < len(cols):
+            raise InputError(f"expected {len(cols)} fields, got {len(row)}", path, line)
+        raw = row[it].strip()
         try:
-            it, ic, ig = cols.index("TIMESTAMP"), cols.index("ContextTokens"), cols.index(
-                "GeneratedTokens"
-            )
+            ts = datetime.fromisoformat(raw)
         except ValueError:
             raise InputError(
-                f"expected columns TIMESTAMP,ContextTokens,GeneratedTokens, got {','.join(cols)}",
+                f"TIMESTAMP {raw!r} is not a date-time like 2023-11-16 18:15:46.680590",
                 path,
-                1,
+                line,
             ) from None
-        for line, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) < len(cols):
-                raise InputError(f"expected {len(cols)} fields, got {len(row)}", path, line)
-            raw = row[it].strip()
-            try:
-                ts = datetime.fromisoformat(raw)
-            except ValueError:
-                raise InputError(
-                    f"TIMESTAMP {raw!r} is not a date-time like 2023-11-16 18:15:46.680590",
-                    path,
-                    line,
-                ) from None
-            if ts.tzinfo is None:
-                ts = ts.replace(tzinfo=timezone.utc)
-            out.append(
-                (
-                    ts.timestamp(),
-                    _int_field(row[ic], "ContextTokens", path, line),
-                    _int_field(row[ig], "GeneratedTokens", path, line),
-                    None,
-                )
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=timezone.utc)
+        out.append(
+            (
+                ts.timestamp(),
+                _int_field(row[ic], "ContextTokens", path, line),
+                _int_field(row[ig], "GeneratedTokens", path, line),
+                None,
             )
+        )
     return out
 
 
 def _read_mooncake(path: str) -> list[TraceRecord]:
-    out: list[TraceRecord] = []
     try:
-        fh = open(path, encoding="utf-8")
+        with open(path, encoding="utf-8") as fh:
+            return _parse_mooncake(fh, path)
     except OSError as exc:
         raise InputError(f"cannot read trace: {exc.strerror}", path) from None
-    with fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                rec = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", path, line) from None
-            if not isinstance(rec, dict):
-                raise InputError("expected a JSON object per line", path, line)
-            for key in ("timestamp", "input_length", "output_length"):
-                if key not in rec:
-                    raise InputError(f"missing field {key!r} (Mooncake JSONL)", path, line)
-            ts = rec["timestamp"]
-            if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-                raise InputError(f"timestamp must be milliseconds, got {ts!r}", path, line)
-            out.append(
-                (
-                    float(ts) / 1000.0,
-                    _int_field(rec["input_length"], "input_length", path, line),
-                    _int_field(rec["output_length"], "output_length", path, line),
-                    None,
-                )
+
+
+def _parse_mooncake(fh: TextIO, path: str) -> list[TraceRecord]:
+    out: list[TraceRecord] = []
+    for line, text in enumerate(fh, start=1):
+        if not text.strip():
+            continue
+        try:
+            rec = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", path, line) from None
+        if not isinstance(rec, dict):
+            raise InputError("expected a JSON object per line", path, line)
+        for key in ("timestamp", "input_length", "output_length"):
+            if key not in rec:
+                raise InputError(f"missing field {key!r} (Mooncake JSONL)", path, line)
+        ts = rec["timestamp"]
+        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
+            raise InputError(f"timestamp must be milliseconds, got {ts!r}", path, line)
+        out.append(
+            (
+                float(ts) / 1000.0,
+                _int_field(rec["input_length"], "input_length", path, line),
+                _int_field(rec["output_length"], "output_length", path, line),
+                None,
             )
+        )
     return out
 
 

@@ -227,13 +227,9 @@ def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = 
     tmp = [p.with_name(p.name + ".tmp") for p in paths]
     proxy_frame(sim, t0).write_parquet(tmp[0], compression="zstd", statistics=True)
     engine_frame(sim, t0).write_parquet(tmp[1], compression="zstd", statistics=True)
-    tmp[2].write_text(
-        render_openmetrics(sim.samples, t0, sim.profile.model_name), encoding="utf-8"
-    )
+    tmp[2].write_text(render_openmetrics(sim.samples, t0, sim.profile.model_name), encoding="utf-8")
     man = manifest(sim, meta, t0)
-    tmp[3].write_text(
-        json.dumps(man.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
-    )
-    for a, b in zip(tmp, paths):
+    tmp[3].write_text(json.dumps(man.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    for a, b in zip(tmp, paths, strict=False):
         a.replace(b)
     return paths
