@@ -4,8 +4,6 @@ deterministic and follow the canonical formats, and promtool accepts the metrics
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from relplan.models import RunManifest
 from relplan.sim.run import simulate
 from relplan.sim.scenario import builtin_names
 from relplan.sim.summary import SimSummary, read_openmetrics
+from tests.conftest import require_tool
 
 EXPECTED_BUILTINS = {
     "pulse-noretry",
@@ -263,18 +262,9 @@ def test_metrics_follow_vllms_counting_rules(reference_run: Path) -> None:
     assert set(m["t"].unique().sort().diff().drop_nulls().round(6).to_list()) == {5.0}
 
 
-def _require_tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is required under CI=true but was not found")
-        pytest.skip(f"{name} not installed")
-    return path
-
-
 @pytest.mark.prometheus
 def test_promtool_accepts_the_metrics(reference_run: Path, tmp_path: Path) -> None:
-    promtool = _require_tool("promtool")
+    promtool = require_tool("promtool")
     res = subprocess.run(
         [
             promtool,

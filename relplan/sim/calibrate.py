@@ -209,6 +209,7 @@ def calibrate(
                 per_seed=[r.capacity_calls_per_s for r in per_seed],
                 stage_seconds=stage_seconds,
                 stage_step_calls_per_s=step,
+                start_calls_per_s=start,
                 settings=settings,
             ),
         )

@@ -71,6 +71,7 @@ class CalibratedCapacity(StrictModel):
     per_seed: list[float | None]
     stage_seconds: float
     stage_step_calls_per_s: float
+    start_calls_per_s: float | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
 
 

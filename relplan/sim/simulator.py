@@ -9,7 +9,8 @@ same run byte for byte. Event kinds:
     6 metrics scrape
 
 The run ends after the last phase once every call has resolved (delivered, or out of retries
-or delivery window); no attempt is sent after the last phase ends (see clients.py).
+or delivery window), at the next metrics scrape, so the metrics end with a sample of the
+final state; no attempt is sent after the last phase ends (see clients.py).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Simulation:
     def __post_init__(self) -> None:
         scn = self.scenario
         self._seq = itertools.count()
+        self._stopping = False
         self.phases = phase_bounds(scn.workload)
         self.t_end = self.phases[-1][2]
         (times, prompts, outs), maxt = make_calls(scn, self.capacity, self.seed)
@@ -180,10 +182,14 @@ class Simulation:
                 engine.abort(obj, t)  # type: ignore[arg-type]
             else:
                 self._scrape(t)
+                if self._stopping:
+                    self.now = t
+                    break
                 heappush(heap, (t + scrape_s, next(self._seq), 6, None))
-            if t >= t_end and clients.open_calls == 0:
-                self.now = t
-                break
+            if not self._stopping and t >= t_end and clients.open_calls == 0:
+                # every call has resolved: run on to the next scrape, so the metrics end
+                # with a sample of the final state, and stop there
+                self._stopping = True
         self.finished = True
         return True
 
