@@ -280,6 +280,35 @@ SetOpt = Annotated[
 ]
 
 
+class _Progress:
+    """A progress bar on stderr when it is a terminal; silent when piped."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.__enter__()
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            return
+        if self.task is None:
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
 @simulate_app.callback()
 def _simulate() -> None:
     """What-if runs of an engine behind a retrying proxy, written in the canonical formats.
@@ -354,17 +383,19 @@ def simulate_calibrate(
         sets += [f"workload.trace.path={json.dumps(workload)}", 'workload.trace.use="lengths"']
     cal_scenario = load_scenario(scenario, sets)
     prof, _ = load_profile(profile)
-    result = cal.calibrate(
-        cal_scenario,
-        prof,
-        profile,
-        seeds=list(range(1, seeds + 1)),
-        start=start,
-        step=step,
-        stage_seconds=stage_seconds,
-        jobs=jobs,
-        write=write,
-    )
+    with _Progress("calibrating (seeds)") as progress:
+        result = cal.calibrate(
+            cal_scenario,
+            prof,
+            profile,
+            seeds=list(range(1, seeds + 1)),
+            start=start,
+            step=step,
+            stage_seconds=stage_seconds,
+            jobs=jobs,
+            write=write,
+            progress=progress,
+        )
     typer.echo(result.model_dump_json(indent=2) if json_out else cal.render_calibration(result))
 
 
@@ -395,10 +426,17 @@ def simulate_sweep(
     if seeds < 1:
         raise UsageError("--seeds", f"must be 1 or more, got {seeds}")
     n_jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
-    df, _ = sw.sweep(
-        scenario, list(vary or []), seeds=seeds, jobs=n_jobs, out=out, sets=list(set_ or []),
-        keep_runs=keep_runs,
-    )
+    with _Progress("sweep (runs)") as progress:
+        df, _ = sw.sweep(
+            scenario,
+            list(vary or []),
+            seeds=seeds,
+            jobs=n_jobs,
+            out=out,
+            sets=list(set_ or []),
+            keep_runs=keep_runs,
+            progress=progress,
+        )
     if json_out:
         typer.echo(json.dumps(df.to_dicts(), indent=2))
     else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import statistics
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
 from pydantic import Field
@@ -170,13 +171,21 @@ def calibrate(
     max_stages: int = 40,
     jobs: int = 1,
     write: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CalibrationResult:
     args = [(scn, profile, s, start, step, stage_seconds, max_stages) for s in seeds]
+    per_seed: list[SeedResult] = []
     if jobs > 1 and len(seeds) > 1:
         with ProcessPoolExecutor(max_workers=min(jobs, len(seeds)), mp_context=_spawn()) as pool:
-            per_seed = list(pool.map(_calibrate_args, args))
+            for r in pool.map(_calibrate_args, args):
+                per_seed.append(r)
+                if progress is not None:
+                    progress(len(per_seed), len(args))
     else:
-        per_seed = [calibrate_seed(*a) for a in args]
+        for a in args:
+            per_seed.append(calibrate_seed(*a))
+            if progress is not None:
+                progress(len(per_seed), len(args))
     settings = capacity_settings(scn, profile)
     fp = fingerprint(settings)
     e = scn.engine

@@ -15,6 +15,7 @@ import itertools
 import multiprocessing
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,7 @@ def sweep(
     out: Path,
     sets: list[str] | None = None,
     keep_runs: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[pl.DataFrame, float]:
     """Run the sweep; write OUT/sweep.parquet and OUT/sweep.csv; return the table and wall s."""
     axes = parse_vary(vary)
@@ -107,11 +109,18 @@ def sweep(
     tasks = [(ref, a, seed, str(base / name), v) for a, seed, name, v in planned]
     t = time.perf_counter()
     try:
+        rows: list[dict[str, Any]] = []
         if jobs > 1 and len(tasks) > 1:
             with ProcessPoolExecutor(max_workers=jobs, mp_context=_spawn()) as pool:
-                rows = list(pool.map(_run_one, tasks))
+                for row in pool.map(_run_one, tasks):
+                    rows.append(row)
+                    if progress is not None:
+                        progress(len(rows), len(tasks))
         else:
-            rows = [_run_one(task) for task in tasks]
+            for task in tasks:
+                rows.append(_run_one(task))
+                if progress is not None:
+                    progress(len(rows), len(tasks))
     finally:
         if tmp is not None:
             tmp.cleanup()

@@ -27,6 +27,7 @@ from relplan import __version__
 from relplan.models import Phase, RunManifest
 from relplan.sim.engine import EVENT_NAMES
 from relplan.sim.metrics import render_openmetrics
+from relplan.sim.scenario import PhaseSpec
 from relplan.sim.simulator import Simulation
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
@@ -215,9 +216,21 @@ def manifest(sim: Simulation, meta: dict[str, Any], t0: float = T0) -> RunManife
             "executions": len(sim.executions),
             "steps": sim.engine.k_next,
             "end_s": sim.now,
+            "phase_rates_calls_per_s": {
+                p.name: _rate(p, sim.capacity) for p in scn.workload.phases
+            },
             **meta,
         },
     )
+
+
+def _rate(p: PhaseSpec, capacity: float | None) -> float | None:
+    """A phase's offered rate in calls/s (null for a multiple of an unknown capacity)."""
+    if p.rate_per_s is not None:
+        return p.rate_per_s
+    if capacity is None or p.rate_x is None:
+        return None
+    return p.rate_x * capacity
 
 
 def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = T0) -> list[Path]:
