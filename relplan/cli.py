@@ -260,8 +260,9 @@ class _SimulateGroup(TyperGroup):
     """`relplan simulate NAME ...` runs a scenario; `calibrate` and `sweep` are subcommands."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
-            args = ["run", *args]
+        words = [a for a in args if not a.startswith("-")]
+        if words and words[0] not in self.commands:
+            args = ["run", *args]  # `relplan simulate [OPTIONS] NAME ...` runs a scenario
         return super().parse_args(ctx, args)
 
 
@@ -323,7 +324,10 @@ def _simulate() -> None:
 
 @simulate_app.command("run")
 def simulate_run(
-    scenario: Annotated[str, typer.Argument(help="Built-in scenario name or a .toml/.yaml file.")],
+    scenario: Annotated[
+        str,
+        typer.Argument(metavar="NAME|FILE", help="Built-in scenario name or a .toml/.yaml file."),
+    ],
     out: Annotated[Path, typer.Option("--out", help="Directory to write the four files into.")],
     seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
     set_: SetOpt = None,
@@ -344,7 +348,9 @@ def simulate_run(
 
 @simulate_app.command("calibrate")
 def simulate_calibrate(
-    profile: Annotated[str, typer.Argument(help="Engine profile name or .toml file.")] = "h100-7b",
+    profile: Annotated[
+        str, typer.Argument(metavar="PROFILE", help="Engine profile name or .toml file.")
+    ] = "h100-7b",
     scenario: Annotated[
         str, typer.Option(help="Scenario whose engine settings and workload are calibrated.")
     ] = "ramp",
@@ -401,7 +407,9 @@ def simulate_calibrate(
 
 @simulate_app.command("sweep")
 def simulate_sweep(
-    scenario: Annotated[str, typer.Argument(help="Built-in scenario name or a scenario file.")],
+    scenario: Annotated[
+        str, typer.Argument(metavar="NAME|FILE", help="Built-in scenario name or a scenario file.")
+    ],
     out: Annotated[Path, typer.Option("--out", help="Directory for sweep.csv/sweep.parquet.")],
     vary: Annotated[
         list[str] | None,

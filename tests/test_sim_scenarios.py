@@ -287,3 +287,36 @@ def test_run_json_is_plain_json(reference_run: Path) -> None:
     data = json.loads((reference_run / "run.json").read_text())
     assert data["name"] == "pulse-retry-cancel"
     assert data["delivery_window_s"] == 840
+
+
+@pytest.mark.slow
+def test_same_seed_same_bytes_across_processes(tmp_path: Path) -> None:
+    """Two separate processes with different hash seeds write the same bytes."""
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    for i, hash_seed in enumerate(("1", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "relplan",
+                "simulate",
+                "pulse1.5-retry",
+                "--out",
+                str(tmp_path / f"p{i}"),
+                "--seed",
+                "3",
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert res.returncode == 0, res.stderr
+    for f in ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json"):
+        assert (tmp_path / "p0" / f).read_bytes() == (tmp_path / "p1" / f).read_bytes(), f
