@@ -57,6 +57,16 @@ def test_azure_trace(tmp_path: Path) -> None:
     ]
 
 
+def test_burstgpt_trace(tmp_path: Path) -> None:
+    f = tmp_path / "burst.csv"
+    f.write_text(
+        "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+        "5,ChatGPT,472,18,490,Conversation log\n"
+        "45,GPT-4,1087,0,1087,API log\n"
+    )
+    assert read_trace(str(f)) == [(5.0, 472, 18, None), (45.0, 1087, 0, None)]
+
+
 def test_mooncake_trace(tmp_path: Path) -> None:
     f = tmp_path / "mooncake.jsonl"
     f.write_text(

@@ -59,7 +59,7 @@ class PhaseSpec(StrictModel):
 
 class TraceSpec(StrictModel):
     path: str
-    format: Literal["auto", "proxy", "azure", "mooncake"] = "auto"
+    format: Literal["auto", "proxy", "azure", "burstgpt", "mooncake"] = "auto"
     use: Literal["arrivals", "lengths"] = Field(
         default="arrivals",
         description="arrivals: the trace's arrival times and lengths replace the phases' "

@@ -9,6 +9,9 @@ with the same seed (and the same C^) see the same calls.
 Traces (`workload.trace`):
 - `azure`: Azure LLM inference trace CSV with columns `TIMESTAMP,ContextTokens,GeneratedTokens`
   (timestamps like `2023-11-16 18:15:46.6805900`);
+- `burstgpt`: BurstGPT CSV with `Timestamp` (seconds), `Request tokens`, `Response tokens`
+  (other columns such as `Model` and `Log Type` are ignored; failed requests with 0 response
+  tokens keep their arrival and get 1 output token);
 - `mooncake`: Mooncake JSON Lines with `timestamp` (milliseconds), `input_length`,
   `output_length` (other fields such as `hash_ids` are ignored);
 - `proxy`: a relplan proxy log (formats.md section 1; Parquet, CSV or JSONL): first attempts
@@ -136,6 +139,8 @@ def detect_format(path: str) -> str:
         return "proxy" if '"call_id"' in head else "mooncake"
     if "ContextTokens" in head and "GeneratedTokens" in head:
         return "azure"
+    if "Request tokens" in head and "Response tokens" in head:
+        return "burstgpt"
     if "call_id" in head:
         return "proxy"
     raise InputError(
@@ -151,6 +156,8 @@ def read_trace(path: str, fmt: str = "auto") -> list[TraceRecord]:
         fmt = detect_format(path)
     if fmt == "azure":
         recs = _read_azure(path)
+    elif fmt == "burstgpt":
+        recs = _read_burstgpt(path)
     elif fmt == "mooncake":
         recs = _read_mooncake(path)
     else:
@@ -228,6 +235,51 @@ def _parse_azure(fh: TextIO, path: str) -> list[TraceRecord]:
                 None,
             )
         )
+    return out
+
+
+def _read_burstgpt(path: str) -> list[TraceRecord]:
+    import csv
+
+    out: list[TraceRecord] = []
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh)
+            cols = [h.strip() for h in next(reader, [])]
+            try:
+                it, ip, io = (
+                    cols.index("Timestamp"),
+                    cols.index("Request tokens"),
+                    cols.index("Response tokens"),
+                )
+            except ValueError:
+                raise InputError(
+                    "expected BurstGPT columns Timestamp, Request tokens, Response tokens, got "
+                    + ",".join(cols),
+                    path,
+                    1,
+                ) from None
+            for line, row in enumerate(reader, start=2):
+                if not row:
+                    continue
+                if len(row) < len(cols):
+                    raise InputError(f"expected {len(cols)} fields, got {len(row)}", path, line)
+                try:
+                    ts = float(row[it])
+                except ValueError:
+                    raise InputError(
+                        f"Timestamp must be seconds, got {row[it]!r}", path, line
+                    ) from None
+                out.append(
+                    (
+                        ts,
+                        _int_field(row[ip], "Request tokens", path, line),
+                        _int_field(row[io], "Response tokens", path, line),
+                        None,
+                    )
+                )
+    except OSError as exc:
+        raise InputError(f"cannot read trace: {exc.strerror}", path) from None
     return out
 
 
