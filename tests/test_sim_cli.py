@@ -127,6 +127,14 @@ def test_bad_input_is_one_clear_error(args: list[str], message: str, tmp_path: P
     assert not Path("x").exists()
 
 
+def test_out_that_is_a_file_is_refused_before_running(tmp_path: Path) -> None:
+    f = tmp_path / "afile"
+    f.write_text("x")
+    code, out = invoke("simulate", "pulse-retry", "--out", str(f))
+    assert code == 2
+    assert out == f"relplan: error: {f}: --out must be a directory, but this is a file\n"
+
+
 def test_bad_scenario_file_names_file_and_line(tmp_path: Path) -> None:
     f = tmp_path / "bad.toml"
     f.write_text('name = "bad"\n[proxy\ncoalesce = true\n')

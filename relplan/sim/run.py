@@ -10,7 +10,7 @@ from relplan.sim.profiles import Profile, load_profile, lookup_capacity
 from relplan.sim.scenario import Scenario, apply_set, load_scenario_data, validate_scenario
 from relplan.sim.simulator import Simulation
 from relplan.sim.summary import SimSummary, summarize
-from relplan.sim.writer import write_outputs
+from relplan.sim.writer import check_out_dir, write_outputs
 
 
 @dataclass
@@ -57,6 +57,7 @@ def simulate(
 ) -> SimSummary:
     """Run a scenario (built-in NAME or FILE), write the four files into `out`, summarize."""
     p = prepare(ref, sets, seed)
+    check_out_dir(out)
     sim = run_prepared(p)
     write_outputs(
         sim,

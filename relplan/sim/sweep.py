@@ -25,7 +25,7 @@ import polars as pl
 from relplan.errors import InputError
 from relplan.sim.run import prepare, run_prepared
 from relplan.sim.summary import summarize
-from relplan.sim.writer import write_outputs
+from relplan.sim.writer import check_out_dir, write_outputs
 
 
 def parse_vary(items: list[str]) -> list[tuple[str, list[str]]]:
@@ -103,6 +103,7 @@ def sweep(
             all_sets = [*(sets or []), *assigns]
             prepare(ref, all_sets, seed)  # fail fast on a bad key or value
             planned.append((all_sets, seed, f"run{ci + 1:03d}-seed{seed}", varied))
+    check_out_dir(out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = None if keep_runs else tempfile.TemporaryDirectory(prefix="relplan-sweep-")
     base = out / "runs" if keep_runs else Path(tmp.name)  # type: ignore[union-attr]

@@ -18,12 +18,14 @@ million (step, execution) records cheap.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from relplan import __version__
+from relplan.errors import InputError
 from relplan.models import Phase, RunManifest
 from relplan.sim.engine import EVENT_NAMES
 from relplan.sim.metrics import render_openmetrics
@@ -235,14 +237,32 @@ def _rate(p: PhaseSpec, capacity: float | None) -> float | None:
 
 def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = T0) -> list[Path]:
     """Write the four files into `out` (created if needed); returns their paths."""
+    check_out_dir(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f for f in FILES]
     tmp = [p.with_name(p.name + ".tmp") for p in paths]
-    proxy_frame(sim, t0).write_parquet(tmp[0], compression="zstd", statistics=True)
-    engine_frame(sim, t0).write_parquet(tmp[1], compression="zstd", statistics=True)
-    tmp[2].write_text(render_openmetrics(sim.samples, t0, sim.profile.model_name), encoding="utf-8")
-    man = manifest(sim, meta, t0)
-    tmp[3].write_text(json.dumps(man.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-    for a, b in zip(tmp, paths, strict=False):
-        a.replace(b)
+    try:
+        proxy_frame(sim, t0).write_parquet(tmp[0], compression="zstd", statistics=True)
+        engine_frame(sim, t0).write_parquet(tmp[1], compression="zstd", statistics=True)
+        tmp[2].write_text(
+            render_openmetrics(sim.samples, t0, sim.profile.model_name), encoding="utf-8"
+        )
+        man = manifest(sim, meta, t0)
+        tmp[3].write_text(
+            json.dumps(man.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
+        )
+        for a, b in zip(tmp, paths, strict=True):
+            a.replace(b)
+    finally:
+        for a in tmp:
+            a.unlink(missing_ok=True)
     return paths
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output path that cannot be a directory, before any work is done."""
+    if out.exists() and not out.is_dir():
+        raise InputError("--out must be a directory, but this is a file", str(out))
+    parent = next((p for p in [out, *out.parents] if p.exists()), None)
+    if parent is not None and not os.access(parent, os.W_OK):
+        raise InputError("--out: cannot write here (permission denied)", str(parent))
