@@ -134,7 +134,14 @@ def save_capacity(ref: str, entry: CalibratedCapacity) -> Path:
     table.entries = [e for e in table.entries if e.config != entry.config] + [entry]
     table.entries.sort(key=lambda e: e.label)
     path = capacity_path(ref)
-    path.write_text(table.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    try:
+        path.write_text(table.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(
+            f"cannot store the calibration ({exc.strerror}): copy the profile to a .toml file "
+            "of your own and calibrate that",
+            str(path),
+        ) from None
     return path
 
 
