@@ -3,7 +3,7 @@
 Reference run: `pulse-retry-cancel`, seed 1 (947 s of phases plus the drain). Reports wall
 time of the simulation alone, of writing the four files, and of both, best of --repeat runs;
 simulated seconds per wall second; steps per second; (step, execution) records per second;
-the summary's time (DuckDB over the written files) apart; peak RSS of this process.
+the summary's time (relplan analyze on the written files) apart; peak RSS of this process.
 Sweep: the same scenario over --sweep-runs seeds, run with 1 process and with --jobs
 processes (fresh spawned workers, each writing and summarizing its run); the speed-up is the
 ratio of the two wall times.
@@ -84,7 +84,7 @@ def main() -> None:
         ["wall: simulation only", f"{best['sim']:.3f} s"],
         ["wall: writing the 4 files", f"{best['write']:.3f} s"],
         ["wall: simulation + files", f"{best['total']:.3f} s"],
-        ["wall: summary (DuckDB on files)", f"{best['summary']:.3f} s"],
+        ["wall: summary (analyze on files)", f"{best['summary']:.3f} s"],
         ["simulated s per wall s (with files)", num(facts["simulated_s"] / best["total"], 0)],
         ["steps per wall s (simulation)", num(facts["steps"] / best["sim"], 0)],
         ["records per wall s (with files)", num(facts["records"] / best["total"], 0)],

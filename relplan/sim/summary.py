@@ -1,42 +1,30 @@
-"""The summary `relplan simulate` prints, computed from the files the run WROTE.
+"""The summary `relplan simulate` prints: `relplan analyze` run on the files the run WROTE.
 
-This is a stand-in: the definitions are those of analyses.md (sections A-E), and `relplan
-analyze` (being written separately) will compute the same figures from a workspace and
-replace this module. Until then every summary figure is computed here and only here, with
-DuckDB over `proxy.parquet`, `engine.parquet`, `metrics.om.txt` and `run.json`, using the
-`queries/summary_*.sql` files; nothing comes from the simulator's memory, so the summary of a
-run is what an analysis of its files would say.
+The four files are loaded into an in-memory workspace (the workspace schema, with the
+`queries/sim_load_*.sql` loaders: the canonical formats map column for column onto its
+tables) and `relplan.analyses.analyze` runs on it with its defaults, so every figure has one
+implementation, the analyses' (analyses.md A-E), and the summary of a simulated run is what
+an analysis of its files says. When `relplan ingest` lands, its readers can replace the
+loaders here. This module only picks the figures and renames them:
 
-Keys (all in `SimSummary`; documented in the README):
-- `capacity_calls_per_s`: C^ from run.json;
-- `phases.<name>`: `calls` (planned in the phase), `delivered_share` (delivered within the
-  delivery window W of the planned arrival), `on_time_share` (within the deadline D),
-  `accepted_rate_x_capacity` (engine `arrived` events, refusals excluded, per second / C^),
-  `completed_rate_x_capacity` (`finished` events per second / C^);
-- `recovered_after_pulse_s`: seconds from the end of the overload phase to the start of the
-  first 30 s bin (by planned arrival, aligned on that end) with >= 5 calls and an on-time
-  share >= 0.9 such that every later bin with >= 5 calls meets it too; null if none;
-- `verdict`: `recovered`, `metastable` (not recovered; calls arrived at or below C^ while
-  executions were accepted above it, mean rates over [end of overload, T]), `draining` (not
-  recovered; accepted at or below C^), `overloaded` (calls kept arriving above C^),
-  `insufficient data` (no bin of >= 5 calls after the overload, or no capacity);
-  `after_overload` holds the figures behind it;
-- `retry_share_of_executions`: executions created by retries / all executions created;
-- `prefill.aborted_share`: computed prompt tokens of aborted executions / all computed prompt
-  tokens; `prefill.in_flight_share_of_aborted`: of the aborted executions' computed prompt
-  tokens, those in steps in flight at the abort (t_issue < t_abort <= t_done);
-  `prefill.before_first_token_share`: computed tokens of executions aborted before their
-  first output token / all computed tokens (the prefill vLLM's prompt counter never sees);
-- `littles_law` (hold phase): `l_waiting`, `lambda_per_s`, `wq_s`, `consistency` = L/(lambda
-  Wq), `deadline_saturation` = L/(lambda D);
-- `counter_shortfall_hold`: 1 - rise(vllm:prompt_tokens_total) /
-  rise(vllm:prefix_cache_queries_total) over the hold phase, counter-reset rule applied.
-T, the end of the data, is the later of the last phase end and the last proxy or engine
-timestamp. The hold phase is the phase named `hold`, else the phase after the overload.
+- `capacity_calls_per_s`, `deadline_s`, `delivery_window_s`: Ĉ, D, W (from run.json);
+- `phases.<name>`: `calls`, `delivered_share`, `on_time_share` (delivery, B) and
+  `accepted_rate_x_capacity`, `completed_rate_x_capacity` (amplification, A), per phase;
+- `recovered_after_pulse_s`, `verdict` (B's recovery; `insufficient_data` is spelled
+  `insufficient data`), and `after_overload` with the figures behind the verdict;
+- `retry_share_of_executions` (A, whole run);
+- `prefill.computed_tokens`, `aborted_share`, `in_flight_share_of_aborted`,
+  `before_first_token_share` (C, whole run);
+- `littles_law` for the hold phase (E): `l_waiting`, `lambda_per_s`, `wq_s`, `consistency`,
+  `deadline_saturation`;
+- `counter_shortfall_hold` (D): 1 - rise(prompt tokens) / rise(prefix-cache queries) over the
+  hold phase, all replicas summed.
+The hold phase is the phase named `hold`, else the first phase after the overload.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -49,10 +37,6 @@ from pydantic import Field, ValidationError
 from relplan import sql
 from relplan.errors import InputError
 from relplan.models import RunManifest, StrictModel
-
-BIN_S = 30.0
-MIN_BIN_CALLS = 5
-ON_TIME_THRESHOLD = 0.9
 
 
 class PhaseFigures(StrictModel):
@@ -108,14 +92,18 @@ class SimSummary(StrictModel):
 
 
 _SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)\s+(\S+)\s*$")
+_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
 def read_openmetrics(path: Path) -> pa.Table:
-    """Samples of an OpenMetrics text file as (t, name, series, value)."""
+    """Samples of an OpenMetrics text file as (t, name, series, keys, vals, value, line)."""
     ts: list[float] = []
     names: list[str] = []
     series: list[str] = []
+    keys: list[list[str]] = []
+    vals: list[list[str]] = []
     values: list[float] = []
+    lines: list[int] = []
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip() or line.startswith("#"):
@@ -123,207 +111,188 @@ def read_openmetrics(path: Path) -> pa.Table:
             m = _SAMPLE.match(line)
             if m is None:
                 raise InputError("expected `name{labels} value timestamp`", str(path), line_no)
+            labels = _LABEL.findall(m.group(2) or "")
             names.append(m.group(1))
             series.append(m.group(2) or "")
+            keys.append([k for k, _ in labels])
+            vals.append([v.replace('\\"', '"').replace("\\\\", "\\") for _, v in labels])
             values.append(float(m.group(3)))
             ts.append(float(m.group(4)))
-    return pa.table({"t": ts, "name": names, "series": series, "value": values})
+            lines.append(line_no)
+    return pa.table(
+        {
+            "t": ts,
+            "name": names,
+            "series": series,
+            "keys": pa.array(keys, type=pa.list_(pa.string())),
+            "vals": pa.array(vals, type=pa.list_(pa.string())),
+            "value": values,
+            "line": lines,
+        }
+    )
 
 
-def _one(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> tuple[Any, ...]:
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _exec(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> None:
     q = sql.load(name)
-    row = con.execute(q.text, q.bind(params)).fetchone()
-    assert row is not None
-    return tuple(row)
+    con.execute(q.text, q.bind(params))
 
 
-def _share(part: float | None, whole: float | None) -> float | None:
-    if part is None or not whole:
-        return None
-    return float(part) / float(whole)
-
-
-def summarize(out: Path, seed: int | None = None) -> SimSummary:
-    """Figures of a run from the four files in `out`."""
+def load_run(con: duckdb.DuckDBPyConnection, out: Path) -> RunManifest:
+    """Load a run's four files into the (schema-initialised) workspace `con`."""
     try:
-        man = RunManifest.model_validate_json((out / "run.json").read_text(encoding="utf-8"))
+        raw = (out / "run.json").read_text(encoding="utf-8")
+        man = RunManifest.model_validate_json(raw)
     except (OSError, ValidationError) as exc:
         raise InputError(f"cannot read run manifest: {exc}", str(out / "run.json")) from None
     t0 = man.t0 or 0.0
-    cap = man.capacity_calls_per_s
-    deadline = man.deadline_s
-    window = man.delivery_window_s
+    files = [
+        (1, "proxy.parquet", "proxy", "parquet"),
+        (2, "engine.parquet", "engine", "parquet"),
+        (3, "metrics.om.txt", "metrics", "openmetrics"),
+        (4, "run.json", "manifest", "run_json"),
+    ]
+    for sid, name, kind, fmt in files:
+        path = out / name
+        if not path.is_file():
+            raise InputError(f"missing {name} of a simulated run", str(out))
+        _exec(
+            con,
+            "sim_load_source",
+            {
+                "source_id": sid,
+                "path": str(path.resolve()),
+                "kind": kind,
+                "format": fmt,
+                "sha256": _sha256(path),
+                "t0": t0,
+            },
+        )
+    _exec(con, "sim_load_attempts", {"path": str(out / "proxy.parquet"), "source_id": 1})
+    for q in ("sim_load_events", "sim_load_steps", "sim_load_stats"):
+        _exec(con, q, {"path": str(out / "engine.parquet"), "source_id": 2})
+    con.register("sim_metric_rows", read_openmetrics(out / "metrics.om.txt"))
+    _exec(con, "sim_load_metrics", {"source_id": 3})
+    con.unregister("sim_metric_rows")
+    _exec(
+        con,
+        "sim_load_manifest",
+        {
+            "source_id": 4,
+            "name": man.name,
+            "capacity": man.capacity_calls_per_s,
+            "deadline": man.deadline_s,
+            "window": man.delivery_window_s,
+            "overload_phase": man.overload_phase,
+            "t0": man.t0,
+            "notes": man.notes,
+            "manifest": raw,
+        },
+    )
+    for p in man.phases:
+        _exec(
+            con,
+            "sim_load_phase",
+            {"source_id": 4, "name": p.name, "start_s": p.start, "end_s": p.end},
+        )
+    return man
+
+
+def _row(rows: list[Any], window: str) -> Any | None:
+    """The all-replicas row of a window (rows without a replica field count as such)."""
+    for r in rows:
+        if r.window == window and getattr(r, "replica", None) is None:
+            return r
+    return None
+
+
+def summarize(out: Path, seed: int | None = None) -> SimSummary:
+    """Figures of a run from the four files in `out`, computed by `relplan analyze`."""
+    from relplan.analyses import AnalyzeOptions, analyze
+
     con = duckdb.connect()
     try:
-        for name, file in (
-            ("summary_load_proxy", "proxy.parquet"),
-            ("summary_load_events", "engine.parquet"),
-            ("summary_load_steps", "engine.parquet"),
-        ):
-            q = sql.load(name)
-            con.execute(q.text, q.bind({"path": str(out / file)}))
-        con.register("summary_metrics", read_openmetrics(out / "metrics.om.txt"))
-
-        phase_end = max((p.end for p in man.phases), default=0.0)
-        t_last = _one(con, "summary_data_end", {})[0]
-        t_end = max(t0 + phase_end, t_last if t_last is not None else t0)
-
-        big = 1e300  # deadline/window when the run has none: every delivery counts
-        phases: dict[str, PhaseFigures] = {}
-        for p in man.phases:
-            calls, deliv, ontime, acc, comp = _one(
-                con,
-                "summary_window_figures",
-                {
-                    "t_from": t0 + p.start,
-                    "t_to": t0 + p.end,
-                    "deadline": deadline if deadline is not None else big,
-                    "window": window if window is not None else big,
-                    "capacity": cap,
-                },
-            )
-            phases[p.name] = PhaseFigures(
-                start_s=p.start,
-                end_s=p.end,
-                calls=int(calls),
-                delivered_share=deliv,
-                on_time_share=ontime,
-                accepted_rate_x_capacity=acc,
-                completed_rate_x_capacity=comp,
-            )
-
-        # the overload phase and what came after it
-        overload = next((p for p in man.phases if p.name == man.overload_phase), None)
-        if overload is None:
-            overload = next((p for p in man.phases if p.name == "pulse"), None)
-        if overload is None and man.phases:
-            overload = max(
-                man.phases, key=lambda p: phases[p.name].calls / max(p.end - p.start, 1e-9)
-            )
-        recovered: float | None = None
-        verdict = "insufficient data"
-        after = AfterOverload(
-            from_s=None,
-            to_s=t_end - t0,
-            arrival_rate_x_capacity=None,
-            accepted_rate_x_capacity=None,
-            bins_with_calls=0,
+        con.execute(sql.load("workspace_schema").text)
+        man = load_run(con, out)
+        res = analyze(
+            con,
+            AnalyzeOptions(
+                only=["amplification", "delivery", "wasted_prefill", "counters", "littles_law"]
+            ),
         )
-        if overload is not None:
-            a = t0 + overload.end
-            q = sql.load("summary_recovery_bins")
-            bins = con.execute(
-                q.text,
-                q.bind(
-                    {
-                        "t_from": a,
-                        "t_to": t_end,
-                        "deadline": deadline if deadline is not None else big,
-                        "bin_s": BIN_S,
-                    }
-                ),
-            ).fetchall()
-            full = [(int(b), int(n), int(ok)) for b, n, ok in bins if n >= MIN_BIN_CALLS]
-            good = [ok / n >= ON_TIME_THRESHOLD for _, n, ok in full]
-            for i in range(len(full)):
-                if all(good[i:]):
-                    recovered = full[i][0] * BIN_S
-                    break
-            fig = _one(
-                con,
-                "summary_window_figures",
-                {
-                    "t_from": a,
-                    "t_to": t_end,
-                    "deadline": deadline if deadline is not None else big,
-                    "window": window if window is not None else big,
-                    "capacity": cap,
-                },
-            )
-            arr_x = None if cap is None else fig[0] / (t_end - a) / cap
-            acc_x = fig[3]
-            after = AfterOverload(
-                from_s=overload.end,
-                to_s=t_end - t0,
-                arrival_rate_x_capacity=arr_x,
-                accepted_rate_x_capacity=acc_x,
-                bins_with_calls=len(full),
-            )
-            if not full:
-                verdict = "insufficient data"
-            elif recovered is not None:
-                verdict = "recovered"
-            elif arr_x is None or acc_x is None:
-                verdict = "insufficient data"
-            elif arr_x > 1.0:
-                verdict = "overloaded"
-            elif acc_x > 1.0:
-                verdict = "metastable"
-            else:
-                verdict = "draining"
-
-        retry_share = _one(con, "summary_retry_share", {})[0]
-        computed, aborted, in_flight, before_first = _one(con, "summary_wasted_prefill", {})
-        prefill = PrefillFigures(
-            computed_tokens=int(computed),
-            aborted_share=_share(aborted, computed),
-            in_flight_share_of_aborted=_share(in_flight, aborted),
-            before_first_token_share=_share(before_first, computed),
-        )
-
-        hold = next((p for p in man.phases if p.name == "hold"), None)
-        if hold is None and overload is not None:
-            later = [p for p in man.phases if p.start >= overload.end]
-            hold = later[0] if later else None
-        littles = LittlesLaw(
-            phase=None,
-            l_waiting=None,
-            lambda_per_s=None,
-            wq_s=None,
-            consistency=None,
-            deadline_saturation=None,
-        )
-        shortfall: float | None = None
-        if hold is not None:
-            h_from, h_to = t0 + hold.start, t0 + hold.end
-            lw, lam, wq = _one(
-                con, "summary_littles_law", {"t_from": h_from, "t_to": h_to, "t_end": t_end}
-            )
-            littles = LittlesLaw(
-                phase=hold.name,
-                l_waiting=lw,
-                lambda_per_s=lam,
-                wq_s=wq,
-                consistency=_share(lw, (lam or 0) * (wq or 0)),
-                deadline_saturation=(
-                    _share(lw, (lam or 0) * deadline) if deadline is not None else None
-                ),
-            )
-            q = sql.load("summary_counter_rise")
-            rises = dict(con.execute(q.text, q.bind({"t_from": h_from, "t_to": h_to})).fetchall())
-            prompt = rises.get("vllm:prompt_tokens_total", rises.get("vllm:prompt_tokens"))
-            queries = rises.get(
-                "vllm:prefix_cache_queries_total", rises.get("vllm:prefix_cache_queries")
-            )
-            if prompt is not None and queries:
-                shortfall = 1.0 - float(prompt) / float(queries)
     finally:
         con.close()
+    ctx = res.context
+    amp = res.amplification.windows if res.amplification is not None else []
+    dlv = res.delivery
+    phases: dict[str, PhaseFigures] = {}
+    for p in ctx.phases:
+        d = _row(dlv.windows, p.name) if dlv is not None else None
+        a = _row(amp, p.name)
+        phases[p.name] = PhaseFigures(
+            start_s=p.start_s,
+            end_s=p.end_s,
+            calls=d.calls if d is not None else (a.calls if a is not None else 0),
+            delivered_share=None if d is None else d.delivered_share,
+            on_time_share=None if d is None else d.on_time_share,
+            accepted_rate_x_capacity=None if a is None else a.accepted_x_capacity,
+            completed_rate_x_capacity=None if a is None else a.completed_x_capacity,
+        )
+    rec = dlv.recovery if dlv is not None else None
+    after = AfterOverload(
+        from_s=None if rec is None else rec.overload_end_s,
+        to_s=ctx.t_end - ctx.t0,
+        arrival_rate_x_capacity=None if rec is None else rec.calls_x_capacity_after,
+        accepted_rate_x_capacity=None if rec is None else rec.accepted_x_capacity_after,
+        bins_with_calls=0 if rec is None else rec.bins_with_enough_calls,
+    )
+    verdict = "insufficient data" if rec is None else rec.verdict.replace("_", " ")
+
+    run_amp = _row(amp, "run")
+    wp = _row(res.wasted_prefill.windows, "run") if res.wasted_prefill is not None else None
+    prefill = PrefillFigures(
+        computed_tokens=0 if wp is None else wp.computed_tokens,
+        aborted_share=None if wp is None else wp.aborted_share,
+        in_flight_share_of_aborted=None if wp is None else wp.inflight_share_of_aborted,
+        before_first_token_share=None if wp is None else wp.before_first_output_share,
+    )
+
+    hold = next((p for p in ctx.phases if p.name == "hold"), None)
+    if hold is None and rec is not None:
+        later = [p for p in ctx.phases if p.start_s >= rec.overload_end_s]
+        hold = later[0] if later else None
+    lw = None
+    if hold is not None and res.littles_law is not None:
+        lw = _row(res.littles_law.windows, hold.name)
+    littles = LittlesLaw(
+        phase=None if hold is None else hold.name,
+        l_waiting=None if lw is None else lw.waiting_l,
+        lambda_per_s=None if lw is None else lw.lambda_per_s,
+        wq_s=None if lw is None else lw.wq_s,
+        consistency=None if lw is None else lw.consistency,
+        deadline_saturation=None if lw is None else lw.deadline_saturation,
+    )
+    cw = None
+    if hold is not None and res.counters is not None:
+        cw = _row(res.counters.windows, hold.name)
 
     return SimSummary(
         name=man.name,
         seed=seed if seed is not None else man.meta.get("seed"),
-        capacity_calls_per_s=cap,
-        deadline_s=deadline,
-        delivery_window_s=window,
+        capacity_calls_per_s=ctx.capacity,
+        deadline_s=ctx.deadline_s,
+        delivery_window_s=ctx.delivery_window_s,
         phases=phases,
-        recovered_after_pulse_s=recovered,
+        recovered_after_pulse_s=None if rec is None else rec.recovery_s,
         verdict=verdict,
         after_overload=after,
-        retry_share_of_executions=retry_share,
+        retry_share_of_executions=None if run_amp is None else run_amp.retry_share,
         prefill=prefill,
         littles_law=littles,
-        counter_shortfall_hold=shortfall,
+        counter_shortfall_hold=None if cw is None else cw.shortfall,
     )
 
 
