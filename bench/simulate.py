@@ -8,7 +8,7 @@ Sweep: the same scenario over --sweep-runs seeds, run with 1 process and with --
 processes (fresh spawned workers, each writing and summarizing its run); the speed-up is the
 ratio of the two wall times.
 
-    python bench/simulate.py [--repeat 5] [--sweep-runs 8] [--jobs 2]
+    python bench/simulate.py [--repeat 5] [--sweep-runs 32] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenario", default="pulse-retry-cancel")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--sweep-runs", type=int, default=8)
+    ap.add_argument("--sweep-runs", type=int, default=32)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
 
@@ -73,8 +73,11 @@ def main() -> None:
         sweep_rows = []
         for jobs in (1, args.jobs):
             t = time.perf_counter()
-            sweep(args.scenario, [], seeds=args.sweep_runs, jobs=jobs, out=Path(d) / f"sw{jobs}")
-            sweep_rows.append((jobs, time.perf_counter() - t))
+            df, _ = sweep(
+                args.scenario, [], seeds=args.sweep_runs, jobs=jobs, out=Path(d) / f"sw{jobs}"
+            )
+            sweep_rows.append((jobs, time.perf_counter() - t, float(df["wall_s"].mean())))
+        load = os.getloadavg()[0]
 
     rows = [
         ["calls / executions", f"{num(facts['calls'])} / {num(facts['executions'])}"],
@@ -90,11 +93,13 @@ def main() -> None:
         ["records per wall s (with files)", num(facts["records"] / best["total"], 0)],
         ["peak RSS", f"{rss_mb:.0f} MB"],
     ]
-    (j1, w1), (jn, wn) = sweep_rows
+    (j1, w1, r1), (jn, wn, rn) = sweep_rows
     rows += [
         [f"sweep of {args.sweep_runs} runs, {j1} process", f"{w1:.2f} s"],
         [f"sweep of {args.sweep_runs} runs, {jn} processes", f"{wn:.2f} s"],
         [f"sweep speed-up on {jn} cores", f"{w1 / wn:.2f}x"],
+        ["mean wall of one run in the sweep", f"{r1:.3f} s ({j1}) / {rn:.3f} s ({jn})"],
+        ["load average (1 min) after the sweep", f"{load:.2f}"],
     ]
     print(f"relplan simulate benchmark: {args.scenario}, seed 1, best of {args.repeat}")
     print(format_table(["measure", "value"], rows, left=(0,)))
