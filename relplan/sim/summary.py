@@ -10,8 +10,8 @@ loaders here. This module only picks the figures and renames them:
 - `capacity_calls_per_s`, `deadline_s`, `delivery_window_s`: Ĉ, D, W (from run.json);
 - `phases.<name>`: `calls`, `delivered_share`, `on_time_share` (delivery, B) and
   `accepted_rate_x_capacity`, `completed_rate_x_capacity` (amplification, A), per phase;
-- `recovered_after_pulse_s`, `verdict` (B's recovery; `insufficient_data` is spelled
-  `insufficient data`), and `after_overload` with the figures behind the verdict;
+- `recovered_after_pulse_s`, `verdict` (B's recovery), and `after_overload` with the figures
+  behind the verdict;
 - `retry_share_of_executions` (A, whole run);
 - `prefill.computed_tokens`, `aborted_share`, `in_flight_share_of_aborted`,
   `before_first_token_share` (C, whole run);
@@ -249,7 +249,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         accepted_rate_x_capacity=None if rec is None else rec.accepted_x_capacity_after,
         bins_with_calls=0 if rec is None else rec.bins_with_enough_calls,
     )
-    verdict = "insufficient data" if rec is None else rec.verdict.replace("_", " ")
+    verdict = "insufficient data" if rec is None else rec.verdict
 
     run_amp = _row(amp, "run")
     wp = _row(res.wasted_prefill.windows, "run") if res.wasted_prefill is not None else None
