@@ -1,0 +1,153 @@
+"""Open-loop clients: one call per planned arrival, attempts with a deadline, retries.
+
+A call's first attempt is sent at its planned arrival. An attempt ends when its response is
+complete (`delivered`), when its deadline passes (`client_gone`: the client leaves), or when
+the proxy or engine refuses it (`shed` / `error`, ended at once). A failed attempt (timeout,
+429, 503) uses up a retry: the client waits a uniform backoff and sends the next attempt,
+up to `max_retries` retries, and never sends an attempt after the call's delivery window has
+closed (`t_planned + delivery_window_s`) or after the last phase has ended (the run then
+drains: attempts in flight end by response or deadline, and the simulation stops when every
+call has resolved).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from relplan.sim.engine import Execution
+    from relplan.sim.proxy import Proxy
+
+
+class Call:
+    __slots__ = ("attempts", "cid", "done", "ex", "idx", "max_tokens", "out", "prompt", "t_planned")
+
+    def __init__(
+        self, idx: int, cid: str, t_planned: float, prompt: int, out: int, max_tokens: int
+    ) -> None:
+        self.idx = idx
+        self.cid = cid
+        self.t_planned = t_planned
+        self.prompt = prompt
+        self.out = out
+        self.max_tokens = max_tokens
+        self.attempts: list[Attempt] = []
+        self.done = False
+        self.ex: Execution | None = None
+
+
+class Attempt:
+    __slots__ = (
+        "attached",
+        "call",
+        "ex",
+        "n",
+        "outcome",
+        "queued",
+        "status",
+        "t_cancel",
+        "t_end",
+        "t_sent",
+        "waiting",
+    )
+
+    def __init__(self, call: Call, n: int, t_sent: float) -> None:
+        self.call = call
+        self.n = n
+        self.t_sent = t_sent
+        self.t_end: float | None = None
+        self.outcome: str | None = None
+        self.ex: Execution | None = None
+        self.attached = False
+        self.t_cancel: float | None = None
+        self.status: int | None = None
+        self.waiting = True
+        self.queued = False
+
+
+class ClientConfig:
+    __slots__ = ("backoff_max_s", "backoff_min_s", "deadline_s", "delivery_window_s", "max_retries")
+
+    def __init__(
+        self,
+        *,
+        deadline_s: float | None = 120.0,
+        max_retries: int = 3,
+        backoff_min_s: float = 0.25,
+        backoff_max_s: float = 3.0,
+        delivery_window_s: float = 840.0,
+    ) -> None:
+        self.deadline_s = deadline_s
+        self.max_retries = max_retries
+        self.backoff_min_s = backoff_min_s
+        self.backoff_max_s = backoff_max_s
+        self.delivery_window_s = delivery_window_s
+
+
+class Clients:
+    def __init__(
+        self,
+        cfg: ClientConfig,
+        push: Callable[[float, int, object], None],
+        backoff_rng: random.Random,
+        t_last_send: float,
+    ) -> None:
+        self.cfg = cfg
+        self.push = push
+        self.rng = backoff_rng
+        self.t_last_send = t_last_send
+        self.proxy: Proxy | None = None
+        self.attempts: list[Attempt] = []
+        self.open_calls = 0
+
+    def send(self, call: Call, t: float) -> None:
+        n = len(call.attempts)
+        if n == 0:
+            self.open_calls += 1
+        att = Attempt(call, n, t)
+        call.attempts.append(att)
+        self.attempts.append(att)
+        if self.cfg.deadline_s is not None:
+            self.push(t + self.cfg.deadline_s, 2, att)
+        assert self.proxy is not None
+        self.proxy.receive(att, t)
+
+    def delivered(self, att: Attempt, t: float) -> None:
+        att.waiting = False
+        att.outcome = "delivered"
+        att.status = 200
+        att.t_end = t
+        call = att.call
+        if not call.done:
+            call.done = True
+            self.open_calls -= 1
+
+    def timeout(self, att: Attempt, t: float) -> None:
+        if not att.waiting:
+            return
+        att.waiting = False
+        att.outcome = "client_gone"
+        att.t_end = t
+        assert self.proxy is not None
+        self.proxy.client_gone(att, t)
+        self._failed(att, t)
+
+    def refused(self, att: Attempt, t: float, status: int, outcome: str) -> None:
+        att.waiting = False
+        att.outcome = outcome
+        att.status = status
+        att.t_end = t
+        self._failed(att, t)
+
+    def _failed(self, att: Attempt, t: float) -> None:
+        call = att.call
+        cfg = self.cfg
+        if att.n < cfg.max_retries:
+            t_next = t + self.rng.uniform(cfg.backoff_min_s, cfg.backoff_max_s)
+            if t_next <= call.t_planned + cfg.delivery_window_s and t_next < self.t_last_send:
+                self.push(t_next, 3, call)
+                return
+        call.done = True
+        self.open_calls -= 1

@@ -1,0 +1,74 @@
+"""One simulation run end to end: scenario -> simulation -> files -> summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from relplan.errors import InputError
+from relplan.sim.profiles import Profile, load_profile, lookup_capacity
+from relplan.sim.scenario import Scenario, apply_set, load_scenario_data, validate_scenario
+from relplan.sim.simulator import Simulation
+from relplan.sim.summary import SimSummary, summarize
+from relplan.sim.writer import check_out_dir, write_outputs
+
+
+@dataclass
+class Prepared:
+    scenario: Scenario
+    source: str
+    profile: Profile
+    profile_source: str
+    capacity: float | None
+    capacity_source: str
+    sets: list[str]
+
+
+def prepare(ref: str, sets: list[str] | None = None, seed: int | None = None) -> Prepared:
+    data, label = load_scenario_data(ref)
+    for s in sets or []:
+        apply_set(data, s)
+    if seed is not None:
+        data["seed"] = seed
+    scn = validate_scenario(data, label)
+    profile, plabel = load_profile(scn.engine.profile)
+    cap, source = lookup_capacity(scn, profile)
+    needs_cap = any(p.rate_x is not None for p in scn.workload.phases) and not (
+        scn.workload.trace is not None and scn.workload.trace.use == "arrivals"
+    )
+    if cap is None and needs_cap:
+        fp = source.split(":", 1)[1]
+        raise InputError(
+            f"no calibrated capacity for this configuration (fingerprint {fp}) of engine "
+            f"profile {scn.engine.profile!r}: run `relplan simulate calibrate "
+            f"{scn.engine.profile} --scenario {ref} --write` (with the same --set options), "
+            "or give --set capacity_calls_per_s=VALUE",
+            label,
+        )
+    return Prepared(scn, label, profile, plabel, cap, source, list(sets or []))
+
+
+def run_prepared(p: Prepared) -> Simulation:
+    return Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed).run()
+
+
+def simulate(
+    ref: str, out: Path, *, seed: int | None = None, sets: list[str] | None = None
+) -> SimSummary:
+    """Run a scenario (built-in NAME or FILE), write the four files into `out`, summarize."""
+    p = prepare(ref, sets, seed)
+    check_out_dir(out)
+    sim = run_prepared(p)
+    write_outputs(
+        sim,
+        out,
+        {
+            "scenario": p.scenario.name,
+            "scenario_source": p.source,
+            "sets": p.sets,
+            "profile_source": p.profile_source,
+            "capacity_source": p.capacity_source,
+            "settings": p.scenario.model_dump(mode="json"),
+        },
+    )
+    return summarize(out, p.scenario.seed)

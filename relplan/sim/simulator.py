@@ -1,0 +1,198 @@
+"""The discrete-event loop that wires clients, proxy, engine and the metrics scraper.
+
+Time runs in seconds from t0 (0.0); the writer adds the run's epoch t0. Events sit in one heap
+ordered by (time, insertion number), so ties resolve in a fixed order and a seed gives the
+same run byte for byte. Event kinds:
+
+    0 engine step done      1 call arrives (first attempt)   2 attempt deadline
+    3 retry sent            4 deferred cancellation fires    5 abort reaches the engine
+    6 metrics scrape
+
+The run ends after the last phase once every call has resolved (delivered, or out of retries
+or delivery window), at the next metrics scrape, so the metrics end with a sample of the
+final state; no attempt is sent after the last phase ends (see clients.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from dataclasses import dataclass, field
+from heapq import heappop, heappush
+
+from relplan.sim.clients import Attempt, Call, ClientConfig, Clients
+from relplan.sim.engine import Engine, EngineConfig, Execution
+from relplan.sim.profiles import Profile
+from relplan.sim.proxy import Proxy, ProxyConfig
+from relplan.sim.scenario import Scenario
+from relplan.sim.workloads import make_calls, phase_bounds
+
+# a scrape: t, running, waiting, kv_usage, prompt, generation, queries, hits, preemptions,
+# success stop, success length
+Sample = tuple[float, int, int, float, int, int, int, int, int, int, int]
+
+
+@dataclass
+class Simulation:
+    scenario: Scenario
+    profile: Profile
+    capacity: float | None
+    seed: int
+    heap: list[tuple[float, int, int, object]] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    executions: list[Execution] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    now: float = 0.0
+    finished: bool = False
+
+    def __post_init__(self) -> None:
+        scn = self.scenario
+        self._seq = itertools.count()
+        self._stopping = False
+        self.phases = phase_bounds(scn.workload)
+        self.t_end = self.phases[-1][2]
+        (times, prompts, outs), maxt = make_calls(scn, self.capacity, self.seed)
+        deadline = scn.client.deadline_s
+        self.clients = Clients(
+            ClientConfig(
+                deadline_s=None if math.isinf(deadline) else deadline,
+                max_retries=scn.client.max_retries,
+                backoff_min_s=scn.client.backoff_min_s,
+                backoff_max_s=scn.client.backoff_max_s,
+                delivery_window_s=scn.client.delivery_window_s,
+            ),
+            self.push,
+            random.Random(f"relplan/backoff/{self.seed}"),
+            t_last_send=self.t_end,
+        )
+        mode, delay = scn.proxy.cancel_mode()
+        rb = scn.proxy.retry_budget
+        self.proxy = Proxy(
+            ProxyConfig(
+                cancellation=mode,
+                cancel_delay_s=delay,
+                budget_ratio=None if rb is None else rb.ratio,
+                budget_window_s=60.0 if rb is None else rb.window_s,
+                coalesce=scn.proxy.coalesce,
+                max_outstanding=scn.proxy.max_outstanding,
+                queue_limit=scn.proxy.queue_limit,
+                queue_newest_first=scn.proxy.queue_order == "newest_first",
+                abort_delay_s=scn.proxy.abort_delay_s,
+                stable_call_id=scn.client.stable_call_id,
+            ),
+            self.push,
+            self._new_execution,
+        )
+        e = scn.engine
+        self.engine = Engine(
+            EngineConfig(
+                max_num_batched_tokens=e.max_num_batched_tokens,
+                max_num_seqs=e.max_num_seqs,
+                block_size=e.block_size,
+                num_blocks=e.num_blocks,
+                prefix_tokens=scn.workload.prefix_tokens,
+                waiting_cap=e.waiting_cap,
+                async_depth=e.async_depth,
+            ),
+            self.profile.cost_model(),
+            self._push_done,
+            self.proxy,
+        )
+        self.proxy.engine = self.engine
+        self.proxy.clients = self.clients
+        self.clients.proxy = self.proxy
+        width = max(5, len(str(len(times))))
+        for i, (t, p, o, m) in enumerate(zip(times, prompts, outs, maxt, strict=False)):
+            call = Call(i, f"call-{i:0{width}d}", t, p, o, m)
+            self.calls.append(call)
+            self.push(t, 1, call)
+        self.scrape_s = scn.metrics.scrape_interval_s
+        self.push(0.0, 6, None)
+
+    def add_call(self, t: float, prompt: int, out: int, max_tokens: int = 2048) -> Call:
+        """Plan one more call (tests and hand-built timelines); ids continue the sequence."""
+        call = Call(len(self.calls), f"call-{len(self.calls):05d}", t, prompt, out, max_tokens)
+        self.calls.append(call)
+        self.push(t, 1, call)
+        return call
+
+    def push(self, t: float, kind: int, obj: object) -> None:
+        heappush(self.heap, (t, next(self._seq), kind, obj))
+
+    def _push_done(self, t: float) -> None:
+        heappush(self.heap, (t, next(self._seq), 0, None))
+
+    def _new_execution(self, att: Attempt) -> Execution:
+        call = att.call
+        ex = Execution(
+            len(self.executions),
+            f"{call.cid}-{att.n}",
+            call.prompt,
+            call.out,
+            call.max_tokens,
+            call,
+        )
+        ex.creator = att
+        self.executions.append(ex)
+        return ex
+
+    def _scrape(self, t: float) -> None:
+        e = self.engine
+        self.samples.append(
+            (
+                t,
+                len(e.running) + e.n_finishing,
+                e.n_waiting,
+                (e.num_blocks - e.free) / e.num_blocks,
+                e.c_prompt,
+                e.c_gen,
+                e.c_queries,
+                e.c_hits,
+                e.c_preempt,
+                e.c_stop,
+                e.c_length,
+            )
+        )
+
+    def advance(self, until: float = math.inf) -> bool:
+        """Run events up to `until` (exclusive); True when the run has ended."""
+        heap = self.heap
+        engine = self.engine
+        clients = self.clients
+        proxy = self.proxy
+        step_done = engine.step_done
+        send = clients.send
+        t_end = self.t_end
+        scrape_s = self.scrape_s
+        while heap:
+            if heap[0][0] >= until:
+                self.now = until
+                return False
+            t, _, kind, obj = heappop(heap)
+            if kind == 0:
+                step_done(t)
+            elif kind == 1 or kind == 3:
+                send(obj, t)  # type: ignore[arg-type]
+            elif kind == 2:
+                clients.timeout(obj, t)  # type: ignore[arg-type]
+            elif kind == 4:
+                proxy.cancel(obj, t)  # type: ignore[arg-type]
+            elif kind == 5:
+                engine.abort(obj, t)  # type: ignore[arg-type]
+            else:
+                self._scrape(t)
+                if self._stopping:
+                    self.now = t
+                    break
+                heappush(heap, (t + scrape_s, next(self._seq), 6, None))
+            if not self._stopping and t >= t_end and clients.open_calls == 0:
+                # every call has resolved: run on to the next scrape, so the metrics end
+                # with a sample of the final state, and stop there
+                self._stopping = True
+        self.finished = True
+        return True
+
+    def run(self) -> Simulation:
+        self.advance()
+        return self

@@ -1,0 +1,346 @@
+"""The summary `relplan simulate` prints: `relplan analyze` run on the files the run WROTE.
+
+The four files are loaded into an in-memory workspace (the workspace schema, with the
+`queries/sim_load_*.sql` loaders: the canonical formats map column for column onto its
+tables) and `relplan.analyses.analyze` runs on it with its defaults, so every figure has one
+implementation, the analyses' (analyses.md A-E), and the summary of a simulated run is what
+an analysis of its files says. When `relplan ingest` lands, its readers can replace the
+loaders here. This module only picks the figures and renames them:
+
+- `capacity_calls_per_s`, `deadline_s`, `delivery_window_s`: Ĉ, D, W (from run.json);
+- `phases.<name>`: `calls`, `delivered_share`, `on_time_share` (delivery, B) and
+  `accepted_rate_x_capacity`, `completed_rate_x_capacity` (amplification, A), per phase;
+- `recovered_after_pulse_s`, `verdict` (B's recovery), and `after_overload` with the figures
+  behind the verdict;
+- `retry_share_of_executions` (A, whole run);
+- `prefill.computed_tokens`, `aborted_share`, `in_flight_share_of_aborted`,
+  `before_first_token_share` (C, whole run);
+- `littles_law` for the hold phase (E): `l_waiting`, `lambda_per_s`, `wq_s`, `consistency`,
+  `deadline_saturation`;
+- `counter_shortfall_hold` (D): 1 - rise(prompt tokens) / rise(prefix-cache queries) over the
+  hold phase, all replicas summed.
+The hold phase is the phase named `hold`, else the first phase after the overload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from pydantic import Field, ValidationError
+
+from relplan import sql
+from relplan.errors import InputError
+from relplan.models import RunManifest, StrictModel
+
+
+class PhaseFigures(StrictModel):
+    start_s: float
+    end_s: float
+    calls: int
+    delivered_share: float | None
+    on_time_share: float | None
+    accepted_rate_x_capacity: float | None
+    completed_rate_x_capacity: float | None
+
+
+class PrefillFigures(StrictModel):
+    computed_tokens: int
+    aborted_share: float | None
+    in_flight_share_of_aborted: float | None
+    before_first_token_share: float | None
+
+
+class LittlesLaw(StrictModel):
+    phase: str | None
+    l_waiting: float | None
+    lambda_per_s: float | None
+    wq_s: float | None
+    consistency: float | None
+    deadline_saturation: float | None
+
+
+class AfterOverload(StrictModel):
+    from_s: float | None
+    to_s: float
+    arrival_rate_x_capacity: float | None
+    accepted_rate_x_capacity: float | None
+    bins_with_calls: int
+
+
+class SimSummary(StrictModel):
+    name: str
+    seed: int | None = None
+    capacity_calls_per_s: float | None
+    deadline_s: float | None
+    delivery_window_s: float | None
+    phases: dict[str, PhaseFigures]
+    recovered_after_pulse_s: float | None
+    verdict: str = Field(
+        description="recovered | metastable | draining | overloaded | insufficient data"
+    )
+    after_overload: AfterOverload
+    retry_share_of_executions: float | None
+    prefill: PrefillFigures
+    littles_law: LittlesLaw
+    counter_shortfall_hold: float | None
+
+
+_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)\s+(\S+)\s*$")
+_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def read_openmetrics(path: Path) -> pa.Table:
+    """Samples of an OpenMetrics text file as (t, name, series, keys, vals, value, line)."""
+    ts: list[float] = []
+    names: list[str] = []
+    series: list[str] = []
+    keys: list[list[str]] = []
+    vals: list[list[str]] = []
+    values: list[float] = []
+    lines: list[int] = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            m = _SAMPLE.match(line)
+            if m is None:
+                raise InputError("expected `name{labels} value timestamp`", str(path), line_no)
+            labels = _LABEL.findall(m.group(2) or "")
+            names.append(m.group(1))
+            series.append(m.group(2) or "")
+            keys.append([k for k, _ in labels])
+            vals.append([v.replace('\\"', '"').replace("\\\\", "\\") for _, v in labels])
+            values.append(float(m.group(3)))
+            ts.append(float(m.group(4)))
+            lines.append(line_no)
+    return pa.table(
+        {
+            "t": ts,
+            "name": names,
+            "series": series,
+            "keys": pa.array(keys, type=pa.list_(pa.string())),
+            "vals": pa.array(vals, type=pa.list_(pa.string())),
+            "value": values,
+            "line": lines,
+        }
+    )
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _exec(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> None:
+    q = sql.load(name)
+    con.execute(q.text, q.bind(params))
+
+
+def load_run(con: duckdb.DuckDBPyConnection, out: Path) -> RunManifest:
+    """Load a run's four files into the (schema-initialised) workspace `con`."""
+    try:
+        raw = (out / "run.json").read_text(encoding="utf-8")
+        man = RunManifest.model_validate_json(raw)
+    except (OSError, ValidationError) as exc:
+        raise InputError(f"cannot read run manifest: {exc}", str(out / "run.json")) from None
+    t0 = man.t0 or 0.0
+    files = [
+        (1, "proxy.parquet", "proxy", "parquet"),
+        (2, "engine.parquet", "engine", "parquet"),
+        (3, "metrics.om.txt", "metrics", "openmetrics"),
+        (4, "run.json", "manifest", "run_json"),
+    ]
+    for sid, name, kind, fmt in files:
+        path = out / name
+        if not path.is_file():
+            raise InputError(f"missing {name} of a simulated run", str(out))
+        _exec(
+            con,
+            "sim_load_source",
+            {
+                "source_id": sid,
+                "path": str(path.resolve()),
+                "kind": kind,
+                "format": fmt,
+                "sha256": _sha256(path),
+                "t0": t0,
+            },
+        )
+    _exec(con, "sim_load_attempts", {"path": str(out / "proxy.parquet"), "source_id": 1})
+    for q in ("sim_load_events", "sim_load_steps", "sim_load_stats"):
+        _exec(con, q, {"path": str(out / "engine.parquet"), "source_id": 2})
+    con.register("sim_metric_rows", read_openmetrics(out / "metrics.om.txt"))
+    _exec(con, "sim_load_metrics", {"source_id": 3})
+    con.unregister("sim_metric_rows")
+    _exec(
+        con,
+        "sim_load_manifest",
+        {
+            "source_id": 4,
+            "name": man.name,
+            "capacity": man.capacity_calls_per_s,
+            "deadline": man.deadline_s,
+            "window": man.delivery_window_s,
+            "overload_phase": man.overload_phase,
+            "t0": man.t0,
+            "notes": man.notes,
+            "manifest": raw,
+        },
+    )
+    for p in man.phases:
+        _exec(
+            con,
+            "sim_load_phase",
+            {"source_id": 4, "name": p.name, "start_s": p.start, "end_s": p.end},
+        )
+    return man
+
+
+def _row(rows: list[Any], window: str) -> Any | None:
+    """The all-replicas row of a window (rows without a replica field count as such)."""
+    for r in rows:
+        if r.window == window and getattr(r, "replica", None) is None:
+            return r
+    return None
+
+
+def summarize(out: Path, seed: int | None = None) -> SimSummary:
+    """Figures of a run from the four files in `out`, computed by `relplan analyze`."""
+    from relplan.analyses import AnalyzeOptions, analyze
+
+    con = duckdb.connect()
+    try:
+        con.execute(sql.load("workspace_schema").text)
+        man = load_run(con, out)
+        res = analyze(
+            con,
+            AnalyzeOptions(
+                only=["amplification", "delivery", "wasted_prefill", "counters", "littles_law"]
+            ),
+        )
+    finally:
+        con.close()
+    ctx = res.context
+    amp = res.amplification.windows if res.amplification is not None else []
+    dlv = res.delivery
+    phases: dict[str, PhaseFigures] = {}
+    for p in ctx.phases:
+        d = _row(dlv.windows, p.name) if dlv is not None else None
+        a = _row(amp, p.name)
+        phases[p.name] = PhaseFigures(
+            start_s=p.start_s,
+            end_s=p.end_s,
+            calls=d.calls if d is not None else (a.calls if a is not None else 0),
+            delivered_share=None if d is None else d.delivered_share,
+            on_time_share=None if d is None else d.on_time_share,
+            accepted_rate_x_capacity=None if a is None else a.accepted_x_capacity,
+            completed_rate_x_capacity=None if a is None else a.completed_x_capacity,
+        )
+    rec = dlv.recovery if dlv is not None else None
+    after = AfterOverload(
+        from_s=None if rec is None else rec.overload_end_s,
+        to_s=ctx.t_end - ctx.t0,
+        arrival_rate_x_capacity=None if rec is None else rec.calls_x_capacity_after,
+        accepted_rate_x_capacity=None if rec is None else rec.accepted_x_capacity_after,
+        bins_with_calls=0 if rec is None else rec.bins_with_enough_calls,
+    )
+    verdict = "insufficient data" if rec is None else rec.verdict
+
+    run_amp = _row(amp, "run")
+    wp = _row(res.wasted_prefill.windows, "run") if res.wasted_prefill is not None else None
+    prefill = PrefillFigures(
+        computed_tokens=0 if wp is None else wp.computed_tokens,
+        aborted_share=None if wp is None else wp.aborted_share,
+        in_flight_share_of_aborted=None if wp is None else wp.inflight_share_of_aborted,
+        before_first_token_share=None if wp is None else wp.before_first_output_share,
+    )
+
+    hold = next((p for p in ctx.phases if p.name == "hold"), None)
+    if hold is None and rec is not None:
+        later = [p for p in ctx.phases if p.start_s >= rec.overload_end_s]
+        hold = later[0] if later else None
+    lw = None
+    if hold is not None and res.littles_law is not None:
+        lw = _row(res.littles_law.windows, hold.name)
+    littles = LittlesLaw(
+        phase=None if hold is None else hold.name,
+        l_waiting=None if lw is None else lw.waiting_l,
+        lambda_per_s=None if lw is None else lw.lambda_per_s,
+        wq_s=None if lw is None else lw.wq_s,
+        consistency=None if lw is None else lw.consistency,
+        deadline_saturation=None if lw is None else lw.deadline_saturation,
+    )
+    cw = None
+    if hold is not None and res.counters is not None:
+        cw = _row(res.counters.windows, hold.name)
+
+    return SimSummary(
+        name=man.name,
+        seed=seed if seed is not None else man.meta.get("seed"),
+        capacity_calls_per_s=ctx.capacity,
+        deadline_s=ctx.deadline_s,
+        delivery_window_s=ctx.delivery_window_s,
+        phases=phases,
+        recovered_after_pulse_s=None if rec is None else rec.recovery_s,
+        verdict=verdict,
+        after_overload=after,
+        retry_share_of_executions=None if run_amp is None else run_amp.retry_share,
+        prefill=prefill,
+        littles_law=littles,
+        counter_shortfall_hold=None if cw is None else cw.shortfall,
+    )
+
+
+def render_summary(s: SimSummary) -> str:
+    """The one-screen human summary."""
+    from relplan.tables import format_table, num, pct
+
+    rows = []
+    for name, p in s.phases.items():
+        rows.append(
+            [
+                name,
+                f"{p.start_s:g}-{p.end_s:g} s",
+                num(p.calls),
+                pct(p.delivered_share),
+                pct(p.on_time_share),
+                num(p.accepted_rate_x_capacity, 2),
+                num(p.completed_rate_x_capacity, 2),
+            ]
+        )
+    table = format_table(
+        ["phase", "window", "calls", "delivered", "on time", "accepted xC", "completed xC"],
+        rows,
+        left=(0, 1),
+    )
+    rec = (
+        f"recovered {s.recovered_after_pulse_s:g} s after the overload"
+        if s.recovered_after_pulse_s is not None
+        else "not recovered"
+    )
+    ao = s.after_overload
+    lines = [
+        f"{s.name} (seed {s.seed}): capacity C^ = {num(s.capacity_calls_per_s, 2)} calls/s",
+        "",
+        table,
+        "",
+        f"verdict: {s.verdict} ({rec}; after the overload calls arrived at "
+        f"{num(ao.arrival_rate_x_capacity, 2)} x C^, executions accepted at "
+        f"{num(ao.accepted_rate_x_capacity, 2)} x C^)",
+        f"executions created by retries: {pct(s.retry_share_of_executions)}",
+        f"prefill: aborted {pct(s.prefill.aborted_share)} of computed prompt tokens; "
+        f"{pct(s.prefill.in_flight_share_of_aborted)} of that in flight at the abort; "
+        f"{pct(s.prefill.before_first_token_share)} aborted before the first token",
+        f"hold: deadline saturation L/(lambda D) = {num(s.littles_law.deadline_saturation, 2)}; "
+        f"prompt-token counter shortfall = {pct(s.counter_shortfall_hold)}",
+    ]
+    return "\n".join(lines)
+
+
+def summary_json(s: SimSummary) -> str:
+    return json.dumps(s.model_dump(mode="json"), indent=2)

@@ -1,0 +1,268 @@
+"""Writes a finished simulation in the canonical formats (formats.md; common brief contract).
+
+- `proxy.parquet`: one row per attempt, in the order attempts were sent;
+- `engine.parquet`: ONE file with a `type` column: `event` rows (time order), then `step` rows
+  (one per (step, execution), ordered by step then execution), then `stats` rows (one per
+  step); the union of their columns, null where a column does not apply;
+- `metrics.om.txt`: OpenMetrics text (metrics.py);
+- `run.json`: the run manifest (RunManifest) with provenance under `meta`.
+All times are epoch seconds: the simulation's seconds plus the run's fixed t0 (T0 below,
+2025-11-30T00:00:00Z). No wall-clock time, host name or random value goes into any file, so
+the same scenario and seed give the same bytes.
+
+Decoding executions are kept by the engine as spans (first step, end step); they are expanded
+here into per-step rows with polars, vectorised, which is what keeps a reference run's
+million (step, execution) records cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from relplan import __version__
+from relplan.errors import InputError
+from relplan.models import Phase, RunManifest
+from relplan.sim.engine import EVENT_NAMES
+from relplan.sim.metrics import render_openmetrics
+from relplan.sim.scenario import PhaseSpec
+from relplan.sim.simulator import Simulation
+
+T0 = 1764460800.0  # 2025-11-30T00:00:00Z
+
+FILES = ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json")
+
+_ENGINE_SCHEMA: dict[str, Any] = {
+    "type": pl.String,
+    "t": pl.Float64,
+    "execution_id": pl.String,
+    "event": pl.String,
+    "prompt_tokens": pl.Int64,
+    "replica": pl.String,
+    "step": pl.Int64,
+    "t_issue": pl.Float64,
+    "t_done": pl.Float64,
+    "prompt_computed": pl.Int64,
+    "prompt_cached": pl.Int64,
+    "decode_tokens": pl.Int64,
+    "num_running": pl.Int64,
+    "num_waiting": pl.Int64,
+    "num_batched_tokens": pl.Int64,
+    "kv_usage": pl.Float64,
+}
+
+
+def proxy_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
+    atts = sim.clients.attempts
+    t_stop = sim.now
+    model = sim.profile.model_name
+    rows_t_end = [a.t_end if a.t_end is not None else t_stop for a in atts]
+    outcome = [a.outcome if a.outcome is not None else "client_gone" for a in atts]
+    return pl.DataFrame(
+        {
+            "call_id": [a.call.cid for a in atts],
+            "attempt": [a.n for a in atts],
+            "t_planned": [a.call.t_planned + t0 for a in atts],
+            "t_sent": [a.t_sent + t0 for a in atts],
+            "t_end": [t + t0 for t in rows_t_end],
+            "outcome": outcome,
+            "execution_id": [None if a.ex is None else a.ex.eid for a in atts],
+            "attached": [a.attached for a in atts],
+            "t_cancel": [None if a.t_cancel is None else a.t_cancel + t0 for a in atts],
+            "status": [a.status for a in atts],
+            "model": [model] * len(atts),
+            "replica": [None] * len(atts),
+            "prompt_tokens": [a.call.prompt for a in atts],
+            "max_tokens": [a.call.max_tokens for a in atts],
+        },
+        schema={
+            "call_id": pl.String,
+            "attempt": pl.Int64,
+            "t_planned": pl.Float64,
+            "t_sent": pl.Float64,
+            "t_end": pl.Float64,
+            "outcome": pl.String,
+            "execution_id": pl.String,
+            "attached": pl.Boolean,
+            "t_cancel": pl.Float64,
+            "status": pl.Int64,
+            "model": pl.String,
+            "replica": pl.String,
+            "prompt_tokens": pl.Int64,
+            "max_tokens": pl.Int64,
+        },
+    )
+
+
+def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
+    e = sim.engine
+    eids = pl.Series("eid", [x.eid for x in sim.executions], dtype=pl.String)
+    names = pl.Series("names", list(EVENT_NAMES), dtype=pl.String)
+    ev = pl.DataFrame(
+        {
+            "t": e.ev_t,
+            "x": e.ev_x,
+            "code": e.ev_code,
+            "prompt_tokens": e.ev_prompt,
+        },
+        schema={"t": pl.Float64, "x": pl.Int64, "code": pl.Int64, "prompt_tokens": pl.Int64},
+    )
+    events = ev.select(
+        pl.lit("event").alias("type"),
+        (pl.col("t") + t0).alias("t"),
+        eids.gather(ev["x"]).alias("execution_id"),
+        names.gather(ev["code"]).alias("event"),
+        pl.col("prompt_tokens"),
+    )
+
+    t_issue = pl.Series("t_issue", e.st_issue, dtype=pl.Float64) + t0
+    t_done = pl.Series("t_done", e.st_done, dtype=pl.Float64) + t0
+    pf = pl.DataFrame(
+        {
+            "step": e.pf_step,
+            "x": e.pf_x,
+            "prompt_computed": e.pf_comp,
+            "prompt_cached": e.pf_cached,
+            "decode_tokens": e.pf_dec,
+        },
+        schema={
+            "step": pl.Int64,
+            "x": pl.Int64,
+            "prompt_computed": pl.Int64,
+            "prompt_cached": pl.Int64,
+            "decode_tokens": pl.Int64,
+        },
+    )
+    spans = pl.DataFrame(
+        {"x": e.sp_x, "k0": e.sp_k0, "k1": e.sp_k1},
+        schema={"x": pl.Int64, "k0": pl.Int64, "k1": pl.Int64},
+    )
+    dec = (
+        spans.select(pl.col("x"), pl.int_ranges("k0", "k1", dtype=pl.Int64).alias("step"))
+        .explode("step")
+        .select(
+            pl.col("step"),
+            pl.col("x"),
+            pl.lit(0, dtype=pl.Int64).alias("prompt_computed"),
+            pl.lit(0, dtype=pl.Int64).alias("prompt_cached"),
+            pl.lit(1, dtype=pl.Int64).alias("decode_tokens"),
+        )
+    )
+    st = pl.concat([pf, dec]).sort(["step", "x"])
+    steps = st.select(
+        pl.lit("step").alias("type"),
+        eids.gather(st["x"]).alias("execution_id"),
+        pl.col("step"),
+        t_issue.gather(st["step"]).alias("t_issue"),
+        t_done.gather(st["step"]).alias("t_done"),
+        pl.col("prompt_computed"),
+        pl.col("prompt_cached"),
+        pl.col("decode_tokens"),
+    )
+    n = len(e.st_issue)
+    stats = pl.DataFrame(
+        {
+            "type": ["stats"] * n,
+            "step": range(n),
+            "t_issue": t_issue,
+            "num_running": e.st_running,
+            "num_waiting": e.st_waiting,
+            "num_batched_tokens": e.st_batched,
+            "kv_usage": e.st_kv,
+        },
+        schema={
+            "type": pl.String,
+            "step": pl.Int64,
+            "t_issue": pl.Float64,
+            "num_running": pl.Int64,
+            "num_waiting": pl.Int64,
+            "num_batched_tokens": pl.Int64,
+            "kv_usage": pl.Float64,
+        },
+    )
+    full = [
+        df.select(
+            [
+                pl.col(c).cast(dt) if c in df.columns else pl.lit(None, dtype=dt).alias(c)
+                for c, dt in _ENGINE_SCHEMA.items()
+            ]
+        )
+        for df in (events, steps, stats)
+    ]
+    return pl.concat(full, how="vertical")
+
+
+def manifest(sim: Simulation, meta: dict[str, Any], t0: float = T0) -> RunManifest:
+    scn = sim.scenario
+    deadline = scn.client.deadline_s
+    return RunManifest(
+        name=scn.name,
+        capacity_calls_per_s=sim.capacity,
+        deadline_s=None if deadline == float("inf") else deadline,
+        delivery_window_s=scn.client.delivery_window_s,
+        overload_phase=scn.overload_phase,
+        phases=[Phase(name=n, start=a, end=b) for n, a, b in sim.phases],
+        t0=t0,
+        notes=scn.description or None,
+        meta={
+            "generator": f"relplan {__version__} simulate",
+            "seed": sim.seed,
+            "profile": sim.profile.name,
+            "speed": sim.profile.speed,
+            "calls": len(sim.calls),
+            "attempts": len(sim.clients.attempts),
+            "executions": len(sim.executions),
+            "steps": sim.engine.k_next,
+            "end_s": sim.now,
+            "phase_rates_calls_per_s": {
+                p.name: _rate(p, sim.capacity) for p in scn.workload.phases
+            },
+            **meta,
+        },
+    )
+
+
+def _rate(p: PhaseSpec, capacity: float | None) -> float | None:
+    """A phase's offered rate in calls/s (null for a multiple of an unknown capacity)."""
+    if p.rate_per_s is not None:
+        return p.rate_per_s
+    if capacity is None or p.rate_x is None:
+        return None
+    return p.rate_x * capacity
+
+
+def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = T0) -> list[Path]:
+    """Write the four files into `out` (created if needed); returns their paths."""
+    check_out_dir(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f for f in FILES]
+    tmp = [p.with_name(p.name + ".tmp") for p in paths]
+    try:
+        proxy_frame(sim, t0).write_parquet(tmp[0], compression="zstd", statistics=True)
+        engine_frame(sim, t0).write_parquet(tmp[1], compression="zstd", statistics=True)
+        tmp[2].write_text(
+            render_openmetrics(sim.samples, t0, sim.profile.model_name), encoding="utf-8"
+        )
+        man = manifest(sim, meta, t0)
+        tmp[3].write_text(
+            json.dumps(man.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
+        )
+        for a, b in zip(tmp, paths, strict=True):
+            a.replace(b)
+    finally:
+        for a in tmp:
+            a.unlink(missing_ok=True)
+    return paths
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output path that cannot be a directory, before any work is done."""
+    if out.exists() and not out.is_dir():
+        raise InputError("--out must be a directory, but this is a file", str(out))
+    parent = next((p for p in [out, *out.parents] if p.exists()), None)
+    if parent is not None and not os.access(parent, os.W_OK):
+        raise InputError("--out: cannot write here (permission denied)", str(parent))

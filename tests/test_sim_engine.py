@@ -1,0 +1,259 @@
+"""The engine in isolation, on hand-checked timelines.
+
+Every test uses a cost model where a step costs exactly 10 ms (a = 10, b = c = f = 0), so a
+step issued at t on an idle GPU is done at t + 0.010, and steps run back to back.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+import pytest
+
+from relplan.sim.costmodel import CostModel, step_cost_ms
+from relplan.sim.engine import (
+    ABORTED,
+    EVENT_NAMES,
+    FINISHED,
+    Engine,
+    EngineConfig,
+    Execution,
+)
+
+TEN_MS = CostModel(a_ms=10.0, b_ms_per_token=0.0, c_ms_per_pair=0.0, f_ms_per_context_token=0.0)
+
+
+class Harness:
+    """A minimal event loop: step completions plus timed actions."""
+
+    def __init__(self, cfg: EngineConfig, cost: CostModel = TEN_MS) -> None:
+        self.heap: list[tuple[float, int, object]] = []
+        self.n = 0
+        self.engine = Engine(cfg, cost, self._done, self)
+        self.finished: list[tuple[str, float]] = []
+        self.aborted: list[tuple[str, float]] = []
+        self.rejected: list[tuple[str, float]] = []
+        self.execs: list[Execution] = []
+
+    def _done(self, t: float) -> None:
+        self.n += 1
+        heappush(self.heap, (t, self.n, None))
+
+    def at(self, t: float, action: object) -> None:
+        self.n += 1
+        heappush(self.heap, (t, self.n, action))
+
+    def new(self, prompt: int, out: int, max_tokens: int = 2048) -> Execution:
+        ex = Execution(len(self.execs), f"x{len(self.execs)}", prompt, out, max_tokens)
+        self.execs.append(ex)
+        return ex
+
+    def run(self) -> None:
+        while self.heap:
+            t, _, action = heappop(self.heap)
+            if action is None:
+                self.engine.step_done(t)
+            else:
+                action(t)  # type: ignore[operator]
+
+    # EngineListener
+    def on_finished(self, ex: Execution, t: float) -> None:
+        self.finished.append((ex.eid, t))
+
+    def on_aborted(self, ex: Execution, t: float) -> None:
+        self.aborted.append((ex.eid, t))
+
+    def on_rejected(self, ex: Execution, t: float) -> None:
+        self.rejected.append((ex.eid, t))
+
+    # views of the engine's records
+    def events(self, eid: str) -> list[tuple[str, float]]:
+        e = self.engine
+        idx = next(x.idx for x in self.execs if x.eid == eid)
+        return [
+            (EVENT_NAMES[c], round(t, 6))
+            for t, x, c in zip(e.ev_t, e.ev_x, e.ev_code, strict=False)
+            if x == idx
+        ]
+
+    def steps(self, eid: str) -> list[tuple[int, float, float, int, int, int]]:
+        """(step, t_issue, t_done, prompt_computed, prompt_cached, decode_tokens)."""
+        e = self.engine
+        idx = next(x.idx for x in self.execs if x.eid == eid)
+        rows = [
+            (k, c, ca, d)
+            for k, x, c, ca, d in zip(
+                e.pf_step, e.pf_x, e.pf_comp, e.pf_cached, e.pf_dec, strict=False
+            )
+            if x == idx
+        ]
+        for x, k0, k1 in zip(e.sp_x, e.sp_k0, e.sp_k1, strict=False):
+            if x == idx:
+                rows += [(k, 0, 0, 1) for k in range(k0, k1)]
+        rows.sort()
+        return [
+            (k, round(e.st_issue[k], 6), round(e.st_done[k], 6), c, ca, d) for k, c, ca, d in rows
+        ]
+
+
+def test_abort_with_two_steps_in_flight_keeps_their_tokens_in_the_trace() -> None:
+    """Budget 8 tokens/step, no prefix; A has a 24-token prompt (three chunks of 8).
+
+    t=0      A arrives: step 0 issued (chunk 8, done 0.010) and, async, step 1 (chunk 8,
+             done 0.020: it starts when step 0 is done).
+    t=0.010  step 0 done; step 2 issued (last chunk 8, done 0.030).
+    t=0.015  abort: steps 1 and 2 are in flight (issued before, done after) and still compute
+             A's 16 tokens; nothing is issued after the abort.
+    t=0.030  step 2 completes A's prefill, but A was aborted: no first_token, and the prompt
+             token counter never counts A (vLLM's rule for prefills aborted before output).
+    """
+    h = Harness(EngineConfig(max_num_batched_tokens=8, max_num_seqs=8, prefix_tokens=0))
+    a = h.new(24, 5)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.at(0.015, lambda t: h.engine.abort(a, t))
+    h.run()
+    assert h.steps("x0") == [
+        (0, 0.0, 0.01, 8, 0, 0),
+        (1, 0.0, 0.02, 8, 0, 0),
+        (2, 0.01, 0.03, 8, 0, 1),
+    ]
+    assert h.events("x0") == [("arrived", 0.0), ("scheduled", 0.0), ("aborted", 0.015)]
+    in_flight = [s for s in h.steps("x0") if s[1] < 0.015 <= s[2]]
+    assert [s[0] for s in in_flight] == [1, 2]
+    assert h.engine.c_prompt == 0
+    assert h.engine.c_gen == 0
+    assert h.engine.c_queries == 24
+    assert a.state == ABORTED
+    assert h.engine.k_next == 3
+    assert h.engine.free == h.engine.num_blocks  # blocks freed at the abort
+
+
+def test_abort_while_decoding_discards_in_flight_tokens_from_the_counter() -> None:
+    """A: prompt 8 (one chunk), 10 output tokens. Step k is done at 0.010 (k + 1).
+
+    Step 0 (prefill, first token) done 0.010; steps 1, 2, ... decode one token each. The abort
+    at 0.025 finds steps 2 (issued 0.010) and 3 (issued 0.020) in flight: their decode records
+    stay, but only the tokens of steps 0 and 1 reach the generation counter.
+    """
+    h = Harness(EngineConfig(max_num_batched_tokens=16, max_num_seqs=8, prefix_tokens=0))
+    a = h.new(8, 10)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.at(0.025, lambda t: h.engine.abort(a, t))
+    h.run()
+    assert [s[0] for s in h.steps("x0")] == [0, 1, 2, 3]
+    assert [s[5] for s in h.steps("x0")] == [1, 1, 1, 1]
+    assert h.engine.c_gen == 2
+    assert h.engine.c_prompt == 8
+    assert ("first_token", 0.01) in h.events("x0")
+    assert "finished" not in [e for e, _ in h.events("x0")]
+
+
+def test_preemption_frees_blocks_and_recomputes_from_the_front_of_the_queue() -> None:
+    """Blocks of 4 tokens, 5 blocks in all, no prefix; A and B: prompt 8, 10 output tokens.
+
+    t=0     A arrives: step 0 (A's prefill, 2 blocks, 3 free) and step 1 (A's first decode:
+            its 9th token opens block 3, 2 free) are issued at once (async, 2 in flight).
+            B arrives and waits: two steps are in flight.
+    t=0.010 step 0 done (A's first token); step 2: A decodes, B admitted (prefill 8, the last
+            2 blocks), first token at step 2's end (0.030).
+    t=0.020 step 3: B's first decode needs a block and none is free: the most recently admitted
+            running execution, B itself, is preempted (2 blocks freed), nothing is admitted.
+    B now needs 3 blocks (8 prompt tokens + 1 output token, recomputed); A takes one more at
+    step 5 and its last at step 9, so B waits at the front of the queue until A finishes
+    (step 9, done 0.100, 5 blocks freed): step 10 re-admits B with prompt_computed 9 after the
+    `preempted` event, producing its 2nd token; steps 11-18 decode the other 8.
+    Counters: one preemption; prompt tokens counted once per execution (8 + 8); prefix-cache
+    queries counted at first admission only (8 + 8); 20 generation tokens.
+    """
+    h = Harness(
+        EngineConfig(
+            max_num_batched_tokens=16, max_num_seqs=8, block_size=4, num_blocks=5, prefix_tokens=0
+        )
+    )
+    a = h.new(8, 10)
+    b = h.new(8, 10)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.at(0.0, lambda t: h.engine.arrive(b, t))
+    h.run()
+    ev_b = h.events("x1")
+    assert ev_b[:4] == [
+        ("arrived", 0.0),
+        ("scheduled", 0.01),
+        ("preempted", 0.02),
+        ("first_token", 0.03),
+    ]
+    st_b = h.steps("x1")
+    assert st_b[0] == (2, 0.01, 0.03, 8, 0, 1)
+    assert st_b[1] == (10, 0.1, 0.11, 9, 0, 1)
+    assert [s[0] for s in st_b[2:]] == list(range(11, 19))
+    assert ("finished", 0.1) in h.events("x0")
+    assert ("finished", 0.19) in ev_b
+    assert sum(s[5] for s in st_b) == 1 + 1 + 8  # first token, recompute token, 8 decodes
+    assert h.engine.c_preempt == 1
+    assert h.engine.c_prompt == 16
+    assert h.engine.c_queries == 16
+    assert h.engine.c_gen == 20
+    assert a.state == FINISHED
+    assert b.state == FINISHED
+    assert h.engine.free == 5
+
+
+def test_shared_prefix_is_a_cache_hit_and_never_computed() -> None:
+    """Prefix 32 tokens pinned (2 blocks of 16); a 40-token prompt computes only 8 tokens; the
+    prefix-cache counters see the query (40) and the hit (32) at admission."""
+    h = Harness(EngineConfig(max_num_batched_tokens=64, max_num_seqs=8, prefix_tokens=32))
+    a = h.new(40, 3)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.run()
+    assert h.steps("x0")[0] == (0, 0.0, 0.01, 8, 32, 1)
+    assert (h.engine.c_queries, h.engine.c_hits, h.engine.c_prompt) == (40, 32, 40)
+    assert h.finished == [("x0", 0.03)]
+
+
+def test_fcfs_admission_stops_at_the_token_budget_and_max_num_seqs() -> None:
+    """Budget 16 tokens, at most 3 sequences. X (prompt 8, 3 tokens) arrives first and fills
+    the pipeline (steps 0 and 1 issued at t=0); A, B, C (prompt 10, 2 tokens) then wait.
+
+    step 2 (t=0.010): X decodes (1 token), A admitted (10), B admitted with the 5 tokens left
+                      (chunked prefill): 16 tokens, 3 sequences; C waits.
+    step 3 (t=0.020): A decodes, B's last 5 tokens; 10 tokens of budget are left but X (its
+                      last token in flight), A and B hold the 3 sequence slots: C waits.
+    step 4 (t=0.030): X is done; C admitted.
+    """
+    h = Harness(EngineConfig(max_num_batched_tokens=16, max_num_seqs=3, prefix_tokens=0))
+    x = h.new(8, 3)
+    a, b, c = h.new(10, 2), h.new(10, 2), h.new(10, 2)
+    h.at(0.0, lambda t: [h.engine.arrive(e, t) for e in (x, a, b, c)])
+    h.run()
+    assert h.engine.st_batched[2] == 16
+    assert h.steps("x1")[0][:4] == (2, 0.01, 0.03, 10)
+    assert [s[:4] for s in h.steps("x2")[:2]] == [(2, 0.01, 0.03, 5), (3, 0.02, 0.04, 5)]
+    assert h.engine.st_batched[3] == 1 + 5
+    assert h.steps("x3")[0][:4] == (4, 0.03, 0.05, 10)
+
+
+def test_engine_step_duration_is_the_cost_model() -> None:
+    """A real-coefficient step: prefill chunk N=100 after C=32 cached, no decodes."""
+    cost = CostModel(speed=0.75)
+    h = Harness(EngineConfig(max_num_batched_tokens=8192, prefix_tokens=32), cost)
+    a = h.new(132, 1)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.run()
+    expected = step_cost_ms(cost, [(100, 32)], []) / 1000
+    assert h.engine.st_done[0] == pytest.approx(expected)
+    assert expected == pytest.approx(
+        0.75 * (3.29 + 0.02365 * 100 + 1.178e-6 * 100 * (32 + 50)) / 1000
+    )
+
+
+def test_waiting_queue_cap_refuses_arrivals_after_arrived() -> None:
+    """max_num_seqs 1, waiting cap 1: A runs, B waits, C is refused (arrived, rejected)."""
+    h = Harness(
+        EngineConfig(max_num_batched_tokens=16, max_num_seqs=1, prefix_tokens=0, waiting_cap=1)
+    )
+    xs = [h.new(8, 3) for _ in range(3)]
+    h.at(0.0, lambda t: [h.engine.arrive(x, t) for x in xs])
+    h.run()
+    assert h.events("x2") == [("arrived", 0.0), ("rejected", 0.0)]
+    assert h.rejected == [("x2", 0.0)]
+    assert [e for e, _ in h.finished] == ["x0", "x1"]

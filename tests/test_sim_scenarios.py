@@ -1,0 +1,322 @@
+"""Seeded runs of the built-in scenarios: the published shape emerges, outputs are
+deterministic and follow the canonical formats, and promtool accepts the metrics."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from relplan.models import RunManifest
+from relplan.sim.run import simulate
+from relplan.sim.scenario import builtin_names
+from relplan.sim.summary import SimSummary, read_openmetrics
+from tests.conftest import require_tool
+
+EXPECTED_BUILTINS = {
+    "pulse-noretry",
+    "pulse-noretry-cancel",
+    "pulse-retry",
+    "pulse-retry-cancel",
+    "pulse-retry-cancel-2048",
+    "pulse-retry-budget",
+    "pulse-retry-coalesce",
+    "pulse-retry-coalesce-cancel",
+    "pulse-retry-enginecap",
+    "pulse-retry-proxycap-newest",
+    "pulse1.5-retry",
+    "ramp",
+}
+
+
+def run(name: str, seed: int, tmp: Path) -> SimSummary:
+    return simulate(name, tmp / f"{name}-{seed}", seed=seed)
+
+
+def test_builtin_scenarios_have_exactly_the_issues_names() -> None:
+    assert set(builtin_names()) == EXPECTED_BUILTINS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_retries_without_control_never_recover_after_the_pulse(tmp_path: Path, seed: int) -> None:
+    s = run("pulse-retry", seed, tmp_path)
+    assert s.verdict == "metastable"
+    assert s.recovered_after_pulse_s is None
+    assert s.phases["hold"].on_time_share is not None
+    assert s.phases["hold"].on_time_share < 0.1
+    # well under capacity offered, far above it accepted: retries keep the engine busy
+    assert s.after_overload.arrival_rate_x_capacity is not None
+    assert s.after_overload.arrival_rate_x_capacity < 0.7
+    assert s.phases["hold"].accepted_rate_x_capacity is not None
+    assert s.phases["hold"].accepted_rate_x_capacity > 1.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_cancellation_alone_does_not_fix_it(tmp_path: Path, seed: int) -> None:
+    s = run("pulse-retry-cancel", seed, tmp_path)
+    assert s.verdict == "metastable"
+    assert s.littles_law.deadline_saturation is not None
+    assert s.littles_law.deadline_saturation > 0.8  # the queue holds a deadline's worth
+    assert s.prefill.aborted_share is not None
+    assert s.prefill.aborted_share > 0.5
+    assert s.counter_shortfall_hold is not None
+    assert s.counter_shortfall_hold > 0.3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_without_retries_it_recovers_once_the_backlog_drains(tmp_path: Path, seed: int) -> None:
+    s = run("pulse-noretry", seed, tmp_path)
+    assert s.verdict == "recovered"
+    assert s.recovered_after_pulse_s is not None
+    # the backlog (~1.7 x 107 s of engine work) takes minutes to drain at 0.4 C^ spare
+    assert 120 <= s.recovered_after_pulse_s <= 600
+    assert s.retry_share_of_executions == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_coalescing_with_deferred_cancellation_recovers_and_delivers_every_pulse_call(
+    tmp_path: Path, seed: int
+) -> None:
+    s = run("pulse-retry-coalesce", seed, tmp_path)
+    assert s.verdict == "recovered"
+    assert s.phases["pulse"].delivered_share == 1.0
+    assert s.phases["hold"].delivered_share == 1.0
+    assert s.retry_share_of_executions is not None
+    assert s.retry_share_of_executions < 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_short_pulse_recovers_even_with_retries(tmp_path: Path, seed: int) -> None:
+    s = run("pulse1.5-retry", seed, tmp_path)
+    assert s.verdict == "recovered"
+    assert s.recovered_after_pulse_s is not None
+    assert s.recovered_after_pulse_s <= 60
+
+
+@pytest.mark.slow
+def test_coalescing_with_immediate_cancellation_does_not_help(tmp_path: Path) -> None:
+    s = run("pulse-retry-coalesce-cancel", 1, tmp_path)
+    assert s.verdict == "metastable"
+
+
+@pytest.mark.slow
+def test_every_builtin_pulse_scenario_runs_and_summarizes(tmp_path: Path) -> None:
+    for name in sorted(EXPECTED_BUILTINS - {"ramp"}):
+        s = run(name, 3, tmp_path)
+        assert s.verdict in {"recovered", "metastable", "draining", "overloaded"}, name
+        assert set(s.phases) == {"base", "pulse", "hold"}
+
+
+def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
+    a = simulate("pulse-retry-coalesce", tmp_path / "a", seed=4)
+    b = simulate("pulse-retry-coalesce", tmp_path / "b", seed=4)
+    for f in ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+    assert a == b
+    c = simulate("pulse-retry-coalesce", tmp_path / "c", seed=5)
+    assert (tmp_path / "c" / "proxy.parquet").read_bytes() != (
+        tmp_path / "a" / "proxy.parquet"
+    ).read_bytes()
+    assert c != a
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ref") / "pulse-retry-cancel"
+    simulate("pulse-retry-cancel", out, seed=1)
+    return out
+
+
+def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
+    proxy = pl.read_parquet(reference_run / "proxy.parquet")
+    assert proxy.columns == [
+        "call_id",
+        "attempt",
+        "t_planned",
+        "t_sent",
+        "t_end",
+        "outcome",
+        "execution_id",
+        "attached",
+        "t_cancel",
+        "status",
+        "model",
+        "replica",
+        "prompt_tokens",
+        "max_tokens",
+    ]
+    assert proxy["t_sent"].dtype == pl.Float64
+    assert (proxy["t_end"] >= proxy["t_sent"]).all()
+    assert set(proxy["outcome"].unique()) <= {"delivered", "client_gone", "shed", "error"}
+    assert proxy.filter(pl.col("outcome") == "shed")["execution_id"].null_count() == len(
+        proxy.filter(pl.col("outcome") == "shed")
+    )
+    assert proxy.group_by("call_id").agg(pl.col("attempt").n_unique() == pl.len())["attempt"].all()
+
+    eng = pl.read_parquet(reference_run / "engine.parquet")
+    assert eng.columns == [
+        "type",
+        "t",
+        "execution_id",
+        "event",
+        "prompt_tokens",
+        "replica",
+        "step",
+        "t_issue",
+        "t_done",
+        "prompt_computed",
+        "prompt_cached",
+        "decode_tokens",
+        "num_running",
+        "num_waiting",
+        "num_batched_tokens",
+        "kv_usage",
+    ]
+    assert set(eng["type"].unique()) == {"event", "step", "stats"}
+    steps = eng.filter(pl.col("type") == "step")
+    assert steps.select(pl.struct("step", "execution_id").is_unique().all()).item()
+    assert (steps["t_done"] > steps["t_issue"]).all()
+    events = eng.filter(pl.col("type") == "event")
+    assert set(events["event"].unique()) <= {
+        "arrived",
+        "scheduled",
+        "first_token",
+        "preempted",
+        "aborted",
+        "finished",
+        "rejected",
+    }
+    assert events.filter(pl.col("event") == "arrived")["prompt_tokens"].null_count() == 0
+    # every execution the proxy created reached the engine
+    created = set(proxy.filter(~pl.col("attached"))["execution_id"].drop_nulls())
+    assert created == set(events.filter(pl.col("event") == "arrived")["execution_id"])
+    # output tokens: a finished execution's decode tokens over its steps equal its output
+    fin = events.filter(pl.col("event") == "finished")["execution_id"].head(20).to_list()
+    toks = (
+        steps.filter(pl.col("execution_id").is_in(fin))
+        .group_by("execution_id")
+        .agg(pl.col("decode_tokens").sum())
+    )
+    assert (toks["decode_tokens"] >= 1).all()
+
+    man = RunManifest.model_validate_json((reference_run / "run.json").read_text())
+    assert man.overload_phase == "pulse"
+    assert [(p.name, p.start, p.end) for p in man.phases] == [
+        ("base", 0, 120),
+        ("pulse", 120, 227),
+        ("hold", 227, 947),
+    ]
+    assert man.t0 == 1764460800.0
+    assert man.meta["scenario"] == "pulse-retry-cancel"
+    assert man.meta["seed"] == 1
+    assert man.meta["profile"] == "h100-7b"
+    assert man.capacity_calls_per_s == pytest.approx(2.80)
+
+
+def test_metrics_follow_vllms_counting_rules(reference_run: Path) -> None:
+    """The prompt-token counter equals the prompt tokens of executions that produced a first
+    token; the prefix-cache query counter those of executions first scheduled — so over the
+    run the gap is exactly the prompts aborted before their first token."""
+    eng = pl.read_parquet(reference_run / "engine.parquet")
+    ev = eng.filter(pl.col("type") == "event")
+    prompts = ev.filter(pl.col("event") == "arrived").select("execution_id", "prompt_tokens")
+    first = (
+        ev.filter(pl.col("event") == "first_token")
+        .select("execution_id", "t")
+        .join(prompts, on="execution_id")
+    )
+    sched = (
+        ev.filter(pl.col("event") == "scheduled")
+        .select("execution_id", "t")
+        .join(prompts, on="execution_id")
+    )
+    m = pl.from_arrow(read_openmetrics(reference_run / "metrics.om.txt"))
+    assert isinstance(m, pl.DataFrame)
+    last = m.sort("t").group_by("name", "series").agg(pl.col("value").last(), pl.col("t").last())
+    t_end = last["t"].max()
+    final = {
+        r["name"]: r["value"]
+        for r in last.filter(pl.col("t") == t_end).iter_rows(named=True)
+        if "finished_reason" not in r["series"]
+    }
+    t_last_scrape = t_end
+    first_in = first.filter(pl.col("t") <= t_last_scrape)["prompt_tokens"].sum()
+    sched_in = sched.filter(pl.col("t") <= t_last_scrape)["prompt_tokens"].sum()
+    assert final["vllm:prompt_tokens_total"] == first_in
+    assert final["vllm:prefix_cache_queries_total"] == sched_in
+    assert final["vllm:prompt_tokens_total"] < final["vllm:prefix_cache_queries_total"]
+    assert (
+        final["vllm:num_preemptions_total"]
+        == ev.filter((pl.col("event") == "preempted") & (pl.col("t") <= t_last_scrape)).height
+    )
+    series = m["series"].unique().to_list()
+    assert all('engine="0"' in s and "model_name=" in s for s in series)
+    assert set(m["t"].unique().sort().diff().drop_nulls().round(6).to_list()) == {5.0}
+
+
+@pytest.mark.prometheus
+def test_promtool_accepts_the_metrics(reference_run: Path, tmp_path: Path) -> None:
+    promtool = require_tool("promtool")
+    res = subprocess.run(
+        [
+            promtool,
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            str(reference_run / "metrics.om.txt"),
+            str(tmp_path / "tsdb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "NUM SAMPLES" in res.stdout or any((tmp_path / "tsdb").iterdir())
+
+
+def test_run_json_is_plain_json(reference_run: Path) -> None:
+    data = json.loads((reference_run / "run.json").read_text())
+    assert data["name"] == "pulse-retry-cancel"
+    assert data["delivery_window_s"] == 840
+
+
+@pytest.mark.slow
+def test_same_seed_same_bytes_across_processes(tmp_path: Path) -> None:
+    """Two separate processes with different hash seeds write the same bytes."""
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    for i, hash_seed in enumerate(("1", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "relplan",
+                "simulate",
+                "pulse1.5-retry",
+                "--out",
+                str(tmp_path / f"p{i}"),
+                "--seed",
+                "3",
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert res.returncode == 0, res.stderr
+    for f in ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json"):
+        assert (tmp_path / "p0" / f).read_bytes() == (tmp_path / "p1" / f).read_bytes(), f
