@@ -1,0 +1,23 @@
+-- Engine records (event, step and stats) from JSON Lines, typed by DuckDB's JSON reader: the fast path.
+-- Explicit column types, no sampling-based inference. A record this reader cannot type (an
+-- RFC 3339 time, a malformed line, a string where a number belongs) makes DuckDB raise; the
+-- driver then re-reads the file line by line (ingest_engine_read_jsonl_lines.sql), which names
+-- the line. `ln` is the record's ordinal; the driver keeps it only when the record count equals
+-- the file's line count (no blank lines), else it re-reads the file line by line too.
+-- params: path, source_id
+insert into stage_engine
+select
+    $source_id, ordinality, null, null, 'canonical',
+    rp_str(type), t, rp_str(execution_id), rp_str(event), prompt_tokens, rp_str(replica), step,
+    t_issue, t_done, prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
+    num_batched_tokens, kv_usage
+from read_json(
+    $path, format = 'newline_delimited', records = true, maximum_object_size = 16777216,
+    columns = {
+        type: 'VARCHAR', t: 'DOUBLE', execution_id: 'VARCHAR', event: 'VARCHAR',
+        prompt_tokens: 'DOUBLE', replica: 'VARCHAR', step: 'DOUBLE', t_issue: 'DOUBLE',
+        t_done: 'DOUBLE', prompt_computed: 'DOUBLE', prompt_cached: 'DOUBLE',
+        decode_tokens: 'DOUBLE', num_running: 'DOUBLE', num_waiting: 'DOUBLE',
+        num_batched_tokens: 'DOUBLE', kv_usage: 'DOUBLE'
+    }
+) with ordinality
