@@ -1,23 +1,11 @@
 -- The staged engine records with the reason each breaks the contract (NULL when it is fine).
--- A record without `type` is typed by its fields: `event` -> event, `prompt_computed` -> step,
--- a stats counter -> stats (so separate event/step files need no type column).
+-- Reads engine_typed (ingest_engine_typed.sql).
 -- Checks (formats.md section 2): event: t, execution_id, a known event, prompt_tokens on
 -- `arrived` (canonical traces only: vLLM logs do not carry it); step: step, t_issue, t_done,
 -- execution_id, prompt_computed, t_done >= t_issue; stats: step, t_issue, kv_usage in 0..1;
 -- every count a whole number >= 0 and every time finite.
 -- params:
 create or replace temp view engine_checked as
-with s as (
-    select
-        * exclude (type),
-        coalesce(type, case
-            when event is not null then 'event'
-            when prompt_computed is not null then 'step'
-            when num_running is not null or num_waiting is not null
-                 or num_batched_tokens is not null or kv_usage is not null then 'stats'
-        end) as type
-    from stage_engine
-)
 select
     *,
     coalesce(perr, case
@@ -68,4 +56,4 @@ select
         when kv_usage < 0 or kv_usage > 1
             then 'kv_usage ' || kv_usage || ' is outside 0..1; expected a fraction'
     end) as reason
-from s
+from engine_typed

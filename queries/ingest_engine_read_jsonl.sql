@@ -4,11 +4,12 @@
 -- driver then re-reads the file line by line (ingest_engine_read_jsonl_lines.sql), which names
 -- the line. `ln` is the record's ordinal; the driver keeps it only when the record count equals
 -- the file's line count (no blank lines), else it re-reads the file line by line too.
+-- Empty strings become NULL (an empty id is a missing id).
 -- params: path, source_id
 insert into stage_engine
 select
     $source_id, ordinality, null, null, 'canonical',
-    rp_str(type), t, rp_str(execution_id), rp_str(event), prompt_tokens, rp_str(replica), step,
+    nullif(type, ''), t, nullif(execution_id, ''), nullif(event, ''), prompt_tokens, nullif(replica, ''), step,
     t_issue, t_done, prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
     num_batched_tokens, kv_usage
 from read_json(

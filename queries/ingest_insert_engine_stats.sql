@@ -1,8 +1,8 @@
--- Store the checked scheduler stats records that passed of this ingest.
+-- Store the scheduler stats records that passed of this ingest.
 -- params:
 insert into engine_stats
 select
     step::bigint, t_issue, num_running::bigint, num_waiting::bigint, num_batched_tokens::bigint,
     kv_usage, replica, source_id, ln
-from engine_checked
-where type = 'stats' and reason is null
+from engine_rows
+where type = 'stats'

@@ -1,6 +1,5 @@
--- Store the checked metric samples that passed of this ingest.
+-- Store the metric samples that passed of this ingest.
 -- params:
 insert into metric_samples
 select t, name, labels, value, source_id, ln
-from metrics_checked
-where reason is null
+from metrics_rows

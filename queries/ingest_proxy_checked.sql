@@ -58,8 +58,9 @@ r as (
                     || '; expected distinct attempt numbers per call'
             when dup_rank > 1
                 then 'attempt ' || attempt::bigint || ' of call ''' || left(call_id, 60)
-                    || ''' already appears in another file of this ingest (line ' || first_ln
-                    || '); expected distinct attempt numbers per call'
+                    || ''' already appears at '
+                    || coalesce((select path from stage_sources p where p.source_id = first_source), '?')
+                    || ':' || first_ln || '; expected distinct attempt numbers per call'
             when exists (
                 select 1 from attempts a where a.call_id = s.call_id and a.attempt = s.attempt)
                 then 'attempt ' || attempt::bigint || ' of call ''' || left(call_id, 60)

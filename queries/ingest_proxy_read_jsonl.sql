@@ -4,12 +4,13 @@
 -- driver then re-reads the file line by line (ingest_proxy_read_jsonl_lines.sql), which names
 -- the line. `ln` is the record's ordinal; the driver keeps it only when the record count equals
 -- the file's line count (no blank lines), else it re-reads the file line by line too.
+-- Empty strings become NULL (an empty id is a missing id).
 -- params: path, source_id
 insert into stage_proxy
 select
     $source_id, ordinality, null, null, 'canonical',
-    rp_str(call_id), attempt, t_planned, t_sent, t_end, rp_str(outcome), rp_str(execution_id),
-    attached, t_cancel, status, rp_str(model), rp_str(replica), prompt_tokens, max_tokens
+    nullif(call_id, ''), attempt, t_planned, t_sent, t_end, nullif(outcome, ''), nullif(execution_id, ''),
+    attached, t_cancel, status, nullif(model, ''), nullif(replica, ''), prompt_tokens, max_tokens
 from read_json(
     $path, format = 'newline_delimited', records = true, maximum_object_size = 16777216,
     columns = {

@@ -194,9 +194,8 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
     text = info.head.decode("utf-8", errors="replace")
     if _VLLM_LINE.search(text):
         return Detected("engine", "vllm_log")
-    if first.startswith("#") or _SAMPLE.match(first):
-        if first.startswith(("# TYPE", "# HELP", "# UNIT", "# EOF")) or _SAMPLE.match(first):
-            return Detected("metrics", "openmetrics")
+    if first.startswith(("# TYPE", "# HELP", "# UNIT", "# EOF")) or _SAMPLE.match(first):
+        return Detected("metrics", "openmetrics")
     if name.endswith(".csv") or "," in first:
         cols = {c.strip().strip('"') for c in first.split(",")}
         k = _kind_from_keys(cols) or (kind if kind in ("proxy", "engine") else None)

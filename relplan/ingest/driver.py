@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from relplan.errors import InputError
 from relplan.ingest import canonical, envoy, manifest, metrics_text, promjson, vllm_log
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.detect import detect
-from relplan.ingest.files import FileInfo, expand, scan
+from relplan.ingest.files import FileInfo, digest, expand, peek
 from relplan.ingest.report import IngestReport, SkippedInput, SourceReport
 from relplan.ingest.stage import create_stage
 
@@ -102,11 +103,12 @@ def ingest_files(
     total = sum(f.stat().st_size for f in files)
     done = 0
     try:
-        for f in files:
-            if progress is not None:
-                progress(done, total, str(f))
-            stage_file(session, f)
-            done += f.stat().st_size
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            for f in files:
+                if progress is not None:
+                    progress(done, total, str(f))
+                stage_file(session, f, pool)
+                done += f.stat().st_size
         if progress is not None:
             progress(total, total, "")
         return commit(session)
@@ -114,20 +116,32 @@ def ingest_files(
         create_stage(con)  # empty the staging tables
 
 
-def stage_file(session: Session, path: Path) -> None:
-    info = scan(path)
-    shown = str(path)
-    why = session.known(info.sha256, shown)
-    if why is not None:
-        session.skipped.append(SkippedInput(path=shown, reason=why))
-        return
+def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
+    """Stage one file. Its hash and line count are computed in `pool` while DuckDB reads it;
+    content already in the workspace is then dropped from staging and reported as skipped."""
+    size, gz, head = peek(path)
+    info = FileInfo(path, size, gz, head, pool.submit(digest, path))
     det = detect(info, session.opts.kind, session.opts.fmt)
     staged = Staged(
         source_id=session.new_id(), path=str(path.resolve()), kind=det.kind, format=det.format,
-        sha256=info.sha256,
+        sha256="",
     )
+    q = sql.load("ingest_stage_source")
+    session.con.execute(q.text, q.bind({"source_id": staged.source_id, "path": str(path)}))
     READERS[det.format](session.con, info, staged, session.opts)
+    staged.sha256 = info.sha256
+    why = session.known(info.sha256, str(path))
+    if why is not None:
+        _unstage(session.con, staged.source_id)
+        session.skipped.append(SkippedInput(path=str(path), reason=why))
+        return
     session.staged.append(staged)
+
+
+def _unstage(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
+    for kind in ("proxy", "engine", "metrics"):
+        q = sql.load(f"ingest_delete_stage_{kind}")
+        con.execute(q.text, q.bind({"source_id": source_id}))
 
 
 def add_staged(session: Session, staged: Staged) -> None:
@@ -135,8 +149,7 @@ def add_staged(session: Session, staged: Staged) -> None:
     why = session.known(staged.sha256, staged.path)
     if why is not None:
         session.skipped.append(SkippedInput(path=staged.path, reason=why))
-        q = sql.load("ingest_delete_stage_metrics")
-        session.con.execute(q.text, q.bind({"source_id": staged.source_id}))
+        _unstage(session.con, staged.source_id)
         return
     session.staged.append(staged)
 
@@ -144,7 +157,7 @@ def add_staged(session: Session, staged: Staged) -> None:
 def _summaries(con: duckdb.DuckDBPyConnection) -> dict[int, dict[str, Any]]:
     cur = con.execute(sql.load("ingest_source_summary").text)
     names = [d[0] for d in cur.description or []]
-    return {int(r[0]): dict(zip(names, r)) for r in cur.fetchall()}
+    return {int(r[0]): dict(zip(names, r, strict=True)) for r in cur.fetchall()}
 
 
 def commit(session: Session) -> IngestReport:
@@ -185,11 +198,15 @@ def commit(session: Session) -> IngestReport:
                 rejected=refused, t_min=row.get("t_min"), t_max=row.get("t_max"),
                 unknown_columns=s.unknown_columns, notes=s.notes,
             ))
-        # Rejects first: the checks read the workspace (attempt numbers already stored), so
-        # they must run before this ingest's own attempts are in it.
-        res = con.execute(sql.load("ingest_insert_rejects").text).fetchone()
-        if res and res[0]:
-            counts["rejects"] = int(res[0])
+        refused_total = sum(int(r.get("refused") or 0) for r in summary.values())
+        variant = "kept" if refused_total else "all"
+        con.execute(sql.load(f"ingest_engine_rows_{variant}").text)
+        con.execute(sql.load(f"ingest_metrics_rows_{variant}").text)
+        if refused_total:
+            # Rejects first: the checks read the workspace (attempt numbers already stored),
+            # so they must run before this ingest's own attempts are in it.
+            res = con.execute(sql.load("ingest_insert_rejects").text).fetchone()
+            counts["rejects"] = int(res[0]) if res else 0
         for table, name in _INSERTS:
             res = con.execute(sql.load(name).text).fetchone()
             if res and res[0]:

@@ -12,7 +12,7 @@ import gzip
 import hashlib
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from concurrent.futures import Future
 from pathlib import Path
 
 from relplan.errors import InputError
@@ -27,14 +27,34 @@ KNOWN_SUFFIXES = (
 )
 
 
-@dataclass(frozen=True)
 class FileInfo:
-    path: Path
-    size: int
-    sha256: str
-    lines: int  # newline-terminated lines plus a last unterminated one, of the decompressed text
-    gz: bool
-    head: bytes  # first bytes of the decompressed content, for detection
+    """A file about to be read: its head (for detection) at once, its hash and line count from
+    a streaming pass that may run in a background thread (`digest`), so hashing overlaps with
+    DuckDB reading the file."""
+
+    def __init__(
+        self, path: Path, size: int, gz: bool, head: bytes,
+        digest: Future[tuple[str, int]] | tuple[str, int],
+    ) -> None:
+        self.path = path
+        self.size = size
+        self.gz = gz
+        self.head = head  # first bytes of the decompressed content
+        self._digest = digest
+
+    def _resolved(self) -> tuple[str, int]:
+        if isinstance(self._digest, Future):
+            self._digest = self._digest.result()
+        return self._digest
+
+    @property
+    def sha256(self) -> str:
+        return self._resolved()[0]
+
+    @property
+    def lines(self) -> int:
+        """Newline-terminated lines plus a last unterminated one, of the decompressed text."""
+        return self._resolved()[1]
 
 
 def is_known_file(path: Path) -> bool:
@@ -61,22 +81,32 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     return out, skipped
 
 
-def scan(path: Path, head_size: int = 65536) -> FileInfo:
-    """Hash the bytes and count the lines of the content in one streaming pass."""
+def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
+    """Size, whether gzip, and the first `head_size` bytes of the (decompressed) content."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            first = f.read(head_size)
+            gz = first[:2] == GZIP_MAGIC
+            if not gz:
+                return size, False, first
+        with gzip.open(path, "rb") as g:
+            return size, True, g.read(head_size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", str(path)) from exc
+
+
+def digest(path: Path) -> tuple[str, int]:
+    """SHA-256 of the bytes as stored and the line count of the content, streaming."""
     h = hashlib.sha256()
-    size = 0
     newlines = 0
     last = b"\n"
-    head = b""
     try:
         with path.open("rb") as f:
-            first = f.read(_CHUNK)
-            gz = first[:2] == GZIP_MAGIC
-            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gz else None
-            chunk = first
+            chunk = f.read(_CHUNK)
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if chunk[:2] == GZIP_MAGIC else None
             while chunk:
                 h.update(chunk)
-                size += len(chunk)
                 data = chunk
                 if inflate is not None:
                     try:
@@ -84,8 +114,6 @@ def scan(path: Path, head_size: int = 65536) -> FileInfo:
                     except zlib.error as exc:
                         raise InputError(f"not a valid gzip file ({exc})", str(path)) from exc
                 if data:
-                    if len(head) < head_size:
-                        head += data[: head_size - len(head)]
                     newlines += data.count(b"\n")
                     last = data[-1:]
                 chunk = f.read(_CHUNK)
@@ -96,8 +124,13 @@ def scan(path: Path, head_size: int = 65536) -> FileInfo:
                     last = tail[-1:]
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from exc
-    lines = newlines + (0 if last == b"\n" else 1)
-    return FileInfo(path=path, size=size, sha256=h.hexdigest(), lines=lines, gz=gz, head=head)
+    return h.hexdigest(), newlines + (0 if last == b"\n" else 1)
+
+
+def scan(path: Path) -> FileInfo:
+    """FileInfo with the digest computed now (tests and small files)."""
+    size, gz, head = peek(path)
+    return FileInfo(path, size, gz, head, digest(path))
 
 
 def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:

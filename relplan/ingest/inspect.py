@@ -74,7 +74,7 @@ class InspectReport(StrictModel):
 def _rows(con: Any, name: str) -> list[dict[str, Any]]:
     cur = con.execute(sql.load(name).text)
     cols = [d[0] for d in cur.description or []]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
 
 def inspect_workspace(db: Path) -> InspectReport:

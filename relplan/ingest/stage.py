@@ -55,7 +55,10 @@ def create_stage(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the conversion macros and empty staging tables on this connection."""
     con.execute(sql.load("ingest_macros").text)
     con.execute(sql.load("ingest_stage_tables").text)
-    for view in ("ingest_proxy_checked", "ingest_engine_checked", "ingest_metrics_checked"):
+    for view in (
+        "ingest_proxy_checked", "ingest_engine_typed", "ingest_engine_checked",
+        "ingest_metrics_checked",
+    ):
         con.execute(sql.load(view).text)
 
 
