@@ -63,7 +63,7 @@ def envoy_key(key: str) -> str:
 
 
 def _kind_from_keys(keys: set[str]) -> str | None:
-    if {"call_id", "outcome"} & keys and "call_id" in keys:
+    if "call_id" in keys or {"outcome", "t_sent"} <= keys:
         return "proxy"
     if keys & {"type", "event", "step", "t_issue", "prompt_computed"} and (
         "execution_id" in keys or "step" in keys or "type" in keys
@@ -120,8 +120,7 @@ def _detect_kind_of_canonical(info: FileInfo, fmt: str) -> str:
     elif fmt == "csv":
         keys = {c.strip().strip('"') for c in _first_text_line(info).split(",")}
     else:
-        obj = _first_json_object(info)
-        keys = set(obj) if obj else set()
+        keys = _head_keys(info)
     k = _kind_from_keys(keys)
     if k is None:
         raise InputError(
@@ -148,6 +147,19 @@ def _first_json_object(info: FileInfo) -> dict[str, object] | None:
     return obj if isinstance(obj, dict) else None
 
 
+def _head_keys(info: FileInfo, max_lines: int = 200) -> set[str]:
+    """Keys of the JSON objects among the first lines (complete ones only)."""
+    keys: set[str] = set()
+    for line in info.head.decode("utf-8", errors="replace").splitlines()[:max_lines]:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            keys.update(obj)
+    return keys
+
+
 def _detect(info: FileInfo, kind: str | None) -> Detected:
     path = str(info.path)
     name = info.path.name.lower().removesuffix(".gz")
@@ -171,7 +183,7 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             # Not one object on the first line: a whole-file JSON document (run.json,
             # a query_range response) or a malformed JSON Lines file.
             return _detect_document(info, kind)
-        keys = set(obj)
+        keys = _head_keys(info)
         if "data" in keys and "status" in keys:
             return Detected("metrics", "query_range")
         if "name" in keys and keys & set(MANIFEST_KEYS) and not keys & {"call_id", "type"}:
