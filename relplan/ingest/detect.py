@@ -184,7 +184,7 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             # a query_range response) or a malformed JSON Lines file.
             return _detect_document(info, kind)
         keys = _head_keys(info)
-        if "data" in keys and "status" in keys:
+        if "status" in keys and keys & {"data", "errorType"}:
             return Detected("metrics", "query_range")
         if "name" in keys and keys & set(MANIFEST_KEYS) and not keys & {"call_id", "type"}:
             return Detected("manifest", "run_json")
@@ -236,7 +236,7 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
         if kind in ("proxy", "engine"):
             return Detected(kind, "jsonl")
         raise InputError(f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path) from exc
-    if isinstance(doc, dict) and "data" in doc and "status" in doc:
+    if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errorType" in doc):
         return Detected("metrics", "query_range")
     if isinstance(doc, dict) and "name" in doc:
         return Detected("manifest", "run_json")
