@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,7 @@ def inspect_workspace(db: Path) -> InspectReport:
                 source_id=r["source_id"], path=r["path"], kind=r["kind"], format=r["format"],
                 rows=r["rows"], rejected=r["rejected"], t_min=r["t_min"], t_max=r["t_max"],
                 unknown_columns=list(r["unknown_columns"] or []), notes=list(r["notes"] or []),
-                ingested_at=r["ingested_at"].astimezone().isoformat(),
+                ingested_at=r["ingested_at"].astimezone(dt.timezone.utc).isoformat(),
             )
             for r in _rows(con, "inspect_sources")
         ]
