@@ -234,8 +234,8 @@ def _big_engine_file(path: Path, n: int) -> None:
     with path.open("w") as f:
         for i in range(n):
             f.write(
-                '{"type":"step","step":%d,"t_issue":%d.0,"t_done":%d.5,"execution_id":"e%d",'
-                '"prompt_computed":%d,"decode_tokens":1}\n' % (i, i, i, i % 97, i % 500)
+                f'{{"type":"step","step":{i},"t_issue":{i}.0,"t_done":{i}.5,'
+                f'"execution_id":"e{i % 97}","prompt_computed":{i % 500},"decode_tokens":1}}\n'
             )
 
 
