@@ -8,7 +8,7 @@
 -- params: path, source_id
 insert into stage_engine
 select
-    $source_id, ordinality, null, null, 'canonical',
+    $source_id, null, null, null, 'canonical',
     nullif(type, ''), t, nullif(execution_id, ''), nullif(event, ''), prompt_tokens, nullif(replica, ''), step,
     t_issue, t_done, prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
     num_batched_tokens, kv_usage
@@ -21,4 +21,4 @@ from read_json(
         decode_tokens: 'DOUBLE', num_running: 'DOUBLE', num_waiting: 'DOUBLE',
         num_batched_tokens: 'DOUBLE', kv_usage: 'DOUBLE'
     }
-) with ordinality
+)

@@ -1,14 +1,12 @@
--- The staged engine records with `type` filled in: a record without one is typed by its
--- fields (`event` -> event, `prompt_computed` -> step, a stats counter -> stats), so separate
--- event/step files need no type column.
+-- The staged engine records with `type` filled in (rp_engine_type, ingest_engine_macros.sql). `ln` of rows the fast JSON reader staged comes from
+-- their rowid (see ingest_engine_read_jsonl.sql).
 -- params:
 create or replace temp view engine_typed as
 select
-    * exclude (type),
-    coalesce(type, case
-        when event is not null then 'event'
-        when prompt_computed is not null then 'step'
-        when num_running is not null or num_waiting is not null
-             or num_batched_tokens is not null or kv_usage is not null then 'stats'
-    end) as type
-from stage_engine
+    * exclude (type, ln),
+    coalesce(ln, rowid - (select base from stage_sources p where p.source_id = s.source_id) + 1)
+        as ln,
+    rp_engine_type(
+        type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
+    ) as type
+from stage_engine s

@@ -6,6 +6,7 @@
 -- against attempts already in the workspace.
 -- t_planned, when absent, is t_sent of attempt 0 of the same call among the records of this
 -- ingest; a call whose attempt 0 is not among them falls back to its earliest t_sent.
+-- `ln` of rows the fast JSON reader staged comes from their rowid (ingest_proxy_read_jsonl.sql).
 -- params:
 create or replace temp view proxy_checked as
 with s as (
@@ -17,7 +18,13 @@ with s as (
             as first_ln,
         first_value(source_id) over (
             partition by call_id, attempt, perr is null order by source_id, ln) as first_source
-    from stage_proxy
+    from (
+        select
+            * exclude (ln),
+            coalesce(ln, rowid - (select base from stage_sources p where p.source_id = s.source_id)
+                + 1) as ln
+        from stage_proxy s
+    )
 ),
 r as (
     select

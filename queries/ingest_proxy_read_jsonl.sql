@@ -8,7 +8,7 @@
 -- params: path, source_id
 insert into stage_proxy
 select
-    $source_id, ordinality, null, null, 'canonical',
+    $source_id, null, null, null, 'canonical',
     nullif(call_id, ''), attempt, t_planned, t_sent, t_end, nullif(outcome, ''), nullif(execution_id, ''),
     attached, t_cancel, status, nullif(model, ''), nullif(replica, ''), prompt_tokens, max_tokens
 from read_json(
@@ -19,4 +19,4 @@ from read_json(
         t_cancel: 'DOUBLE', status: 'DOUBLE', model: 'VARCHAR', replica: 'VARCHAR',
         prompt_tokens: 'DOUBLE', max_tokens: 'DOUBLE'
     }
-) with ordinality
+)

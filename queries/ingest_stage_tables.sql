@@ -15,7 +15,8 @@ create or replace temp table stage_engine (
     prompt_cached double, decode_tokens double, num_running double, num_waiting double,
     num_batched_tokens double, kv_usage double
 );
-create or replace temp table stage_sources (source_id integer, path varchar);
+-- base: for sources staged by the fast JSON reader (ln NULL), the rowid of their first row.
+create or replace temp table stage_sources (source_id integer, path varchar, base bigint);
 create or replace temp table stage_metrics (
     source_id integer, ln bigint, raw varchar, perr varchar,
     t double, name varchar, labels map(varchar, varchar), value double

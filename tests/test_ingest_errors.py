@@ -265,3 +265,55 @@ def test_kill_mid_ingest_leaves_the_previous_state(db: Path, tmp_path: Path) -> 
         assert state(db) == before
         killed_before_commit += 1
     assert killed_before_commit >= 1
+
+
+def _engine_parquet(path: Path, lines: list[str]) -> Path:
+    import duckdb
+
+    src = write_lines(path.with_suffix(".jsonl"), lines)
+    con = duckdb.connect()
+    con.execute(
+        "copy (select * from read_json($p, format='newline_delimited')) to '"
+        + str(path).replace("'", "''") + "' (format parquet)",
+        {"p": str(src)},
+    )
+    con.close()
+    return path
+
+
+def test_bad_row_of_a_direct_parquet_insert_is_named_by_its_row(db: Path, tmp_path: Path) -> None:
+    """Fail mode inserts canonical-typed engine Parquet straight into the tables; a refused
+    row rolls that back and the file is staged to name the row (here row 5 of 11)."""
+    pq = _engine_parquet(tmp_path / "e.parquet", _engine(5, t_done=1764460800.3))
+    before = state(db)
+    with pytest.raises(InputError) as err:
+        ingest(db, INCIDENT / "proxy.jsonl", pq)
+    assert str(err.value).startswith(f"{pq.resolve()}:5: t_done (1764460800.3) is before t_issue")
+    assert state(db) == before
+
+
+def test_a_bad_type_in_a_direct_parquet_file_is_caught_by_the_events_insert(
+    db: Path, tmp_path: Path
+) -> None:
+    pq = _engine_parquet(tmp_path / "e.parquet", _engine(4, type="gauge"))
+    with pytest.raises(InputError, match=r"e\.parquet:4: type 'gauge' is not one of"):
+        ingest(db, pq)
+
+
+def test_engine_parquet_with_rfc3339_strings_goes_through_the_converting_reader(
+    db: Path, tmp_path: Path
+) -> None:
+    import duckdb
+
+    src = write_lines(tmp_path / "e.jsonl", _engine(1, t="2025-11-30T00:00:00.1Z"))
+    pq = tmp_path / "e.parquet"
+    con = duckdb.connect()
+    con.execute(  # t as a text column: one RFC 3339 string, the others numbers as text
+        "copy (select * replace (t->>'$' as t) from read_json($p, format='newline_delimited'))"
+        " to '" + str(pq).replace("'", "''") + "' (format parquet)",
+        {"p": str(src)},
+    )
+    con.close()
+    rep = ingest(db, pq)
+    assert rep.rows_by_table == {"events": 6, "steps": 4, "engine_stats": 1}
+    assert rows(db, "select t from events where source_row = 1") == [(1764460800.1,)]

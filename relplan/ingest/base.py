@@ -41,3 +41,8 @@ class Staged:
     # Re-stages the source with raw text kept, when skip mode finds bad records that the fast
     # reader staged without it.
     restage_with_raw: Callable[[], None] | None = None
+    # Fail mode, engine Parquet with canonical column types: queries that insert straight
+    # from the file inside the transaction (no staging), and how to stage it instead when
+    # they refuse a record (to name it).
+    direct: list[str] = field(default_factory=list)
+    stage_instead: Callable[[], None] | None = None

@@ -39,12 +39,6 @@ def _delete(con: duckdb.DuckDBPyConnection, kind: str, source_id: int) -> None:
     con.execute(q.text, q.bind({"source_id": source_id}))
 
 
-def _staged_count(con: duckdb.DuckDBPyConnection, kind: str, source_id: int) -> int:
-    q = sql.load(f"ingest_count_stage_{kind}")
-    row = con.execute(q.text, q.bind({"source_id": source_id})).fetchone()
-    return int(row[0]) if row else 0
-
-
 def _jsonl_unknown_columns(info: FileInfo, kind: str) -> list[str]:
     """Keys outside the contract among the records in the first 64 KiB (a sample, said so)."""
     known = set(_known(kind))
@@ -77,15 +71,22 @@ def stage_jsonl(
             raise InputError(f"cannot read as JSON Lines: {_duck_msg(exc)}", path) from exc
 
     fast = sql.load(f"ingest_{kind}_read_jsonl")
+    con.execute("set preserve_insertion_order = true")
     try:
         con.execute(fast.text, fast.bind({"path": path, "source_id": sid}))
     except duckdb.Error:
         lines_reader()
         return
-    if _staged_count(con, kind, sid) != info.lines:
-        # Blank lines: record ordinals are not line numbers. Read line by line instead.
+    finally:
+        con.execute("set preserve_insertion_order = false")
+    q = sql.load(f"ingest_stage_rowids_{kind}")
+    lo, hi, n = con.execute(q.text, q.bind({"source_id": sid})).fetchone() or (None, None, 0)
+    if lo is None or hi is None or n != info.lines or hi - lo + 1 != n:
+        # Blank lines (or a gap in rowids): record order does not give line numbers.
         lines_reader()
         return
+    qb = sql.load("ingest_stage_set_base")
+    con.execute(qb.text, qb.bind({"source_id": sid, "base": lo}))
     staged.restage_with_raw = lines_reader
 
 
@@ -122,8 +123,42 @@ def stage_table(
             path, line,
         )
     staged.unknown_columns = sorted(c for c in cols if c not in _known(kind))
-    q = sql.load(f"ingest_{kind}_read_{container}")
+
+    def stage() -> None:
+        q = sql.load(f"ingest_{kind}_read_{container}")
+        try:
+            con.execute(q.text, q.bind({"path": path, "source_id": sid, "keep_raw": opts.skip}))
+        except duckdb.Error as exc:
+            raise InputError(f"cannot read as {container.upper()}: {_duck_msg(exc)}", path) from exc
+
+    if container == "parquet" and kind == "engine" and not opts.skip and _canonical_types(con, path):
+        staged.direct = [
+            "ingest_direct_parquet_events", "ingest_direct_parquet_steps",
+            "ingest_direct_parquet_engine_stats",
+        ]
+        staged.stage_instead = stage
+        return
+    stage()
+
+
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+            "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+
+
+def _canonical_types(con: duckdb.DuckDBPyConnection, path: str) -> bool:
+    """Whether every engine column the Parquet file has is a number or a string as the
+    contract says (then it can be inserted directly, without conversions)."""
+    q = sql.load("ingest_parquet_types")
     try:
-        con.execute(q.text, q.bind({"path": path, "source_id": sid, "keep_raw": opts.skip}))
-    except duckdb.Error as exc:
-        raise InputError(f"cannot read as {container.upper()}: {_duck_msg(exc)}", path) from exc
+        types = dict(con.execute(q.text, q.bind({"path": path})).fetchall())
+    except duckdb.Error:
+        return False
+    strings = {"type", "execution_id", "event", "replica"}
+    for col in ENGINE_COLUMNS:
+        typ = types.get(col)
+        if typ is None:
+            continue
+        ok = typ == "VARCHAR" if col in strings else str(typ).startswith(_NUMERIC)
+        if not ok:
+            return False
+    return True

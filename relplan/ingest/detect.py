@@ -72,7 +72,18 @@ def _kind_from_keys(keys: set[str]) -> str | None:
     return None
 
 
+_PARQUET_COLUMNS: dict[tuple[str, int], list[str]] = {}
+
+
 def parquet_columns(info: FileInfo) -> list[str]:
+    key = (str(info.path), info.size)
+    if key not in _PARQUET_COLUMNS:
+        _PARQUET_COLUMNS.clear()
+        _PARQUET_COLUMNS[key] = _read_parquet_columns(info)
+    return _PARQUET_COLUMNS[key]
+
+
+def _read_parquet_columns(info: FileInfo) -> list[str]:
     try:
         con = duckdb.connect()
         try:

@@ -160,9 +160,35 @@ def _summaries(con: duckdb.DuckDBPyConnection) -> dict[int, dict[str, Any]]:
     return {int(r[0]): dict(zip(names, r, strict=True)) for r in cur.fetchall()}
 
 
+class _DirectRefused(Exception):
+    """A direct Parquet insert refused a record (or could not convert one)."""
+
+
 def commit(session: Session) -> IngestReport:
+    """Store everything staged in one transaction. Direct (unstaged) Parquet sources that
+    refuse a record are staged after the rollback, so the next attempt names the record."""
+    try:
+        return _commit(session)
+    except _DirectRefused:
+        _stage_direct_sources(session)
+        return _commit(session)
+
+
+def _stage_direct_sources(session: Session) -> None:
+    for s in session.staged:
+        if s.direct and s.stage_instead is not None:
+            s.direct = []
+            s.stage_instead()
+
+
+def _commit(session: Session) -> IngestReport:
     con, opts = session.con, session.opts
     summary = _summaries(con)
+    refused_somewhere = any(r["refused"] for r in summary.values())
+    if not opts.skip and refused_somewhere and any(s.direct for s in session.staged):
+        # Name the first bad record in argument order: direct sources must be checked too.
+        _stage_direct_sources(session)
+        summary = _summaries(con)
     if opts.skip and any(
         s.restage_with_raw is not None and summary.get(s.source_id, {}).get("refused")
         for s in session.staged
@@ -183,6 +209,8 @@ def commit(session: Session) -> IngestReport:
     con.execute("begin transaction")
     try:
         for s in session.staged:
+            if s.direct:
+                continue
             row = summary.get(s.source_id, {})
             kept = int(row.get("kept") or 0) + s.extra_rows
             refused = int(row.get("refused") or 0)
@@ -212,6 +240,9 @@ def commit(session: Session) -> IngestReport:
             if res and res[0]:
                 counts[table] = int(res[0])
         for s in session.staged:
+            if s.direct:
+                reports.append(_insert_direct(con, s, counts, now))
+        for s in session.staged:
             for fn in s.finish:
                 fn(con)
         con.execute("commit")
@@ -219,6 +250,35 @@ def commit(session: Session) -> IngestReport:
         con.execute("rollback")
         raise
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
+
+
+def _insert_direct(
+    con: duckdb.DuckDBPyConnection, s: Staged, counts: dict[str, int], now: dt.datetime
+) -> SourceReport:
+    kept = 0
+    for name in s.direct:
+        table = name.removeprefix("ingest_direct_parquet_")
+        q = sql.load(name)
+        try:
+            res = con.execute(q.text, q.bind({"path": s.path, "source_id": s.source_id})).fetchone()
+        except duckdb.Error as exc:
+            raise _DirectRefused(str(exc)) from exc
+        n = int(res[0]) if res else 0
+        kept += n
+        if n:
+            counts[table] = counts.get(table, 0) + n
+    qs = sql.load("ingest_direct_span")
+    span = con.execute(qs.text, qs.bind({"source_id": s.source_id})).fetchone() or (None, None)
+    q = sql.load("ingest_insert_source")
+    con.execute(q.text, q.bind({
+        "source_id": s.source_id, "path": s.path, "kind": s.kind, "format": s.format,
+        "sha256": s.sha256, "rows": kept, "rejected": 0, "t_min": span[0], "t_max": span[1],
+        "unknown_columns": s.unknown_columns, "notes": s.notes, "ingested_at": now,
+    }))
+    return SourceReport(
+        source_id=s.source_id, path=s.path, kind=s.kind, format=s.format, rows=kept, rejected=0,
+        t_min=span[0], t_max=span[1], unknown_columns=s.unknown_columns, notes=s.notes,
+    )
 
 
 def _display_path(path: str) -> str:

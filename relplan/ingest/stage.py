@@ -54,6 +54,7 @@ _INSERT = {
 def create_stage(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the conversion macros and empty staging tables on this connection."""
     con.execute(sql.load("ingest_macros").text)
+    con.execute(sql.load("ingest_engine_macros").text)
     con.execute(sql.load("ingest_stage_tables").text)
     for view in (
         "ingest_proxy_checked", "ingest_engine_typed", "ingest_engine_checked",
