@@ -11,11 +11,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from relplan.ingest.base import IngestOptions
-from relplan.ingest.driver import Progress, Session, add_staged, commit, ingest_files
+from relplan.ingest.driver import Progress, Session, add_staged, in_transaction, ingest_files
 from relplan.ingest.inspect import InspectReport, inspect_workspace, render_inspect
 from relplan.ingest.promlive import stage_pull
 from relplan.ingest.report import IngestReport, render_ingest
-from relplan.ingest.stage import create_stage
 from relplan.workspace import open_workspace
 
 __all__ = [
@@ -40,11 +39,9 @@ def ingest_paths(
 def pull_prometheus(
     db: Path, url: str, match: str, start: float, end: float, step: float, opts: IngestOptions
 ) -> IngestReport:
+    def run(session: Session) -> None:
+        staged = stage_pull(session.con, session.new_id(), url, match, start, end, step, opts)
+        add_staged(session, staged)
+
     with open_workspace(db) as con:
-        session = Session(con, opts)
-        try:
-            staged = stage_pull(con, session.new_id(), url, match, start, end, step, opts)
-            add_staged(session, staged)
-            return commit(session)
-        finally:
-            create_stage(con)
+        return in_transaction(con, opts, run)

@@ -10,6 +10,12 @@ import duckdb
 Finisher = Callable[[duckdb.DuckDBPyConnection], None]
 
 
+class FastPathFailed(Exception):
+    """A fast reader (DuckDB's typed JSON reader, a direct Parquet insert) could not take a
+    record. DuckDB has aborted the transaction: the driver rolls back and reads everything
+    again the exact way."""
+
+
 @dataclass
 class IngestOptions:
     kind: str | None = None
@@ -17,6 +23,9 @@ class IngestOptions:
     on_error: str = "fail"  # fail | skip
     year: int | None = None  # for vLLM log timestamps that lack one
     call_id_field: str = "x-request-id"  # Envoy access logs: the field holding the call id
+    # Set by the driver on its second attempt, after a fast reader failed: read every file
+    # the exact way (line by line / converting), which names the bad record.
+    exact: bool = False
 
     @property
     def skip(self) -> bool:
@@ -42,7 +51,5 @@ class Staged:
     # reader staged without it.
     restage_with_raw: Callable[[], None] | None = None
     # Fail mode, engine Parquet with canonical column types: queries that insert straight
-    # from the file inside the transaction (no staging), and how to stage it instead when
-    # they refuse a record (to name it).
+    # from the file (no staging). A refused record raises FastPathFailed.
     direct: list[str] = field(default_factory=list)
-    stage_instead: Callable[[], None] | None = None

@@ -15,7 +15,7 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest.base import IngestOptions, Staged
+from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import (
     ENGINE_COLUMNS,
     PROXY_COLUMNS,
@@ -70,15 +70,17 @@ def stage_jsonl(
                 raise InputError(bad[1], path, bad[0]) from exc
             raise InputError(f"cannot read as JSON Lines: {_duck_msg(exc)}", path) from exc
 
+    if opts.exact:
+        lines_reader()
+        return
     fast = sql.load(f"ingest_{kind}_read_jsonl")
     con.execute("set preserve_insertion_order = true")
     try:
         con.execute(fast.text, fast.bind({"path": path, "source_id": sid}))
-    except duckdb.Error:
-        lines_reader()
-        return
-    finally:
-        con.execute("set preserve_insertion_order = false")
+    except duckdb.Error as exc:
+        # The transaction is aborted (the driver resets the setting after its rollback).
+        raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
+    con.execute("set preserve_insertion_order = false")
     q = sql.load(f"ingest_stage_rowids_{kind}")
     lo, hi, n = con.execute(q.text, q.bind({"source_id": sid})).fetchone() or (None, None, 0)
     if lo is None or hi is None or n != info.lines or hi - lo + 1 != n:
@@ -124,21 +126,20 @@ def stage_table(
         )
     staged.unknown_columns = sorted(c for c in cols if c not in _known(kind))
 
-    def stage() -> None:
-        q = sql.load(f"ingest_{kind}_read_{container}")
-        try:
-            con.execute(q.text, q.bind({"path": path, "source_id": sid, "keep_raw": opts.skip}))
-        except duckdb.Error as exc:
-            raise InputError(f"cannot read as {container.upper()}: {_duck_msg(exc)}", path) from exc
-
-    if container == "parquet" and kind == "engine" and not opts.skip and _canonical_types(con, path):
+    if (container == "parquet" and kind == "engine" and not opts.skip and not opts.exact
+            and _canonical_types(con, path)):
         staged.direct = [
             "ingest_direct_parquet_events", "ingest_direct_parquet_steps",
             "ingest_direct_parquet_engine_stats",
         ]
-        staged.stage_instead = stage
         return
-    stage()
+    q = sql.load(f"ingest_{kind}_read_{container}")
+    try:
+        con.execute(q.text, q.bind({"path": path, "source_id": sid, "keep_raw": opts.skip}))
+    except duckdb.Error as exc:
+        if not opts.exact:  # the transaction is aborted: start again, exactly
+            raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
+        raise InputError(f"cannot read as {container.upper()}: {_duck_msg(exc)}", path) from exc
 
 
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",

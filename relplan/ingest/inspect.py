@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from relplan import sql
-from relplan.ingest.report import iso, span
+from relplan.ingest.report import display_path, iso, span
 from relplan.models import StrictModel
 from relplan.tables import format_table, num
 from relplan.workspace import TABLES, open_workspace
@@ -122,17 +122,14 @@ def _count(con: Any, table: str) -> list[dict[str, Any]]:
 
 
 def render_inspect(rep: InspectReport) -> str:
-    out = [f"Workspace {rep.workspace}", ""]
-    out.append(format_table(
-        ["table", "rows"], [[t, num(n)] for t, n in rep.tables.items()],
-    ))
+    out = [format_table(["table", "rows"], [[t, num(n)] for t, n in rep.tables.items()])]
     out.append("")
     if rep.sources:
         out.append("Sources:")
         out.append(format_table(
             ["source", "kind", "format", "rows", "rejected", "span (UTC)", "path"],
             [[str(s.source_id), s.kind, s.format, num(s.rows), num(s.rejected),
-              span(s.t_min, s.t_max), s.path] for s in rep.sources],
+              span(s.t_min, s.t_max), display_path(s.path)] for s in rep.sources],
             left=(1, 2, 5, 6),
         ))
         for s in rep.sources:
@@ -147,7 +144,7 @@ def render_inspect(rep: InspectReport) -> str:
         out.append(f"Rejected records: {rep.rejects_total}"
                    + (f" (first {len(rep.rejects)} shown)" if rep.rejects_total > len(rep.rejects) else ""))
         for r in rep.rejects:
-            out.append(f"  {r.path}:{r.line}: {r.reason}")
+            out.append(f"  {display_path(r.path)}:{r.line}: {r.reason}")
     if rep.metrics:
         out.append("")
         out.append("Metrics:")

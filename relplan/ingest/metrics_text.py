@@ -126,7 +126,8 @@ def _finish_notes(staged: Staged, st: _State) -> None:
         staged.notes.append(
             f"old vLLM metric name {old} stored as exported (newer name: {OLD_VLLM_NAMES[old]})"
         )
-    meta = [(n, *v) for n, v in sorted(st.meta.items())]
+    # Families whose samples were dropped as `_created` keep no metadata either.
+    meta = [(n, *v) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)]
 
     def store(con: duckdb.DuckDBPyConnection) -> None:
         q = sql.load("ingest_insert_metric_meta")

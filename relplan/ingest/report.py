@@ -31,6 +31,17 @@ class IngestReport(StrictModel):
     rows_by_table: dict[str, int] = Field(description="rows added per workspace table")
 
 
+def display_path(path: str) -> str:
+    """A stored (absolute) path as the user typed it, most likely: relative to the current
+    directory when it lies inside it."""
+    from pathlib import Path
+
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
 def iso(t: float | None) -> str:
     """UTC time as RFC 3339 to the millisecond, or '-'."""
     if t is None:
@@ -54,7 +65,7 @@ def render_ingest(rep: IngestReport) -> str:
     if rep.sources:
         rows = [
             [str(s.source_id), s.kind, s.format, num(s.rows), num(s.rejected),
-             span(s.t_min, s.t_max), s.path]
+             span(s.t_min, s.t_max), display_path(s.path)]
             for s in rep.sources
         ]
         lines.append(format_table(

@@ -52,7 +52,8 @@ _INSERT = {
 
 
 def create_stage(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the conversion macros and empty staging tables on this connection."""
+    """(Re)create the conversion macros, empty staging tables and checking views. Called
+    inside the ingest transaction: the tables never outlive it (drop_stage, or rollback)."""
     con.execute(sql.load("ingest_macros").text)
     con.execute(sql.load("ingest_engine_macros").text)
     con.execute(sql.load("ingest_stage_tables").text)
@@ -91,3 +92,8 @@ class StageWriter:
             self.con.unregister("_relplan_batch")
         self.count += len(self.rows)
         self.rows = []
+
+
+def drop_stage(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the staging tables before the ingest transaction commits."""
+    con.execute(sql.load("ingest_drop_stage_tables").text)
