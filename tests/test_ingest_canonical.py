@@ -196,3 +196,24 @@ def test_kind_and_format_can_be_forced(tmp_path: Path, kind: str | None, fmt: st
     db = tmp_path / "w.duckdb"
     rep = ingest(db, INCIDENT / "proxy.jsonl", kind=kind, fmt=fmt)
     assert (rep.sources[0].kind, rep.sources[0].format) == ("proxy", "jsonl")
+
+
+def test_large_inputs_stage_in_the_workspace_file_and_leave_no_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inputs above half the memory limit stage in the workspace file (inside the ingest
+    transaction); the result is the same and no staging table survives, committed or not."""
+    from relplan.errors import InputError
+    from relplan.ingest import driver
+
+    monkeypatch.setattr(driver, "memory_limit_bytes", lambda: 0)
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, INCIDENT)
+    assert rep.rows_by_table == {
+        "attempts": 6, "events": 6, "steps": 4, "engine_stats": 1, "metric_samples": 8}
+    assert _attempts(db) == EXPECTED_ATTEMPTS
+    bad = write_lines(tmp_path / "bad.jsonl", ['{"call_id": 1'])
+    with pytest.raises(InputError):
+        ingest(db, bad)
+    assert rows(db, "select count(*) from duckdb_tables() where table_name like 'stage_%'") == [
+        (0,)]

@@ -37,7 +37,7 @@ from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import detect
 from relplan.ingest.files import FileInfo, digest, expand, peek
 from relplan.ingest.report import IngestReport, SkippedInput, SourceReport, display_path
-from relplan.ingest.stage import create_stage, drop_stage
+from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
 Progress = Callable[[int, int, str], None]
@@ -68,7 +68,9 @@ _INSERTS = (
 class Session:
     """Staging state of one ingest call on one connection."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, opts: IngestOptions) -> None:
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, opts: IngestOptions, input_bytes: int = 0
+    ) -> None:
         self.con = con
         self.opts = opts
         self.staged: list[Staged] = []
@@ -76,7 +78,7 @@ class Session:
         self.hashes: dict[str, str] = {}
         row = con.execute(sql.load("ingest_next_source_id").text).fetchone()
         self.next_id = int(row[0]) if row else 1
-        create_stage(con)
+        create_stage(con, on_disk=input_bytes > memory_limit_bytes() // 2)
 
     def new_id(self) -> int:
         sid = self.next_id
@@ -122,18 +124,23 @@ def ingest_files(
         if progress is not None:
             progress(total, total, "")
 
-    return in_transaction(con, opts, run)
+    # gzip: about 8x the stored bytes once inflated.
+    input_bytes = sum(f.stat().st_size * (8 if f.suffix == ".gz" else 1) for f in files)
+    return in_transaction(con, opts, run, input_bytes)
 
 
 def in_transaction(
-    con: duckdb.DuckDBPyConnection, opts: IngestOptions, stage: Callable[[Session], None]
+    con: duckdb.DuckDBPyConnection,
+    opts: IngestOptions,
+    stage: Callable[[Session], None],
+    input_bytes: int = 0,
 ) -> IngestReport:
     """Stage with `stage` and commit, all in one transaction; once more with exact readers
     if a fast reader gave up."""
     for exact in (False, True):
         con.execute("begin transaction")
         try:
-            session = Session(con, replace(opts, exact=exact))
+            session = Session(con, replace(opts, exact=exact), input_bytes)
             stage(session)
             report = commit(session)
             con.execute("commit")

@@ -8,12 +8,14 @@ held whole in Python objects.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from relplan import sql
+from relplan.workspace import DEFAULT_MEMORY_LIMIT
 
 BATCH_ROWS = 50_000
 
@@ -51,12 +53,25 @@ _INSERT = {
 }
 
 
-def create_stage(con: duckdb.DuckDBPyConnection) -> None:
+def memory_limit_bytes() -> int:
+    """The workspace's DuckDB memory limit in bytes ("1GB", "512MB", "2GiB"; 1 GiB if odd)."""
+    m = re.fullmatch(
+        r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", DEFAULT_MEMORY_LIMIT, re.IGNORECASE
+    )
+    if not m:
+        return 1 << 30
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
+    return int(float(m.group(1)) * scale)
+
+
+def create_stage(con: duckdb.DuckDBPyConnection, *, on_disk: bool = False) -> None:
     """(Re)create the conversion macros, empty staging tables and checking views. Called
-    inside the ingest transaction: the tables never outlive it (drop_stage, or rollback)."""
+    inside the ingest transaction: the tables never outlive it (drop_stage, or rollback).
+    `on_disk` puts the staging tables in the workspace file (large inputs: compressed row
+    groups instead of spilled temp blocks) rather than in temp storage (faster when small)."""
     con.execute(sql.load("ingest_macros").text)
     con.execute(sql.load("ingest_engine_macros").text)
-    con.execute(sql.load("ingest_stage_tables").text)
+    con.execute(sql.load("ingest_stage_tables_on_disk" if on_disk else "ingest_stage_tables").text)
     for view in (
         "ingest_proxy_checked", "ingest_engine_typed", "ingest_engine_checked",
         "ingest_metrics_checked",
