@@ -523,7 +523,10 @@ def ingest(
     record or a crash leaves the workspace as it was. Re-ingesting the same content adds
     nothing.
 
-    Example: relplan ingest sample_data/pulse --db incident.duckdb
+    Live pull: relplan ingest --prometheus-url http://prometheus:9090 --match 'vllm:.*'
+    --start 2025-11-30T00:00:00Z --end 2025-11-30T01:00:00Z --step 5s
+
+    Example: relplan ingest proxy.jsonl engine.parquet metrics.om.txt run.json --db incident.duckdb
     """
     if on_error not in ("fail", "skip"):
         raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")

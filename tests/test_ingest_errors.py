@@ -58,6 +58,8 @@ PROXY_CASES = [
     ("malformed_json", _replace(GOOD, 3, '{"call_id": "c2", "attempt": 0,'), 3,
      "malformed JSON; expected one JSON object per line"),
     ("not_an_object", _replace(GOOD, 2, "[1, 2]"), 2, "expected a JSON object, got a JSON array"),
+    ("malformed_first_line", _replace(GOOD, 1, '{"call_id": "c1", "attempt"'), 1,
+     "malformed JSON; expected one JSON object per line"),
     ("bad_enum", _proxy(2, outcome="timeout"), 2,
      "outcome 'timeout' is not one of delivered, client_gone, shed, error"),
     ("bad_time", _proxy(2, t_sent="yesterday"), 2,

@@ -10,6 +10,7 @@ vllm_log (engine events), envoy (proxy attempts), run_json (manifest).
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from dataclasses import dataclass
@@ -149,26 +150,26 @@ def _first_text_line(info: FileInfo) -> str:
     return ""
 
 
-def _first_json_object(info: FileInfo) -> dict[str, object] | None:
-    line = _first_text_line(info)
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
 def _head_keys(info: FileInfo, max_lines: int = 200) -> set[str]:
-    """Keys of the JSON objects among the first lines (complete ones only)."""
+    """Keys of the JSON objects among the first lines (complete ones only), when the head
+    looks like JSON Lines: the first line is an object, or at least half the lines are (so a
+    malformed first record still reads as JSON Lines, while a pretty-printed document, whose
+    lines are mostly fragments, does not). Empty otherwise."""
     keys: set[str] = set()
-    for line in info.head.decode("utf-8", errors="replace").splitlines()[:max_lines]:
+    lines = [ln for ln in info.head.decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    lines = lines[:max_lines]
+    objects = 0
+    first_is_object = False
+    for i, line in enumerate(lines):
         try:
             obj = json.loads(line)
         except ValueError:
             continue
         if isinstance(obj, dict):
+            objects += 1
+            first_is_object = first_is_object or i == 0
             keys.update(obj)
-    return keys
+    return keys if first_is_object or objects * 2 >= len(lines) else set()
 
 
 def _detect(info: FileInfo, kind: str | None) -> Detected:
@@ -189,12 +190,11 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
         raise InputError("the file is empty; expected records", path)
     first = _first_text_line(info)
     if first.startswith("{") or first.startswith("["):
-        obj = _first_json_object(info)
-        if obj is None:
-            # Not one object on the first line: a whole-file JSON document (run.json,
-            # a query_range response) or a malformed JSON Lines file.
-            return _detect_document(info, kind)
         keys = _head_keys(info)
+        if not keys:
+            # No line holds a JSON object: a whole-file JSON document (run.json, a
+            # query_range response) or a malformed JSON Lines file.
+            return _detect_document(info, kind)
         if "status" in keys and keys & {"data", "errorType"}:
             return Detected("metrics", "query_range")
         if "name" in keys and keys & set(MANIFEST_KEYS) and not keys & {"call_id", "type"}:
@@ -242,8 +242,9 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
     if info.size > 256 * 1024 * 1024:
         raise InputError("the first line is not a JSON object; expected JSON Lines", path, 1)
     try:
-        doc = json.loads(info.path.read_bytes().decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        raw = info.path.read_bytes()
+        doc = json.loads((gzip.decompress(raw) if info.gz else raw).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
         if kind in ("proxy", "engine"):
             return Detected(kind, "jsonl")
         raise InputError(f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path) from exc

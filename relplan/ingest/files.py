@@ -127,12 +127,6 @@ def digest(path: Path) -> tuple[str, int]:
     return h.hexdigest(), newlines + (0 if last == b"\n" else 1)
 
 
-def scan(path: Path) -> FileInfo:
-    """FileInfo with the digest computed now (tests and small files)."""
-    size, gz, head = peek(path)
-    return FileInfo(path, size, gz, head, digest(path))
-
-
 def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text without the newline) for a text file, gzip or not, streaming.
 
