@@ -319,3 +319,22 @@ def test_engine_parquet_with_rfc3339_strings_goes_through_the_converting_reader(
     rep = ingest(db, pq)
     assert rep.rows_by_table == {"events": 6, "steps": 4, "engine_stats": 1}
     assert rows(db, "select t from events where source_row = 1") == [(1764460800.1,)]
+
+
+def test_skip_mode_keeps_raw_text_when_the_fast_reader_took_the_file(
+    db: Path, tmp_path: Path
+) -> None:
+    """Every line types fine (fast JSON reader) but one breaks an invariant: skip mode reads
+    the file again line by line so the reject keeps the raw line."""
+    lines = _proxy(4, execution_id="e9")
+    p = write_lines(tmp_path / "p.jsonl", lines)
+    rep = ingest(db, p, on_error="skip")
+    assert (rep.sources[0].rows, rep.sources[0].rejected) == (5, 1)
+    assert rows(db, "select line, raw from rejects") == [(4, lines[3])]
+    assert rows(db, "select count(*) from attempts where source_id = $s",
+                {"s": rep.sources[0].source_id}) == [(5,)]
+
+
+def test_forcing_the_wrong_kind_is_refused(db: Path) -> None:
+    with pytest.raises(InputError, match=r"looks like engine data \(jsonl\), not proxy"):
+        ingest(db, INCIDENT / "engine.jsonl", kind="proxy")
