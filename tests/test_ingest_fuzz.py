@@ -25,13 +25,13 @@ FRAGMENTS = [
     '"values":[[1,"2"]]}]}}',
     '{"name":"run","phases":[{"name":"a","start":0,"end":1}]}',
     "call_id,attempt,t_sent,t_end,outcome", "c,0,1,2,delivered", "# TYPE a counter", "# EOF",
-    "# SCRAPE 1764460800", 'a_total{x="1"} 3 1764460800', 'a{x="\\"} 1', "a_created 5",
+    "PAR1", "# SCRAPE 1764460800", 'a_total{x="1"} 3 1764460800', 'a{x="\\"} 1', "a_created 5",
     "INFO 11-30 00:00:01 [logger.py:49] Received request chatcmpl-x: params",
     "2025-11-30T00:00:01Z INFO 11-30 00:00:01 [async_llm.py:1] Added request chatcmpl-x-0a0b0c0d.",
     "INFO 11-30 00:00:02 [async_llm.py:2] Aborted request(s) chatcmpl-x-0a0b0c0d,y.",
     '"', "{", "}", ",", ":", "null", "true", "-1", "1e309", "NaN", "\x1f", "\x00", "\t", " ",
 ]
-FORMATS = ["jsonl", "csv", "openmetrics", "scrape", "query_range", "vllm_log", "envoy",
+FORMATS = ["jsonl", "csv", "parquet", "openmetrics", "scrape", "query_range", "vllm_log", "envoy",
            "run_json", None]
 
 text_input = st.lists(
@@ -44,7 +44,7 @@ def _run(data: bytes, fmt: str | None, on_error: str) -> None:
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "input.txt"
         p.write_bytes(data)
-        kind = "proxy" if fmt in ("jsonl", "csv") else None
+        kind = "proxy" if fmt in ("jsonl", "csv", "parquet") else None
         with contextlib.suppress(InputError):
             ingest_paths(Path(d) / "w.duckdb", [p],
                          IngestOptions(kind=kind, fmt=fmt, on_error=on_error, year=2025))

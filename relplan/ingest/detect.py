@@ -15,8 +15,6 @@ import json
 import re
 from dataclasses import dataclass
 
-import duckdb
-
 from relplan.errors import InputError, UsageError
 from relplan.ingest.files import PARQUET_MAGIC, FileInfo
 
@@ -85,18 +83,14 @@ def parquet_columns(info: FileInfo) -> list[str]:
 
 
 def _read_parquet_columns(info: FileInfo) -> list[str]:
+    """Top-level column names from the Parquet footer (pyarrow reads only the metadata)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
-        con = duckdb.connect()
-        try:
-            rows = con.execute(
-                "select name from parquet_schema($p) where name <> 'duckdb_schema' "
-                "and num_children is null", {"p": str(info.path)}
-            ).fetchall()
-        finally:
-            con.close()
-    except duckdb.Error as exc:
+        return [str(n) for n in pq.read_schema(info.path).names]
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file ({_first_line(exc)})", str(info.path)) from exc
-    return [str(r[0]) for r in rows]
 
 
 def _first_line(exc: BaseException) -> str:
