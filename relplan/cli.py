@@ -526,7 +526,7 @@ def ingest(
     Live pull: relplan ingest --prometheus-url http://prometheus:9090 --match 'vllm:.*'
     --start 2025-11-30T00:00:00Z --end 2025-11-30T01:00:00Z --step 5s
 
-    Example: relplan ingest proxy.jsonl engine.parquet metrics.om.txt run.json --db incident.duckdb
+    Example: relplan ingest sample_data/pulse-retry-cancel --db incident.duckdb
     """
     if on_error not in ("fail", "skip"):
         raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")
