@@ -134,6 +134,10 @@ def test_separate_event_and_step_files_without_a_type_column(tmp_path: Path) -> 
     rep = ingest(db, ev, st)
     assert [s.kind for s in rep.sources] == ["engine", "engine"]
     assert rep.rows_by_table == {"events": 2, "steps": 1}
+    # Both files went through the fast reader into one staging table: each keeps its lines.
+    assert rows(db, "select event, source_row from events order by t") == [
+        ("arrived", 1), ("finished", 2)]
+    assert rows(db, "select step, source_row from steps") == [(7, 1)]
 
 
 def test_blank_lines_are_not_records_and_line_numbers_stay_true(tmp_path: Path) -> None:
