@@ -1,10 +1,14 @@
 """The canonical proxy and engine formats (formats.md sections 1-2) in JSONL, CSV or Parquet.
 
 DuckDB reads the files with explicit column types (queries/ingest_{proxy,engine}_read_*.sql).
-JSON Lines has two readers: DuckDB's typed JSON reader (fast; used when it reads every record
-and the record count equals the line count, so ordinals are line numbers) and a line reader
-that parses each line's JSON in SQL, keeping line numbers and raw text (used when the fast
-reader raises, when the file has blank lines, and in skip mode when a record is refused).
+JSON Lines has two readers: DuckDB's typed JSON reader (fast; it stages in file order, and
+when the records are as many as the file's lines, rowid - base + 1 is each one's line) and a
+line reader that parses each line's JSON in SQL, keeping line numbers and raw text (used when
+the fast reader raises, which restarts the ingest exactly, when the file has blank lines,
+and in skip mode when a record is refused, to keep its raw text).
+CSV is read as text with its header; Parquet keeps its types. Engine Parquet whose columns
+already have the contract's types is not staged at all in fail mode: the driver inserts it
+straight into the tables (queries/ingest_direct_parquet_*.sql).
 """
 
 from __future__ import annotations
