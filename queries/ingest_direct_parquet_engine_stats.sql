@@ -1,7 +1,9 @@
--- Scheduler stats records straight from an engine Parquet file into `engine_stats`: fail mode's path for
+-- Scheduler stats records straight from an engine Parquet file into `engine_stats`: fail mode's
+-- path for
 -- Parquet whose columns already have the canonical types (no staging copy). Each record is
 -- checked with rp_engine_reason (ingest_engine_macros.sql) by the insert of its type
--- (records of unknown or missing type by the events insert); a refused one raises, which rolls the ingest back, and the driver then stages
+-- (records of unknown or missing type by the events insert); a refused one raises, which rolls the
+-- ingest back, and the driver then stages
 -- the file with ingest_engine_read_parquet.sql to name the first bad row.
 -- params: path, source_id
 insert into engine_stats

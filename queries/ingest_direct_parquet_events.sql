@@ -1,7 +1,8 @@
 -- Lifecycle events straight from an engine Parquet file into `events`: fail mode's path for
 -- Parquet whose columns already have the canonical types (no staging copy). Each record is
 -- checked with rp_engine_reason (ingest_engine_macros.sql) by the insert of its type
--- (this one also checks records of unknown or missing type); a refused one raises, which rolls the ingest back, and the driver then stages
+-- (this one also checks records of unknown or missing type); a refused one raises, which rolls the
+-- ingest back, and the driver then stages
 -- the file with ingest_engine_read_parquet.sql to name the first bad row.
 -- params: path, source_id
 insert into events

@@ -1,4 +1,5 @@
--- Engine records (event, step and stats) from CSV with a header row (all columns read as text; `ln` is the line, the header being line 1;
+-- Engine records (event, step and stats) from CSV with a header row (all columns read as text;
+-- `ln` is the line, the header being line 1;
 -- quoted fields spanning lines would shift it).
 -- Columns the file lacks are NULL: the file is unioned BY NAME with an empty typed template.
 -- Columns relplan does not know are ignored (the driver lists them). `raw` is the row as JSON,

@@ -1,4 +1,5 @@
--- Engine records (event, step and stats) from JSON Lines, typed by DuckDB's JSON reader: the fast path.
+-- Engine records (event, step and stats) from JSON Lines, typed by DuckDB's JSON reader: the fast
+-- path.
 -- Explicit column types, no sampling-based inference. A record this reader cannot type (an
 -- RFC 3339 time, a malformed line, a string where a number belongs) makes DuckDB raise; the
 -- driver then re-reads the file line by line (ingest_engine_read_jsonl_lines.sql), which names

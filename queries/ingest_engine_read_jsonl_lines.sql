@@ -1,4 +1,5 @@
--- Engine records (event, step and stats) from JSON Lines, one text line at a time: the exact path. Used in skip mode,
+-- Engine records (event, step and stats) from JSON Lines, one text line at a time: the exact path.
+-- Used in skip mode,
 -- when the fast reader fails, and for files with blank lines. Every line keeps its number and
 -- raw text; a line that is not a JSON object, or a field that does not convert, gets `perr`.
 -- Blank lines are not records. Lines are read as one VARCHAR column with a delimiter (0x1F)

@@ -1,4 +1,5 @@
--- Engine records (event, step and stats) from Parquet (`ln` is the 1-based row number). Columns keep the file's types (float64 times
+-- Engine records (event, step and stats) from Parquet (`ln` is the 1-based row number). Columns
+-- keep the file's types (float64 times
 -- need no conversion; strings go through the same rules as JSON text).
 -- Columns the file lacks are NULL: the file is unioned BY NAME with an empty typed template.
 -- Columns relplan does not know are ignored (the driver lists them). `raw` is the row as JSON,

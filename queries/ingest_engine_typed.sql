@@ -1,4 +1,5 @@
--- The staged engine records with `type` filled in (rp_engine_type, ingest_engine_macros.sql). `ln` of rows the fast JSON reader staged comes from
+-- The staged engine records with `type` filled in (rp_engine_type, ingest_engine_macros.sql). `ln`
+-- of rows the fast JSON reader staged comes from
 -- their rowid (see ingest_engine_read_jsonl.sql).
 -- params:
 create or replace temp view engine_typed as
