@@ -16,8 +16,11 @@ create table if not exists sources (
     t_min double,
     t_max double,
     unknown_columns varchar[],        -- columns present in the file that relplan ignores
-    ingested_at timestamptz not null
+    ingested_at timestamptz not null,
+    notes varchar[]                   -- what the adapter dropped or assumed (added by ingest)
 );
+-- Workspaces created before `notes` existed get it here (additive).
+alter table sources add column if not exists notes varchar[];
 
 create table if not exists attempts (          -- formats.md section 1 (kind: proxy)
     call_id varchar not null,

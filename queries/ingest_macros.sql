@@ -1,0 +1,38 @@
+-- Conversion macros shared by the ingest readers (temp macros, defined per connection).
+-- rp_time: epoch seconds (a number, or a numeric string) or an RFC 3339 string WITH an offset
+--   (Z, +02:00, +0200, +00) -> UTC epoch seconds; NULL when neither. Naive strings are refused.
+-- rp_num: a number or numeric string -> DOUBLE; NULL otherwise.
+-- rp_int: like rp_num but only whole numbers (3.0 yes, 3.5 no) -> DOUBLE holding an integer.
+-- rp_bool: true/false (also t/f, 1/0, yes/no) -> BOOLEAN; NULL otherwise.
+-- rp_str: a string with surrounding blanks removed; '' -> NULL (an empty id is a missing id).
+-- params:
+create or replace temp macro rp_num(x) as try_cast(x as double);
+create or replace temp macro rp_time(x) as coalesce(
+    try_cast(x as double),
+    case
+        when regexp_matches(trim(x::varchar), '^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?\s*([zZ]|[+-]\d\d(:?\d\d)?)$')
+        then epoch(try_cast(trim(x::varchar) as timestamptz))
+    end
+);
+create or replace temp macro rp_int(x) as
+    case when try_cast(x as double) = floor(try_cast(x as double)) then try_cast(x as double) end;
+create or replace temp macro rp_bool(x) as try_cast(x as boolean);
+create or replace temp macro rp_str(x) as nullif(trim(x::varchar), '');
+-- Why a field failed to convert: NULL when it is absent or converted fine.
+create or replace temp macro rp_bad_time(name, x) as
+    case when x is not null and rp_time(x) is null
+         then name || ': cannot read ' || left(x::varchar, 60)
+              || ' as a time; expected epoch seconds or RFC 3339 with an offset (2025-11-30T00:00:00Z)'
+    end;
+create or replace temp macro rp_bad_int(name, x) as
+    case when x is not null and rp_int(x) is null
+         then name || ': ' || left(x::varchar, 60) || ' is not a whole number; expected an integer'
+    end;
+create or replace temp macro rp_bad_num(name, x) as
+    case when x is not null and rp_num(x) is null
+         then name || ': ' || left(x::varchar, 60) || ' is not a number'
+    end;
+create or replace temp macro rp_bad_bool(name, x) as
+    case when x is not null and rp_bool(x) is null
+         then name || ': ' || left(x::varchar, 60) || ' is not a boolean; expected true or false'
+    end;

@@ -1,0 +1,3 @@
+-- Column names and DuckDB types of a Parquet file (to decide whether it can go direct).
+-- params: path
+select column_name, column_type from (describe select * from read_parquet($path))

@@ -1,0 +1,55 @@
+"""What every reader hands the driver: one staged source and its pending extra inserts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import duckdb
+
+Finisher = Callable[[duckdb.DuckDBPyConnection], None]
+
+
+class FastPathFailed(Exception):
+    """A fast reader (DuckDB's typed JSON reader, a direct Parquet insert) could not take a
+    record. DuckDB has aborted the transaction: the driver rolls back and reads everything
+    again the exact way."""
+
+
+@dataclass
+class IngestOptions:
+    kind: str | None = None
+    fmt: str | None = None
+    on_error: str = "fail"  # fail | skip
+    year: int | None = None  # for vLLM log timestamps that lack one
+    call_id_field: str = "x-request-id"  # Envoy access logs: the field holding the call id
+    # Set by the driver on its second attempt, after a fast reader failed: read every file
+    # the exact way (line by line / converting), which names the bad record.
+    exact: bool = False
+
+    @property
+    def skip(self) -> bool:
+        return self.on_error == "skip"
+
+
+@dataclass
+class Staged:
+    """One source (file or live pull) whose records sit in the staging tables."""
+
+    source_id: int
+    path: str
+    kind: str
+    format: str
+    sha256: str
+    unknown_columns: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # Rows stored outside the staging tables (manifest, phases), counted in sources.rows.
+    extra_rows: int = 0
+    # Inserts to run inside the ingest transaction (manifests, phases, metric_meta).
+    finish: list[Finisher] = field(default_factory=list)
+    # Re-stages the source with raw text kept, when skip mode finds bad records that the fast
+    # reader staged without it.
+    restage_with_raw: Callable[[], None] | None = None
+    # Fail mode, engine Parquet with canonical column types: queries that insert straight
+    # from the file (no staging). A refused record raises FastPathFailed.
+    direct: list[str] = field(default_factory=list)

@@ -1,0 +1,253 @@
+"""Telling what a file holds from its content (columns, `# TYPE`/`# EOF`, manifest keys).
+
+Kinds: proxy, engine, metrics, manifest. Formats (the `sources.format` values):
+jsonl, csv, parquet (canonical proxy/engine), openmetrics, scrape, query_range (metrics),
+vllm_log (engine events), envoy (proxy attempts), run_json (manifest).
+
+`--kind` narrows the choice (e.g. `--kind engine` on a log file means a vLLM log) and
+`--format` forces one. Detection reads only the first 64 KiB of the content.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import dataclass
+
+from relplan.errors import InputError, UsageError
+from relplan.ingest.files import PARQUET_MAGIC, FileInfo
+
+KINDS = ("proxy", "engine", "metrics", "manifest")
+FORMATS = {
+    "jsonl": ("proxy", "engine"),
+    "csv": ("proxy", "engine"),
+    "parquet": ("proxy", "engine"),
+    "openmetrics": ("metrics",),
+    "scrape": ("metrics",),
+    "query_range": ("metrics",),
+    "vllm_log": ("engine",),
+    "envoy": ("proxy",),
+    "run_json": ("manifest",),
+}
+
+PROXY_COLUMNS = (
+    "call_id", "attempt", "t_planned", "t_sent", "t_end", "outcome", "execution_id", "attached",
+    "t_cancel", "status", "model", "replica", "prompt_tokens", "max_tokens",
+)
+PROXY_REQUIRED = ("call_id", "attempt", "t_sent", "t_end", "outcome")
+ENGINE_COLUMNS = (
+    "type", "t", "execution_id", "event", "prompt_tokens", "replica", "step", "t_issue", "t_done",
+    "prompt_computed", "prompt_cached", "decode_tokens", "num_running", "num_waiting",
+    "num_batched_tokens", "kv_usage",
+)
+MANIFEST_KEYS = ("capacity_calls_per_s", "deadline_s", "delivery_window_s", "phases", "t0",
+                 "overload_phase")
+ENVOY_KEYS = ("start_time", "duration", "response_code", "response_flags",
+              "upstream_request_attempt_count")
+
+_VLLM_LINE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d")
+_SAMPLE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+\S+")
+
+
+@dataclass(frozen=True)
+class Detected:
+    kind: str
+    format: str
+
+
+def envoy_key(key: str) -> str:
+    """Envoy field names as users spell them: START_TIME, %START_TIME%, start_time, x-request-id."""
+    return key.strip().strip("%").lower().replace("-", "_")
+
+
+def _kind_from_keys(keys: set[str]) -> str | None:
+    if "call_id" in keys or {"outcome", "t_sent"} <= keys:
+        return "proxy"
+    if keys & {"type", "event", "step", "t_issue", "prompt_computed"} and (
+        "execution_id" in keys or "step" in keys or "type" in keys
+    ):
+        return "engine"
+    return None
+
+
+_PARQUET_COLUMNS: dict[tuple[str, int], list[str]] = {}
+
+
+def parquet_columns(info: FileInfo) -> list[str]:
+    key = (str(info.path), info.size)
+    if key not in _PARQUET_COLUMNS:
+        _PARQUET_COLUMNS.clear()
+        _PARQUET_COLUMNS[key] = _read_parquet_columns(info)
+    return _PARQUET_COLUMNS[key]
+
+
+def _read_parquet_columns(info: FileInfo) -> list[str]:
+    """Top-level column names from the Parquet footer (pyarrow reads only the metadata)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return [str(n) for n in pq.read_schema(info.path).names]
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise InputError(f"not a readable Parquet file ({_first_line(exc)})", str(info.path)) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def detect(info: FileInfo, kind: str | None = None, fmt: str | None = None) -> Detected:
+    path = str(info.path)
+    if kind is not None and kind not in KINDS:
+        raise UsageError("--kind", f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise UsageError("--format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        kinds = FORMATS[fmt]
+        if kind is not None and kind not in kinds:
+            raise UsageError("--format", f"format {fmt} holds {'/'.join(kinds)} data, not {kind}")
+        if kind is None and len(kinds) > 1:
+            kind = _detect_kind_of_canonical(info, fmt)
+        return Detected(kind or kinds[0], fmt)
+    found = _detect(info, kind)
+    if kind is not None and found.kind != kind:
+        raise InputError(
+            f"looks like {found.kind} data ({found.format}), not {kind}; drop --kind or pass --format",
+            path,
+        )
+    return found
+
+
+def _detect_kind_of_canonical(info: FileInfo, fmt: str) -> str:
+    keys: set[str] = set()
+    if fmt == "parquet":
+        keys = set(parquet_columns(info))
+    elif fmt == "csv":
+        keys = {c.strip().strip('"') for c in _first_text_line(info).split(",")}
+    else:
+        keys = _head_keys(info)
+    k = _kind_from_keys(keys)
+    if k is None:
+        raise InputError(
+            "cannot tell proxy from engine records by the columns; pass --kind proxy or --kind engine",
+            str(info.path),
+        )
+    return k
+
+
+def _first_text_line(info: FileInfo) -> str:
+    text = info.head.decode("utf-8", errors="replace")
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _head_keys(info: FileInfo, max_lines: int = 200) -> set[str]:
+    """Keys of the JSON objects among the first lines (complete ones only), when the head
+    looks like JSON Lines: the first line is an object, or at least half the lines are (so a
+    malformed first record still reads as JSON Lines, while a pretty-printed document, whose
+    lines are mostly fragments, does not). Empty otherwise."""
+    keys: set[str] = set()
+    lines = [ln for ln in info.head.decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    lines = lines[:max_lines]
+    objects = 0
+    first_is_object = False
+    for i, line in enumerate(lines):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            objects += 1
+            first_is_object = first_is_object or i == 0
+            keys.update(obj)
+    return keys if first_is_object or objects * 2 >= len(lines) else set()
+
+
+def _detect(info: FileInfo, kind: str | None) -> Detected:
+    path = str(info.path)
+    name = info.path.name.lower().removesuffix(".gz")
+    if info.head[:4] == PARQUET_MAGIC:
+        cols = set(parquet_columns(info))
+        k = _kind_from_keys(cols) or kind
+        if k in ("proxy", "engine"):
+            return Detected(k, "parquet")
+        raise InputError(
+            f"cannot tell what this Parquet file holds (columns: {', '.join(sorted(cols))});"
+            " expected the proxy columns (call_id, attempt, t_sent, t_end, outcome, ...) or the"
+            " engine columns (type, t, execution_id, step, ...)",
+            path,
+        )
+    if not info.head.strip():
+        raise InputError("the file is empty; expected records", path)
+    first = _first_text_line(info)
+    if first.startswith("{") or first.startswith("["):
+        keys = _head_keys(info)
+        if not keys:
+            # No line holds a JSON object: a whole-file JSON document (run.json, a
+            # query_range response) or a malformed JSON Lines file.
+            return _detect_document(info, kind)
+        if "status" in keys and keys & {"data", "errorType"}:
+            return Detected("metrics", "query_range")
+        if "name" in keys and keys & set(MANIFEST_KEYS) and not keys & {"call_id", "type"}:
+            return Detected("manifest", "run_json")
+        k = _kind_from_keys(keys)
+        if k is not None:
+            return Detected(k, "jsonl")
+        if {envoy_key(key) for key in keys} & set(ENVOY_KEYS) or kind == "proxy":
+            return Detected("proxy", "envoy")
+        if kind in ("proxy", "engine"):
+            return Detected(kind, "jsonl")
+        raise InputError(
+            f"cannot tell what these JSON records hold (keys: {', '.join(sorted(keys)[:12])});"
+            " expected proxy attempts (call_id, ...), engine records (type, execution_id, ...),"
+            " Envoy access-log fields (start_time, duration, response_code, ...), or pass --kind",
+            path, 1,
+        )
+    if first.startswith("# SCRAPE"):
+        return Detected("metrics", "scrape")
+    text = info.head.decode("utf-8", errors="replace")
+    if _VLLM_LINE.search(text):
+        return Detected("engine", "vllm_log")
+    if first.startswith(("# TYPE", "# HELP", "# UNIT", "# EOF")) or _SAMPLE.match(first):
+        return Detected("metrics", "openmetrics")
+    if name.endswith(".csv") or "," in first:
+        cols = {c.strip().strip('"') for c in first.split(",")}
+        k = _kind_from_keys(cols) or (kind if kind in ("proxy", "engine") else None)
+        if k is not None:
+            return Detected(k, "csv")
+        raise InputError(
+            f"cannot tell what this CSV file holds (header: {first[:120]}); expected the proxy or"
+            " engine columns of formats.md",
+            path, 1,
+        )
+    raise InputError(
+        "cannot tell what this file holds; expected JSON Lines, CSV, Parquet, OpenMetrics text,"
+        " a scrape log (# SCRAPE lines), a vLLM log, an Envoy JSON access log or run.json"
+        " (or pass --kind/--format)",
+        path, 1,
+    )
+
+
+def _detect_document(info: FileInfo, kind: str | None) -> Detected:
+    path = str(info.path)
+    if info.size > 256 * 1024 * 1024:
+        raise InputError("the first line is not a JSON object; expected JSON Lines", path, 1)
+    try:
+        raw = info.path.read_bytes()
+        doc = json.loads((gzip.decompress(raw) if info.gz else raw).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
+        if kind in ("proxy", "engine"):
+            return Detected(kind, "jsonl")
+        raise InputError(f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path) from exc
+    if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errorType" in doc):
+        return Detected("metrics", "query_range")
+    if isinstance(doc, dict) and "name" in doc:
+        return Detected("manifest", "run_json")
+    raise InputError(
+        "a JSON document that is neither a run manifest (name, phases, ...) nor a Prometheus"
+        " query_range response (status, data)",
+        path,
+    )

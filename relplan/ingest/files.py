@@ -1,0 +1,159 @@
+"""Input files: expanding directories, content hashes, line counts, gzip-aware text reading.
+
+A file is identified by the SHA-256 of its bytes as stored (a `.gz` file by its compressed
+bytes). The same pass counts newlines of the (decompressed) content, which lets the driver
+check that a JSON Lines file has no blank lines before it trusts record ordinals as line
+numbers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zlib
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+
+from relplan.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+_CHUNK = 1 << 20
+
+# Files a directory contributes (others are skipped and listed in the ingest report).
+KNOWN_SUFFIXES = (
+    ".jsonl", ".ndjson", ".json", ".csv", ".parquet", ".txt", ".om", ".prom", ".log", ".metrics",
+)
+
+
+class FileInfo:
+    """A file about to be read: its head (for detection) at once, its hash and line count from
+    a streaming pass that may run in a background thread (`digest`), so hashing overlaps with
+    DuckDB reading the file."""
+
+    def __init__(
+        self, path: Path, size: int, gz: bool, head: bytes,
+        digest: Future[tuple[str, int]] | tuple[str, int],
+    ) -> None:
+        self.path = path
+        self.size = size
+        self.gz = gz
+        self.head = head  # first bytes of the decompressed content
+        self._digest = digest
+
+    def _resolved(self) -> tuple[str, int]:
+        if isinstance(self._digest, Future):
+            self._digest = self._digest.result()
+        return self._digest
+
+    @property
+    def sha256(self) -> str:
+        return self._resolved()[0]
+
+    @property
+    def lines(self) -> int:
+        """Newline-terminated lines plus a last unterminated one, of the decompressed text."""
+        return self._resolved()[1]
+
+
+def is_known_file(path: Path) -> bool:
+    name = path.name.lower().removesuffix(".gz")
+    return any(name.endswith(s) for s in KNOWN_SUFFIXES)
+
+
+def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """Files to ingest (directories walked in sorted order) and files a directory skipped."""
+    out: list[Path] = []
+    skipped: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if not f.is_file() or any(part.startswith(".") for part in f.relative_to(p).parts):
+                    continue
+                (out if is_known_file(f) else skipped).append(f)
+        elif p.is_file():
+            out.append(p)
+        elif p.exists():
+            raise InputError("not a regular file or directory", str(p))
+        else:
+            raise InputError("no such file or directory", str(p))
+    return out, skipped
+
+
+def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
+    """Size, whether gzip, and the first `head_size` bytes of the (decompressed) content."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            first = f.read(head_size)
+            gz = first[:2] == GZIP_MAGIC
+            if not gz:
+                return size, False, first
+        with gzip.open(path, "rb") as g:
+            return size, True, g.read(head_size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", str(path)) from exc
+
+
+def digest(path: Path) -> tuple[str, int]:
+    """SHA-256 of the bytes as stored and the line count of the content, streaming."""
+    h = hashlib.sha256()
+    newlines = 0
+    last = b"\n"
+    try:
+        with path.open("rb") as f:
+            chunk = f.read(_CHUNK)
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if chunk[:2] == GZIP_MAGIC else None
+            while chunk:
+                h.update(chunk)
+                data = chunk
+                if inflate is not None:
+                    try:
+                        data = inflate.decompress(chunk)
+                    except zlib.error as exc:
+                        raise InputError(f"not a valid gzip file ({exc})", str(path)) from exc
+                if data:
+                    newlines += data.count(b"\n")
+                    last = data[-1:]
+                chunk = f.read(_CHUNK)
+            if inflate is not None:
+                tail = inflate.flush()
+                if tail:
+                    newlines += tail.count(b"\n")
+                    last = tail[-1:]
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from exc
+    return h.hexdigest(), newlines + (0 if last == b"\n" else 1)
+
+
+def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text without the newline) for a text file, gzip or not, streaming.
+
+    Bytes that are not UTF-8 raise InputError naming the line.
+    """
+    with path.open("rb") as raw:
+        gz = raw.read(2) == GZIP_MAGIC
+    opener = gzip.open if gz else open
+    try:
+        with opener(path, "rb") as f:
+            for n, line in enumerate(f, start=1):
+                try:
+                    text = line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text",
+                        str(path), n,
+                    ) from exc
+                yield n, text.rstrip("\r\n")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", str(path)) from exc
+
+
+def first_unreadable_line(path: Path) -> tuple[int, str] | None:
+    """The first line DuckDB's line reader cannot take (not UTF-8, or a raw 0x1F/NUL byte)."""
+    for n, text in open_text_lines(path):
+        for ch, what in (("\x1f", "a raw 0x1F control byte"), ("\x00", "a NUL byte")):
+            if ch in text:
+                return n, f"{what}, which JSON does not allow unescaped; expected one JSON object per line"
+    return None

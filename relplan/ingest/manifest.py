@@ -1,0 +1,56 @@
+"""`run.json` run manifests (formats.md section 5) -> manifests and phases.
+
+The file is validated by `RunManifest` (unknown keys refused; provenance belongs under
+"meta"). Errors name the JSON location: `run.json: phases.1.end: ...`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import duckdb
+from pydantic import ValidationError
+
+from relplan import sql
+from relplan.errors import InputError
+from relplan.ingest.base import IngestOptions, Staged
+from relplan.ingest.files import FileInfo
+from relplan.models import RunManifest
+
+
+def stage_manifest(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    path = str(info.path)
+    raw = info.path.read_bytes()
+    if info.gz:
+        raw = gzip.decompress(raw)
+    try:
+        text = raw.decode("utf-8")
+        doc = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"not valid JSON ({exc}); expected a run manifest object", path) from exc
+    try:
+        m = RunManifest.model_validate(doc)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise InputError(f"not a valid run manifest: {problems}", path) from exc
+    staged.extra_rows = 1 + len(m.phases)
+    staged.finish.append(lambda c: _store(c, staged.source_id, m, json.dumps(doc)))
+
+
+def _store(con: duckdb.DuckDBPyConnection, source_id: int, m: RunManifest, doc: str) -> None:
+    q = sql.load("ingest_insert_manifest")
+    con.execute(q.text, q.bind({
+        "source_id": source_id, "name": m.name, "capacity": m.capacity_calls_per_s,
+        "deadline": m.deadline_s, "window": m.delivery_window_s,
+        "overload_phase": m.overload_phase, "t0": m.t0, "notes": m.notes, "manifest": doc,
+    }))
+    qp = sql.load("ingest_insert_phase")
+    for p in m.phases:
+        con.execute(qp.text, qp.bind({
+            "source_id": source_id, "name": p.name, "start_s": p.start, "end_s": p.end,
+        }))

@@ -1,0 +1,234 @@
+"""Prometheus metrics as text: OpenMetrics files and scrape logs (formats.md sections 3-4).
+
+OpenMetrics (`promtool tsdb dump-openmetrics`, the simulator's metrics.om.txt): `# TYPE`,
+`# HELP`, `# UNIT` lines, samples `name{label="v",...} value timestamp` with the timestamp in
+seconds, and `# EOF` last. A file without `# EOF` is refused (it may be truncated); with
+`--on-error skip` it is kept with a note.
+
+Scrape logs: text exposition scrapes saved in sequence (a shell loop of `curl
+host:8000/metrics`), each after a line `# SCRAPE <epoch seconds | RFC 3339>`; samples take that
+time unless they carry their own timestamp (milliseconds in the text format; a value below
+1e11 is taken as seconds).
+
+Both: a `<name>_created` sample is dropped when a counter, histogram or summary family of that
+base name was declared (prometheus_client exports the creation time as a gauge beside each
+counter; it is not a sample of the counter) and the number dropped is noted. Names are stored
+as exported, old vLLM names included (`vllm:gpu_cache_usage_perc`, `vllm:gpu_prefix_cache_*`,
+which early V1 counted in blocks): a note says so and analyses may alias them. Labels
+(`engine`, `model_name`, `pod`, ...) are kept as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import duckdb
+
+from relplan import sql
+from relplan.errors import InputError
+from relplan.ingest.base import IngestOptions, Staged
+from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.stage import StageWriter
+from relplan.ingest.timeparse import parse_number, parse_time
+
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,?)\s*')
+_ESCAPE = re.compile(r"\\(.)")
+_META = re.compile(r"^#\s+(TYPE|HELP|UNIT)\s+([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\s+(.*))?$")
+_COUNTER_LIKE = ("counter", "histogram", "summary", "gaugehistogram")
+OLD_VLLM_NAMES = {
+    "vllm:gpu_cache_usage_perc": "vllm:kv_cache_usage_perc",
+    "vllm:gpu_prefix_cache_queries_total": "vllm:prefix_cache_queries_total (early V1: blocks)",
+    "vllm:gpu_prefix_cache_hits_total": "vllm:prefix_cache_hits_total (early V1: blocks)",
+    "vllm:gpu_prefix_cache_queries": "vllm:prefix_cache_queries (early V1: blocks)",
+    "vllm:gpu_prefix_cache_hits": "vllm:prefix_cache_hits (early V1: blocks)",
+}
+
+
+class SampleError(ValueError):
+    """A sample line that does not parse; the message says what was expected."""
+
+
+def _unescape(value: str) -> str:
+    return _ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), value)
+
+
+def parse_sample(line: str) -> tuple[str, dict[str, str], float, str | None]:
+    """`name{l="v"} value [timestamp] [# exemplar]` -> (name, labels, value, timestamp text)."""
+    m = _NAME.match(line)
+    if not m:
+        raise SampleError("expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*) at the start")
+    name = m.group(0)
+    pos = m.end()
+    labels: dict[str, str] = {}
+    if pos < len(line) and line[pos] == "{":
+        pos += 1
+        while True:
+            if pos < len(line) and line[pos] == "}":
+                pos += 1
+                break
+            lm = _LABEL.match(line, pos)
+            if not lm:
+                raise SampleError('malformed labels; expected {name="value",...}')
+            labels[lm.group(1)] = _unescape(lm.group(2))
+            pos = lm.end()
+            if not lm.group(3):
+                if pos < len(line) and line[pos] == "}":
+                    pos += 1
+                    break
+                raise SampleError("malformed labels; expected ',' or '}' after a label value")
+    rest = line[pos:]
+    if not rest[:1].isspace():
+        raise SampleError("expected a space and a value after the name and labels")
+    parts = rest.split("#", 1)[0].split()
+    if len(parts) not in (1, 2):
+        raise SampleError("expected 'value' or 'value timestamp' after the name and labels")
+    value = parse_number(parts[0])
+    if value is None:
+        raise SampleError(f"value {parts[0][:40]!r} is not a number (or NaN, +Inf, -Inf)")
+    return name, labels, value, parts[1] if len(parts) == 2 else None
+
+
+@dataclass
+class _State:
+    families: dict[str, str] = field(default_factory=dict)  # family name -> type
+    meta: dict[str, list[str | None]] = field(default_factory=dict)  # name -> [type, help, unit]
+    created_dropped: int = 0
+    old_names: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+
+    def is_created_of_counter(self, name: str) -> bool:
+        if not name.endswith("_created"):
+            return False
+        base = name[: -len("_created")]
+        return any(self.families.get(b) in _COUNTER_LIKE for b in (base, base + "_total"))
+
+    def see_meta(self, kind: str, name: str, text: str | None) -> None:
+        entry = self.meta.setdefault(name, [None, None, None])
+        if kind == "TYPE":
+            entry[0] = (text or "").strip() or None
+            if entry[0]:
+                self.families[name] = entry[0]
+        elif kind == "HELP":
+            entry[1] = _unescape(text or "")
+        else:
+            entry[2] = (text or "").strip() or None
+
+
+def _finish_notes(staged: Staged, st: _State) -> None:
+    if st.created_dropped:
+        staged.notes.append(
+            f"dropped {st.created_dropped} `_created` samples (counter creation times, not"
+            " samples of the counter)"
+        )
+    for old in sorted(st.old_names):
+        staged.notes.append(
+            f"old vLLM metric name {old} stored as exported (newer name: {OLD_VLLM_NAMES[old]})"
+        )
+    # Families whose samples were dropped as `_created` keep no metadata either.
+    meta = [(n, *v) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)]
+
+    def store(con: duckdb.DuckDBPyConnection) -> None:
+        q = sql.load("ingest_insert_metric_meta")
+        for name, typ, help_, unit in meta:
+            con.execute(q.text, q.bind({
+                "name": name, "type": typ, "help": help_, "unit": unit,
+                "source_id": staged.source_id,
+            }))
+
+    staged.finish.append(store)
+
+
+def _sample(
+    w: StageWriter, st: _State, staged: Staged, n: int, line: str, t: float | None,
+    ts_scale_ms: bool, keep_raw: bool,
+) -> None:
+    try:
+        name, labels, value, ts = parse_sample(line)
+    except SampleError as exc:
+        w.add(source_id=staged.source_id, ln=n, raw=line, perr=str(exc))
+        return
+    if st.is_created_of_counter(name):
+        st.created_dropped += 1
+        return
+    if ts is not None:
+        tv = parse_time(ts)
+        if tv is None:
+            w.add(source_id=staged.source_id, ln=n, raw=line,
+                  perr=f"timestamp {ts[:40]!r} is not a number; expected epoch seconds")
+            return
+        t = tv / 1000.0 if ts_scale_ms and tv > 1e11 else tv
+    if name in OLD_VLLM_NAMES:
+        st.old_names.add(name)
+    st.names.add(name)
+    w.add(source_id=staged.source_id, ln=n, raw=line if keep_raw or t is None else None,
+          perr=None, t=t, name=name, labels=labels, value=value)
+
+
+def stage_openmetrics(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    path = str(info.path)
+    w = StageWriter(con, "stage_metrics")
+    st = _State()
+    eof_line: int | None = None
+    last = 0
+    for n, line in open_text_lines(info.path):
+        last = n
+        if eof_line is not None:
+            if line.strip():
+                w.add(source_id=staged.source_id, ln=n, raw=line,
+                      perr="content after # EOF; expected # EOF to be the last line")
+            continue
+        if not line.strip():
+            continue
+        if line.startswith("#"):
+            if line.strip() == "# EOF":
+                eof_line = n
+                continue
+            m = _META.match(line)
+            if m:
+                st.see_meta(m.group(1), m.group(2), m.group(3))
+            continue
+        _sample(w, st, staged, n, line, None, False, opts.skip)
+    w.flush()
+    if eof_line is None:
+        if not opts.skip:
+            raise InputError(
+                "no '# EOF' line at the end; expected OpenMetrics text ending with # EOF"
+                " (is the file truncated?)", path, last + 1,
+            )
+        staged.notes.append("no # EOF line at the end: the file may be truncated")
+    _finish_notes(staged, st)
+
+
+def stage_scrape(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    w = StageWriter(con, "stage_metrics")
+    st = _State()
+    t: float | None = None
+    scrapes = 0
+    for n, line in open_text_lines(info.path):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            if s.startswith("# SCRAPE"):
+                text = s[len("# SCRAPE"):].strip()
+                t = parse_time(text) if text else None
+                scrapes += 1
+                if t is None:
+                    w.add(source_id=staged.source_id, ln=n, raw=line,
+                          perr=f"cannot read scrape time {text[:60]!r}; expected '# SCRAPE' and"
+                               " epoch seconds or RFC 3339 with an offset")
+                continue
+            m = _META.match(s)
+            if m:
+                st.see_meta(m.group(1), m.group(2), m.group(3))
+            continue
+        _sample(w, st, staged, n, s, t, True, opts.skip)
+    w.flush()
+    staged.notes.append(f"{scrapes} scrapes")
+    _finish_notes(staged, st)

@@ -1,0 +1,90 @@
+"""Prometheus HTTP API `query_range` responses (resultType `matrix`) -> metric_samples.
+
+A response file holds one JSON document: {"status": "success", "data": {"resultType":
+"matrix", "result": [{"metric": {"__name__": ..., labels...}, "values": [[t, "v"], ...]}]}}.
+One response is bounded by the server (11,000 points per series), so it is parsed whole.
+`source_row` is the sample's 1-based ordinal in the file (JSON has no useful line numbers);
+errors name the JSON location instead, e.g. `data.result[3].values[7]`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+import duckdb
+
+from relplan.errors import InputError
+from relplan.ingest.base import IngestOptions, Staged
+from relplan.ingest.files import FileInfo
+from relplan.ingest.stage import StageWriter
+from relplan.ingest.timeparse import parse_number
+
+
+def stage_query_range_file(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    raw = info.path.read_bytes()
+    if info.gz:
+        raw = gzip.decompress(raw)
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"not valid JSON ({exc}); expected a query_range response",
+                         str(info.path)) from exc
+    w = StageWriter(con, "stage_metrics")
+    stage_response(w, doc, staged, str(info.path), opts, ordinal=0)
+    w.flush()
+
+
+def stage_response(
+    w: StageWriter, doc: Any, staged: Staged, where: str, opts: IngestOptions, ordinal: int
+) -> int:
+    """Stage one query_range response; returns the last sample ordinal used."""
+    if not isinstance(doc, dict):
+        raise InputError("expected a JSON object with status and data", where)
+    if doc.get("status") != "success":
+        err = doc.get("error") or doc.get("errorType") or "no error message"
+        raise InputError(f"the response has status {doc.get('status')!r}: {err}", where)
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != "matrix":
+        got = data.get("resultType") if isinstance(data, dict) else None
+        raise InputError(
+            f"data.resultType is {got!r}; expected 'matrix' (a query_range response)", where
+        )
+    result = data.get("result")
+    if not isinstance(result, list):
+        raise InputError("data.result is not a list; expected the matrix's series", where)
+    for i, series in enumerate(result):
+        loc = f"data.result[{i}]"
+        if not isinstance(series, dict) or not isinstance(series.get("metric"), dict):
+            raise InputError(f"{loc}.metric is missing; expected the series' labels", where)
+        metric = {str(k): str(v) for k, v in series["metric"].items()}
+        name = metric.pop("__name__", None)
+        values = series.get("values", [])
+        if not isinstance(values, list):
+            raise InputError(f"{loc}.values is not a list of [time, value] pairs", where)
+        for j, pair in enumerate(values):
+            ordinal += 1
+            perr = None
+            t = v = None
+            if not (isinstance(pair, list) and len(pair) == 2):
+                perr = f"{loc}.values[{j}]: expected a [time, \"value\"] pair"
+            elif isinstance(pair[0], bool) or not isinstance(pair[0], (int, float)):
+                perr = f"{loc}.values[{j}]: time {pair[0]!r} is not a number"
+            else:
+                t = float(pair[0])
+                v = parse_number(str(pair[1]))
+                if v is None:
+                    perr = f"{loc}.values[{j}]: value {str(pair[1])[:40]!r} is not a number"
+            if name is None and perr is None:
+                perr = f"{loc}.metric has no __name__; query with a selector that keeps names"
+            if perr is not None:
+                if not opts.skip:
+                    raise InputError(perr, where)
+                w.add(source_id=staged.source_id, ln=ordinal, raw=json.dumps(pair), perr=perr)
+                continue
+            w.add(source_id=staged.source_id, ln=ordinal, raw=None, perr=None, t=t, name=name,
+                  labels=metric, value=v)
+    return ordinal

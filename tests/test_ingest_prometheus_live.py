@@ -1,0 +1,146 @@
+"""Live pull from a real Prometheus: Debian's prometheus on a free loopback port, its TSDB
+backfilled with `promtool tsdb create-blocks-from openmetrics`. Skips without the binaries
+on a user's machine, fails under CI=true."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from relplan.cli import app
+from relplan.ingest import IngestOptions, promlive, pull_prometheus
+from tests.conftest import require_tool
+from tests.ingest_util import rows
+
+pytestmark = pytest.mark.prometheus
+
+T0 = 1764460800  # 2025-11-30T00:00:00Z: older than "now", so retention must be long
+
+
+def _openmetrics() -> str:
+    """25 samples 5 s apart for two vLLM series and one other metric."""
+    lines = ["# HELP vllm:num_requests_waiting Requests waiting.",
+             "# TYPE vllm:num_requests_waiting gauge"]
+    lines += [f'vllm:num_requests_waiting{{engine="0",model_name="m"}} {i} {T0 + 5 * i}'
+              for i in range(25)]
+    lines += ["# HELP vllm:prompt_tokens Prefill tokens.", "# TYPE vllm:prompt_tokens counter"]
+    lines += [f'vllm:prompt_tokens_total{{engine="0",model_name="m"}} {100 * i} {T0 + 5 * i}'
+              for i in range(25)]
+    lines += ["# TYPE other_metric gauge"] + [f"other_metric 1 {T0 + 5 * i}" for i in range(25)]
+    return "\n".join([*lines, "# EOF"]) + "\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def prometheus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    prom = require_tool("prometheus")
+    promtool = require_tool("promtool")
+    d = tmp_path_factory.mktemp("prom")
+    (d / "m.om.txt").write_text(_openmetrics())
+    subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(d / "m.om.txt"),
+         str(d / "data")],
+        check=True, timeout=60, capture_output=True,
+    )
+    (d / "prom.yml").write_text("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    with (d / "prom.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [prom, f"--config.file={d / 'prom.yml'}", f"--storage.tsdb.path={d / 'data'}",
+             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y"],
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    with urllib.request.urlopen(url + "/-/ready", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("prometheus did not become ready:\n"
+                                + (d / "prom.log").read_text()[-2000:])
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+def test_live_pull_stores_the_matching_series(prometheus_url: str, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    rep = pull_prometheus(db, prometheus_url, "vllm:.*", T0, T0 + 60, 5.0, IngestOptions())
+    (src,) = rep.sources
+    assert (src.kind, src.format) == ("metrics", "prometheus")
+    # 13 steps (0, 5, ..., 60 s) for each of the two vllm series; other_metric not matched.
+    assert src.rows == 26
+    assert rows(db, "select value from metric_samples where name = 'vllm:prompt_tokens_total'"
+                    " order by t") == [(100.0 * i,) for i in range(13)]
+    assert rows(db, "select distinct labels from metric_samples"
+                    " where name = 'vllm:num_requests_waiting'") == [
+        ({"engine": "0", "model_name": "m"},)]
+    assert rows(db, "select min(t), max(t) from metric_samples") == [(T0, T0 + 60)]
+
+
+def test_live_pull_chunks_to_respect_the_points_limit_without_overlap(
+    prometheus_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(promlive, "MAX_POINTS", 4)
+    assert promlive.chunks(T0, T0 + 60, 5.0) == [
+        (T0, T0 + 15), (T0 + 20, T0 + 35), (T0 + 40, T0 + 55), (T0 + 60, T0 + 60)]
+    db = tmp_path / "w.duckdb"
+    pull_prometheus(db, prometheus_url, "vllm:num_requests_waiting", T0, T0 + 60, 5.0,
+                    IngestOptions())
+    assert rows(db, "select count(*), count(distinct t), sum(value) from metric_samples") == [
+        (13, 13, float(sum(range(13))))]
+
+
+def test_live_pull_twice_adds_nothing_the_second_time(prometheus_url: str, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    args = (prometheus_url, "vllm:.*", T0, T0 + 30, 5.0, IngestOptions())
+    pull_prometheus(db, *args)
+    again = pull_prometheus(db, *args)
+    assert again.sources == []
+    assert "already in the workspace" in again.skipped[0].reason
+    assert rows(db, "select count(*) from metric_samples") == [(14,)]
+
+
+def test_live_pull_from_the_cli(prometheus_url: str, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    res = CliRunner().invoke(app, [
+        "ingest", "--prometheus-url", prometheus_url, "--match", "vllm:prompt_tokens_total",
+        "--start", "2025-11-30T00:00:00Z", "--end", str(T0 + 20), "--step", "5s", "--db", str(db),
+    ])
+    assert res.exit_code == 0, res.stderr
+    assert "prometheus" in res.stdout
+    assert rows(db, "select count(*) from metric_samples") == [(5,)]
+
+
+def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    res = CliRunner().invoke(app, [
+        "ingest", "--prometheus-url", url, "--start", str(T0), "--end", str(T0 + 5),
+        "--db", str(tmp_path / "w.duckdb"),
+    ])
+    assert res.exit_code == 2
+    assert res.stderr.startswith("relplan: error: ")
+    assert "cannot reach the server" in res.stderr
