@@ -26,6 +26,7 @@ from relplan.planning import budget as budget_mod
 from relplan.planning import pulse as pulse_mod
 from relplan.planning.measured import measure_streams
 from relplan.planning.units import parse_duration, parse_slo, positive
+from relplan.report import run as report_mod
 from relplan.workspace import open_workspace, resolve_db
 
 
@@ -568,6 +569,82 @@ def inspect_cmd(db: DbOption = None, json_out: JsonFlag = False) -> None:
     """
     rep = ingest_mod.inspect_workspace(resolve_db(db))
     typer.echo(rep.model_dump_json(indent=2) if json_out else ingest_mod.render_inspect(rep))
+
+
+# --- relplan report (issue 6: the HTML incident report) ------------------------------------
+
+
+@app.command()
+def report(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A workspace file, or a directory (or file) of raw inputs to ingest first."
+            " Default: the --db workspace."
+        ),
+    ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db",
+            help="Workspace file (default: $RELPLAN_DB or ./relplan.duckdb). With a raw-input"
+            " PATH, the inputs are ingested into it (else into a temporary workspace).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="FILE", help="HTML file to write. Default: reports/<run name>.html."
+        ),
+    ] = None,
+    png: Annotated[
+        Path | None, typer.Option("--png", metavar="DIR", help="Also write each chart as a PNG into DIR.")
+    ] = None,
+    svg: Annotated[
+        Path | None, typer.Option("--svg", metavar="DIR", help="Also write each chart as an SVG into DIR.")
+    ] = None,
+    json_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--json", metavar="FILE", help="Also write the report's data model as JSON to FILE."
+        ),
+    ] = None,
+    phases: Annotated[
+        str | None,
+        typer.Option(help="Phases NAME=START:END,... in seconds from t0 or epoch (overrides run.json)."),
+    ] = None,
+    capacity: Annotated[
+        float | None, typer.Option(help="Capacity C^ in calls/s (overrides run.json).")
+    ] = None,
+    deadline: Annotated[
+        str | None,
+        typer.Option(help="Client per-attempt deadline D, e.g. 120 or 2m (overrides run.json)."),
+    ] = None,
+    delivery_window: Annotated[
+        str | None,
+        typer.Option(help="Delivery window W from planned arrival, e.g. 840s (overrides run.json)."),
+    ] = None,
+) -> None:
+    """The HTML incident report: verdict, charts and tables of every analysis, one offline page.
+
+    Prints the path of the page written; its size goes to stderr.
+
+    Example: relplan report sample_data/pulse-retry-cancel
+    """
+    opts = analyses_mod.AnalyzeOptions(
+        phases=phases,
+        capacity=None if capacity is None else positive(capacity, "--capacity"),
+        deadline=None if deadline is None else parse_duration(deadline, "--deadline"),
+        delivery_window=None
+        if delivery_window is None
+        else parse_duration(delivery_window, "--delivery-window"),
+    )
+    files = report_mod.make_report(
+        path, db=db, out=out, png_dir=png, svg_dir=svg, json_path=json_file, opts=opts
+    )
+    typer.echo(str(files.html))
+    extra = f"; {len(files.images)} image(s)" if files.images else ""
+    typer.echo(f"relplan: report {files.html_bytes / 1e6:.2f} MB{extra}", err=True)
 
 
 def main() -> None:

@@ -12,8 +12,10 @@ import pytest
 
 from relplan.report.charts import chart_specs
 from relplan.report.html import render_html
+from relplan.report.run import make_report
 from tests.browser import pixel_variety, run_chromium
 from tests.conftest import require_tool
+from tests.fixture_incident import build_incident
 from tests.report_samples import HOSTILE, sample_report
 
 pytestmark = [pytest.mark.chromium, pytest.mark.slow]
@@ -60,6 +62,32 @@ def test_every_chart_renders_marks_and_the_console_stays_silent(
     # The hostile label reached the page only as text: no script element was injected.
     assert dom.count("<script") == 3
     assert "alert(1)" in dom  # shown, as text
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [{}, {"manifest": False}, {"engine": False, "metrics": False}],
+    ids=["everything", "no-run-json", "proxy-log-only"],
+)
+def test_a_report_built_from_a_workspace_renders_without_errors(
+    tmp_path: Path, parts: dict[str, bool]
+) -> None:
+    """The analyses' fixture incident through analyze() and the whole pipeline; without
+    run.json there is no Ĉ or D, so some charts have nothing to draw and must not warn."""
+    chromium = require_tool("chromium")
+    ws = build_incident(tmp_path / "incident.duckdb", **parts)
+    files = make_report(ws, out=tmp_path / "incident.html")
+    run = run_chromium(chromium, files.html, tmp_path / "profile", "--dump-dom")
+    assert run.console == [], run.console
+    body = re.search(r"<body[^>]*>", run.stdout)
+    assert body is not None
+    blocks = _chart_blocks(run.stdout)
+    assert blocks
+    assert f'data-charts-done="{len(blocks)}"' in body.group(0)
+    assert "data-render-error" not in body.group(0)
+    for name, block in blocks.items():
+        assert 'data-rendered="yes"' in block.split(">", 1)[0], name
+        assert re.search(r'class="mark-[a-z]+ role-mark', block), name
 
 
 def test_the_screenshot_is_not_blank(hostile_page: tuple[Path, list[str]], tmp_path: Path) -> None:

@@ -250,6 +250,7 @@ def prefill_chart(sec: PrefillSection, data: ReportData) -> alt.TopLevelMixin | 
         ]
         colors["in flight at the abort"] = "#ff9da6"
     colors["other"] = "#e0e0e0"
+    present = list(dict.fromkeys(r["part"] for r in rows))  # the legend lists what is drawn
     bars = (
         alt.Chart(_data(rows))
         .mark_bar(height=26)
@@ -259,7 +260,7 @@ def prefill_chart(sec: PrefillSection, data: ReportData) -> alt.TopLevelMixin | 
             color=alt.Color(
                 "part:N",
                 title=None,
-                scale=alt.Scale(domain=list(colors), range=list(colors.values())),
+                scale=alt.Scale(domain=present, range=[colors.get(p, "#bbbbbb") for p in present]),
                 legend=alt.Legend(orient="top", columns=4),
             ),
             order=alt.Order("order:Q"),

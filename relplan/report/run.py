@@ -1,0 +1,147 @@
+"""`relplan report` from end to end: inputs -> workspace -> analyses -> page and files.
+
+Flow (compute, then render): a workspace -> `relplan.analyses.analyze` (and the engine-health
+evaluation of `relplan.alerts`) -> `build.build_report_data` (the `ReportData` model) ->
+`charts.chart_specs` (Vega-Lite) -> `html.render_html` (one self-contained page) -> files
+(`export.py`, the only writer).
+
+PATH may be a workspace file (a DuckDB file, recognised by its header), a directory of raw
+inputs or a single raw input file. Raw inputs are ingested first, through `relplan.ingest`,
+into `--db FILE` when given (kept, re-usable) or else into a temporary workspace that is
+deleted afterwards, so a report never writes beside the inputs. Without PATH the workspace is
+`--db`, `$RELPLAN_DB` or `./relplan.duckdb`.
+
+The default output is `reports/<run name>.html`, the run name being run.json's `name`, else
+the input's file or directory name, reduced to a safe file name.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from relplan import __version__, workspace
+from relplan.analyses import AnalyzeOptions, analyze
+from relplan.errors import InputError, UsageError
+from relplan.ingest import IngestOptions
+from relplan.ingest.driver import ingest_files
+from relplan.report.build import build_report_data, workspace_facts
+from relplan.report.charts import chart_specs
+from relplan.report.data import ReportData
+from relplan.report.export import export_images, write_atomic
+from relplan.report.html import render_html
+
+__all__ = ["ReportFiles", "collect_report_data", "default_out", "make_report", "render_page"]
+
+REPORTS_DIR = Path("reports")
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+@dataclass
+class ReportFiles:
+    html: Path
+    html_bytes: int
+    images: list[Path] = field(default_factory=list)
+    json: Path | None = None
+
+
+def collect_report_data(
+    con: duckdb.DuckDBPyConnection,
+    opts: AnalyzeOptions,
+    *,
+    fallback_name: str,
+    generated_at: datetime,
+) -> ReportData:
+    """Run the analyses and the health evaluation on a workspace; arrange their results."""
+    result = analyze(con, opts)
+    # Interim: the engine-health evaluator (relplan.alerts) is not on main yet.
+    health, why = None, "engine health signals: the evaluator (relplan.alerts) is not merged yet"
+    facts = workspace_facts(con, fallback_name)
+    return build_report_data(result, health, why, facts, generated_at, __version__)
+
+
+def render_page(data: ReportData) -> str:
+    return render_html(data, chart_specs(data))
+
+
+def default_out(run_name: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", run_name).strip(".-") or "report"
+    return REPORTS_DIR / f"{safe[:120]}.html"
+
+
+def is_workspace_file(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(12)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", str(path)) from exc
+    return head[8:12] == _DUCKDB_MAGIC
+
+
+@contextmanager
+def _open_inputs(
+    path: Path | None, db: Path | None
+) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
+    """A connection on the workspace to report on, and a fallback run name."""
+    if path is None:
+        ws = workspace.resolve_db(db)
+        with workspace.open_workspace(ws, read_only=True) as con:
+            yield con, ws.stem
+        return
+    if not path.exists():
+        raise InputError("no such file or directory", str(path))
+    if path.is_file() and is_workspace_file(path):
+        if db is not None:
+            raise UsageError("--db", f"give a workspace as PATH or with --db, not both ({path})")
+        with workspace.open_workspace(path, read_only=True) as con:
+            yield con, path.stem
+        return
+    name = path.name if path.is_dir() else path.stem.split(".")[0]
+    if db is not None:
+        with workspace.open_workspace(db) as con:
+            ingest_files(con, [path], IngestOptions())
+            yield con, name
+        return
+    with (
+        tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
+        workspace.open_workspace(Path(tmp) / "workspace.duckdb") as con,
+    ):
+        ingest_files(con, [path], IngestOptions())
+        yield con, name
+
+
+def make_report(
+    path: Path | None,
+    *,
+    db: Path | None = None,
+    out: Path | None = None,
+    png_dir: Path | None = None,
+    svg_dir: Path | None = None,
+    json_path: Path | None = None,
+    opts: AnalyzeOptions | None = None,
+    generated_at: datetime | None = None,
+) -> ReportFiles:
+    """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths."""
+    when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
+    with _open_inputs(path, db) as (con, fallback):
+        data = collect_report_data(
+            con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when
+        )
+    specs = chart_specs(data)
+    page = render_html(data, specs)
+    target = out or default_out(data.run_name)
+    files = ReportFiles(html=write_atomic(target, page), html_bytes=len(page.encode("utf-8")))
+    if png_dir is not None:
+        files.images += export_images(specs, png_dir, "png")
+    if svg_dir is not None:
+        files.images += export_images(specs, svg_dir, "svg")
+    if json_path is not None:
+        files.json = write_atomic(json_path, data.model_dump_json(indent=2) + "\n")
+    return files
