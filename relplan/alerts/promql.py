@@ -333,6 +333,8 @@ class _Parser:
                     " (subqueries are not supported)"
                 )
             return MatrixSelector(expr, parse_duration_ms(tok.text[1:-1]))
+        if tok.text == "[":
+            raise QueryError(f"PromQL: subqueries at position {tok.pos + 1} are not supported")
         if tok.text in ("offset", "@"):
             raise QueryError(f"PromQL: {tok.text!r} at position {tok.pos + 1} is not supported")
         return expr

@@ -154,7 +154,7 @@ def _value_checks(
     recorded_names = {r.record for r in records}
     seen: set[str] = set()
     out: list[dict[str, Any]] = []
-    roots = [promql.parse(r.expr) for r in (*records, *alerts)]
+    roots = [promql.parse(r.expr) for r in records] + [promql.parse(a.expr) for a in alerts]
     for root in roots:
         for node in promql.subexpressions(root):
             if isinstance(node, promql.Number) or promql.metric_names(node) & recorded_names:

@@ -26,7 +26,9 @@ Choices (documented in the README too):
 from __future__ import annotations
 
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -42,7 +44,7 @@ PROXY_GROUP = "relplan-proxy"
 RUNBOOK = (
     "Pull the window into a workspace: relplan ingest --prometheus-url <prometheus> "
     "--match 'vllm:.*' --start <alert start - 1h> --end <now> --step 15s; then run "
-    "`relplan analyze` and read the {section} section."
+    "`relplan analyze` and read its {section} sections."
 )
 
 # vLLM V1 names first; older builds' names are accepted by the offline evaluation.
@@ -140,7 +142,7 @@ def check_label(label: str, flag: str = "--replica-label") -> str:
     return label
 
 
-def _num(x: float) -> str:
+def num_text(x: float) -> str:
     """A threshold as PromQL text: integers without a decimal point, others shortest repr."""
     if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
         return str(int(x))
@@ -169,13 +171,13 @@ def health_rules(
         AlertRule(
             signal="preemption_storm",
             alert="RelplanPreemptionStorm",
-            expr=f"sum by ({L}) (rate({n['preemptions']}[5m])) > {_num(th.preemption_rate)}",
+            expr=f"sum by ({L}) (rate({n['preemptions']}[5m])) > {num_text(th.preemption_rate)}",
             for_s=th.for_preemption_storm,
             labels={"severity": "warning"},
             annotations={
                 "summary": f"vLLM replica {who}: preemption storm",
                 "description": (
-                    f"{value} preemptions/s over 5m (threshold {_num(th.preemption_rate)}/s):"
+                    f"{value} preemptions/s over 5m (threshold {num_text(th.preemption_rate)}/s):"
                     " running requests are evicted from the KV cache and their prefill is"
                     " recomputed, so the replica does the same work twice."
                 ),
@@ -187,8 +189,8 @@ def health_rules(
             signal="cache_full_while_queueing",
             alert="RelplanCacheFullWhileQueueing",
             expr=(
-                f"max by ({L}) (max_over_time({n['kv_usage']}[10m])) > {_num(th.kv_usage)}"
-                f" and on ({L}) sum by ({L}) ({n['waiting']}) > {_num(th.waiting)}"
+                f"max by ({L}) (max_over_time({n['kv_usage']}[10m])) > {num_text(th.kv_usage)}"
+                f" and on ({L}) sum by ({L}) ({n['waiting']}) > {num_text(th.waiting)}"
             ),
             for_s=th.for_cache_full_while_queueing,
             labels={"severity": "warning"},
@@ -196,7 +198,7 @@ def health_rules(
                 "summary": f"vLLM replica {who}: KV cache full while requests queue",
                 "description": (
                     f"KV cache usage reached {value} (max over 10m, threshold"
-                    f" {_num(th.kv_usage)}) while more than {_num(th.waiting)} requests wait:"
+                    f" {num_text(th.kv_usage)}) while more than {num_text(th.waiting)} requests wait:"
                     " admission is blocked by memory, not by compute."
                 ),
                 "runbook": RUNBOOK.format(section="Little's law and engine health"),
@@ -243,7 +245,7 @@ def health_rules(
             alert="RelplanCounterDivergence",
             expr=(
                 f"1 - sum by ({L}) (increase({n['prompt_tokens']}[1m]))"
-                f" / sum by ({L}) (increase({n['prefix_queries']}[1m])) > {_num(th.shortfall)}"
+                f" / sum by ({L}) (increase({n['prefix_queries']}[1m])) > {num_text(th.shortfall)}"
                 f" and on ({L}) sum by ({L}) (increase({n['prefix_queries']}[1m])) > 0"
             ),
             for_s=th.for_counter_divergence,
@@ -251,7 +253,7 @@ def health_rules(
             annotations={
                 "summary": f"vLLM replica {who}: prompt-token counter misses scheduled prefill",
                 "description": (
-                    f"Prompt tokens rose {value} (shortfall, threshold {_num(th.shortfall)})"
+                    f"Prompt tokens rose {value} (shortfall, threshold {num_text(th.shortfall)})"
                     " less than prefix-cache queries over 1m: prefills are aborted before"
                     " their first token, work the dashboards do not show."
                 ),
@@ -268,14 +270,14 @@ def health_rules(
             AlertRule(
                 signal="retry_amplification",
                 alert="RelplanRetryAmplification",
-                expr=f"{attempts} / ({attempts} - {retries}) > {_num(th.retry_amplification)}",
+                expr=f"{attempts} / ({attempts} - {retries}) > {num_text(th.retry_amplification)}",
                 for_s=th.for_retry_amplification,
                 labels={"severity": "warning"},
                 annotations={
                     "summary": f"Gateway cluster {{{{ $labels.{c} }}}}: retries amplify load",
                     "description": (
                         f"{value} upstream attempts per call over 5m (threshold"
-                        f" {_num(th.retry_amplification)}): retries add load to an engine that"
+                        f" {num_text(th.retry_amplification)}): retries add load to an engine that"
                         " is already behind, which can keep it down after the overload ends."
                     ),
                     "runbook": (
@@ -339,7 +341,10 @@ def rule_file_dict(
 def dump_yaml(data: dict[str, Any], header: str = "") -> str:
     import yaml
 
-    class _Dumper(yaml.SafeDumper):
+    # libyaml's emitter when present (10x faster on large unit-test files), same output rules.
+    base = yaml.CSafeDumper if getattr(yaml, "__with_libyaml__", False) else yaml.SafeDumper
+
+    class _Dumper(base):  # type: ignore[valid-type,misc]
         pass
 
     def _str(dumper: yaml.SafeDumper, s: str) -> yaml.ScalarNode:
@@ -347,7 +352,7 @@ def dump_yaml(data: dict[str, Any], header: str = "") -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:str", s, style=style)
 
     _Dumper.add_representer(str, _str)
-    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True)
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)
     lines = [f"# {ln}".rstrip() for ln in header.splitlines()] if header else []
     return "\n".join([*lines, body]) if lines else body
 
@@ -378,3 +383,14 @@ SignalName = Literal[
     "counter_divergence",
     "retry_amplification",
 ]
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same directory, so nothing is ever half-written."""
+    if path.is_dir():
+        raise UsageError("--out", f"{path} is a directory; give a file name such as rules.yml")
+    if not path.parent.exists():
+        raise UsageError("--out", f"directory {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
