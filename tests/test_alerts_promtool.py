@@ -7,8 +7,6 @@ Skips without promtool on a user's machine; fails under CI=true (tests/conftest.
 
 from __future__ import annotations
 
-import math
-import random
 from pathlib import Path
 
 import numpy as np
@@ -17,11 +15,11 @@ import pytest
 from relplan.alerts import promtool, rules, slo
 from relplan.alerts.engine import SeriesStore, make_labels
 from relplan.alerts.evaluate import firing_intervals
+from tests.alerts_scenarios import T0, healthy_store, random_store, storm_store
 from tests.conftest import require_tool
 
 pytestmark = pytest.mark.prometheus
 
-T0 = 1_764_460_800_000  # the simulator's epoch, in ms
 STEP_MS = 15_000
 
 
@@ -50,105 +48,6 @@ def _prove(tmp: Path, store: SeriesStore, alerts: list[rules.AlertRule],
     res = promtool.test_rules(test)
     assert res.ok, res.output[:4000]
     return ut
-
-
-# --- scenarios -----------------------------------------------------------------------------
-
-HEALTH_NAMES = (
-    "vllm:num_preemptions_total",
-    "vllm:kv_cache_usage_perc",
-    "vllm:num_requests_waiting",
-    "vllm:num_requests_running",
-    "vllm:generation_tokens_total",
-    "vllm:prompt_tokens_total",
-    "vllm:prefix_cache_queries_total",
-)
-
-
-def storm_store() -> SeriesStore:
-    """Three replicas scraped every 15 s for 15 minutes (t = 0..900 s):
-    - a: overloaded from 120 s: waiting grows by 1 per scrape, KV cache at 0.99, 2
-      preemptions per scrape (0.133/s), prompt tokens rise 60 per scrape while prefix-cache
-      queries rise 100 (shortfall 0.4);
-    - b: healthy: 5 waiting, cache at 0.6, tokens and queries rise 100 per scrape together;
-    - c: stuck: 2 running, generation tokens flat for the samples at 300..600 s."""
-    s = SeriesStore()
-    times = [T0 + STEP_MS * i for i in range(61)]
-    for pod in ("a", "b", "c"):
-        lab = {"pod": pod, "model_name": "llama", "engine": "0"}
-        pre, kv, waiting, running, gen, prompt, queries = [], [], [], [], [], [], []
-        p = g = pt = q = 0.0
-        for i in range(61):
-            sec = 15 * i
-            over = pod == "a" and sec >= 120
-            p += 2 if over else 0
-            pre.append(p)
-            kv.append(0.99 if over else 0.6)
-            waiting.append(float(5 + (i - 8) if over else 5))
-            running.append(2.0)
-            if not (pod == "c" and 300 < sec <= 600):
-                g += 40
-            gen.append(g)
-            q += 100
-            pt += 60 if over else 100
-            queries.append(q)
-            prompt.append(pt)
-        for name, vals in zip(HEALTH_NAMES, (pre, kv, waiting, running, gen, prompt, queries), strict=True):
-            s.add(make_labels(name, lab), times, vals)
-    return s
-
-
-def healthy_store() -> SeriesStore:
-    s = SeriesStore()
-    times = [T0 + STEP_MS * i for i in range(61)]
-    for pod in ("a", "b"):
-        lab = {"pod": pod}
-        n = np.arange(61, dtype=float)
-        for name, vals in zip(
-            HEALTH_NAMES,
-            (0 * n, 0.5 + 0 * n, 3 + 0 * n, 4 + 0 * n, 50 * n, 100 * n, 100 * n),
-            strict=True,
-        ):
-            s.add(make_labels(name, lab), times, vals.tolist())
-    return s
-
-
-def random_store(seed: int) -> SeriesStore:
-    """Jittered scrape times (100 ms resolution), failed scrapes, a 6-minute scrape gap
-    (longer than the lookback), counter resets, a replica that appears late, NaN gauges."""
-    rng = random.Random(seed)
-    s = SeriesStore()
-    for pod in ("a", "b", "c"):
-        start = 0 if pod != "c" else rng.choice([0, 200, 400])
-        gap = (rng.randint(100, 500), 0) if pod == "b" else (0, 0)
-        gap = (gap[0], gap[0] + 360) if gap[0] else gap
-        state = {n: 0.0 for n in HEALTH_NAMES}
-        lab = {"pod": pod, "engine": "0"}
-        pts: dict[str, list[tuple[int, float]]] = {n: [] for n in HEALTH_NAMES}
-        level = rng.uniform(0.3, 1.0)
-        for i in range(start // 15, 80):
-            sec = 15 * i
-            if gap[0] <= sec < gap[1] or rng.random() < 0.08:
-                continue
-            t = T0 + sec * 1000 + rng.randint(-20, 20) * 100
-            if rng.random() < 0.03:
-                for n in ("vllm:num_preemptions_total", "vllm:generation_tokens_total",
-                          "vllm:prompt_tokens_total", "vllm:prefix_cache_queries_total"):
-                    state[n] = 0.0  # replica restart
-            state["vllm:num_preemptions_total"] += rng.choice([0, 0, 1, 3, 12])
-            level = min(1.0, max(0.0, level + rng.uniform(-0.08, 0.1)))
-            state["vllm:kv_cache_usage_perc"] = math.nan if rng.random() < 0.03 else round(level, 3)
-            state["vllm:num_requests_waiting"] = max(0.0, state["vllm:num_requests_waiting"] + rng.randint(-3, 4))
-            state["vllm:num_requests_running"] = float(rng.choice([0, 1, 4, 8]))
-            state["vllm:generation_tokens_total"] += rng.choice([0, 0, 0, 25, 300])
-            q = rng.randint(0, 400)
-            state["vllm:prefix_cache_queries_total"] += q
-            state["vllm:prompt_tokens_total"] += rng.choice([q, q, int(q * rng.random())])
-            for n in HEALTH_NAMES:
-                pts[n].append((t, state[n]))
-        for n, series in pts.items():
-            s.add(make_labels(n, lab), [t for t, _ in series], [v for _, v in series])
-    return s
 
 
 STORM_THRESHOLDS = rules.Thresholds(preemption_rate=0.1)
