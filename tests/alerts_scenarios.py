@@ -148,3 +148,21 @@ def random_store(seed: int) -> SeriesStore:
     return s
 
 
+
+
+def openmetrics_text(store: SeriesStore) -> str:
+    """The store as OpenMetrics text with a timestamp (epoch seconds, ms) on every sample."""
+    by_name: dict[str, list[str]] = {}
+    for labels, s in sorted(store.series.items()):
+        d = dict(labels)
+        name = d.pop("__name__")
+        inner = ",".join(f'{k}="{v}"' for k, v in sorted(d.items()))
+        for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True):
+            value = "NaN" if math.isnan(v) else repr(v)
+            by_name.setdefault(name, []).append(f"{name}{{{inner}}} {value} {t // 1000}.{t % 1000:03d}")
+    lines: list[str] = []
+    for name, samples in by_name.items():
+        lines.append(f"# TYPE {name} gauge")
+        lines.extend(samples)
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"

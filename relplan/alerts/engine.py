@@ -5,7 +5,8 @@ a map from label set to a (values, present) pair of arrays over the grid, so eac
 is a handful of numpy operations rather than a loop over evaluation times.
 
 Semantics, as in Prometheus 2.42's engine (promql/engine.go, promql/functions.go):
-- Times are integer milliseconds (sample times are rounded to the millisecond on load).
+- Times are integer milliseconds: a stored time t (epoch seconds) becomes int64(t * 1000),
+  truncated, as Prometheus's OpenMetrics parser does.
 - An instant selector at time ts takes the latest sample with t <= ts, if t >= ts - 5m
   (the lookback delta; both ends inclusive).
 - A range selector `x[r]` at ts takes the samples with ts - r <= t <= ts (closed at both

@@ -206,13 +206,14 @@ def firing_at(timeline: AlertTimeline, k: int) -> list[tuple[dict[str, str], dic
 def load_store(
     con: duckdb.DuckDBPyConnection, names: Sequence[str], t_from: float, t_to: float
 ) -> SeriesStore:
-    """Samples of `names` with t_from <= t <= t_to from metric_samples, times rounded to ms."""
+    """Samples of `names` with t_from <= t <= t_to from metric_samples, times in whole ms."""
     q = sql.load("alert_metric_series")
     rows = con.execute(q.text, q.bind({"names": list(names), "t_from": t_from, "t_to": t_to})).fetchall()
     store = SeriesStore()
     for name, keys, values, ts, vs in rows:
         labels = engine.make_labels(name, dict(zip(keys, values, strict=True)))
-        t_ms = np.rint(np.asarray(ts, dtype=np.float64) * 1000).astype(np.int64)
+        # int64(t * 1000), truncating, as Prometheus's OpenMetrics parser stores a timestamp.
+        t_ms = (np.asarray(ts, dtype=np.float64) * 1000).astype(np.int64)
         store.add(labels, t_ms, vs)
     return store
 
