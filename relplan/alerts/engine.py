@@ -79,6 +79,10 @@ class SeriesStore:
     def add(self, labels: Labels, t_ms: Iterable[int], values: Iterable[float]) -> None:
         t = np.asarray(list(t_ms), dtype=np.int64)
         v = np.asarray(list(values), dtype=np.float64)
+        self.add_arrays(labels, t, v)
+
+    def add_arrays(self, labels: Labels, t: IntArray, v: FloatArray) -> None:
+        """Add samples (any order; the first of two at the same millisecond is kept)."""
         order = np.argsort(t, kind="stable")
         t, v = t[order], v[order]
         if len(t) > 1:

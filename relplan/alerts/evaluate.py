@@ -114,13 +114,11 @@ def apply_for(vec: Vec, rule: AlertRule, ts: IntArray) -> AlertTimeline:
             raise UsageError(
                 "rules", f"{rule.alert}: two result series with the same labels {dict(key)}"
             )
-        fire = np.zeros(len(ts), dtype=bool)
-        # Start of the current run of consecutive evaluations where the series is present.
-        run_start = -1
-        for k in np.nonzero(present)[0]:
-            if k == 0 or not present[k - 1]:
-                run_start = int(k)
-            fire[k] = ts[k] - ts[run_start] >= for_ms
+        # Index of the start of the run of consecutive present evaluations each one is in.
+        prev = np.concatenate(([False], present[:-1]))
+        starts = np.where(present & ~prev, np.arange(len(ts)), 0)
+        run_start = np.maximum.accumulate(starts)
+        fire = present & (ts - ts[run_start] >= for_ms)
         firing[key] = (fire, values)
         pending[key] = present & ~fire
     return AlertTimeline(rule, firing, pending)
@@ -208,13 +206,27 @@ def load_store(
 ) -> SeriesStore:
     """Samples of `names` with t_from <= t <= t_to from metric_samples, times in whole ms."""
     q = sql.load("alert_metric_series")
-    rows = con.execute(q.text, q.bind({"names": list(names), "t_from": t_from, "t_to": t_to})).fetchall()
+    params = q.bind({"names": list(names), "t_from": t_from, "t_to": t_to})
+    table = con.sql(q.text, params=params).to_arrow_table()
     store = SeriesStore()
-    for name, keys, values, ts, vs in rows:
-        labels = engine.make_labels(name, dict(zip(keys, values, strict=True)))
-        # int64(t * 1000), truncating, as Prometheus's OpenMetrics parser stores a timestamp.
-        t_ms = (np.asarray(ts, dtype=np.float64) * 1000).astype(np.int64)
-        store.add(labels, t_ms, vs)
+    if table.num_rows == 0:
+        return store
+    samples = table.column("samples").combine_chunks()
+    flat = samples.flatten()
+    # int64(t * 1000), truncating, as Prometheus's OpenMetrics parser stores a timestamp.
+    t_all = (flat.field("t").to_numpy(zero_copy_only=False) * 1000).astype(np.int64)
+    v_all = flat.field("v").to_numpy(zero_copy_only=False).astype(np.float64)
+    s_all = flat.field("s").to_numpy(zero_copy_only=False).astype(np.int64)
+    r_all = flat.field("r").to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = samples.offsets.to_numpy()
+    names_col = table.column("name").to_pylist()
+    keys_col = table.column("label_keys").to_pylist()
+    values_col = table.column("label_values").to_pylist()
+    for i, name in enumerate(names_col):
+        labels = engine.make_labels(name, dict(zip(keys_col[i], values_col[i], strict=True)))
+        a, b = int(offsets[i]), int(offsets[i + 1])
+        order = np.lexsort((r_all[a:b], s_all[a:b], t_all[a:b]))
+        store.add_arrays(labels, t_all[a:b][order], v_all[a:b][order])
     return store
 
 

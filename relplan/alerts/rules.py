@@ -44,7 +44,7 @@ PROXY_GROUP = "relplan-proxy"
 RUNBOOK = (
     "Pull the window into a workspace: relplan ingest --prometheus-url <prometheus> "
     "--match 'vllm:.*' --start <alert start - 1h> --end <now> --step 15s; then run "
-    "`relplan analyze` and read its {section} sections."
+    "`relplan analyze` (sections: {section})."
 )
 
 # vLLM V1 names first; older builds' names are accepted by the offline evaluation.
@@ -253,9 +253,10 @@ def health_rules(
             annotations={
                 "summary": f"vLLM replica {who}: prompt-token counter misses scheduled prefill",
                 "description": (
-                    f"Prompt tokens rose {value} (shortfall, threshold {num_text(th.shortfall)})"
-                    " less than prefix-cache queries over 1m: prefills are aborted before"
-                    " their first token, work the dashboards do not show."
+                    f"Shortfall {value} (threshold {num_text(th.shortfall)}): over 1m the"
+                    " prompt-token counter rose that much less than the prefix-cache query"
+                    " counter, so prefills are aborted before their first token, work the"
+                    " dashboards do not show."
                 ),
                 "runbook": RUNBOOK.format(section="counters and wasted prefill"),
             },
