@@ -162,3 +162,18 @@ def test_eval_without_a_workspace_or_metrics_is_a_one_line_error(tmp_path: Path)
     assert "needs vLLM metrics" in line
     line = _error_line(runner.invoke(app, ["alerts", "eval", "--db", str(tmp_path / "empty.duckdb"), "--step", "0s"]))
     assert line.startswith("relplan: error: --step")
+
+
+def test_readme_eval_example_is_the_real_output(tmp_path: Path) -> None:
+    """The README's `relplan alerts eval` block (a text block, since it needs the fixture
+    workspace) is what the command prints on the storm fixture."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = re.search(r"```text\n\$ relplan alerts eval --db storm.duckdb (.*?)\n(.*?)```", readme, re.DOTALL)
+    assert block is not None
+    db = tmp_path / "storm.duckdb"
+    fill_workspace(db, storm_store())
+    res = runner.invoke(app, ["alerts", "eval", "--db", str(db), *block.group(1).split()])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.rstrip("\n").splitlines() == block.group(2).rstrip("\n").splitlines()
