@@ -283,3 +283,76 @@ def test_deriv_of_a_linear_gauge_is_its_slope(slope: float, gaps_ms: list[int]) 
     vec = engine.evaluate(f"deriv(g[{int(t[-1]) + 1}ms])", s, ts)
     (values, _), = vec.items.values()
     assert float(values[0]) == pytest.approx(slope, rel=1e-6, abs=1e-9)
+
+
+# --- parser round trip ---------------------------------------------------------------------
+
+_names = st.sampled_from(["x", "vllm:num_requests_waiting", "up", "a_b:c"])
+_labels = st.sampled_from(["pod", "instance", "job", "le"])
+_matchers = st.lists(
+    st.builds(
+        promql.Matcher,
+        _labels,
+        st.sampled_from(["=", "!=", "=~", "!~"]),
+        st.text(alphabet='ab"\\\n .*', max_size=5),
+    ),
+    max_size=2,
+)
+_selectors = st.builds(
+    lambda name, ms: promql.VectorSelector((promql.Matcher("__name__", "=", name), *ms)),
+    _names,
+    _matchers,
+)
+_calls = st.builds(
+    lambda f, sel, r: promql.Call(f, promql.MatrixSelector(sel, r)),
+    st.sampled_from(sorted(promql.RANGE_FUNCTIONS)),
+    _selectors,
+    st.sampled_from([1000, 60_000, 300_000, 90_000, 3_600_000]),
+)
+_numbers = st.builds(
+    promql.Number, st.floats(min_value=0, allow_nan=False, allow_infinity=True)
+)
+
+
+def _extend(inner: st.SearchStrategy[promql.Expr]) -> st.SearchStrategy[promql.Expr]:
+    matching = st.builds(
+        promql.VectorMatching, st.booleans(), st.lists(_labels, max_size=2).map(tuple)
+    )
+    return st.one_of(
+        st.builds(
+            promql.Aggregate,
+            st.sampled_from(sorted(promql.AGGREGATIONS)),
+            inner,
+            st.lists(_labels, max_size=2).map(tuple),
+            st.booleans(),
+        ),
+        st.builds(
+            lambda op, a, b, m: promql.Binary(op, a, b, False, m),
+            st.sampled_from(sorted(promql.ARITHMETIC | promql.SET_OPS)),
+            inner, inner, matching,
+        ),
+        st.builds(
+            lambda op, a, b, m: promql.Binary(op, a, b, True, m),
+            st.sampled_from(sorted(promql.COMPARISONS)),
+            inner, inner, matching,
+        ),
+        st.builds(lambda e: promql.Unary("-", e), _selectors | _calls),
+    )
+
+
+_exprs = st.recursive(_selectors | _calls | _numbers, _extend, max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_exprs)
+def test_printing_then_parsing_gives_the_same_tree(expr: promql.Expr) -> None:
+    assert promql.parse(promql.to_string(expr)) == expr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [('{pod=""}', "does not match the empty string"), ('x{pod=~"("}', "invalid regular")],
+)
+def test_bad_selectors_are_refused(text: str, message: str) -> None:
+    with pytest.raises(QueryError, match=message):
+        promql.parse(text)

@@ -350,7 +350,13 @@ class _Parser:
             self.expect(")")
             return inner
         if tok.text == "{":
-            return VectorSelector(self.matchers())
+            ms = self.matchers()
+            if all(_matches_empty(m) for m in ms):
+                raise QueryError(
+                    f"PromQL: the selector at position {tok.pos + 1} needs at least one"
+                    " matcher that does not match the empty string"
+                )
+            return VectorSelector(ms)
         if tok.kind == "ident" and tok.text not in _KEYWORDS:
             self.next()
             name = tok.text
@@ -403,17 +409,25 @@ class _Parser:
             value = self.next()
             if value.kind != "string":
                 raise self.fail(value, "a quoted string")
-            out.append(Matcher(label.text, op.text, _unquote(value.text)))
+            matcher = Matcher(label.text, op.text, _unquote(value.text))
+            _matches_empty(matcher)  # refuses an invalid regular expression here
+            out.append(matcher)
             if self.peek().text == ",":
                 self.next()
             elif self.peek().text != "}":
                 raise self.fail(self.peek(), "',' or '}'")
         self.expect("}")
-        if not any(m.op in ("=", "=~") and m.value != "" for m in out) and not any(
-            m.op in ("!=", "!~") for m in out
-        ):
-            raise QueryError("PromQL: a selector needs at least one matcher that is not empty")
         return tuple(out)
+
+
+def _matches_empty(m: Matcher) -> bool:
+    if m.op in ("=", "!="):
+        return (m.value == "") == (m.op == "=")
+    try:
+        full = re.fullmatch(m.value, "") is not None
+    except re.error as exc:
+        raise QueryError(f"PromQL: invalid regular expression {m.value!r}: {exc}") from exc
+    return full == (m.op == "=~")
 
 
 def parse(text: str) -> Expr:
