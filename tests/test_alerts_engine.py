@@ -6,6 +6,7 @@ Every series starts at T0 (epoch ms) and is sampled every 15 s unless the test s
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -289,13 +290,23 @@ def test_deriv_of_a_linear_gauge_is_its_slope(slope: float, gaps_ms: list[int]) 
 
 _names = st.sampled_from(["x", "vllm:num_requests_waiting", "up", "a_b:c"])
 _labels = st.sampled_from(["pod", "instance", "job", "le"])
+def _valid_regex(m: promql.Matcher) -> bool:
+    if m.op in ("=", "!="):
+        return True
+    try:
+        re.compile(m.value)
+    except re.error:
+        return False
+    return True
+
+
 _matchers = st.lists(
     st.builds(
         promql.Matcher,
         _labels,
         st.sampled_from(["=", "!=", "=~", "!~"]),
         st.text(alphabet='ab"\\\n .*', max_size=5),
-    ),
+    ).filter(_valid_regex),
     max_size=2,
 )
 _selectors = st.builds(
