@@ -693,5 +693,54 @@ def alerts_eval(
     typer.echo(result.model_dump_json(indent=2) if json_out else eval_mod.render_health(result))
 
 
+@alerts_app.command("unittest")
+def alerts_unittest(
+    out_dir: Annotated[Path, typer.Option(help="Directory for rules.yml and rules_test.yml.")],
+    db: Annotated[Path | None, typer.Option(help="Workspace (default $RELPLAN_DB or ./relplan.duckdb).")] = None,
+    start: Annotated[float | None, typer.Option("--from", help="First sample time, epoch seconds.")] = None,
+    end: Annotated[float | None, typer.Option("--to", help="Last sample time, epoch seconds.")] = None,
+    step: Annotated[str, typer.Option(help="evaluation_interval of the test.")] = "15s",
+    replica_label: Annotated[
+        str | None, typer.Option(help="Replica label (default: replica, pod or instance, first present).")
+    ] = None,
+    threshold: ThresholdFlag = None,
+    run: Annotated[bool, typer.Option(help="Run promtool check rules and test rules on them.")] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """A promtool unit test from a workspace's metrics: relplan's verdicts as expectations.
+
+    Exit 1 with --run when promtool disagrees with relplan (or is missing).
+    Example: relplan alerts unittest --db incident.duckdb --out-dir ci/ --run
+    """
+    from relplan.alerts import promtool as promtool_mod
+    from relplan.alerts import rules as rules_mod
+    from relplan.errors import FindingError
+    from relplan.workspace import connect, resolve_db
+
+    label = rules_mod.check_label(replica_label) if replica_label else None
+    thresholds = rules_mod.parse_thresholds(threshold)
+    step_s = parse_duration(step, "--step")
+    con = connect(resolve_db(db), read_only=True)
+    try:
+        report = promtool_mod.write_unit_test(
+            con, out_dir, start=start, end=end, step=step_s, replica_label=label,
+            thresholds=thresholds, run=run,
+        )
+    finally:
+        con.close()
+    if json_out:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        typer.echo(
+            f"wrote {report.rules_path} and {report.test_path}: {report.evaluations} evaluations,"
+            f" {report.checks} checks; firing evaluations: "
+            + ", ".join(f"{k} {v}" for k, v in report.firing.items())
+        )
+        if report.promtool is not None:
+            typer.echo(report.promtool)
+    if run and not report.promtool_ok:
+        raise FindingError("promtool disagrees with relplan's evaluation (see above)")
+
+
 def main() -> None:
     app()

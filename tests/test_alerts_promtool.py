@@ -7,6 +7,7 @@ Skips without promtool on a user's machine; fails under CI=true (tests/conftest.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -197,3 +198,31 @@ def test_slo_burn_alerts_agree_with_promtool(tmp_path: Path) -> None:
     assert minutes.min() == 68
     assert minutes.max() == 125
     assert len(minutes) == 125 - 68 + 1
+
+
+def test_unittest_command_writes_files_promtool_accepts(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from relplan.cli import app
+    from tests.alerts_scenarios import fill_workspace
+
+    db = tmp_path / "storm.duckdb"
+    fill_workspace(db, storm_store())
+    out = tmp_path / "ci"
+    out.mkdir()
+    res = CliRunner().invoke(
+        app, ["alerts", "unittest", "--db", str(db), "--out-dir", str(out), "--run", "--json"]
+    )
+    assert res.exit_code == 0, res.stdout + res.stderr
+    report = json.loads(res.stdout)
+    assert report["promtool_ok"] is True
+    assert report["evaluations"] == 61
+    assert report["firing"]["RelplanStuckReplica"] == 13  # 420..600 s every 15 s
+    assert "RelplanRetryAmplification" not in report["firing"]  # no Envoy metrics
+    assert (out / "rules.yml").exists()
+    assert (out / "rules_test.yml").exists()
+    # A rules file that disagrees with the expectations makes the command exit 1.
+    rules_text = (out / "rules.yml").read_text().replace("for: 1m", "for: 2m")
+    (out / "rules.yml").write_text(rules_text)
+    res = promtool.test_rules(out / "rules_test.yml")
+    assert not res.ok
