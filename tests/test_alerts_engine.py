@@ -166,8 +166,13 @@ def test_many_to_many_matching_is_refused() -> None:
     s.add(make_labels("x", {"pod": "a", "engine": "0"}), [T0], [3])
     s.add(make_labels("x", {"pod": "a", "engine": "1"}), [T0], [5])
     s.add(make_labels("y", {"pod": "a"}), [T0], [4])
-    with pytest.raises(QueryError, match="many-to-many"):
-        engine.evaluate("x / on (pod) y", s, np.array([T0], dtype=np.int64))
+    ts = np.array([T0], dtype=np.int64)
+    with pytest.raises(QueryError, match="many-to-one matching must be explicit"):
+        engine.evaluate("x / on (pod) y", s, ts)
+    with pytest.raises(QueryError, match="many-to-many matching not allowed"):
+        engine.evaluate("y / on (pod) x", s, ts)
+    # Duplicates on the left that match nothing on the right are no error (as in Prometheus).
+    assert engine.evaluate("x / on (pod) y{pod=\"b\"}", s, ts).items == {}
 
 
 def test_for_makes_an_alert_pending_then_firing_and_a_gap_resets_it() -> None:

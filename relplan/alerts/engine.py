@@ -292,19 +292,26 @@ class Evaluator:
     def vector_vector(self, b: promql.Binary, lhs: Vec, rhs: Vec) -> Vec:
         sig = _signature(b.matching)
         right = self.by_signature(rhs, sig, "right")
-        left = self.by_signature(lhs, sig, "left")
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
+        matched: dict[Labels, BoolArray] = {}
         comparison = b.op in promql.COMPARISONS
-        for labels, (lv, lp) in lhs.items.items():
+        for labels in sorted(lhs.items):
+            lv, lp = lhs.items[labels]
             s = sig(labels)
             if s not in right:
                 continue
             rv, rp = right[s]
-            _ = left  # duplicates on the left were checked in by_signature
+            both = lp & rp
+            if s in matched and (matched[s] & both).any():
+                raise QueryError(
+                    "PromQL: multiple matches for labels: many-to-one matching must be explicit"
+                    f" (group_left/group_right), for {dict(s)}"
+                )
+            matched[s] = matched.get(s, np.zeros(self.n, bool)) | both
             result, keep = _apply(b.op, lv, rv, b.return_bool)
             if comparison and not b.return_bool:
                 result = lv
-            p = lp & rp & keep
+            p = both & keep
             if not p.any():
                 continue
             key = labels
