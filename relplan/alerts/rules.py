@@ -9,6 +9,10 @@ Choices (documented in the README too):
   where L is the replica label. The analyses pick L from the data (replica, pod or instance,
   first present); the exported file defaults to `instance`, which Prometheus attaches to
   every scraped series, so the file works as deployed (`--replica-label pod` on Kubernetes).
+- Queue growing: analyses.md J writes `deriv(...[10m]) > 0`; on an idle replica a single
+  waiting request inside the window makes the slope positive for minutes (a healthy
+  simulated run fired it), so the default threshold is 0.01 requests/s (a queue 6 longer
+  every 10 minutes); `--threshold queue_slope=0` gives the literal rule.
 - `for:` defaults: 1m for the engine signals (two or more evaluations at the usual 15-30 s
   interval, so a single noisy evaluation does not page), 2m for the queue trend, and 15s for
   the counter divergence, which is "two consecutive evaluations" (analyses.md conventions 5)
@@ -77,6 +81,9 @@ class Thresholds(StrictModel):
     preemption_rate: float = Field(0.5, gt=0, description="preemptions per second, rate over 5m")
     kv_usage: float = Field(0.95, gt=0, description="KV cache usage, 0..1, max over 10m")
     waiting: float = Field(10, ge=0, description="requests waiting, with the cache full")
+    queue_slope: float = Field(
+        0.01, ge=0, description="waiting-queue growth, requests/s (deriv over 10m)"
+    )
     shortfall: float = Field(0.2, gt=0, lt=1, description="1 - prompt-token rise / query rise")
     retry_amplification: float = Field(1.2, gt=1, description="upstream attempts per call")
     for_preemption_storm: float = Field(60, ge=0)
@@ -208,14 +215,15 @@ def health_rules(
         AlertRule(
             signal="queue_growing",
             alert="RelplanQueueGrowing",
-            expr=f"sum by ({L}) (deriv({n['waiting']}[10m])) > 0",
+            expr=f"sum by ({L}) (deriv({n['waiting']}[10m])) > {num_text(th.queue_slope)}",
             for_s=th.for_queue_growing,
             labels={"severity": "warning"},
             annotations={
                 "summary": f"vLLM replica {who}: waiting queue keeps growing",
                 "description": (
                     f"The waiting queue grows by {value} requests/s (least-squares slope over"
-                    " 10m): arrivals, retries included, exceed what the replica serves."
+                    f" 10m, threshold {num_text(th.queue_slope)}/s): arrivals, retries included,"
+                    " exceed what the replica serves."
                 ),
                 "runbook": RUNBOOK.format(section="amplification and delivery"),
             },
