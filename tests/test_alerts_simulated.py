@@ -10,7 +10,6 @@ firing times on the same samples (`relplan alerts unittest --run`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
