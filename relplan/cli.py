@@ -584,6 +584,7 @@ ThresholdFlag = Annotated[
     list[str] | None,
     typer.Option(
         "--threshold",
+        "--thresholds",
         help="key=value, repeatable or comma-separated: preemption_rate, kv_usage, waiting, queue_slope,"
         " shortfall, retry_amplification, for_<signal> (durations as 90s, 2m).",
     ),

@@ -49,7 +49,7 @@ def test_export_prints_a_rule_file_with_every_signal() -> None:
 def test_export_thresholds_and_for_durations_are_configurable() -> None:
     res = runner.invoke(
         app,
-        ["alerts", "export", "--threshold", "preemption_rate=2,shortfall=0.3",
+        ["alerts", "export", "--thresholds", "preemption_rate=2,shortfall=0.3",
          "--threshold", "for_stuck_replica=5m", "--no-proxy"],
     )
     assert res.exit_code == 0, res.stderr
