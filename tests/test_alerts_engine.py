@@ -372,3 +372,11 @@ def test_printing_then_parsing_gives_the_same_tree(expr: promql.Expr) -> None:
 def test_bad_selectors_are_refused(text: str, message: str) -> None:
     with pytest.raises(QueryError, match=message):
         promql.parse(text)
+
+
+def test_a_series_without_samples_selects_nothing() -> None:
+    s = SeriesStore()
+    s.add(make_labels("g", {"pod": "a"}), [], [])
+    ts = np.array([T0], dtype=np.int64)
+    assert engine.evaluate("g", s, ts).items == {}
+    assert engine.evaluate("rate(g[1m])", s, ts).items == {}

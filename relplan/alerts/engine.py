@@ -106,6 +106,8 @@ class SeriesStore:
         compiled = [(m, re.compile(m.value) if m.op in ("=~", "!~") else None) for m in matchers]
         out = []
         for labels in sorted(self.series):
+            if not len(self.series[labels].t):
+                continue
             d = dict(labels)
             if all(_matches(m, rx, d.get(m.label, "")) for m, rx in compiled):
                 out.append((labels, self.series[labels]))
