@@ -571,6 +571,179 @@ def inspect_cmd(db: DbOption = None, json_out: JsonFlag = False) -> None:
     typer.echo(rep.model_dump_json(indent=2) if json_out else ingest_mod.render_inspect(rep))
 
 
+# --- relplan alerts: Prometheus rules and their offline evaluation -----------------------
+
+alerts_app = typer.Typer(
+    cls=TyperGroup,
+    help="Prometheus alert and SLO rules for the signals relplan checks, and their offline evaluation.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(alerts_app, name="alerts")
+
+ThresholdFlag = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--threshold",
+        "--thresholds",
+        help="key=value, repeatable or comma-separated: preemption_rate, kv_usage, waiting, queue_slope,"
+        " shortfall, retry_amplification, for_<signal> (durations as 90s, 2m).",
+    ),
+]
+
+
+@alerts_app.command("export")
+def alerts_export(
+    out: Annotated[Path | None, typer.Option(help="Write the rule file here (default: stdout).")] = None,
+    replica_label: Annotated[
+        str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
+    ] = "instance",
+    threshold: ThresholdFlag = None,
+    proxy: Annotated[
+        bool, typer.Option(help="Include the retry-amplification rule (Envoy metrics).")
+    ] = True,
+) -> None:
+    """Prometheus alerting rules for the engine health signals relplan checks.
+
+    Example: relplan alerts export --replica-label pod --out rules.yml
+    """
+    from relplan.alerts import rules as rules_mod
+
+    text = rules_mod.export_health_rules(
+        rules_mod.check_label(replica_label),
+        rules_mod.parse_thresholds(threshold),
+        proxy=proxy,
+    )
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    rules_mod.write_text_atomic(out, text)
+    count = text.count("\n  - alert: ")
+    typer.echo(f"wrote {out}: {count} alerting rules; check with: promtool check rules {out}")
+
+
+@alerts_app.command("slo")
+def alerts_slo(
+    errors: Annotated[
+        str, typer.Option(help="Failed requests: PromQL with [$window], or a counter selector.")
+    ],
+    total: Annotated[
+        str, typer.Option(help="All requests: PromQL with [$window], or a counter selector.")
+    ],
+    slo: Annotated[float, typer.Option(help="SLO, as 99.9 (percent) or 0.999.")] = 99.9,
+    window: Annotated[str, typer.Option(help="SLO window: 30d, 4w, 7d, ...")] = "30d",
+    name: Annotated[str, typer.Option(help="Value of the `slo` label on the rules.")] = "relplan",
+    out: Annotated[Path | None, typer.Option(help="Write the rule file here (default: stdout).")] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Multiwindow, multi-burn-rate SLO alerts (SRE workbook) with their recording rules.
+
+    Example: relplan alerts slo --slo 99.9 --window 30d --errors 'vllm:request_success_total{finished_reason="error"}' --total 'vllm:request_success_total' --out slo.yml
+    """
+    from relplan.alerts import rules as rules_mod
+    from relplan.alerts import slo as slo_mod
+
+    rs = slo_mod.slo_rules(
+        parse_slo(slo), parse_duration(window, "--window", default_unit="d"), errors, total, name=name
+    )
+    text = slo_mod.export_slo_rules(rs)
+    if out is not None:
+        rules_mod.write_text_atomic(out, text)
+    if json_out:
+        typer.echo(rs.model_dump_json(indent=2))
+    elif out is None:
+        typer.echo(text, nl=False)
+    else:
+        typer.echo(slo_mod.render_slo(rs))
+        typer.echo(f"wrote {out}; check with: promtool check rules {out}")
+
+
+@alerts_app.command("eval")
+def alerts_eval(
+    db: Annotated[Path | None, typer.Option(help="Workspace (default $RELPLAN_DB or ./relplan.duckdb).")] = None,
+    start: Annotated[
+        float | None, typer.Option("--from", help="First evaluation, epoch seconds (default: first sample).")
+    ] = None,
+    end: Annotated[
+        float | None, typer.Option("--to", help="Last evaluation, epoch seconds (default: last sample).")
+    ] = None,
+    step: Annotated[str, typer.Option(help="Evaluation interval, as Prometheus's.")] = "15s",
+    replica_label: Annotated[
+        str | None, typer.Option(help="Replica label (default: replica, pod or instance, first present).")
+    ] = None,
+    threshold: ThresholdFlag = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Evaluate the exported rules offline on a workspace's metrics: firing intervals per replica.
+
+    Example: relplan alerts eval --db incident.duckdb --step 15s
+    """
+    from relplan.alerts import evaluate as eval_mod
+    from relplan.alerts import rules as rules_mod
+    from relplan.workspace import connect, resolve_db
+
+    label = rules_mod.check_label(replica_label) if replica_label else None
+    thresholds = rules_mod.parse_thresholds(threshold)
+    step_s = parse_duration(step, "--step")
+    con = connect(resolve_db(db), read_only=True)
+    try:
+        result = eval_mod.evaluate_health(
+            con, start=start, end=end, step=step_s, replica_label=label, rules=thresholds
+        )
+    finally:
+        con.close()
+    typer.echo(result.model_dump_json(indent=2) if json_out else eval_mod.render_health(result))
+
+
+@alerts_app.command("unittest")
+def alerts_unittest(
+    out_dir: Annotated[Path, typer.Option(help="Directory for rules.yml and rules_test.yml.")],
+    db: Annotated[Path | None, typer.Option(help="Workspace (default $RELPLAN_DB or ./relplan.duckdb).")] = None,
+    start: Annotated[float | None, typer.Option("--from", help="First sample time, epoch seconds.")] = None,
+    end: Annotated[float | None, typer.Option("--to", help="Last sample time, epoch seconds.")] = None,
+    step: Annotated[str, typer.Option(help="evaluation_interval of the test.")] = "15s",
+    replica_label: Annotated[
+        str | None, typer.Option(help="Replica label (default: replica, pod or instance, first present).")
+    ] = None,
+    threshold: ThresholdFlag = None,
+    run: Annotated[bool, typer.Option(help="Run promtool check rules and test rules on them.")] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """A promtool unit test from a workspace's metrics: relplan's verdicts as expectations.
+
+    Exit 1 with --run when promtool disagrees with relplan (or is missing).
+    Example: relplan alerts unittest --db incident.duckdb --out-dir ci/ --run
+    """
+    from relplan.alerts import promtool as promtool_mod
+    from relplan.alerts import rules as rules_mod
+    from relplan.errors import FindingError
+    from relplan.workspace import connect, resolve_db
+
+    label = rules_mod.check_label(replica_label) if replica_label else None
+    thresholds = rules_mod.parse_thresholds(threshold)
+    step_s = parse_duration(step, "--step")
+    con = connect(resolve_db(db), read_only=True)
+    try:
+        report = promtool_mod.write_unit_test(
+            con, out_dir, start=start, end=end, step=step_s, replica_label=label,
+            thresholds=thresholds, run=run,
+        )
+    finally:
+        con.close()
+    if json_out:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        typer.echo(
+            f"wrote {report.rules_path} and {report.test_path}: {report.evaluations} evaluations,"
+            f" {report.checks} checks; firing evaluations: "
+            + ", ".join(f"{k} {v}" for k, v in report.firing.items())
+        )
+        if report.promtool is not None:
+            typer.echo(report.promtool)
+    if run and not report.promtool_ok:
+        raise FindingError("promtool disagrees with relplan's evaluation (see above)")
+
+
 # --- relplan report (issue 6: the HTML incident report) ------------------------------------
 
 

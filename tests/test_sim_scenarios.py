@@ -7,13 +7,15 @@ import json
 import subprocess
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
+from relplan import sql
 from relplan.models import RunManifest
 from relplan.sim.run import simulate
 from relplan.sim.scenario import builtin_names
-from relplan.sim.summary import SimSummary, read_openmetrics
+from relplan.sim.summary import SimSummary, load_run
 from tests.conftest import require_tool
 
 EXPECTED_BUILTINS = {
@@ -238,8 +240,13 @@ def test_metrics_follow_vllms_counting_rules(reference_run: Path) -> None:
         .select("execution_id", "t")
         .join(prompts, on="execution_id")
     )
-    m = pl.from_arrow(read_openmetrics(reference_run / "metrics.om.txt"))
-    assert isinstance(m, pl.DataFrame)
+    con = duckdb.connect()
+    con.execute(sql.load("workspace_schema").text)
+    load_run(con, reference_run)
+    m = con.sql(
+        "select t, name, value, cast(labels as varchar) as series, labels['engine'] as engine,"
+        " labels['model_name'] as model_name from metric_samples"
+    ).pl()
     last = m.sort("t").group_by("name", "series").agg(pl.col("value").last(), pl.col("t").last())
     t_end = last["t"].max()
     final = {
@@ -257,8 +264,8 @@ def test_metrics_follow_vllms_counting_rules(reference_run: Path) -> None:
         final["vllm:num_preemptions_total"]
         == ev.filter((pl.col("event") == "preempted") & (pl.col("t") <= t_last_scrape)).height
     )
-    series = m["series"].unique().to_list()
-    assert all('engine="0"' in s and "model_name=" in s for s in series)
+    assert m["engine"].unique().to_list() == ["0"]
+    assert m["model_name"].null_count() == 0
     assert set(m["t"].unique().sort().diff().drop_nulls().round(6).to_list()) == {5.0}
 
 

@@ -1,11 +1,9 @@
 """The summary `relplan simulate` prints: `relplan analyze` run on the files the run WROTE.
 
-The four files are loaded into an in-memory workspace (the workspace schema, with the
-`queries/sim_load_*.sql` loaders: the canonical formats map column for column onto its
-tables) and `relplan.analyses.analyze` runs on it with its defaults, so every figure has one
+The four files are ingested into an in-memory workspace by `relplan ingest`'s readers and
+`relplan.analyses.analyze` runs on it with its defaults, so every figure has one
 implementation, the analyses' (analyses.md A-E), and the summary of a simulated run is what
-an analysis of its files says. When `relplan ingest` lands, its readers can replace the
-loaders here. This module only picks the figures and renames them:
+an analysis of its files says. This module only picks the figures and renames them:
 
 - `capacity_calls_per_s`, `deadline_s`, `delivery_window_s`: Ĉ, D, W (from run.json);
 - `phases.<name>`: `calls`, `delivered_share`, `on_time_share` (delivery, B) and
@@ -24,14 +22,11 @@ The hold phase is the phase named `hold`, else the first phase after the overloa
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 from pydantic import Field, ValidationError
 
 from relplan import sql
@@ -91,114 +86,23 @@ class SimSummary(StrictModel):
     counter_shortfall_hold: float | None
 
 
-_SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)\s+(\S+)\s*$")
-_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def read_openmetrics(path: Path) -> pa.Table:
-    """Samples of an OpenMetrics text file as (t, name, series, keys, vals, value, line)."""
-    ts: list[float] = []
-    names: list[str] = []
-    series: list[str] = []
-    keys: list[list[str]] = []
-    vals: list[list[str]] = []
-    values: list[float] = []
-    lines: list[int] = []
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            m = _SAMPLE.match(line)
-            if m is None:
-                raise InputError("expected `name{labels} value timestamp`", str(path), line_no)
-            labels = _LABEL.findall(m.group(2) or "")
-            names.append(m.group(1))
-            series.append(m.group(2) or "")
-            keys.append([k for k, _ in labels])
-            vals.append([v.replace('\\"', '"').replace("\\\\", "\\") for _, v in labels])
-            values.append(float(m.group(3)))
-            ts.append(float(m.group(4)))
-            lines.append(line_no)
-    return pa.table(
-        {
-            "t": ts,
-            "name": names,
-            "series": series,
-            "keys": pa.array(keys, type=pa.list_(pa.string())),
-            "vals": pa.array(vals, type=pa.list_(pa.string())),
-            "value": values,
-            "line": lines,
-        }
-    )
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _exec(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> None:
-    q = sql.load(name)
-    con.execute(q.text, q.bind(params))
+RUN_FILES = ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json")
 
 
 def load_run(con: duckdb.DuckDBPyConnection, out: Path) -> RunManifest:
-    """Load a run's four files into the (schema-initialised) workspace `con`."""
+    """Ingest a run's four files into the (schema-initialised) workspace `con` with the same
+    readers `relplan ingest` uses, so a simulated run takes the road a real incident takes."""
+    from relplan.ingest.base import IngestOptions
+    from relplan.ingest.driver import ingest_files
+
+    for name in RUN_FILES:
+        if not (out / name).is_file():
+            raise InputError(f"missing {name} of a simulated run", str(out))
+    ingest_files(con, [out / name for name in RUN_FILES], IngestOptions())
     try:
-        raw = (out / "run.json").read_text(encoding="utf-8")
-        man = RunManifest.model_validate_json(raw)
+        return RunManifest.model_validate_json((out / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValidationError) as exc:
         raise InputError(f"cannot read run manifest: {exc}", str(out / "run.json")) from None
-    t0 = man.t0 or 0.0
-    files = [
-        (1, "proxy.parquet", "proxy", "parquet"),
-        (2, "engine.parquet", "engine", "parquet"),
-        (3, "metrics.om.txt", "metrics", "openmetrics"),
-        (4, "run.json", "manifest", "run_json"),
-    ]
-    for sid, name, kind, fmt in files:
-        path = out / name
-        if not path.is_file():
-            raise InputError(f"missing {name} of a simulated run", str(out))
-        _exec(
-            con,
-            "sim_load_source",
-            {
-                "source_id": sid,
-                "path": str(path.resolve()),
-                "kind": kind,
-                "format": fmt,
-                "sha256": _sha256(path),
-                "t0": t0,
-            },
-        )
-    _exec(con, "sim_load_attempts", {"path": str(out / "proxy.parquet"), "source_id": 1})
-    for q in ("sim_load_events", "sim_load_steps", "sim_load_stats"):
-        _exec(con, q, {"path": str(out / "engine.parquet"), "source_id": 2})
-    con.register("sim_metric_rows", read_openmetrics(out / "metrics.om.txt"))
-    _exec(con, "sim_load_metrics", {"source_id": 3})
-    con.unregister("sim_metric_rows")
-    _exec(
-        con,
-        "sim_load_manifest",
-        {
-            "source_id": 4,
-            "name": man.name,
-            "capacity": man.capacity_calls_per_s,
-            "deadline": man.deadline_s,
-            "window": man.delivery_window_s,
-            "overload_phase": man.overload_phase,
-            "t0": man.t0,
-            "notes": man.notes,
-            "manifest": raw,
-        },
-    )
-    for p in man.phases:
-        _exec(
-            con,
-            "sim_load_phase",
-            {"source_id": 4, "name": p.name, "start_s": p.start, "end_s": p.end},
-        )
-    return man
 
 
 def _row(rows: list[Any], window: str) -> Any | None:

@@ -1,0 +1,128 @@
+"""The real Prometheus server on loopback: OpenMetrics backfilled with promtool, then every
+sub-expression of the health rules queried with query_range on relplan's evaluation grid must
+equal relplan's offline values exactly (same samples, same timestamps, same float results).
+
+This covers what the promtool unit tests cannot: irregular millisecond timestamps read from
+OpenMetrics text (Prometheus truncates t x 1000 to an integer), the TSDB's own storage of
+NaN values, and query_range's step grid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from relplan import workspace
+from relplan.alerts import engine, promql, rules
+from relplan.alerts.evaluate import load_store
+from tests.alerts_scenarios import T0, fill, openmetrics_text, random_store
+from tests.conftest import require_tool
+
+pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    prometheus = require_tool("prometheus")
+    promtool_exe = require_tool("promtool")
+    tmp = tmp_path_factory.mktemp("prom")
+    om = tmp / "metrics.om.txt"
+    om.write_text(openmetrics_text(random_store(3)))
+    subprocess.run(
+        [promtool_exe, "tsdb", "create-blocks-from", "openmetrics", str(om), str(tmp / "tsdb")],
+        check=True, capture_output=True,
+    )
+    (tmp / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            prometheus,
+            f"--config.file={tmp / 'prometheus.yml'}",
+            f"--storage.tsdb.path={tmp / 'tsdb'}",
+            "--storage.tsdb.retention.time=100y",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail("prometheus did not become ready on loopback")
+            time.sleep(0.2)
+        yield url, om
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _query_range(url: str, expr: str, start: float, end: float, step: float) -> dict[tuple[tuple[str, str], ...], dict[int, float]]:
+    qs = urllib.parse.urlencode({"query": expr, "start": start, "end": end, "step": step})
+    with urllib.request.urlopen(f"{url}/api/v1/query_range?{qs}", timeout=30) as r:
+        body = json.load(r)
+    assert body["status"] == "success", body
+    out = {}
+    for series in body["data"]["result"]:
+        key = tuple(sorted(series["metric"].items()))
+        out[key] = {round(float(t) * 1000): float(v) for t, v in series["values"]}
+    return out
+
+
+def test_query_range_on_backfilled_openmetrics_equals_relplans_values(
+    server: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, _ = server
+    store = random_store(3)
+    con = workspace.connect(tmp_path / "w.duckdb")
+    try:
+        fill(con, store)
+        names = sorted({n for labels in store.series for k, n in labels if k == "__name__"})
+        loaded = load_store(con, names, 0, 2e10)
+    finally:
+        con.close()
+    start, end, step = T0 / 1000, T0 / 1000 + 1200, 15.0
+    ts = np.arange(round(start * 1000), round(end * 1000) + 1, round(step * 1000), dtype=np.int64)
+    checked = 0
+    for rule in rules.health_rules("pod", proxy=False):
+        for node in promql.subexpressions(promql.parse(rule.expr)):
+            if isinstance(node, promql.Number):
+                continue
+            text = promql.to_string(node)
+            mine = engine.evaluate(node, loaded, ts)
+            theirs = _query_range(url, text, start, end, step)
+            mine_d = {
+                k: {int(t): float(v) for t, v, p in zip(ts, vals, pres, strict=True) if p}
+                for k, (vals, pres) in mine.items.items()
+            }
+            assert set(mine_d) == set(theirs), text
+            for key, points in mine_d.items():
+                assert set(points) == set(theirs[key]), (text, key)
+                for t, v in points.items():
+                    w = theirs[key][t]
+                    assert v == w or (math.isnan(v) and math.isnan(w)), (text, key, t, v, w)
+                    checked += 1
+    assert checked > 5000
