@@ -30,6 +30,7 @@ from relplan import __version__, workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
+from relplan.report import health as health_mod
 from relplan.report.build import build_report_data, workspace_facts
 from relplan.report.charts import chart_specs
 from relplan.report.html import render_html
@@ -74,7 +75,7 @@ def main() -> None:
         with workspace.open_workspace(ws, read_only=True) as con:
             res = analyze(con, AnalyzeOptions())
             t = lap("analyses A-G", t)
-            health, why = None, "relplan.alerts not merged yet"
+            health, why = health_mod.evaluate(con, res.context, res.health)
             t = lap("engine health (J)", t, why or "")
             facts = workspace_facts(con, args.path.name)
         data = build_report_data(res, health, why, facts, datetime.now(timezone.utc), __version__)

@@ -139,7 +139,7 @@ def test_report_command_writes_the_page_the_chart_images_and_the_json(
     assert res.stdout.strip() == str(out)
     assert "MB" in res.stderr
     assert out.read_text().startswith("<!DOCTYPE html>")
-    charts = {"load", "delivery", "prefill", "counters", "queue", "retries"}  # interim: no J
+    charts = {"load", "delivery", "prefill", "counters", "queue", "retries", "health"}
     assert {p.stem for p in (tmp_path / "svg").iterdir()} == charts
     model = ReportData.model_validate_json((tmp_path / "data.json").read_text())
     assert model.run_name == "fixture-incident"
@@ -219,5 +219,5 @@ def test_quick_start_report_on_the_bundled_sample_explains_the_incident(tmp_path
     assert files.html_bytes < 1_500_000
     assert all(
         getattr(data, name).available
-        for name in ("load", "delivery", "prefill", "counters", "queue", "retries")
+        for name in ("load", "delivery", "prefill", "counters", "queue", "retries", "health")
     )

@@ -32,6 +32,7 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
+from relplan.report import health as health_mod
 from relplan.report.build import build_report_data, workspace_facts
 from relplan.report.charts import chart_specs
 from relplan.report.data import ReportData
@@ -61,8 +62,7 @@ def collect_report_data(
 ) -> ReportData:
     """Run the analyses and the health evaluation on a workspace; arrange their results."""
     result = analyze(con, opts)
-    # Interim: the engine-health evaluator (relplan.alerts) is not on main yet.
-    health, why = None, "engine health signals: the evaluator (relplan.alerts) is not merged yet"
+    health, why = health_mod.evaluate(con, result.context, result.health)
     facts = workspace_facts(con, fallback_name)
     return build_report_data(result, health, why, facts, generated_at, __version__)
 
