@@ -322,7 +322,7 @@ def counters_chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin 
     ]
     alarms = (
         alt.Chart(_data(alarm_rows))
-        .mark_rect(color="#e45756", opacity=0.18)
+        .mark_rect(color="#e45756", opacity=0.18, clip=True)
         .encode(
             x="start_s:Q",
             x2="end_s:Q",
@@ -477,7 +477,7 @@ def health_chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | No
     bands = _phase_layers(data.phases)
     bars = (
         alt.Chart(_data(rows))
-        .mark_bar(color="#e45756", height=14)
+        .mark_bar(color="#e45756", height=14, clip=True)
         .encode(
             x=_x("start_s", domain=_time_domain(data)),
             x2="end_s:Q",
