@@ -21,8 +21,9 @@ from datetime import datetime
 from typing import Literal
 
 import duckdb
-from pydantic import Field, SerializeAsAny, field_validator
+from pydantic import Field, field_validator
 
+from relplan.alerts.evaluate import HealthResult, evaluate_health, render_health
 from relplan.analyses.amplification import (
     Amplification,
     analyze_amplification,
@@ -45,7 +46,7 @@ from relplan.analyses.wasted_prefill import (
     analyze_wasted_prefill,
     render_wasted_prefill,
 )
-from relplan.errors import UsageError
+from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
 from relplan.tables import format_table, num
 
@@ -69,6 +70,7 @@ AnalysisName = Literal[
     "littles_law",
     "retry_timing",
     "capacity",
+    "health",
 ]
 ANALYSES: tuple[str, ...] = (
     "amplification",
@@ -78,6 +80,7 @@ ANALYSES: tuple[str, ...] = (
     "littles_law",
     "retry_timing",
     "capacity",
+    "health",
 )
 
 
@@ -137,8 +140,9 @@ class AnalyzeResult(StrictModel):
     littles_law: LittlesLaw | None = None
     retry_timing: RetryTiming | None = None
     capacity: CapacityCalibration | None = None
-    health: SerializeAsAny[StrictModel] | None = Field(
-        default=None, description="J. engine health signals, filled by relplan.alerts"
+    health: HealthResult | None = Field(
+        default=None,
+        description="J. engine health signals: firing intervals per replica (relplan.alerts)",
     )
     skipped: list[SkippedAnalysis] = Field(default_factory=list)
 
@@ -230,6 +234,19 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
             skip("capacity", f"capacity calibration needs an engine trace or the {GAUGE} metric")
         else:
             res.capacity = analyze_capacity(con, ctx, stages)
+    if "health" in wanted:
+        # J is evaluated by relplan.alerts with Prometheus's semantics, so that the rule file
+        # `relplan alerts export` writes fires where this says it does.
+        try:
+            res.health = evaluate_health(
+                con,
+                start=ctx.window_start,
+                end=ctx.window_end,
+                step=opts.step,
+                replica_label=opts.replica_label,
+            )
+        except NoDataError as exc:
+            skip("health", f"engine health signals need vLLM metrics: {exc}")
     return res
 
 
@@ -269,6 +286,8 @@ def render_analysis(result: AnalyzeResult) -> str:
         blocks.append(render_retry_timing(result.retry_timing))
     if result.capacity:
         blocks.append(render_capacity(result.capacity))
+    if result.health:
+        blocks.append(render_health(result.health, ctx.t0))
     if result.skipped:
         blocks.append(
             "Skipped\n"
