@@ -3,7 +3,7 @@
     python bench/report_bench.py [PATH] [--runs 3]
 
 PATH is a directory of raw inputs (default sample_data/pulse-retry-cancel) or a workspace.
-Prints one table: ingest (into a temporary workspace), analyses + health, building the data
+Prints one table: ingest (into a temporary workspace), analyses (A-G and J), building the data
 model, chart specs, HTML rendering (the first render also assembles vl-convert's Vega
 bundle; a second render in the same process shows the cached cost), the page size, and the
 time headless Chromium takes from launch to a dumped DOM with every chart drawn
@@ -30,7 +30,6 @@ from relplan import __version__, workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
-from relplan.report import health as health_mod
 from relplan.report.build import build_report_data, workspace_facts
 from relplan.report.charts import chart_specs
 from relplan.report.html import render_html
@@ -74,11 +73,9 @@ def main() -> None:
             t = lap("ingest", t, str(args.path))
         with workspace.open_workspace(ws, read_only=True) as con:
             res = analyze(con, AnalyzeOptions())
-            t = lap("analyses A-G", t)
-            health, why = health_mod.evaluate(con, res.context, res.health)
-            t = lap("engine health (J)", t, why or "")
+            t = lap("analyses A-G and health signals J", t)
             facts = workspace_facts(con, args.path.name)
-        data = build_report_data(res, health, why, facts, datetime.now(timezone.utc), __version__)
+        data = build_report_data(res, facts, datetime.now(timezone.utc), __version__)
         t = lap("report data model", t)
         specs = chart_specs(data)
         t = lap("chart specs", t, f"{len(specs)} charts")

@@ -1,7 +1,8 @@
-"""Arrange an `AnalyzeResult` (and the engine-health section) into the report's `ReportData`.
+"""Arrange an `AnalyzeResult` into the report's `ReportData`.
 
-No figure is computed here: every number comes from `relplan.analyses` (sections A-F),
-`relplan.alerts` (J) or the workspace's own bookkeeping (sources, row counts). What this
+No figure is computed here: every number comes from `relplan.analyses` (sections A-F, and
+J, which `analyze()` gets from `relplan.alerts`'s Prometheus-semantics evaluator) or the
+workspace's own bookkeeping (sources, row counts). What this
 module does is choose, order, word and format:
 - the verdict is the delivery analysis's recovery verdict, worded for someone who was not
   there, with the figures behind it taken from the analyses (the recovery's own "because",
@@ -19,6 +20,7 @@ from pathlib import PurePath
 
 import duckdb
 
+from relplan.alerts.evaluate import HealthResult
 from relplan.analyses import AnalyzeResult
 from relplan.analyses.amplification import Amplification, AmplificationWindow
 from relplan.analyses.common import run_query
@@ -63,6 +65,7 @@ ANALYSIS_SECTION = {
     "littles_law": "queue",
     "retry_timing": "retries",
     "capacity": "capacity calibration",
+    "health": "health",
 }
 HEADLINES = {
     "recovered": "Recovered: on-time delivery came back {rec} after the {ov} ended.",
@@ -476,6 +479,65 @@ def _retries(rt: RetryTiming) -> d.RetrySection:
     )
 
 
+def _health(h: HealthResult, ctx: RunContext) -> tuple[d.HealthSection, list[d.MissingItem]]:
+    """Firing intervals as a timeline (s from t0); unevaluated signals as missing inputs."""
+    evaluated = [s for s in h.signals if s.evaluated]
+    intervals = sorted(
+        (
+            d.Interval(
+                replica=i.replica or ALL_REPLICAS,
+                name=s.signal.replace("_", " "),
+                start_s=ctx.s(i.start),
+                end_s=ctx.s(i.end),
+            )
+            for s in evaluated
+            for i in s.intervals
+        ),
+        key=lambda i: (i.replica, i.name, i.start_s),
+    )
+    rows = []
+    for s in h.signals:
+        if not s.evaluated:
+            state = f"not evaluated: {s.skipped_reason}"
+            fired = first = "–"
+        elif s.intervals:
+            reps = sorted({i.replica or ALL_REPLICAS for i in s.intervals})
+            fired = f"{len(s.intervals)} on {', '.join(reps)}"
+            first = f"{min(ctx.s(i.start) for i in s.intervals):,.0f}"
+            state = "fired"
+        else:
+            state, fired, first = "quiet", "0", "–"
+        rows.append([s.signal.replace("_", " "), s.alert, state, fired, first])
+    missing = [
+        d.MissingItem(
+            section=f"health signal {s.signal.replace('_', ' ')}", reason=str(s.skipped_reason)
+        )
+        for s in h.signals
+        if not s.evaluated
+    ]
+    quiet = [s.signal.replace("_", " ") for s in evaluated if not s.intervals]
+    fired_names = [s.signal.replace("_", " ") for s in evaluated if s.intervals]
+    if fired_names:
+        finding = f"Fired: {', '.join(fired_names)}"
+        finding += f"; quiet: {', '.join(quiet)}." if quiet else "."
+    else:
+        finding = f"No signal fired ({len(evaluated)} evaluated)."
+    section = d.HealthSection(
+        title=TITLES["health"],
+        question=QUESTIONS["health"],
+        finding=finding
+        + f" Evaluated every {h.step_s:g} s as Prometheus would ({h.evaluations:,} evaluations).",
+        signals=[s.signal.replace("_", " ") for s in evaluated],
+        replicas=sorted(h.replicas),
+        intervals=intervals,
+        table=d.Table(
+            columns=["signal", "alert", "state", "firing intervals", "first firing (s)"],
+            rows=rows,
+        ),
+    )
+    return section, missing
+
+
 # --- verdict --------------------------------------------------------------------------------
 
 
@@ -591,8 +653,6 @@ def _skip_reason(res: AnalyzeResult, analysis: str) -> str:
 
 def build_report_data(
     res: AnalyzeResult,
-    health: tuple[d.HealthSection, list[d.MissingItem]] | None,
-    health_missing: str | None,
     facts: WorkspaceFacts,
     generated_at: datetime,
     relplan_version: str,
@@ -637,13 +697,11 @@ def build_report_data(
     missing_items = [
         d.MissingItem(section=_section_title(s.analysis), reason=s.reason) for s in res.skipped
     ]
-    if health is not None:
-        health_section, health_gaps = health
+    if res.health is not None:
+        health_section, health_gaps = _health(res.health, ctx)
         missing_items += health_gaps
-    else:
-        why = health_missing or "engine health signals need vLLM metrics"
-        health_section = d.HealthSection.model_validate(_unavailable("health", [why]))
-        missing_items.append(d.MissingItem(section=TITLES["health"], reason=why))
+    else:  # analyze() skipped J; the reason is already among the missing items
+        health_section = d.HealthSection.model_validate(_unavailable("health", reasons("health")))
     if ctx.capacity is None:
         missing_items.append(
             d.MissingItem(

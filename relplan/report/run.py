@@ -1,7 +1,7 @@
 """`relplan report` from end to end: inputs -> workspace -> analyses -> page and files.
 
-Flow (compute, then render): a workspace -> `relplan.analyses.analyze` (and the engine-health
-evaluation of `relplan.alerts`) -> `build.build_report_data` (the `ReportData` model) ->
+Flow (compute, then render): a workspace -> `relplan.analyses.analyze` (A-G, and J through
+`relplan.alerts`) -> `build.build_report_data` (the `ReportData` model) ->
 `charts.chart_specs` (Vega-Lite) -> `html.render_html` (one self-contained page) -> files
 (`export.py`, the only writer).
 
@@ -32,7 +32,6 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
-from relplan.report import health as health_mod
 from relplan.report.build import build_report_data, workspace_facts
 from relplan.report.charts import chart_specs
 from relplan.report.data import ReportData
@@ -60,11 +59,10 @@ def collect_report_data(
     fallback_name: str,
     generated_at: datetime,
 ) -> ReportData:
-    """Run the analyses and the health evaluation on a workspace; arrange their results."""
+    """Run the analyses (A-G and the health signals J) on a workspace; arrange the result."""
     result = analyze(con, opts)
-    health, why = health_mod.evaluate(con, result.context, result.health)
     facts = workspace_facts(con, fallback_name)
-    return build_report_data(result, health, why, facts, generated_at, __version__)
+    return build_report_data(result, facts, generated_at, __version__)
 
 
 def render_page(data: ReportData) -> str:
