@@ -7,6 +7,7 @@ The fixture incident is the analyses' hand-built one (tests/fixture_incident.py:
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -217,6 +218,11 @@ def test_quick_start_report_on_the_bundled_sample_explains_the_incident(tmp_path
     assert data.run_name == "pulse-retry-cancel"
     assert data.verdict.verdict == "metastable"
     assert files.html_bytes < 1_500_000
+    html = files.html.read_text(encoding="utf-8")
+    assert html.count("<script") == 3  # the Vega bundle, the specs, the embedding code
+    markup = re.sub(r"<script[^>]*>.*?</script>", "", html, flags=re.DOTALL)
+    assert re.findall(r"<[a-z]+[^>]*\ssrc=", markup) == []  # nothing loaded from anywhere
+    assert {h for h in re.findall(r'\shref="([^"]*)"', markup) if not h.startswith("#")} == set()
     assert all(
         getattr(data, name).available
         for name in ("load", "delivery", "prefill", "counters", "queue", "retries", "health")
