@@ -227,3 +227,26 @@ def test_quick_start_report_on_the_bundled_sample_explains_the_incident(tmp_path
         getattr(data, name).available
         for name in ("load", "delivery", "prefill", "counters", "queue", "retries", "health")
     )
+
+
+def test_out_that_is_a_directory_is_a_usage_error_and_writes_nothing(
+    incident: Path, tmp_path: Path
+) -> None:
+    res = runner.invoke(app, ["report", str(incident), "--out", str(tmp_path)])
+    assert res.exit_code == 2
+    assert res.stderr.startswith("relplan: error: --out: ")
+    assert "is a directory" in res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_png_into_a_file_is_a_usage_error_before_anything_is_written(
+    incident: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    res = runner.invoke(
+        app, ["report", str(incident), "--out", str(tmp_path / "r.html"), "--png", str(blocker)]
+    )
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"relplan: error: --png: {blocker} exists and is not a directory")
+    assert not (tmp_path / "r.html").exists()

@@ -36,6 +36,9 @@ def write_atomic(path: Path, content: str | bytes) -> Path:
         with fh:
             fh.write(content.encode("utf-8") if isinstance(content, str) else content)
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write here: {exc.strerror}", str(path)) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

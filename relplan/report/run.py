@@ -128,6 +128,11 @@ def make_report(
 ) -> ReportFiles:
     """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
+    if out is not None and out.is_dir():
+        raise UsageError("--out", f"{out} is a directory; give a file such as {out}/incident.html")
+    for flag, folder in (("--png", png_dir), ("--svg", svg_dir)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise UsageError(flag, f"{folder} exists and is not a directory")
     with _open_inputs(path, db) as (con, fallback):
         data = collect_report_data(
             con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when
