@@ -12,7 +12,8 @@ Choices:
   has `available = False` and names the missing inputs in `missing`; the last section,
   "what the data could not show", lists them all.
 - Tables are short and already formatted (strings), so the page and `--json` read alike.
-- Rows of every series are sorted (by time, then by name) so the model is deterministic.
+- Series keep the analyses' order (by time); firing intervals are sorted by replica, signal
+  and start, so the model is deterministic for a given workspace.
 """
 
 from __future__ import annotations
