@@ -20,7 +20,8 @@ from typer.core import TyperGroup
 from relplan import __version__
 from relplan import analyses as analyses_mod
 from relplan import ingest as ingest_mod
-from relplan.errors import ExitCode, RelplanError, UsageError
+from relplan.analyses.findings import FAIL_ON, findings, parse_fail_on
+from relplan.errors import ExitCode, FindingError, RelplanError, UsageError
 from relplan.ingest.timeparse import parse_time
 from relplan.planning import budget as budget_mod
 from relplan.planning import pulse as pulse_mod
@@ -53,7 +54,8 @@ class RelplanGroup(TyperGroup):
 
 
 def _fail(message: str, code: int) -> None:
-    typer.echo(f"relplan: error: {message}", err=True)
+    kind = "finding" if code == ExitCode.FINDING else "error"
+    typer.echo(f"relplan: {kind}: {message}", err=True)
     sys.exit(int(code))
 
 
@@ -230,13 +232,24 @@ def analyze(
         str | None,
         typer.Option(help="Metric label naming the replica (default: replica, pod, instance)."),
     ] = None,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-on",
+            metavar="FINDING",
+            help="Exit 1 when this finding shows (repeatable or comma-separated): "
+            + ", ".join(FAIL_ON)
+            + ".",
+        ),
+    ] = None,
 ) -> None:
     """Every analysis the workspace supports: amplification, delivery and recovery, wasted
-    prefill, counters, Little's law, retry timing, capacity calibration.
+    prefill, counters, Little's law, retry timing, capacity calibration, engine health.
 
     Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227
     """
     window_w = delivery_window and parse_duration(delivery_window, "--delivery-window")
+    gates = parse_fail_on(fail_on or [])
     opts = analyses_mod.AnalyzeOptions(
         phases=phases,
         capacity=None if capacity is None else positive(capacity, "--capacity"),
@@ -254,6 +267,9 @@ def analyze(
         result = analyses_mod.analyze(con, opts)
     out = result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result)
     typer.echo(out)
+    found = findings(result, gates)
+    if found:
+        raise FindingError("; ".join(found))
 
 
 # ---- relplan simulate ------------------------------------------------------------------
@@ -716,7 +732,6 @@ def alerts_unittest(
     """
     from relplan.alerts import promtool as promtool_mod
     from relplan.alerts import rules as rules_mod
-    from relplan.errors import FindingError
     from relplan.workspace import connect, resolve_db
 
     label = rules_mod.check_label(replica_label) if replica_label else None

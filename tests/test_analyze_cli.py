@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from relplan.cli import app
 from tests.fixture_incident import build_incident
 
+ROOT = Path(__file__).resolve().parent.parent
+
 runner = CliRunner()
 
 
@@ -154,3 +156,28 @@ def test_readme_shows_the_real_output_of_the_fixture(db: Path) -> None:
     res = runner.invoke(app, ["analyze", "--db", str(db), "--only", only])
     assert res.exit_code == 0, res.output
     assert res.stdout.strip() == ("Run: t0" + block).strip()
+
+
+def test_fail_on_turns_a_finding_into_exit_code_one(tmp_path: Path) -> None:
+    """The sample incident is metastable and fires health signals: --fail-on not-recovered
+    exits 1 with one `relplan: finding:` line, after printing the analysis as usual; a
+    finding that is not there (recovered) leaves exit 0; an unknown name is a usage error."""
+    from relplan.ingest import IngestOptions, ingest_paths
+
+    db = tmp_path / "s.duckdb"
+    ingest_paths(db, [ROOT / "sample_data" / "pulse-retry-cancel"], IngestOptions())
+    hit = CliRunner().invoke(
+        app, ["analyze", "--db", str(db), "--only", "delivery", "--fail-on", "not-recovered"]
+    )
+    assert hit.exit_code == 1
+    assert "B. Delivery and recovery" in hit.stdout
+    (line,) = hit.stderr.strip().splitlines()
+    assert line.startswith("relplan: finding: not recovered (verdict metastable)")
+    miss = CliRunner().invoke(
+        app, ["analyze", "--db", str(db), "--only", "delivery", "--fail-on", "draining"]
+    )
+    assert miss.exit_code == 0
+    assert miss.stderr == ""
+    bad = CliRunner().invoke(app, ["analyze", "--db", str(db), "--fail-on", "bogus"])
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("relplan: error: --fail-on: unknown finding bogus")

@@ -1,0 +1,50 @@
+"""`relplan analyze --fail-on ...`: which findings turn the exit code to 1 (for CI gates).
+
+Conditions:
+- `metastable`, `draining`, `overloaded`: B's recovery verdict is that one;
+- `not-recovered`: the verdict is any of those three (insufficient data does not count);
+- `counter-alarm`: D raised at least one alarm interval;
+- `health`: any J engine-health signal fired.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from relplan.errors import UsageError
+
+if TYPE_CHECKING:
+    from relplan.analyses import AnalyzeResult
+
+FAIL_ON = ("metastable", "draining", "overloaded", "not-recovered", "counter-alarm", "health")
+_NOT_RECOVERED = ("metastable", "draining", "overloaded")
+
+
+def parse_fail_on(values: list[str]) -> list[str]:
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    bad = [n for n in names if n not in FAIL_ON]
+    if bad:
+        raise UsageError(
+            "--fail-on", f"unknown finding {', '.join(bad)}; expected one of {', '.join(FAIL_ON)}"
+        )
+    return names
+
+
+def findings(result: AnalyzeResult, fail_on: list[str]) -> list[str]:
+    """The findings among `fail_on` that the result shows, each in one sentence."""
+    out: list[str] = []
+    rec = result.delivery.recovery if result.delivery else None
+    verdict = rec.verdict if rec else None
+    for name in fail_on:
+        if name in _NOT_RECOVERED and verdict == name and rec is not None:
+            out.append(f"verdict {verdict}: {rec.because}")
+        elif name == "not-recovered" and verdict in _NOT_RECOVERED and rec is not None:
+            out.append(f"not recovered (verdict {verdict}): {rec.because}")
+        elif name == "counter-alarm" and result.counters and result.counters.alarms:
+            n = len(result.counters.alarms)
+            out.append(f"counter divergence alarm: {n} interval{'s' if n > 1 else ''}")
+        elif name == "health" and result.health:
+            fired = sorted({s.signal for s in result.health.signals if s.intervals})
+            if fired:
+                out.append(f"engine health signals fired: {', '.join(fired)}")
+    return list(dict.fromkeys(out))
