@@ -8,6 +8,11 @@
 --   do not carry it); step: step, t_issue, t_done, execution_id, prompt_computed,
 --   t_done >= t_issue; stats: step, t_issue, kv_usage in 0..1; every count a whole number
 --   >= 0 and every time finite.
+-- rp_engine_csv(path) / rp_engine_parquet(path): a CSV or Parquet engine file (rp_csv_rows,
+--   rp_parquet_rows in ingest_macros.sql) unioned BY NAME with an empty typed template, so
+--   columns the file lacks are NULL; rp_engine_parquet_typed adds `type_` (rp_engine_type).
+-- rp_engine_perr: why the text fields of one record do not convert (rp_bad_*), '; '-joined;
+--   NULL when they all do.
 -- params:
 create or replace temp macro rp_engine_type(
     type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
@@ -69,3 +74,36 @@ create or replace temp macro rp_engine_reason(
         when kv_usage < 0 or kv_usage > 1
             then 'kv_usage ' || kv_usage || ' is outside 0..1; expected a fraction'
     end;
+create or replace temp macro rp_engine_template() as table
+    select
+        null::bigint as _ln, null::varchar as type, null::double as t,
+        null::varchar as execution_id, null::varchar as event,
+        null::double as prompt_tokens, null::varchar as replica, null::double as step,
+        null::double as t_issue, null::double as t_done, null::double as prompt_computed,
+        null::double as prompt_cached, null::double as decode_tokens,
+        null::double as num_running, null::double as num_waiting,
+        null::double as num_batched_tokens, null::double as kv_usage
+    where false;
+create or replace temp macro rp_engine_csv(path) as table
+    select * from rp_engine_template() union all by name select * from rp_csv_rows(path);
+create or replace temp macro rp_engine_parquet(path) as table
+    select * from rp_engine_template() union all by name select * from rp_parquet_rows(path);
+create or replace temp macro rp_engine_parquet_typed(path) as table
+    select
+        *,
+        rp_engine_type(
+            type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
+        ) as type_
+    from rp_engine_parquet(path);
+create or replace temp macro rp_engine_perr(
+    t, prompt_tokens, step, t_issue, t_done, prompt_computed, prompt_cached, decode_tokens,
+    num_running, num_waiting, num_batched_tokens, kv_usage
+) as
+    nullif(concat_ws('; ',
+        rp_bad_time('t', t), rp_bad_num('prompt_tokens', prompt_tokens),
+        rp_bad_num('step', step), rp_bad_time('t_issue', t_issue),
+        rp_bad_time('t_done', t_done), rp_bad_num('prompt_computed', prompt_computed),
+        rp_bad_num('prompt_cached', prompt_cached), rp_bad_num('decode_tokens', decode_tokens),
+        rp_bad_num('num_running', num_running), rp_bad_num('num_waiting', num_waiting),
+        rp_bad_num('num_batched_tokens', num_batched_tokens), rp_bad_num('kv_usage', kv_usage)),
+        '');

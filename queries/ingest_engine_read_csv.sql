@@ -1,41 +1,20 @@
 -- Engine records (event, step and stats) from CSV with a header row (all columns read as text;
 -- `ln` is the line, the header being line 1;
 -- quoted fields spanning lines would shift it).
--- Columns the file lacks are NULL: the file is unioned BY NAME with an empty typed template.
+-- Columns the file lacks are NULL: the file is unioned BY NAME with an empty typed template
+-- (rp_engine_csv, ingest_engine_macros.sql).
 -- Columns relplan does not know are ignored (the driver lists them). `raw` is the row as JSON,
 -- kept only when $keep_raw (skip mode stores it with each reject).
 -- params: path, source_id, keep_raw
 insert into stage_engine
-with src as (
-    select * from (
-        select
-            null::bigint as _ln, null::varchar as type, null::double as t,
-            null::varchar as execution_id, null::varchar as event,
-            null::double as prompt_tokens, null::varchar as replica, null::double as step,
-            null::double as t_issue, null::double as t_done, null::double as prompt_computed,
-            null::double as prompt_cached, null::double as decode_tokens,
-            null::double as num_running, null::double as num_waiting,
-            null::double as num_batched_tokens, null::double as kv_usage
-        where false
-    )
-    union all by name
-    select ordinality + 1 as _ln, * exclude (ordinality) from read_csv(
-            $path, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"',
-            max_line_size = 16777216
-        ) with ordinality
-)
 select
     $source_id, _ln, case when $keep_raw then to_json(src) end,
-    nullif(concat_ws('; ',
-        rp_bad_time('t', t), rp_bad_num('prompt_tokens', prompt_tokens),
-        rp_bad_num('step', step), rp_bad_time('t_issue', t_issue),
-        rp_bad_time('t_done', t_done), rp_bad_num('prompt_computed', prompt_computed),
-        rp_bad_num('prompt_cached', prompt_cached), rp_bad_num('decode_tokens', decode_tokens),
-        rp_bad_num('num_running', num_running), rp_bad_num('num_waiting', num_waiting),
-        rp_bad_num('num_batched_tokens', num_batched_tokens), rp_bad_num('kv_usage', kv_usage)), ''),
+    rp_engine_perr(
+        t, prompt_tokens, step, t_issue, t_done, prompt_computed, prompt_cached, decode_tokens,
+        num_running, num_waiting, num_batched_tokens, kv_usage),
     'canonical',
     rp_str(type), rp_time(t), rp_str(execution_id), rp_str(event), rp_num(prompt_tokens),
     rp_str(replica), rp_num(step), rp_time(t_issue), rp_time(t_done), rp_num(prompt_computed),
     rp_num(prompt_cached), rp_num(decode_tokens), rp_num(num_running), rp_num(num_waiting),
     rp_num(num_batched_tokens), rp_num(kv_usage)
-from src
+from rp_engine_csv($path) as src

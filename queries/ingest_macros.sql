@@ -5,6 +5,11 @@
 -- rp_int: like rp_num but only whole numbers (3.0 yes, 3.5 no) -> DOUBLE holding an integer.
 -- rp_bool: true/false (also t/f, 1/0, yes/no) -> BOOLEAN; NULL otherwise.
 -- rp_str: a string with surrounding blanks removed; '' -> NULL (an empty id is a missing id).
+-- rp_csv_rows(path): a CSV file with a header row, every column as text, `_ln` its line (the
+--   header being line 1; quoted fields spanning lines would shift it).
+-- rp_parquet_rows(path): a Parquet file with its own types, `_ln` the 1-based row number.
+-- rp_json_lines(path): a JSON Lines file as text, one row per line: `ln` (1-based) and `line`,
+--   read as one VARCHAR column with a delimiter (0x1F) that valid JSON never holds unescaped.
 -- params:
 create or replace temp macro rp_num(x) as try_cast(x as double);
 create or replace temp macro rp_time(x) as coalesce(
@@ -36,3 +41,17 @@ create or replace temp macro rp_bad_bool(name, x) as
     case when x is not null and rp_bool(x) is null
          then name || ': ' || left(x::varchar, 60) || ' is not a boolean; expected true or false'
     end;
+create or replace temp macro rp_csv_rows(path) as table
+    select ordinality + 1 as _ln, * exclude (ordinality) from read_csv(
+            path, header = true, all_varchar = true, delim = ',', quote = '"', escape = '"',
+            max_line_size = 16777216
+        ) with ordinality;
+create or replace temp macro rp_parquet_rows(path) as table
+    select file_row_number + 1 as _ln, * exclude (file_row_number)
+    from read_parquet(path, file_row_number = true);
+create or replace temp macro rp_json_lines(path) as table
+    select ordinality as ln, line
+    from read_csv(
+        path, columns = {'line': 'VARCHAR'}, header = false, delim = E'\x1f', quote = '',
+        escape = '', auto_detect = false, max_line_size = 16777216
+    ) with ordinality;

@@ -1,18 +1,12 @@
 -- Proxy attempts from JSON Lines, one text line at a time: the exact path. Used in skip mode,
 -- when the fast reader fails, and for files with blank lines. Every line keeps its number and
 -- raw text; a line that is not a JSON object, or a field that does not convert, gets `perr`.
--- Blank lines are not records. Lines are read as one VARCHAR column with a delimiter (0x1F)
--- that valid JSON never holds unescaped. Numbers given as strings ("512") are accepted.
+-- Blank lines are not records. Lines come from rp_json_lines (ingest_macros.sql): one VARCHAR
+-- column with a delimiter (0x1F) that valid JSON never holds unescaped. Numbers given as
+-- strings ("512") are accepted.
 -- params: path, source_id
 insert into stage_proxy
-with lines as (
-    select ordinality as ln, line
-    from read_csv(
-        $path, columns = {'line': 'VARCHAR'}, header = false, delim = E'\x1f', quote = '',
-        escape = '', auto_detect = false, max_line_size = 16777216
-    ) with ordinality
-),
-parsed as (
+with parsed as (
     select
         ln, line,
         case when json_valid(line) and json_type(line) = 'OBJECT' then json_transform(line, '{
@@ -21,7 +15,7 @@ parsed as (
             "execution_id": "VARCHAR", "attached": "VARCHAR", "t_cancel": "VARCHAR",
             "status": "VARCHAR", "model": "VARCHAR", "replica": "VARCHAR",
             "prompt_tokens": "VARCHAR", "max_tokens": "VARCHAR"}') end as j
-    from lines
+    from rp_json_lines($path)
     where trim(coalesce(line, '')) <> ''
 )
 select
@@ -29,12 +23,9 @@ select
     case
         when not json_valid(line) then 'malformed JSON; expected one JSON object per line'
         when j is null then 'expected a JSON object, got a JSON ' || lower(json_type(line))
-        else nullif(concat_ws('; ',
-        rp_bad_num('attempt', j.attempt), rp_bad_time('t_planned', j.t_planned),
-        rp_bad_time('t_sent', j.t_sent), rp_bad_time('t_end', j.t_end),
-        rp_bad_bool('attached', j.attached), rp_bad_time('t_cancel', j.t_cancel),
-        rp_bad_num('status', j.status), rp_bad_num('prompt_tokens', j.prompt_tokens),
-        rp_bad_num('max_tokens', j.max_tokens)), '')
+        else rp_proxy_perr(
+            j.attempt, j.t_planned, j.t_sent, j.t_end, j.attached, j.t_cancel, j.status,
+            j.prompt_tokens, j.max_tokens)
     end,
     'canonical',
     rp_str(j.call_id), rp_num(j.attempt), rp_time(j.t_planned), rp_time(j.t_sent),

@@ -70,6 +70,7 @@ def create_stage(con: duckdb.DuckDBPyConnection, *, on_disk: bool = False) -> No
     `on_disk` puts the staging tables in the workspace file (large inputs: compressed row
     groups instead of spilled temp blocks) rather than in temp storage (faster when small)."""
     con.execute(sql.load("ingest_macros").text)
+    con.execute(sql.load("ingest_proxy_macros").text)
     con.execute(sql.load("ingest_engine_macros").text)
     con.execute(sql.load("ingest_stage_tables_on_disk" if on_disk else "ingest_stage_tables").text)
     for view in (
