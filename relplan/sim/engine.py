@@ -272,6 +272,25 @@ class Engine:
         else:
             cal.append(ex)
 
+    def _prefill_chunk(
+        self, k: int, ex: Execution, nc: int, chunk: int, cached: int,
+        completers: list[Execution],
+    ) -> None:
+        """Record that `ex` (with `nc` prompt tokens computed) computes `chunk` more in step k,
+        `cached` of its tokens found in the prefix cache; a prefill that completes its target
+        in this step produces its first decode token and joins `completers`."""
+        self.pf_step.append(k)
+        self.pf_x.append(ex.idx)
+        self.pf_comp.append(chunk)
+        self.pf_cached.append(cached)
+        nc += chunk
+        ex.num_computed = nc
+        if nc == ex.target:
+            self.pf_dec.append(1)
+            completers.append(ex)
+        else:
+            self.pf_dec.append(0)
+
     def _preempt(self, ex: Execution, k: int, now: float) -> None:
         bs = self.bs
         if ex.state == DECODING:
@@ -407,20 +426,10 @@ class Engine:
                 if ex.state != PREFILL:
                     continue
                 self.free -= need
-                self.pf_step.append(k)
-                self.pf_x.append(ex.idx)
-                self.pf_comp.append(chunk)
-                self.pf_cached.append(0)
+                self._prefill_chunk(k, ex, nc, chunk, 0, completers)
                 pf_tokens += chunk
                 tokens_left -= chunk
                 attn += chunk * (nc + chunk * 0.5)
-                nc += chunk
-                ex.num_computed = nc
-                if nc == ex.target:
-                    self.pf_dec.append(1)
-                    completers.append(ex)
-                else:
-                    self.pf_dec.append(0)
 
         # 3. admit waiting executions, FCFS, unless something was preempted in this step
         if not preempted and tokens_left > 0 and self.n_waiting:
@@ -456,20 +465,10 @@ class Engine:
                 ex.state = PREFILL
                 running[ex] = None
                 self.prefilling.append(ex)
-                self.pf_step.append(k)
-                self.pf_x.append(ex.idx)
-                self.pf_comp.append(chunk)
-                self.pf_cached.append(nc)
+                self._prefill_chunk(k, ex, nc, chunk, nc, completers)
                 pf_tokens += chunk
                 tokens_left -= chunk
                 attn += chunk * (nc + chunk * 0.5)
-                nc += chunk
-                ex.num_computed = nc
-                if nc == ex.target:
-                    self.pf_dec.append(1)
-                    completers.append(ex)
-                else:
-                    self.pf_dec.append(0)
 
         if n_dec == 0 and pf_tokens == 0:
             return False
