@@ -16,7 +16,6 @@ given profile; its fingerprint keys the entry that `--write` stores beside the p
 
 from __future__ import annotations
 
-import multiprocessing
 import statistics
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -24,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pydantic import Field
 
 from relplan.models import StrictModel
+from relplan.sim.pool import spawn_context
 from relplan.sim.profiles import (
     CalibratedCapacity,
     Profile,
@@ -176,7 +176,7 @@ def calibrate(
     args = [(scn, profile, s, start, step, stage_seconds, max_stages) for s in seeds]
     per_seed: list[SeedResult] = []
     if jobs > 1 and len(seeds) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(seeds)), mp_context=_spawn()) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(seeds)), mp_context=spawn_context()) as pool:
             for r in pool.map(_calibrate_args, args):
                 per_seed.append(r)
                 if progress is not None:
@@ -266,12 +266,3 @@ def render_calibration(r: CalibrationResult) -> str:
     if r.written_to:
         lines.append(f"stored in {r.written_to}")
     return "\n".join(lines)
-
-
-def _spawn() -> multiprocessing.context.BaseContext:
-    """Workers forked from a fresh fork server that has only imported the simulator: forking
-    this process (which may run polars/DuckDB threads) could deadlock, and spawning a fresh
-    interpreter per worker pays the imports each time."""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["relplan.sim.sweep"])
-    return ctx

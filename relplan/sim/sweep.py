@@ -12,7 +12,6 @@ parallelism, so the table is deterministic.
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from relplan.errors import InputError
+from relplan.sim.pool import spawn_context
 from relplan.sim.run import prepare, run_prepared
 from relplan.sim.summary import summarize
 from relplan.sim.writer import check_out_dir, write_outputs
@@ -112,7 +112,7 @@ def sweep(
     try:
         rows: list[dict[str, Any]] = []
         if jobs > 1 and len(tasks) > 1:
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=_spawn()) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn_context()) as pool:
                 for row in pool.map(_run_one, tasks):
                     rows.append(row)
                     if progress is not None:
@@ -150,12 +150,3 @@ def render_sweep(df: pl.DataFrame, keys: list[str]) -> str:
             ]
         )
     return format_table(headers, rows, left=tuple(range(2 + len(keys) + 1)))
-
-
-def _spawn() -> multiprocessing.context.BaseContext:
-    """Workers forked from a fresh fork server that has only imported the simulator: forking
-    this process (which may run polars/DuckDB threads) could deadlock, and spawning a fresh
-    interpreter per worker pays the imports each time."""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["relplan.sim.sweep"])
-    return ctx
