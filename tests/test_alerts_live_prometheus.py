@@ -10,10 +10,6 @@ grid). `relplan analyze --json` and the engine health evaluation must give the s
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,19 +20,13 @@ from typer.testing import CliRunner
 from relplan import workspace
 from relplan.alerts.evaluate import evaluate_health
 from relplan.cli import app
-from tests.conftest import require_tool
+from tests.prometheus_server import backfilled_prometheus
 
 pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 INCIDENT = ROOT / "sample_data" / "pulse-retry-cancel"
 runner = CliRunner()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _sample_times(om: Path) -> tuple[float, float]:
@@ -50,44 +40,10 @@ def _sample_times(om: Path) -> tuple[float, float]:
 
 @pytest.fixture(scope="module")
 def prometheus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    prometheus = require_tool("prometheus")
-    promtool_exe = require_tool("promtool")
-    tmp = tmp_path_factory.mktemp("live")
-    subprocess.run(
-        [promtool_exe, "tsdb", "create-blocks-from", "openmetrics",
-         str(INCIDENT / "metrics.om.txt"), str(tmp / "tsdb")],
-        check=True, capture_output=True,
-    )
-    (tmp / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            prometheus,
-            f"--config.file={tmp / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp / 'tsdb'}",
-            "--storage.tsdb.retention.time=100y",  # the incident is older than 15 days
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail("prometheus did not become ready on loopback")
-            time.sleep(0.2)
+    with backfilled_prometheus(
+        INCIDENT / "metrics.om.txt", tmp_path_factory.mktemp("live")
+    ) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def _ingest(db: Path, *args: str) -> None:

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import socket
-import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -26,58 +23,18 @@ from relplan import workspace
 from relplan.alerts import engine, promql, rules
 from relplan.alerts.evaluate import load_store
 from tests.alerts_scenarios import T0, fill, openmetrics_text, random_store
-from tests.conftest import require_tool
+from tests.prometheus_server import backfilled_prometheus
 
 pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    prometheus = require_tool("prometheus")
-    promtool_exe = require_tool("promtool")
     tmp = tmp_path_factory.mktemp("prom")
     om = tmp / "metrics.om.txt"
     om.write_text(openmetrics_text(random_store(3)))
-    subprocess.run(
-        [promtool_exe, "tsdb", "create-blocks-from", "openmetrics", str(om), str(tmp / "tsdb")],
-        check=True, capture_output=True,
-    )
-    (tmp / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            prometheus,
-            f"--config.file={tmp / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp / 'tsdb'}",
-            "--storage.tsdb.retention.time=100y",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail("prometheus did not become ready on loopback")
-            time.sleep(0.2)
+    with backfilled_prometheus(om, tmp) as url:
         yield url, om
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def _query_range(url: str, expr: str, start: float, end: float, step: float) -> dict[tuple[tuple[str, str], ...], dict[int, float]]:

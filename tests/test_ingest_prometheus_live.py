@@ -4,10 +4,6 @@ on a user's machine, fails under CI=true."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,8 +12,8 @@ from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.ingest import IngestOptions, promlive, pull_prometheus
-from tests.conftest import require_tool
 from tests.ingest_util import rows
+from tests.prometheus_server import backfilled_prometheus, free_port
 
 pytestmark = pytest.mark.prometheus
 
@@ -37,53 +33,12 @@ def _openmetrics() -> str:
     return "\n".join([*lines, "# EOF"]) + "\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def prometheus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    prom = require_tool("prometheus")
-    promtool = require_tool("promtool")
     d = tmp_path_factory.mktemp("prom")
     (d / "m.om.txt").write_text(_openmetrics())
-    subprocess.run(
-        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(d / "m.om.txt"),
-         str(d / "data")],
-        check=True, timeout=60, capture_output=True,
-    )
-    (d / "prom.yml").write_text("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    with (d / "prom.log").open("wb") as log:
-        proc = subprocess.Popen(
-            [prom, f"--config.file={d / 'prom.yml'}", f"--storage.tsdb.path={d / 'data'}",
-             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y"],
-            stdout=log, stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    with urllib.request.urlopen(url + "/-/ready", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("prometheus did not become ready:\n"
-                                + (d / "prom.log").read_text()[-2000:])
-                time.sleep(0.2)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+    with backfilled_prometheus(d / "m.om.txt", d) as url:
+        yield url
 
 
 def test_live_pull_stores_the_matching_series(prometheus_url: str, tmp_path: Path) -> None:
@@ -136,7 +91,7 @@ def test_live_pull_from_the_cli(prometheus_url: str, tmp_path: Path) -> None:
 
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     res = CliRunner().invoke(app, [
         "ingest", "--prometheus-url", url, "--start", str(T0), "--end", str(T0 + 5),
         "--db", str(tmp_path / "w.duckdb"),

@@ -1,0 +1,75 @@
+"""Debian's Prometheus on a free loopback port, its TSDB backfilled from an OpenMetrics file
+with `promtool tsdb create-blocks-from openmetrics` (shared by the live-Prometheus tests).
+Without the binaries the calling test skips on a user's machine and fails under CI=true
+(tests.conftest.require_tool)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_tool
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def backfilled_prometheus(om: Path, workdir: Path) -> Iterator[str]:
+    """Backfill `om` into `workdir`/tsdb, serve it (retention 100y: the samples may be older
+    than 15 days) and yield the base URL once /-/ready answers; stop the server at the end."""
+    prometheus = require_tool("prometheus")
+    promtool = require_tool("promtool")
+    subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(workdir / "tsdb")],
+        check=True, timeout=60, capture_output=True,
+    )
+    (workdir / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1m\nscrape_configs: []\n"
+    )
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with (workdir / "prometheus.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [
+                prometheus,
+                f"--config.file={workdir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={workdir / 'tsdb'}",
+                "--storage.tsdb.retention.time=100y",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(
+                        "prometheus did not become ready on loopback:\n"
+                        + (workdir / "prometheus.log").read_text(errors="replace")[-2000:]
+                    )
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
