@@ -10,25 +10,22 @@ insert into stage_engine
 with parsed as (
     select
         ln, line,
-        case when json_valid(line) and json_type(line) = 'OBJECT' then json_transform(line, '{
+        rp_json_object(line, '{
             "type": "VARCHAR", "t": "VARCHAR", "execution_id": "VARCHAR", "event": "VARCHAR",
             "prompt_tokens": "VARCHAR", "replica": "VARCHAR", "step": "VARCHAR",
             "t_issue": "VARCHAR", "t_done": "VARCHAR", "prompt_computed": "VARCHAR",
             "prompt_cached": "VARCHAR", "decode_tokens": "VARCHAR", "num_running": "VARCHAR",
-            "num_waiting": "VARCHAR", "num_batched_tokens": "VARCHAR", "kv_usage": "VARCHAR"}') end as j
+            "num_waiting": "VARCHAR", "num_batched_tokens": "VARCHAR", "kv_usage": "VARCHAR"}') as j
     from rp_json_lines($path)
-    where trim(coalesce(line, '')) <> ''
 )
 select
     $source_id, ln, line,
-    case
-        when not json_valid(line) then 'malformed JSON; expected one JSON object per line'
-        when j is null then 'expected a JSON object, got a JSON ' || lower(json_type(line))
-        else rp_engine_perr(
+    coalesce(
+        rp_json_line_error(line),
+        rp_engine_perr(
             j.t, j.prompt_tokens, j.step, j.t_issue, j.t_done, j.prompt_computed,
             j.prompt_cached, j.decode_tokens, j.num_running, j.num_waiting,
-            j.num_batched_tokens, j.kv_usage)
-    end,
+            j.num_batched_tokens, j.kv_usage)),
     'canonical',
     rp_str(j.type), rp_time(j.t), rp_str(j.execution_id), rp_str(j.event),
     rp_num(j.prompt_tokens), rp_str(j.replica), rp_num(j.step), rp_time(j.t_issue),

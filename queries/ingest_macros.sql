@@ -8,8 +8,12 @@
 -- rp_csv_rows(path): a CSV file with a header row, every column as text, `_ln` its line (the
 --   header being line 1; quoted fields spanning lines would shift it).
 -- rp_parquet_rows(path): a Parquet file with its own types, `_ln` the 1-based row number.
--- rp_json_lines(path): a JSON Lines file as text, one row per line: `ln` (1-based) and `line`,
---   read as one VARCHAR column with a delimiter (0x1F) that valid JSON never holds unescaped.
+-- rp_json_lines(path): a JSON Lines file as text, one row per non-blank line: `ln` (1-based,
+--   blank lines counted) and `line`, read as one VARCHAR column with a delimiter (0x1F) that
+--   valid JSON never holds unescaped.
+-- rp_json_object(line, shape): the line's JSON object as a struct of `shape` (a constant
+--   json_transform structure); NULL when the line is not a JSON object.
+-- rp_json_line_error(line): why a line is not one JSON object, NULL when it is.
 -- params:
 create or replace temp macro rp_num(x) as try_cast(x as double);
 create or replace temp macro rp_time(x) as coalesce(
@@ -50,8 +54,19 @@ create or replace temp macro rp_parquet_rows(path) as table
     select file_row_number + 1 as _ln, * exclude (file_row_number)
     from read_parquet(path, file_row_number = true);
 create or replace temp macro rp_json_lines(path) as table
-    select ordinality as ln, line
-    from read_csv(
-        path, columns = {'line': 'VARCHAR'}, header = false, delim = E'\x1f', quote = '',
-        escape = '', auto_detect = false, max_line_size = 16777216
-    ) with ordinality;
+    select * from (
+        select ordinality as ln, line
+        from read_csv(
+            path, columns = {'line': 'VARCHAR'}, header = false, delim = E'\x1f', quote = '',
+            escape = '', auto_detect = false, max_line_size = 16777216
+        ) with ordinality
+    )
+    where trim(coalesce(line, '')) <> '';
+create or replace temp macro rp_json_object(line, shape) as
+    case when json_valid(line) and json_type(line) = 'OBJECT' then json_transform(line, shape) end;
+create or replace temp macro rp_json_line_error(line) as
+    case
+        when not json_valid(line) then 'malformed JSON; expected one JSON object per line'
+        when json_type(line) <> 'OBJECT'
+            then 'expected a JSON object, got a JSON ' || lower(json_type(line))
+    end;

@@ -9,24 +9,21 @@ insert into stage_proxy
 with parsed as (
     select
         ln, line,
-        case when json_valid(line) and json_type(line) = 'OBJECT' then json_transform(line, '{
+        rp_json_object(line, '{
             "call_id": "VARCHAR", "attempt": "VARCHAR", "t_planned": "VARCHAR",
             "t_sent": "VARCHAR", "t_end": "VARCHAR", "outcome": "VARCHAR",
             "execution_id": "VARCHAR", "attached": "VARCHAR", "t_cancel": "VARCHAR",
             "status": "VARCHAR", "model": "VARCHAR", "replica": "VARCHAR",
-            "prompt_tokens": "VARCHAR", "max_tokens": "VARCHAR"}') end as j
+            "prompt_tokens": "VARCHAR", "max_tokens": "VARCHAR"}') as j
     from rp_json_lines($path)
-    where trim(coalesce(line, '')) <> ''
 )
 select
     $source_id, ln, line,
-    case
-        when not json_valid(line) then 'malformed JSON; expected one JSON object per line'
-        when j is null then 'expected a JSON object, got a JSON ' || lower(json_type(line))
-        else rp_proxy_perr(
+    coalesce(
+        rp_json_line_error(line),
+        rp_proxy_perr(
             j.attempt, j.t_planned, j.t_sent, j.t_end, j.attached, j.t_cancel, j.status,
-            j.prompt_tokens, j.max_tokens)
-    end,
+            j.prompt_tokens, j.max_tokens)),
     'canonical',
     rp_str(j.call_id), rp_num(j.attempt), rp_time(j.t_planned), rp_time(j.t_sent),
     rp_time(j.t_end), rp_str(j.outcome), rp_str(j.execution_id), rp_bool(j.attached),
