@@ -23,9 +23,9 @@ GOOD = (INCIDENT / "proxy.jsonl").read_text().splitlines()
 ENGINE_GOOD = (INCIDENT / "engine.jsonl").read_text().splitlines()
 
 
-def _proxy(line: int, **changes: object) -> list[str]:
-    """The good proxy log with fields of one line (1-based) changed (None removes a field)."""
-    out = list(GOOD)
+def _changed(good: list[str], line: int, changes: dict[str, object]) -> list[str]:
+    """`good` with fields of one line (1-based) changed (None removes a field)."""
+    out = list(good)
     rec = json.loads(out[line - 1])
     for k, v in changes.items():
         if v is None:
@@ -34,18 +34,16 @@ def _proxy(line: int, **changes: object) -> list[str]:
             rec[k] = v
     out[line - 1] = json.dumps(rec)
     return out
+
+
+def _proxy(line: int, **changes: object) -> list[str]:
+    """The good proxy log with fields of one line changed."""
+    return _changed(GOOD, line, changes)
 
 
 def _engine(line: int, **changes: object) -> list[str]:
-    out = list(ENGINE_GOOD)
-    rec = json.loads(out[line - 1])
-    for k, v in changes.items():
-        if v is None:
-            rec.pop(k, None)
-        else:
-            rec[k] = v
-    out[line - 1] = json.dumps(rec)
-    return out
+    """The good engine trace with fields of one line changed."""
+    return _changed(ENGINE_GOOD, line, changes)
 
 
 def _replace(lines: list[str], line: int, text: str) -> list[str]:
