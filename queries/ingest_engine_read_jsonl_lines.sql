@@ -21,7 +21,7 @@ with parsed as (
 select
     $source_id, ln, line,
     coalesce(
-        rp_json_line_error(line),
+        rp_json_line_error(line, j),
         rp_engine_perr(
             j.t, j.prompt_tokens, j.step, j.t_issue, j.t_done, j.prompt_computed,
             j.prompt_cached, j.decode_tokens, j.num_running, j.num_waiting,

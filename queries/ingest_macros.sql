@@ -13,7 +13,8 @@
 --   valid JSON never holds unescaped.
 -- rp_json_object(line, shape): the line's JSON object as a struct of `shape` (a constant
 --   json_transform structure); NULL when the line is not a JSON object.
--- rp_json_line_error(line): why a line is not one JSON object, NULL when it is.
+-- rp_json_line_error(line, j): why a line is not one JSON object (j: its rp_json_object), NULL
+--   when it is.
 -- params:
 create or replace temp macro rp_num(x) as try_cast(x as double);
 create or replace temp macro rp_time(x) as coalesce(
@@ -64,9 +65,8 @@ create or replace temp macro rp_json_lines(path) as table
     where trim(coalesce(line, '')) <> '';
 create or replace temp macro rp_json_object(line, shape) as
     case when json_valid(line) and json_type(line) = 'OBJECT' then json_transform(line, shape) end;
-create or replace temp macro rp_json_line_error(line) as
+create or replace temp macro rp_json_line_error(line, j) as
     case
         when not json_valid(line) then 'malformed JSON; expected one JSON object per line'
-        when json_type(line) <> 'OBJECT'
-            then 'expected a JSON object, got a JSON ' || lower(json_type(line))
+        when j is null then 'expected a JSON object, got a JSON ' || lower(json_type(line))
     end;

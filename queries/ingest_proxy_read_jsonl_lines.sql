@@ -20,7 +20,7 @@ with parsed as (
 select
     $source_id, ln, line,
     coalesce(
-        rp_json_line_error(line),
+        rp_json_line_error(line, j),
         rp_proxy_perr(
             j.attempt, j.t_planned, j.t_sent, j.t_end, j.attached, j.t_cancel, j.status,
             j.prompt_tokens, j.max_tokens)),
