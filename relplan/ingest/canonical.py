@@ -9,6 +9,9 @@ and in skip mode when a record is refused, to keep its raw text).
 CSV is read as text with its header; Parquet keeps its types. Engine Parquet whose columns
 already have the contract's types is not staged at all in fail mode: the driver inserts it
 straight into the tables (queries/ingest_direct_parquet_*.sql).
+The readers share their pieces (file readers with line numbers, typed templates, conversion
+error messages) as temp macros: queries/ingest_macros.sql, ingest_proxy_macros.sql and
+ingest_engine_macros.sql, created by stage.create_stage inside the ingest transaction.
 """
 
 from __future__ import annotations
