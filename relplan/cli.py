@@ -196,8 +196,9 @@ def pulse(
 
 _DB_HELP = "Workspace file (default: $RELPLAN_DB or ./relplan.duckdb)."
 _ONLY_HELP = (
-    "Run only these analyses (repeatable or comma-separated): amplification, delivery,"
-    " wasted_prefill, counters, littles_law, retry_timing, capacity."
+    "Run only these analyses (repeatable or comma-separated): "
+    + ", ".join(analyses_mod.ANALYSES)
+    + "."
 )
 _TIME_HELP = "seconds from t0, epoch seconds or RFC 3339"
 

@@ -18,7 +18,7 @@ replica), littles_law.series (L vs λ·D per bin).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 import duckdb
 from pydantic import Field, field_validator
@@ -72,16 +72,7 @@ AnalysisName = Literal[
     "capacity",
     "health",
 ]
-ANALYSES: tuple[str, ...] = (
-    "amplification",
-    "delivery",
-    "wasted_prefill",
-    "counters",
-    "littles_law",
-    "retry_timing",
-    "capacity",
-    "health",
-)
+ANALYSES: tuple[str, ...] = get_args(AnalysisName)
 
 
 class AnalyzeOptions(StrictModel):
