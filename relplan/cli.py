@@ -44,9 +44,7 @@ class RelplanGroup(TyperGroup):
             )
         except RelplanError as exc:
             _fail(str(exc), exc.exit_code)
-        except click_exc.UsageError as exc:
-            _fail(exc.format_message(), ExitCode.USAGE)
-        except click_exc.ClickException as exc:
+        except click_exc.ClickException as exc:  # usage errors included
             _fail(exc.format_message(), ExitCode.USAGE)
         except typer.Abort:
             _fail("interrupted", 130)

@@ -27,7 +27,7 @@ def parse_fail_on(values: list[str]) -> list[str]:
         raise UsageError(
             "--fail-on", f"unknown finding {', '.join(bad)}; expected one of {', '.join(FAIL_ON)}"
         )
-    return names
+    return list(dict.fromkeys(names))
 
 
 def findings(result: AnalyzeResult, fail_on: list[str]) -> list[str]:
@@ -47,4 +47,4 @@ def findings(result: AnalyzeResult, fail_on: list[str]) -> list[str]:
             fired = sorted({s.signal for s in result.health.signals if s.intervals})
             if fired:
                 out.append(f"engine health signals fired: {', '.join(fired)}")
-    return list(dict.fromkeys(out))
+    return out

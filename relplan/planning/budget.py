@@ -19,6 +19,8 @@ from pydantic import Field
 
 from relplan.models import StrictModel
 from relplan.planning.measured import MeasuredStreams
+from relplan.planning.units import human_duration
+from relplan.tables import format_table, num, pct
 
 TYPICAL_STREAM_SECONDS: tuple[float, ...] = (10, 30, 60, 120, 300, 600)
 
@@ -123,8 +125,6 @@ def plan_budget(inp: BudgetInputs, measured: MeasuredStreams | None = None) -> B
 
 
 def render_budget(res: BudgetResult) -> str:
-    from relplan.planning.units import human_duration
-    from relplan.tables import format_table, num, pct
 
     i = res.inputs
     head = (

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from relplan.models import StrictModel
+from relplan.tables import format_table
 
 
 class PulseInputs(StrictModel):
@@ -111,7 +112,6 @@ def plan_pulse(inp: PulseInputs) -> PulseResult:
 
 
 def render_pulse(res: PulseResult) -> str:
-    from relplan.tables import format_table
 
     i = res.inputs
     cap = i.capacity_calls_per_s
