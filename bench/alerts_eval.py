@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from relplan import workspace
-from relplan.alerts.evaluate import evaluate_health
+from relplan.alerts.health import evaluate_health
 from relplan.tables import format_table
 
 T0 = 1_764_460_800.0

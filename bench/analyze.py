@@ -139,7 +139,7 @@ def main() -> None:
     run("bare full scan of steps", lambda: bare_full_scan(con))
     run("in-engine scan of steps", lambda: con.execute(IN_ENGINE_SCAN).fetchall())
     run("context (t0, T, phases)", lambda: resolve_context(con, opts))
-    run("data checks", lambda: run_query(con, "data_edge_cases", {}))
+    run("data checks", lambda: run_query(con, "analyses/data_edge_cases", {}))
     run("A amplification", lambda: analyze_amplification(con, ctx))
     run("B delivery", lambda: analyze_delivery(con, ctx))
     run("C wasted prefill", lambda: analyze_wasted_prefill(con, ctx))

@@ -103,8 +103,14 @@ def generate(out: Path, n: int) -> dict[str, Path]:
 
     steps = -(-n // BATCH)
     execs = -(-n // (BATCH * STEPS_PER_EXEC)) * BATCH
-    params = {"n": n, "batch": BATCH, "per": STEPS_PER_EXEC, "t0": T0, "steps": steps,
-              "execs": execs}
+    params = {
+        "n": n,
+        "batch": BATCH,
+        "per": STEPS_PER_EXEC,
+        "t0": T0,
+        "steps": steps,
+        "execs": execs,
+    }
     files = {
         "jsonl": out / f"engine-{n}.jsonl",
         "parquet": out / f"engine-{n}.parquet",
@@ -179,7 +185,11 @@ def run_once(mode: str, path: str, work: Path) -> dict[str, float]:
     shutil.rmtree(db.with_name(db.name + ".tmp"), ignore_errors=True)
     proc = subprocess.run(
         [sys.executable, __file__, "--one", mode, path, str(db)],
-        stdout=subprocess.PIPE, text=True, cwd=ROOT, timeout=3600, check=False,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        timeout=3600,
+        check=False,
     )
     if proc.returncode != 0:
         raise SystemExit(f"{mode} {path} failed (exit {proc.returncode})")
@@ -212,8 +222,10 @@ def main() -> None:
         return
     sizes = args.sizes or ([1_000_000] if args.quick else [1_000_000, 10_000_000])
     args.out.mkdir(parents=True, exist_ok=True)
-    print("| trace | rows stored | file size | ingest wall | rows/s | peak RSS |"
-          " × bare scan | × bare copy |")
+    print(
+        "| trace | rows stored | file size | ingest wall | rows/s | peak RSS |"
+        " × bare scan | × bare copy |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
         files = generate(args.out, n)

@@ -33,7 +33,7 @@ from relplan.ingest.driver import ingest_files
 from relplan.report.build import build_report_data, workspace_facts
 from relplan.report.charts import chart_specs
 from relplan.report.html import render_html
-from relplan.report.run import is_workspace_file
+from relplan.report.pipeline import is_workspace_file
 from relplan.tables import format_table
 
 CHROMIUM_FLAGS = [

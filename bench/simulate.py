@@ -27,7 +27,8 @@ from relplan.sim.run import prepare, run_prepared
 from relplan.sim.summary import summarize
 from relplan.sim.sweep import sweep
 from relplan.sim.writer import write_outputs
-from relplan.tables import format_table, num
+from relplan.tables import format_table
+from relplan.values import num
 
 
 def main() -> None:

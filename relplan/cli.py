@@ -22,12 +22,11 @@ from relplan import analyses as analyses_mod
 from relplan import ingest as ingest_mod
 from relplan.analyses.findings import FAIL_ON, findings, parse_fail_on
 from relplan.errors import ExitCode, FindingError, RelplanError, UsageError
-from relplan.ingest.timeparse import parse_time
 from relplan.planning import budget as budget_mod
 from relplan.planning import pulse as pulse_mod
 from relplan.planning.measured import measure_streams
-from relplan.planning.units import parse_duration, parse_slo, positive
-from relplan.report import run as report_mod
+from relplan.report import pipeline as report_mod
+from relplan.values import parse_duration, parse_slo, parse_time, parse_time_flag, positive
 from relplan.workspace import open_workspace, resolve_db
 
 
@@ -190,6 +189,7 @@ def pulse(
     result = pulse_mod.plan_pulse(inputs)
     typer.echo(result.model_dump_json(indent=2) if json_out else pulse_mod.render_pulse(result))
 
+
 # --- relplan analyze (issue 5: analyses A-G) ---------------------------------------------
 
 _DB_HELP = "Workspace file (default: $RELPLAN_DB or ./relplan.duckdb)."
@@ -205,7 +205,9 @@ _TIME_HELP = "seconds from t0, epoch seconds or RFC 3339"
 def analyze(
     db: Annotated[Path | None, typer.Option("--db", help=_DB_HELP)] = None,
     json_out: JsonFlag = False,
-    only: Annotated[list[str] | None, typer.Option("--only", metavar="NAME", help=_ONLY_HELP)] = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", metavar="NAME", help=_ONLY_HELP)
+    ] = None,
     phases: Annotated[
         str | None,
         typer.Option(help="Phases NAME=START:END,... (s from t0, or epoch); overrides run.json."),
@@ -214,7 +216,8 @@ def analyze(
         float | None, typer.Option(help="Capacity C^ in calls/s; overrides run.json.")
     ] = None,
     deadline: Annotated[
-        str | None, typer.Option(help="Client per-attempt deadline D (120, 2m); overrides run.json.")
+        str | None,
+        typer.Option(help="Client per-attempt deadline D (120, 2m); overrides run.json."),
     ] = None,
     delivery_window: Annotated[
         str | None, typer.Option(help="Delivery window W from planned arrival; overrides run.json.")
@@ -223,7 +226,9 @@ def analyze(
     step: Annotated[str, typer.Option(help="Evaluation step of the rolling series.")] = "15s",
     bin_width: Annotated[
         str | None,
-        typer.Option("--bin", help="Bin width of the time series (default 30s, wider past 200 bins)."),
+        typer.Option(
+            "--bin", help="Bin width of the time series (default 30s, wider past 200 bins)."
+        ),
     ] = None,
     t_from: Annotated[str | None, typer.Option("--from", help=f"Start: {_TIME_HELP}.")] = None,
     t_to: Annotated[str | None, typer.Option("--to", help=f"End: {_TIME_HELP}.")] = None,
@@ -257,8 +262,8 @@ def analyze(
         window=parse_duration(window, "--window"),
         step=parse_duration(step, "--step"),
         bin=None if bin_width is None else parse_duration(bin_width, "--bin"),
-        t_from=None if t_from is None else analyses_mod.parse_time_flag(t_from, "--from"),
-        t_to=None if t_to is None else analyses_mod.parse_time_flag(t_to, "--to"),
+        t_from=None if t_from is None else parse_time_flag(t_from, "--from"),
+        t_to=None if t_to is None else parse_time_flag(t_to, "--to"),
         replica_label=replica_label,
         only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
     )
@@ -359,9 +364,7 @@ def simulate_run(
     from relplan.sim import summary as sim_summary
 
     result = sim_run.simulate(scenario, out, seed=seed, sets=list(set_ or []))
-    typer.echo(
-        sim_summary.summary_json(result) if json_out else sim_summary.render_summary(result)
-    )
+    typer.echo(sim_summary.summary_json(result) if json_out else sim_summary.render_summary(result))
 
 
 @simulate_app.command("calibrate")
@@ -482,8 +485,12 @@ def _progress_bar() -> tuple[Any, Any]:
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
-        console=Console(stderr=True), transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
     )
     task = bar.add_task("ingest", total=None)
 
@@ -496,7 +503,8 @@ def _progress_bar() -> tuple[Any, Any]:
 @app.command()
 def ingest(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="Files or directories to ingest.", show_default=False)
+        list[Path] | None,
+        typer.Argument(help="Files or directories to ingest.", show_default=False),
     ] = None,
     db: DbOption = None,
     kind: Annotated[
@@ -511,8 +519,12 @@ def ingest(
         ),
     ] = None,
     on_error: Annotated[
-        str, typer.Option("--on-error", help="fail: stop at the first bad record; skip: keep"
-                          " going and store bad records in rejects.")
+        str,
+        typer.Option(
+            "--on-error",
+            help="fail: stop at the first bad record; skip: keep"
+            " going and store bad records in rejects.",
+        ),
     ] = "fail",
     year: Annotated[
         int | None, typer.Option(help="Year of vLLM log timestamps that carry none.")
@@ -529,7 +541,9 @@ def ingest(
     start: Annotated[
         str | None, typer.Option(help="Live pull: start (epoch seconds or RFC 3339).")
     ] = None,
-    end: Annotated[str | None, typer.Option(help="Live pull: end (epoch seconds or RFC 3339).")] = None,
+    end: Annotated[
+        str | None, typer.Option(help="Live pull: end (epoch seconds or RFC 3339).")
+    ] = None,
     step: Annotated[str, typer.Option(help="Live pull: resolution, e.g. 5s or 1m.")] = "15s",
     json_out: JsonFlag = False,
 ) -> None:
@@ -609,7 +623,9 @@ ThresholdFlag = Annotated[
 
 @alerts_app.command("export")
 def alerts_export(
-    out: Annotated[Path | None, typer.Option(help="Write the rule file here (default: stdout).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the rule file here (default: stdout).")
+    ] = None,
     replica_label: Annotated[
         str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
     ] = "instance",
@@ -648,7 +664,9 @@ def alerts_slo(
     slo: Annotated[float, typer.Option(help="SLO, as 99.9 (percent) or 0.999.")] = 99.9,
     window: Annotated[str, typer.Option(help="SLO window: 30d, 4w, 7d, ...")] = "30d",
     name: Annotated[str, typer.Option(help="Value of the `slo` label on the rules.")] = "relplan",
-    out: Annotated[Path | None, typer.Option(help="Write the rule file here (default: stdout).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the rule file here (default: stdout).")
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Multiwindow, multi-burn-rate SLO alerts (SRE workbook) with their recording rules.
@@ -659,7 +677,11 @@ def alerts_slo(
     from relplan.alerts import slo as slo_mod
 
     rs = slo_mod.slo_rules(
-        parse_slo(slo), parse_duration(window, "--window", default_unit="d"), errors, total, name=name
+        parse_slo(slo),
+        parse_duration(window, "--window", default_unit="d"),
+        errors,
+        total,
+        name=name,
     )
     text = slo_mod.export_slo_rules(rs)
     if out is not None:
@@ -675,16 +697,21 @@ def alerts_slo(
 
 @alerts_app.command("eval")
 def alerts_eval(
-    db: Annotated[Path | None, typer.Option(help="Workspace (default $RELPLAN_DB or ./relplan.duckdb).")] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="Workspace (default $RELPLAN_DB or ./relplan.duckdb).")
+    ] = None,
     start: Annotated[
-        float | None, typer.Option("--from", help="First evaluation, epoch seconds (default: first sample).")
+        float | None,
+        typer.Option("--from", help="First evaluation, epoch seconds (default: first sample)."),
     ] = None,
     end: Annotated[
-        float | None, typer.Option("--to", help="Last evaluation, epoch seconds (default: last sample).")
+        float | None,
+        typer.Option("--to", help="Last evaluation, epoch seconds (default: last sample)."),
     ] = None,
     step: Annotated[str, typer.Option(help="Evaluation interval, as Prometheus's.")] = "15s",
     replica_label: Annotated[
-        str | None, typer.Option(help="Replica label (default: replica, pod or instance, first present).")
+        str | None,
+        typer.Option(help="Replica label (default: replica, pod or instance, first present)."),
     ] = None,
     threshold: ThresholdFlag = None,
     json_out: JsonFlag = False,
@@ -693,7 +720,7 @@ def alerts_eval(
 
     Example: relplan alerts eval --db incident.duckdb --step 15s
     """
-    from relplan.alerts import evaluate as eval_mod
+    from relplan.alerts import health as eval_mod
     from relplan.alerts import rules as rules_mod
     from relplan.workspace import connect, resolve_db
 
@@ -713,15 +740,24 @@ def alerts_eval(
 @alerts_app.command("unittest")
 def alerts_unittest(
     out_dir: Annotated[Path, typer.Option(help="Directory for rules.yml and rules_test.yml.")],
-    db: Annotated[Path | None, typer.Option(help="Workspace (default $RELPLAN_DB or ./relplan.duckdb).")] = None,
-    start: Annotated[float | None, typer.Option("--from", help="First sample time, epoch seconds.")] = None,
-    end: Annotated[float | None, typer.Option("--to", help="Last sample time, epoch seconds.")] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="Workspace (default $RELPLAN_DB or ./relplan.duckdb).")
+    ] = None,
+    start: Annotated[
+        float | None, typer.Option("--from", help="First sample time, epoch seconds.")
+    ] = None,
+    end: Annotated[
+        float | None, typer.Option("--to", help="Last sample time, epoch seconds.")
+    ] = None,
     step: Annotated[str, typer.Option(help="evaluation_interval of the test.")] = "15s",
     replica_label: Annotated[
-        str | None, typer.Option(help="Replica label (default: replica, pod or instance, first present).")
+        str | None,
+        typer.Option(help="Replica label (default: replica, pod or instance, first present)."),
     ] = None,
     threshold: ThresholdFlag = None,
-    run: Annotated[bool, typer.Option(help="Run promtool check rules and test rules on them.")] = False,
+    run: Annotated[
+        bool, typer.Option(help="Run promtool check rules and test rules on them.")
+    ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """A promtool unit test from a workspace's metrics: relplan's verdicts as expectations.
@@ -739,8 +775,14 @@ def alerts_unittest(
     con = connect(resolve_db(db), read_only=True)
     try:
         report = promtool_mod.write_unit_test(
-            con, out_dir, start=start, end=end, step=step_s, replica_label=label,
-            thresholds=thresholds, run=run,
+            con,
+            out_dir,
+            start=start,
+            end=end,
+            step=step_s,
+            replica_label=label,
+            thresholds=thresholds,
+            run=run,
         )
     finally:
         con.close()
@@ -785,10 +827,12 @@ def report(
         ),
     ] = None,
     png: Annotated[
-        Path | None, typer.Option("--png", metavar="DIR", help="Also write each chart as a PNG into DIR.")
+        Path | None,
+        typer.Option("--png", metavar="DIR", help="Also write each chart as a PNG into DIR."),
     ] = None,
     svg: Annotated[
-        Path | None, typer.Option("--svg", metavar="DIR", help="Also write each chart as an SVG into DIR.")
+        Path | None,
+        typer.Option("--svg", metavar="DIR", help="Also write each chart as an SVG into DIR."),
     ] = None,
     json_file: Annotated[
         Path | None,
@@ -798,7 +842,9 @@ def report(
     ] = None,
     phases: Annotated[
         str | None,
-        typer.Option(help="Phases NAME=START:END,... in seconds from t0 or epoch (overrides run.json)."),
+        typer.Option(
+            help="Phases NAME=START:END,... in seconds from t0 or epoch (overrides run.json)."
+        ),
     ] = None,
     capacity: Annotated[
         float | None, typer.Option(help="Capacity C^ in calls/s (overrides run.json).")
@@ -809,7 +855,9 @@ def report(
     ] = None,
     delivery_window: Annotated[
         str | None,
-        typer.Option(help="Delivery window W from planned arrival, e.g. 840s (overrides run.json)."),
+        typer.Option(
+            help="Delivery window W from planned arrival, e.g. 840s (overrides run.json)."
+        ),
     ] = None,
 ) -> None:
     """The HTML incident report: verdict, charts and tables of every analysis, one offline page.

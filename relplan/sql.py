@@ -1,4 +1,4 @@
-"""Loads `queries/*.sql` and checks each file's declared parameters against its uses.
+"""Loads `queries/**/*.sql` and checks each file's declared parameters against its uses.
 
 Rules (STYLE.md): one query per file; the header comment is its docstring and has a line
 `-- params: a, b` (or `-- params:` with nothing after it); DuckDB named parameters (`$a`)
@@ -80,16 +80,25 @@ def parse_query(name: str, path: str, text: str) -> Query:
 
 @cache
 def load(name: str) -> Query:
-    """Load and check `queries/<name>.sql`."""
-    if not re.fullmatch(r"[a-z0-9_]+", name):
+    """Load and check `queries/<name>.sql`; a name may have folders (`ingest/macros`)."""
+    if not re.fullmatch(r"[a-z0-9_]+(/[a-z0-9_]+)*", name):
         raise QueryError(f"invalid query name {name!r}")
-    entry = queries_dir().joinpath(f"{name}.sql")
+    entry = queries_dir().joinpath(*f"{name}.sql".split("/"))
     if not entry.is_file():
         raise QueryError(f"queries/{name}.sql: no such query file")
     return parse_query(name, f"queries/{name}.sql", entry.read_text(encoding="utf-8"))
 
 
 def all_names() -> list[str]:
-    return sorted(
-        e.name.removesuffix(".sql") for e in queries_dir().iterdir() if e.name.endswith(".sql")
-    )
+    """Every query's name: its path below `queries/` without `.sql` (`ingest/macros`)."""
+
+    def walk(folder: Traversable, prefix: str) -> list[str]:
+        names: list[str] = []
+        for e in folder.iterdir():
+            if e.is_dir():
+                names += walk(e, f"{prefix}{e.name}/")
+            elif e.name.endswith(".sql"):
+                names.append(prefix + e.name.removesuffix(".sql"))
+        return names
+
+    return sorted(walk(queries_dir(), ""))

@@ -23,16 +23,3 @@ def format_table(
 
     sep = "  ".join("-" * w for w in widths)
     return "\n".join([line(headers), sep, *(line(r) for r in rows)])
-
-
-def num(value: float | None, digits: int = 0) -> str:
-    """Thousands separators; `-` for a missing value."""
-    if value is None:
-        return "-"
-    return f"{value:,.{digits}f}"
-
-
-def pct(value: float | None, digits: int = 1) -> str:
-    if value is None:
-        return "-"
-    return f"{value * 100:.{digits}f} %"

@@ -1,6 +1,6 @@
 """The workspace: one DuckDB file holding everything ingested about an incident.
 
-Owns the schema (`queries/workspace_schema.sql`), the connection settings (a memory limit
+Owns the schema (`queries/schema.sql`), the connection settings (a memory limit
 and a spill directory so inputs larger than memory still ingest) and the path rules:
 `--db`, else `$RELPLAN_DB`, else `./relplan.duckdb`.
 """
@@ -55,7 +55,7 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     if not read_only:
         tmp = path.with_name(path.name + ".tmp")
         con.execute(f"set temp_directory = '{_sql_string(str(tmp))}'")
-        con.execute(sql.load("workspace_schema").text)
+        con.execute(sql.load("schema").text)
     return con
 
 

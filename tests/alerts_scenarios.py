@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from relplan import workspace
-from relplan.alerts.engine import SeriesStore, make_labels
+from relplan.alerts.promql_eval import SeriesStore, make_labels
 
 T0 = 1_764_460_800_000  # the simulator's epoch, in ms
 STEP_MS = 15_000
@@ -90,7 +90,9 @@ def storm_store() -> SeriesStore:
             pt += 60 if over else 100
             queries.append(q)
             prompt.append(pt)
-        for name, vals in zip(HEALTH_NAMES, (pre, kv, waiting, running, gen, prompt, queries), strict=True):
+        for name, vals in zip(
+            HEALTH_NAMES, (pre, kv, waiting, running, gen, prompt, queries), strict=True
+        ):
             s.add(make_labels(name, lab), times, vals)
     return s
 
@@ -129,13 +131,19 @@ def random_store(seed: int) -> SeriesStore:
                 continue
             t = T0 + sec * 1000 + rng.randint(-20, 20) * 100
             if rng.random() < 0.03:
-                for n in ("vllm:num_preemptions_total", "vllm:generation_tokens_total",
-                          "vllm:prompt_tokens_total", "vllm:prefix_cache_queries_total"):
+                for n in (
+                    "vllm:num_preemptions_total",
+                    "vllm:generation_tokens_total",
+                    "vllm:prompt_tokens_total",
+                    "vllm:prefix_cache_queries_total",
+                ):
                     state[n] = 0.0  # replica restart
             state["vllm:num_preemptions_total"] += rng.choice([0, 0, 1, 3, 12])
             level = min(1.0, max(0.0, level + rng.uniform(-0.08, 0.1)))
             state["vllm:kv_cache_usage_perc"] = math.nan if rng.random() < 0.03 else round(level, 3)
-            state["vllm:num_requests_waiting"] = max(0.0, state["vllm:num_requests_waiting"] + rng.randint(-3, 4))
+            state["vllm:num_requests_waiting"] = max(
+                0.0, state["vllm:num_requests_waiting"] + rng.randint(-3, 4)
+            )
             state["vllm:num_requests_running"] = float(rng.choice([0, 1, 4, 8]))
             state["vllm:generation_tokens_total"] += rng.choice([0, 0, 0, 25, 300])
             q = rng.randint(0, 400)
@@ -148,8 +156,6 @@ def random_store(seed: int) -> SeriesStore:
     return s
 
 
-
-
 def openmetrics_text(store: SeriesStore) -> str:
     """The store as OpenMetrics text with a timestamp (epoch seconds, ms) on every sample."""
     by_name: dict[str, list[str]] = {}
@@ -159,7 +165,9 @@ def openmetrics_text(store: SeriesStore) -> str:
         inner = ",".join(f'{k}="{v}"' for k, v in sorted(d.items()))
         for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True):
             value = "NaN" if math.isnan(v) else repr(v)
-            by_name.setdefault(name, []).append(f"{name}{{{inner}}} {value} {t // 1000}.{t % 1000:03d}")
+            by_name.setdefault(name, []).append(
+                f"{name}{{{inner}}} {value} {t // 1000}.{t % 1000:03d}"
+            )
     lines: list[str] = []
     for name, samples in by_name.items():
         lines.append(f"# TYPE {name} gauge")

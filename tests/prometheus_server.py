@@ -32,11 +32,11 @@ def backfilled_prometheus(om: Path, workdir: Path) -> Iterator[str]:
     promtool = require_tool("promtool")
     subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(workdir / "tsdb")],
-        check=True, timeout=60, capture_output=True,
+        check=True,
+        timeout=60,
+        capture_output=True,
     )
-    (workdir / "prometheus.yml").write_text(
-        "global:\n  scrape_interval: 1m\nscrape_configs: []\n"
-    )
+    (workdir / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with (workdir / "prometheus.log").open("wb") as log:
@@ -48,7 +48,8 @@ def backfilled_prometheus(om: Path, workdir: Path) -> Iterator[str]:
                 "--storage.tsdb.retention.time=100y",
                 f"--web.listen-address=127.0.0.1:{port}",
             ],
-            stdout=log, stderr=subprocess.STDOUT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         try:
             deadline = time.monotonic() + 30

@@ -13,7 +13,7 @@ from tests.fixture_incident import T0, insert_attempts, insert_events, insert_ma
 
 def memory_workspace() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    con.execute(sql.load("workspace_schema").text)
+    con.execute(sql.load("schema").text)
     return con
 
 

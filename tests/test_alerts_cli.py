@@ -49,8 +49,15 @@ def test_export_prints_a_rule_file_with_every_signal() -> None:
 def test_export_thresholds_and_for_durations_are_configurable() -> None:
     res = runner.invoke(
         app,
-        ["alerts", "export", "--thresholds", "preemption_rate=2,shortfall=0.3",
-         "--threshold", "for_stuck_replica=5m", "--no-proxy"],
+        [
+            "alerts",
+            "export",
+            "--thresholds",
+            "preemption_rate=2,shortfall=0.3",
+            "--threshold",
+            "for_stuck_replica=5m",
+            "--no-proxy",
+        ],
     )
     assert res.exit_code == 0, res.stderr
     rules = {r["alert"]: r for g in yaml.safe_load(res.stdout)["groups"] for r in g["rules"]}
@@ -64,7 +71,10 @@ def test_export_to_a_file_says_where(tmp_path: Path) -> None:
     out = tmp_path / "rules.yml"
     res = runner.invoke(app, ["alerts", "export", "--out", str(out)])
     assert res.exit_code == 0, res.stderr
-    assert res.stdout.strip() == f"wrote {out}: 6 alerting rules; check with: promtool check rules {out}"
+    assert (
+        res.stdout.strip()
+        == f"wrote {out}: 6 alerting rules; check with: promtool check rules {out}"
+    )
     assert yaml.safe_load(out.read_text())["groups"][0]["name"] == "relplan-vllm-health"
 
 
@@ -86,14 +96,25 @@ def test_export_bad_flags_are_one_line_errors(args: list[str], start: str) -> No
 def test_slo_writes_recording_rules_and_two_alerts() -> None:
     res = runner.invoke(
         app,
-        ["alerts", "slo", "--slo", "99.9", "--window", "30d",
-         "--errors", 'sum(rate(http_requests_total{code=~"5.."}[$window]))',
-         "--total", "http_requests_total"],
+        [
+            "alerts",
+            "slo",
+            "--slo",
+            "99.9",
+            "--window",
+            "30d",
+            "--errors",
+            'sum(rate(http_requests_total{code=~"5.."}[$window]))',
+            "--total",
+            "http_requests_total",
+        ],
     )
     assert res.exit_code == 0, res.stderr
     (group,) = yaml.safe_load(res.stdout)["groups"]
     records = [r["record"] for r in group["rules"] if "record" in r]
-    assert records == [f"slo:sli_error:ratio_rate{w}" for w in ("5m", "30m", "1h", "2h", "6h", "1d", "3d")]
+    assert records == [
+        f"slo:sli_error:ratio_rate{w}" for w in ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
+    ]
     alerts = {r["alert"]: r for r in group["rules"] if "alert" in r}
     assert set(alerts) == {"SLOErrorBudgetBurnPage", "SLOErrorBudgetBurnTicket"}
     page = alerts["SLOErrorBudgetBurnPage"]["expr"]
@@ -106,7 +127,20 @@ def test_slo_burn_rates_scale_with_the_window() -> None:
     """7 days: 2 % x 168 h / 1 h = 3.36, 5 % x 168/6 = 1.4, 10 % x 168/24 = 0.7,
     10 % x 168/72 = 0.233333 (6 significant digits)."""
     res = runner.invoke(
-        app, ["alerts", "slo", "--slo", "0.99", "--window", "7d", "--errors", "e", "--total", "t", "--json"]
+        app,
+        [
+            "alerts",
+            "slo",
+            "--slo",
+            "0.99",
+            "--window",
+            "7d",
+            "--errors",
+            "e",
+            "--total",
+            "t",
+            "--json",
+        ],
     )
     assert res.exit_code == 0, res.stderr
     data = json.loads(res.stdout)
@@ -128,9 +162,18 @@ def test_slo_to_a_file_prints_the_tiers(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "start"),
     [
-        (["--errors", "rate(x[5m])", "--total", "t"], "relplan: error: --errors: expected a PromQL"),
-        (["--errors", "e", "--total", "sum(rate(t[$window])"], "relplan: error: --total: unbalanced"),
-        (["--errors", "e", "--total", "t", "--window", "30m"], "relplan: error: --window: 30m is shorter"),
+        (
+            ["--errors", "rate(x[5m])", "--total", "t"],
+            "relplan: error: --errors: expected a PromQL",
+        ),
+        (
+            ["--errors", "e", "--total", "sum(rate(t[$window])"],
+            "relplan: error: --total: unbalanced",
+        ),
+        (
+            ["--errors", "e", "--total", "t", "--window", "30m"],
+            "relplan: error: --window: 30m is shorter",
+        ),
         (["--errors", "e", "--total", "t", "--slo", "100"], "relplan: error: --slo"),
         (["--errors", "e", "--total", "t", "--name", "a b"], "relplan: error: --name"),
     ],
@@ -143,24 +186,36 @@ def test_slo_bad_flags_are_one_line_errors(args: list[str], start: str) -> None:
 def test_eval_prints_the_firing_table(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     fill_workspace(db, storm_store())
-    res = runner.invoke(app, ["alerts", "eval", "--db", str(db), "--threshold", "preemption_rate=0.1"])
+    res = runner.invoke(
+        app, ["alerts", "eval", "--db", str(db), "--threshold", "preemption_rate=0.1"]
+    )
     assert res.exit_code == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0].startswith("Engine health: 61 evaluations every 15s")
     assert any(ln.split()[:4] == ["stuck_replica", "c", "420", "615"] for ln in lines)
-    js = runner.invoke(app, ["alerts", "eval", "--db", str(db), "--json", "--from", str(T0 / 1000 + 600)])
+    js = runner.invoke(
+        app, ["alerts", "eval", "--db", str(db), "--json", "--from", str(T0 / 1000 + 600)]
+    )
     assert json.loads(js.stdout)["evaluations"] == 21
 
 
 def test_eval_without_a_workspace_or_metrics_is_a_one_line_error(tmp_path: Path) -> None:
-    line = _error_line(runner.invoke(app, ["alerts", "eval", "--db", str(tmp_path / "none.duckdb")]))
+    line = _error_line(
+        runner.invoke(app, ["alerts", "eval", "--db", str(tmp_path / "none.duckdb")])
+    )
     assert "no workspace here" in line
     from relplan import workspace
 
     workspace.connect(tmp_path / "empty.duckdb").close()
-    line = _error_line(runner.invoke(app, ["alerts", "eval", "--db", str(tmp_path / "empty.duckdb")]))
+    line = _error_line(
+        runner.invoke(app, ["alerts", "eval", "--db", str(tmp_path / "empty.duckdb")])
+    )
     assert "needs vLLM metrics" in line
-    line = _error_line(runner.invoke(app, ["alerts", "eval", "--db", str(tmp_path / "empty.duckdb"), "--step", "0s"]))
+    line = _error_line(
+        runner.invoke(
+            app, ["alerts", "eval", "--db", str(tmp_path / "empty.duckdb"), "--step", "0s"]
+        )
+    )
     assert line.startswith("relplan: error: --step")
 
 

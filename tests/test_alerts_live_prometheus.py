@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan import workspace
-from relplan.alerts.evaluate import evaluate_health
+from relplan.alerts.health import evaluate_health
 from relplan.cli import app
 from tests.prometheus_server import backfilled_prometheus
 
@@ -40,9 +40,7 @@ def _sample_times(om: Path) -> tuple[float, float]:
 
 @pytest.fixture(scope="module")
 def prometheus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with backfilled_prometheus(
-        INCIDENT / "metrics.om.txt", tmp_path_factory.mktemp("live")
-    ) as url:
+    with backfilled_prometheus(INCIDENT / "metrics.om.txt", tmp_path_factory.mktemp("live")) as url:
         yield url
 
 
@@ -73,18 +71,24 @@ def test_live_pull_gives_the_same_analysis_as_the_openmetrics_file(
     first, last = _sample_times(INCIDENT / "metrics.om.txt")
     _ingest(
         live,
-        "--prometheus-url", prometheus_url,
-        "--match", "vllm:.*",
-        "--start", f"{first:.3f}",
-        "--end", f"{last:.3f}",
-        "--step", "5s",
+        "--prometheus-url",
+        prometheus_url,
+        "--match",
+        "vllm:.*",
+        "--start",
+        f"{first:.3f}",
+        "--end",
+        f"{last:.3f}",
+        "--step",
+        "5s",
     )
 
     # The samples themselves: same series, times and values.
     q = "select name, labels, t, value from metric_samples order by name, labels::varchar, t"
-    with workspace.open_workspace(from_file, read_only=True) as a, workspace.open_workspace(
-        live, read_only=True
-    ) as b:
+    with (
+        workspace.open_workspace(from_file, read_only=True) as a,
+        workspace.open_workspace(live, read_only=True) as b,
+    ):
         rows_a = a.execute(q).fetchall()
         rows_b = b.execute(q).fetchall()
         assert len(rows_a) > 2000

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from relplan import workspace
-from relplan.alerts import engine, promql, rules
-from relplan.alerts.evaluate import load_store
+from relplan.alerts import promql_eval, promql_parser, rules
+from relplan.alerts.health import load_store
 from tests.alerts_scenarios import T0, fill, openmetrics_text, random_store
 from tests.prometheus_server import backfilled_prometheus
 
@@ -37,7 +37,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         yield url, om
 
 
-def _query_range(url: str, expr: str, start: float, end: float, step: float) -> dict[tuple[tuple[str, str], ...], dict[int, float]]:
+def _query_range(
+    url: str, expr: str, start: float, end: float, step: float
+) -> dict[tuple[tuple[str, str], ...], dict[int, float]]:
     qs = urllib.parse.urlencode({"query": expr, "start": start, "end": end, "step": step})
     with urllib.request.urlopen(f"{url}/api/v1/query_range?{qs}", timeout=30) as r:
         body = json.load(r)
@@ -65,11 +67,11 @@ def test_query_range_on_backfilled_openmetrics_equals_relplans_values(
     ts = np.arange(round(start * 1000), round(end * 1000) + 1, round(step * 1000), dtype=np.int64)
     checked = 0
     for rule in rules.health_rules("pod", proxy=False):
-        for node in promql.subexpressions(promql.parse(rule.expr)):
-            if isinstance(node, promql.Number):
+        for node in promql_parser.subexpressions(promql_parser.parse(rule.expr)):
+            if isinstance(node, promql_parser.Number):
                 continue
-            text = promql.to_string(node)
-            mine = engine.evaluate(node, loaded, ts)
+            text = promql_parser.to_string(node)
+            mine = promql_eval.evaluate(node, loaded, ts)
             theirs = _query_range(url, text, start, end, step)
             mine_d = {
                 k: {int(t): float(v) for t, v, p in zip(ts, vals, pres, strict=True) if p}

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from relplan.alerts import promtool, rules, slo
-from relplan.alerts.engine import SeriesStore, make_labels
-from relplan.alerts.evaluate import firing_intervals
+from relplan.alerts.health import firing_intervals
+from relplan.alerts.promql_eval import SeriesStore, make_labels
 from tests.alerts_scenarios import T0, healthy_store, random_store, storm_store
 from tests.conftest import require_tool
 
@@ -36,8 +36,13 @@ def _write(tmp: Path, rule_text: str, unit_text: str) -> Path:
     return test
 
 
-def _prove(tmp: Path, store: SeriesStore, alerts: list[rules.AlertRule],
-           records: list[rules.RecordingRule] | None = None, **kw: int) -> promtool.UnitTest:
+def _prove(
+    tmp: Path,
+    store: SeriesStore,
+    alerts: list[rules.AlertRule],
+    records: list[rules.RecordingRule] | None = None,
+    **kw: int,
+) -> promtool.UnitTest:
     rule_text = rules.dump_yaml(rules.rule_file_dict(alerts, records))
     (tmp / "rules.yml").write_text(rule_text)
     checked = promtool.check_rules(tmp / "rules.yml")
@@ -67,10 +72,15 @@ def test_exported_rule_files_pass_promtool_check(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("slo_value", "window_s"), [(0.999, 30 * 86400), (0.99, 7 * 86400), (0.9995, 28 * 86400)]
 )
-def test_slo_rule_files_pass_promtool_check(tmp_path: Path, slo_value: float, window_s: int) -> None:
+def test_slo_rule_files_pass_promtool_check(
+    tmp_path: Path, slo_value: float, window_s: int
+) -> None:
     rs = slo.slo_rules(
-        slo_value, window_s, 'sum(rate(http_requests_total{code=~"5.."}[$window]))',
-        "http_requests_total", name="chat",
+        slo_value,
+        window_s,
+        'sum(rate(http_requests_total{code=~"5.."}[$window]))',
+        "http_requests_total",
+        name="chat",
     )
     path = tmp_path / "slo.yml"
     path.write_text(slo.export_slo_rules(rs))
@@ -121,8 +131,12 @@ def test_random_scrapes_with_gaps_resets_and_jitter_agree_with_promtool(
     tmp_path: Path, seed: int
 ) -> None:
     th = rules.Thresholds(
-        preemption_rate=0.05, kv_usage=0.8, waiting=3, for_queue_growing=30,
-        for_stuck_replica=0, for_preemption_storm=15,
+        preemption_rate=0.05,
+        kv_usage=0.8,
+        waiting=3,
+        for_queue_growing=30,
+        for_stuck_replica=0,
+        for_preemption_storm=15,
     )
     ut = _prove(tmp_path, random_store(seed), rules.health_rules("pod", th, proxy=False))
     assert ut.checks > 500
@@ -162,7 +176,7 @@ def test_retry_amplification_rule_agrees_with_promtool(tmp_path: Path) -> None:
     s.add(make_labels("envoy_cluster_upstream_rq_retry", lab), times, ret_v)
     alerts = [r for r in rules.health_rules("pod") if r.signal == "retry_amplification"]
     ut = _prove(tmp_path, s, alerts)
-    (fire, values), = ut.timelines[0].firing.values()
+    ((fire, values),) = ut.timelines[0].firing.values()
     assert fire.any()
     assert float(values[-1]) == pytest.approx(10 / 7, rel=1e-9)
 
@@ -188,12 +202,15 @@ def test_slo_burn_alerts_agree_with_promtool(tmp_path: Path) -> None:
     s.add(make_labels("http_requests_total", {"code": "200"}), times, ok_v)
     s.add(make_labels("http_requests_total", {"code": "500"}), times, err_v)
     rs = slo.slo_rules(
-        0.999, 30 * 86400, 'sum(rate(http_requests_total{code=~"5.."}[$window]))',
-        "http_requests_total", name="chat",
+        0.999,
+        30 * 86400,
+        'sum(rate(http_requests_total{code=~"5.."}[$window]))',
+        "http_requests_total",
+        name="chat",
     )
     ut = _prove(tmp_path, s, rs.alerts, rs.records, step_ms=step)
     page = ut.timelines[0]
-    (fire, _), = page.firing.values()
+    ((fire, _),) = page.firing.values()
     minutes = np.nonzero(fire)[0]
     assert minutes.min() == 68
     assert minutes.max() == 125

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.alerts import promtool
-from relplan.alerts.evaluate import evaluate_health
+from relplan.alerts.health import evaluate_health
 from relplan.cli import app
 from tests.conftest import require_tool
 

@@ -25,13 +25,17 @@ def test_openmetrics_samples_meta_and_created_dropped(tmp_path: Path) -> None:
     (src,) = rep.sources
     assert (src.kind, src.format, src.rows) == ("metrics", "openmetrics", 8)
     assert src.notes == [
-        "dropped 1 `_created` samples (counter creation times, not samples of the counter)"]
-    assert rows(db, "select t, value, source_row from metric_samples"
-                    " where name = 'vllm:prompt_tokens_total' order by t") == [
-        (T0, 0.0, 3), (T0 + 5, 2000.0, 4), (T0 + 10, 2500.0, 5)]
-    assert rows(db, "select labels from metric_samples where name = 'vllm:request_success_total'"
-                    " and value = 1") == [
-        ({"engine": "0", "finished_reason": "stop", "model_name": "llama-8b"},)]
+        "dropped 1 `_created` samples (counter creation times, not samples of the counter)"
+    ]
+    assert rows(
+        db,
+        "select t, value, source_row from metric_samples"
+        " where name = 'vllm:prompt_tokens_total' order by t",
+    ) == [(T0, 0.0, 3), (T0 + 5, 2000.0, 4), (T0 + 10, 2500.0, 5)]
+    assert rows(
+        db,
+        "select labels from metric_samples where name = 'vllm:request_success_total' and value = 1",
+    ) == [({"engine": "0", "finished_reason": "stop", "model_name": "llama-8b"},)]
     assert rows(db, "select name, type, help from metric_meta order by name") == [
         ("vllm:num_requests_running", "gauge", "Number of requests in model execution batches."),
         ("vllm:prompt_tokens", "counter", "Number of prefill tokens processed."),
@@ -47,14 +51,20 @@ def test_scrape_log_takes_each_scrape_time_and_drops_created_gauges(tmp_path: Pa
     assert (src.format, src.rows) == ("scrape", 24)
     assert "dropped 8 `_created` samples" in src.notes[1]
     assert rows(db, "select count(*) from metric_samples where name like '%_created'") == [(0,)]
-    assert rows(db, "select t, value, labels from metric_samples"
-                    " where name = 'vllm:prompt_tokens_total' order by t") == [
+    assert rows(
+        db,
+        "select t, value, labels from metric_samples"
+        " where name = 'vllm:prompt_tokens_total' order by t",
+    ) == [
         (T0, 4000.0, {"engine": "0", "model_name": MODEL}),
         (T0 + 5, 6000.0, {"engine": "0", "model_name": MODEL}),
     ]
-    assert rows(db, "select value from metric_samples where name ="
-                    " 'vllm:e2e_request_latency_seconds_bucket' and labels['le'] = '+Inf'"
-                    " order by t") == [(2.0,), (3.0,)]
+    assert rows(
+        db,
+        "select value from metric_samples where name ="
+        " 'vllm:e2e_request_latency_seconds_bucket' and labels['le'] = '+Inf'"
+        " order by t",
+    ) == [(2.0,), (3.0,)]
 
 
 def test_scrape_log_with_old_vllm_names_keeps_them_and_says_so(tmp_path: Path) -> None:
@@ -63,16 +73,19 @@ def test_scrape_log_with_old_vllm_names_keeps_them_and_says_so(tmp_path: Path) -
     notes = rep.sources[0].notes
     assert any("vllm:gpu_cache_usage_perc stored as exported" in n for n in notes)
     assert any("vllm:gpu_prefix_cache_queries_total" in n and "blocks" in n for n in notes)
-    assert rows(db, "select value, labels from metric_samples"
-                    " where name = 'vllm:gpu_cache_usage_perc'") == [(0.125, {"model_name": MODEL})]
+    assert rows(
+        db, "select value, labels from metric_samples where name = 'vllm:gpu_cache_usage_perc'"
+    ) == [(0.125, {"model_name": MODEL})]
 
 
 def test_query_range_json_with_nan(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     rep = ingest(db, ADAPTERS / "query_range.json")
     assert (rep.sources[0].format, rep.sources[0].rows) == ("query_range", 5)
-    got = rows(db, "select t, value, labels['instance'], source_row from metric_samples"
-                   " order by source_row")
+    got = rows(
+        db,
+        "select t, value, labels['instance'], source_row from metric_samples order by source_row",
+    )
     assert [g[0] for g in got] == [T0, T0 + 15, T0 + 30, T0, T0 + 15.5]
     assert [g[1] for g in got][:4] == [0.0, 4.0, 12.0, 1.0]
     assert math.isnan(got[4][1])
@@ -82,9 +95,9 @@ def test_query_range_json_with_nan(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
-        ('# TYPE a gauge\na 1 1764460800\n', 3, "no '# EOF' line at the end"),
-        ('a 1 1764460800\n# EOF\na 2 1764460801\n', 3, "content after # EOF"),
-        ('a 1\n# EOF\n', 1, "sample has no time"),
+        ("# TYPE a gauge\na 1 1764460800\n", 3, "no '# EOF' line at the end"),
+        ("a 1 1764460800\n# EOF\na 2 1764460801\n", 3, "content after # EOF"),
+        ("a 1\n# EOF\n", 1, "sample has no time"),
         ('a{x="1" 1 1764460800\n# EOF\n', 1, "malformed labels"),
         ('a{x="1"} one 1764460800\n# EOF\n', 1, "value 'one' is not a number"),
     ],
@@ -141,7 +154,8 @@ def test_vllm_log_without_year_or_prefix_is_a_clear_error(tmp_path: Path) -> Non
     with pytest.raises(InputError) as err:
         ingest(tmp_path / "w.duckdb", ADAPTERS / "vllm_v1.log")
     assert str(err.value).startswith(
-        f"{ADAPTERS / 'vllm_v1.log'}:2: vLLM's timestamp has no year; pass --year YYYY")
+        f"{ADAPTERS / 'vllm_v1.log'}:2: vLLM's timestamp has no year; pass --year YYYY"
+    )
 
 
 def test_vllm_v0_log_finished_and_aborted_across_new_year(tmp_path: Path) -> None:
@@ -164,8 +178,11 @@ def test_envoy_log_maps_outcomes_and_numbers_attempts_by_start_time(tmp_path: Pa
     db = tmp_path / "w.duckdb"
     rep = ingest(db, ADAPTERS / "envoy.jsonl")
     assert (rep.sources[0].kind, rep.sources[0].format) == ("proxy", "envoy")
-    assert rows(db, "select call_id, attempt, t_planned, t_sent, t_end, outcome, status,"
-                    " replica, execution_id, source_row from attempts order by call_id, attempt") == [
+    assert rows(
+        db,
+        "select call_id, attempt, t_planned, t_sent, t_end, outcome, status,"
+        " replica, execution_id, source_row from attempts order by call_id, attempt",
+    ) == [
         ("call-1", 0, T0, T0, T0 + 120, "client_gone", None, "10.0.0.7:8000", None, 1),
         ("call-1", 1, T0, T0 + 121, T0 + 150.5, "delivered", 200, "10.0.0.7:8000", None, 2),
         ("call-2", 0, T0 + 2, T0 + 2, T0 + 2.003, "shed", 429, None, None, 3),
@@ -178,16 +195,30 @@ def test_envoy_log_maps_outcomes_and_numbers_attempts_by_start_time(tmp_path: Pa
 
 def test_envoy_call_id_field_is_configurable(tmp_path: Path) -> None:
     recs = [
-        {"START_TIME": "2025-11-30T00:00:00Z", "DURATION": 1000, "RESPONSE_CODE": 200,
-         "RESPONSE_FLAGS": "-", "x-idempotency-key": "k1", "x-request-id": "r1"},
-        {"START_TIME": "2025-11-30T00:00:05Z", "DURATION": "2000", "RESPONSE_CODE": "200",
-         "RESPONSE_FLAGS": "-", "x-idempotency-key": "k1", "x-request-id": "r2"},
+        {
+            "START_TIME": "2025-11-30T00:00:00Z",
+            "DURATION": 1000,
+            "RESPONSE_CODE": 200,
+            "RESPONSE_FLAGS": "-",
+            "x-idempotency-key": "k1",
+            "x-request-id": "r1",
+        },
+        {
+            "START_TIME": "2025-11-30T00:00:05Z",
+            "DURATION": "2000",
+            "RESPONSE_CODE": "200",
+            "RESPONSE_FLAGS": "-",
+            "x-idempotency-key": "k1",
+            "x-request-id": "r2",
+        },
     ]
     p = write_lines(tmp_path / "access.jsonl", [json.dumps(r) for r in recs])
     db = tmp_path / "w.duckdb"
     ingest(db, p, call_id_field="x-idempotency-key")
     assert rows(db, "select call_id, attempt, t_end from attempts order by attempt") == [
-        ("k1", 0, T0 + 1), ("k1", 1, T0 + 7)]
+        ("k1", 0, T0 + 1),
+        ("k1", 1, T0 + 7),
+    ]
 
 
 def test_envoy_record_without_the_call_id_field_names_its_line(tmp_path: Path) -> None:

@@ -89,20 +89,29 @@ def test_engine_jsonl_splits_events_steps_and_stats(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     rep = ingest(db, INCIDENT / "engine.jsonl")
     assert rep.rows_by_table == {"events": 6, "steps": 4, "engine_stats": 1}
-    assert rows(db, "select step, prompt_computed, prompt_cached, decode_tokens, source_row"
-                    " from steps order by step") == [
+    assert rows(
+        db,
+        "select step, prompt_computed, prompt_cached, decode_tokens, source_row"
+        " from steps order by step",
+    ) == [
         (1, 1024, 0, 0, 3),
         (2, 976, 0, 1, 5),
         (3, 0, 0, 1, 7),  # prompt_cached absent -> 0
         (4, 48, 1952, 1, 10),
     ]
-    assert rows(db, "select event, execution_id, prompt_tokens, source_row from events"
-                    " order by source_row") == [
-        ("arrived", "e1", 2000, 1), ("scheduled", "e1", None, 2), ("first_token", "e1", None, 6),
-        ("aborted", "e1", None, 8), ("arrived", "e2", 2000, 9), ("finished", "e2", None, 11),
+    assert rows(
+        db, "select event, execution_id, prompt_tokens, source_row from events order by source_row"
+    ) == [
+        ("arrived", "e1", 2000, 1),
+        ("scheduled", "e1", None, 2),
+        ("first_token", "e1", None, 6),
+        ("aborted", "e1", None, 8),
+        ("arrived", "e2", 2000, 9),
+        ("finished", "e2", None, 11),
     ]
-    assert rows(db, "select step, num_running, num_batched_tokens, kv_usage, source_row"
-                    " from engine_stats") == [(1, 1, 1024, 0.05, 4)]
+    assert rows(
+        db, "select step, num_running, num_batched_tokens, kv_usage, source_row from engine_stats"
+    ) == [(1, 1, 1024, 0.05, 4)]
 
 
 def test_engine_parquet_with_the_union_of_columns_like_the_simulator_writes(tmp_path: Path) -> None:
@@ -110,7 +119,8 @@ def test_engine_parquet_with_the_union_of_columns_like_the_simulator_writes(tmp_
     con = duckdb.connect()
     con.execute(
         "copy (select * from read_json($p, format='newline_delimited')) to '"
-        + str(pq).replace("'", "''") + "' (format parquet)",
+        + str(pq).replace("'", "''")
+        + "' (format parquet)",
         {"p": str(INCIDENT / "engine.jsonl")},
     )
     con.close()
@@ -122,21 +132,36 @@ def test_engine_parquet_with_the_union_of_columns_like_the_simulator_writes(tmp_
 
 
 def test_separate_event_and_step_files_without_a_type_column(tmp_path: Path) -> None:
-    ev = write_lines(tmp_path / "events.jsonl", [
-        json.dumps({"t": T0, "execution_id": "x", "event": "arrived", "prompt_tokens": 10}),
-        json.dumps({"t": T0 + 1, "execution_id": "x", "event": "finished"}),
-    ])
-    st = write_lines(tmp_path / "steps.jsonl", [
-        json.dumps({"step": 7, "t_issue": T0, "t_done": T0 + 0.1, "execution_id": "x",
-                    "prompt_computed": 10}),
-    ])
+    ev = write_lines(
+        tmp_path / "events.jsonl",
+        [
+            json.dumps({"t": T0, "execution_id": "x", "event": "arrived", "prompt_tokens": 10}),
+            json.dumps({"t": T0 + 1, "execution_id": "x", "event": "finished"}),
+        ],
+    )
+    st = write_lines(
+        tmp_path / "steps.jsonl",
+        [
+            json.dumps(
+                {
+                    "step": 7,
+                    "t_issue": T0,
+                    "t_done": T0 + 0.1,
+                    "execution_id": "x",
+                    "prompt_computed": 10,
+                }
+            ),
+        ],
+    )
     db = tmp_path / "w.duckdb"
     rep = ingest(db, ev, st)
     assert [s.kind for s in rep.sources] == ["engine", "engine"]
     assert rep.rows_by_table == {"events": 2, "steps": 1}
     # Both files went through the fast reader into one staging table: each keeps its lines.
     assert rows(db, "select event, source_row from events order by t") == [
-        ("arrived", 1), ("finished", 2)]
+        ("arrived", 1),
+        ("finished", 2),
+    ]
     assert rows(db, "select step, source_row from steps") == [(7, 1)]
 
 
@@ -152,11 +177,16 @@ def test_run_manifest_and_phases(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     rep = ingest(db, INCIDENT / "run.json")
     assert (rep.sources[0].kind, rep.sources[0].rows) == ("manifest", 4)
-    assert rows(db, "select name, capacity_calls_per_s, deadline_s, delivery_window_s,"
-                    " overload_phase, t0 from manifests") == [
-        ("pulse-2.7x-retries-cancel", 2.78, 120.0, 840.0, "pulse", T0)]
+    assert rows(
+        db,
+        "select name, capacity_calls_per_s, deadline_s, delivery_window_s,"
+        " overload_phase, t0 from manifests",
+    ) == [("pulse-2.7x-retries-cancel", 2.78, 120.0, 840.0, "pulse", T0)]
     assert rows(db, "select name, start_s, end_s from phases order by start_s") == [
-        ("base", 0.0, 120.0), ("pulse", 120.0, 227.0), ("hold", 227.0, 947.0)]
+        ("base", 0.0, 120.0),
+        ("pulse", 120.0, 227.0),
+        ("hold", 227.0, 947.0),
+    ]
 
 
 def test_a_directory_ingests_everything_in_one_call(tmp_path: Path) -> None:
@@ -168,7 +198,12 @@ def test_a_directory_ingests_everything_in_one_call(tmp_path: Path) -> None:
     assert sorted(s.kind for s in rep.sources) == ["engine", "manifest", "metrics", "proxy"]
     assert [s.reason for s in rep.skipped] == ["not a known input file type"]
     assert rep.rows_by_table == {
-        "attempts": 6, "events": 6, "steps": 4, "engine_stats": 1, "metric_samples": 8}
+        "attempts": 6,
+        "events": 6,
+        "steps": 4,
+        "engine_stats": 1,
+        "metric_samples": 8,
+    }
 
 
 def test_reingesting_the_same_content_adds_nothing_and_says_so(tmp_path: Path) -> None:
@@ -214,10 +249,16 @@ def test_large_inputs_stage_in_the_workspace_file_and_leave_no_trace(
     db = tmp_path / "w.duckdb"
     rep = ingest(db, INCIDENT)
     assert rep.rows_by_table == {
-        "attempts": 6, "events": 6, "steps": 4, "engine_stats": 1, "metric_samples": 8}
+        "attempts": 6,
+        "events": 6,
+        "steps": 4,
+        "engine_stats": 1,
+        "metric_samples": 8,
+    }
     assert _attempts(db) == EXPECTED_ATTEMPTS
     bad = write_lines(tmp_path / "bad.jsonl", ['{"call_id": 1'])
     with pytest.raises(InputError):
         ingest(db, bad)
     assert rows(db, "select count(*) from duckdb_tables() where table_name like 'stage_%'") == [
-        (0,)]
+        (0,)
+    ]

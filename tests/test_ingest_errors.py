@@ -53,49 +53,120 @@ def _replace(lines: list[str], line: int, text: str) -> list[str]:
 
 
 PROXY_CASES = [
-    ("malformed_json", _replace(GOOD, 3, '{"call_id": "c2", "attempt": 0,'), 3,
-     "malformed JSON; expected one JSON object per line"),
+    (
+        "malformed_json",
+        _replace(GOOD, 3, '{"call_id": "c2", "attempt": 0,'),
+        3,
+        "malformed JSON; expected one JSON object per line",
+    ),
     ("not_an_object", _replace(GOOD, 2, "[1, 2]"), 2, "expected a JSON object, got a JSON array"),
-    ("malformed_first_line", _replace(GOOD, 1, '{"call_id": "c1", "attempt"'), 1,
-     "malformed JSON; expected one JSON object per line"),
-    ("bad_enum", _proxy(2, outcome="timeout"), 2,
-     "outcome 'timeout' is not one of delivered, client_gone, shed, error"),
-    ("bad_time", _proxy(2, t_sent="yesterday"), 2,
-     "t_sent: cannot read yesterday as a time; expected epoch seconds or RFC 3339 with an offset"),
-    ("time_without_offset", _proxy(4, t_end="2025-11-30T00:00:02"), 4,
-     "t_end: cannot read 2025-11-30T00:00:02 as a time"),
-    ("end_before_send", _proxy(5, t_end=1764460802.5), 5,
-     "t_end (1764460802.5) is before t_sent (1764460803.0); expected t_end >= t_sent"),
-    ("duplicate_attempt", _proxy(2, attempt=0), 2,
-     "attempt 0 of call 'c1' already appears on line 1; expected distinct attempt numbers per call"),
-    ("attached_without_execution", _proxy(6, execution_id=None), 6,
-     "attached is true but execution_id is empty"),
-    ("shed_with_execution", _proxy(4, execution_id="e9"), 4,
-     "outcome is shed but execution_id is 'e9'; a shed attempt has no execution"),
-    ("negative_tokens", _proxy(3, prompt_tokens=-5), 3, "prompt_tokens -5.0 is not a whole number >= 0"),
-    ("fractional_tokens", _proxy(3, max_tokens=3.5), 3, "max_tokens 3.5 is not a whole number >= 0"),
+    (
+        "malformed_first_line",
+        _replace(GOOD, 1, '{"call_id": "c1", "attempt"'),
+        1,
+        "malformed JSON; expected one JSON object per line",
+    ),
+    (
+        "bad_enum",
+        _proxy(2, outcome="timeout"),
+        2,
+        "outcome 'timeout' is not one of delivered, client_gone, shed, error",
+    ),
+    (
+        "bad_time",
+        _proxy(2, t_sent="yesterday"),
+        2,
+        "t_sent: cannot read yesterday as a time; expected epoch seconds or RFC 3339 with an offset",
+    ),
+    (
+        "time_without_offset",
+        _proxy(4, t_end="2025-11-30T00:00:02"),
+        4,
+        "t_end: cannot read 2025-11-30T00:00:02 as a time",
+    ),
+    (
+        "end_before_send",
+        _proxy(5, t_end=1764460802.5),
+        5,
+        "t_end (1764460802.5) is before t_sent (1764460803.0); expected t_end >= t_sent",
+    ),
+    (
+        "duplicate_attempt",
+        _proxy(2, attempt=0),
+        2,
+        "attempt 0 of call 'c1' already appears on line 1; expected distinct attempt numbers per call",
+    ),
+    (
+        "attached_without_execution",
+        _proxy(6, execution_id=None),
+        6,
+        "attached is true but execution_id is empty",
+    ),
+    (
+        "shed_with_execution",
+        _proxy(4, execution_id="e9"),
+        4,
+        "outcome is shed but execution_id is 'e9'; a shed attempt has no execution",
+    ),
+    (
+        "negative_tokens",
+        _proxy(3, prompt_tokens=-5),
+        3,
+        "prompt_tokens -5.0 is not a whole number >= 0",
+    ),
+    (
+        "fractional_tokens",
+        _proxy(3, max_tokens=3.5),
+        3,
+        "max_tokens 3.5 is not a whole number >= 0",
+    ),
     ("tokens_not_a_number", _proxy(3, max_tokens="many"), 3, "max_tokens: many is not a number"),
     ("missing_call_id", _proxy(1, call_id=None), 1, "call_id is missing"),
     ("missing_t_end", _proxy(2, t_end=None), 2, "t_end is missing; expected a time"),
     # Set-wise checking: the lowest bad line is reported, whatever kind of problem it is.
     ("lowest_line_wins", _replace(_proxy(2, outcome="nope"), 4, "{oops"), 2, "outcome 'nope'"),
-    ("lowest_line_wins_malformed_first", _replace(_proxy(5, outcome="nope"), 3, "{oops"), 3,
-     "malformed JSON"),
+    (
+        "lowest_line_wins_malformed_first",
+        _replace(_proxy(5, outcome="nope"), 3, "{oops"),
+        3,
+        "malformed JSON",
+    ),
 ]
 
 ENGINE_CASES = [
-    ("bad_event", _engine(2, event="started"), 2,
-     "event 'started' is not one of arrived, scheduled, first_token, preempted, aborted,"
-     " finished, rejected"),
+    (
+        "bad_event",
+        _engine(2, event="started"),
+        2,
+        "event 'started' is not one of arrived, scheduled, first_token, preempted, aborted,"
+        " finished, rejected",
+    ),
     ("bad_type", _engine(4, type="gauge"), 4, "type 'gauge' is not one of event, step, stats"),
-    ("arrived_without_prompt_tokens", _engine(1, prompt_tokens=None), 1,
-     "prompt_tokens is missing on an arrived event"),
-    ("step_done_before_issue", _engine(5, t_done=1764460800.3), 5,
-     "t_done (1764460800.3) is before t_issue (1764460800.4)"),
-    ("step_without_prompt_computed", _engine(7, prompt_computed=None), 7,
-     "prompt_computed is missing"),
+    (
+        "arrived_without_prompt_tokens",
+        _engine(1, prompt_tokens=None),
+        1,
+        "prompt_tokens is missing on an arrived event",
+    ),
+    (
+        "step_done_before_issue",
+        _engine(5, t_done=1764460800.3),
+        5,
+        "t_done (1764460800.3) is before t_issue (1764460800.4)",
+    ),
+    (
+        "step_without_prompt_computed",
+        _engine(7, prompt_computed=None),
+        7,
+        "prompt_computed is missing",
+    ),
     ("kv_usage_out_of_range", _engine(4, kv_usage=1.5), 4, "kv_usage 1.5 is outside 0..1"),
-    ("negative_decode", _engine(10, decode_tokens=-1), 10, "decode_tokens -1.0 is not a whole number"),
+    (
+        "negative_decode",
+        _engine(10, decode_tokens=-1),
+        10,
+        "decode_tokens -1.0 is not a whole number",
+    ),
 ]
 
 
@@ -107,7 +178,9 @@ def db(tmp_path: Path) -> Path:
     return d
 
 
-@pytest.mark.parametrize(("name", "lines", "line", "message"), PROXY_CASES, ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(
+    ("name", "lines", "line", "message"), PROXY_CASES, ids=lambda v: str(v)[:30]
+)
 def test_bad_proxy_record_names_file_and_line_and_changes_nothing(
     db: Path, tmp_path: Path, name: str, lines: list[str], line: int, message: str
 ) -> None:
@@ -119,7 +192,9 @@ def test_bad_proxy_record_names_file_and_line_and_changes_nothing(
     assert state(db) == before
 
 
-@pytest.mark.parametrize(("name", "lines", "line", "message"), ENGINE_CASES, ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize(
+    ("name", "lines", "line", "message"), ENGINE_CASES, ids=lambda v: str(v)[:30]
+)
 def test_bad_engine_record_names_file_and_line_and_changes_nothing(
     db: Path, tmp_path: Path, name: str, lines: list[str], line: int, message: str
 ) -> None:
@@ -186,11 +261,17 @@ def test_skip_mode_keeps_going_and_stores_each_bad_record(db: Path, tmp_path: Pa
     assert (src.rows, src.rejected) == (4, 2)
     got = rows(db, "select path, line, raw, reason from rejects order by line")
     assert [(g[0], g[1], g[2]) for g in got] == [
-        (str(p.resolve()), 2, lines[1]), (str(p.resolve()), 4, "{oops")]
+        (str(p.resolve()), 2, lines[1]),
+        (str(p.resolve()), 4, "{oops"),
+    ]
     assert got[0][3].startswith("outcome 'nope' is not one of")
     assert got[1][3] == "malformed JSON; expected one JSON object per line"
     assert rows(db, "select call_id, attempt from attempts order by call_id, attempt") == [
-        ("c1", 0), ("c2", 0), ("c3", 1), ("c3", 2)]
+        ("c1", 0),
+        ("c2", 0),
+        ("c3", 1),
+        ("c3", 2),
+    ]
 
 
 def test_skip_mode_on_a_parquet_file_keeps_the_row_as_json(db: Path, tmp_path: Path) -> None:
@@ -252,7 +333,9 @@ def test_kill_mid_ingest_leaves_the_previous_state(db: Path, tmp_path: Path) -> 
     for delay in (0.3, 0.8, 1.5, 2.5):
         proc = subprocess.Popen(
             [sys.executable, "-c", _KILL_SCRIPT, str(db), str(big)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         time.sleep(delay)
         if proc.poll() is None:
@@ -274,7 +357,8 @@ def _engine_parquet(path: Path, lines: list[str]) -> Path:
     con = duckdb.connect()
     con.execute(
         "copy (select * from read_json($p, format='newline_delimited')) to '"
-        + str(path).replace("'", "''") + "' (format parquet)",
+        + str(path).replace("'", "''")
+        + "' (format parquet)",
         {"p": str(src)},
     )
     con.close()
@@ -329,8 +413,9 @@ def test_skip_mode_keeps_raw_text_when_the_fast_reader_took_the_file(
     rep = ingest(db, p, on_error="skip")
     assert (rep.sources[0].rows, rep.sources[0].rejected) == (5, 1)
     assert rows(db, "select line, raw from rejects") == [(4, lines[3])]
-    assert rows(db, "select count(*) from attempts where source_id = $s",
-                {"s": rep.sources[0].source_id}) == [(5,)]
+    assert rows(
+        db, "select count(*) from attempts where source_id = $s", {"s": rep.sources[0].source_id}
+    ) == [(5,)]
 
 
 def test_forcing_the_wrong_kind_is_refused(db: Path) -> None:

@@ -24,19 +24,49 @@ FRAGMENTS = [
     '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},'
     '"values":[[1,"2"]]}]}}',
     '{"name":"run","phases":[{"name":"a","start":0,"end":1}]}',
-    "call_id,attempt,t_sent,t_end,outcome", "c,0,1,2,delivered", "# TYPE a counter", "# EOF",
-    "PAR1", "# SCRAPE 1764460800", 'a_total{x="1"} 3 1764460800', 'a{x="\\"} 1', "a_created 5",
+    "call_id,attempt,t_sent,t_end,outcome",
+    "c,0,1,2,delivered",
+    "# TYPE a counter",
+    "# EOF",
+    "PAR1",
+    "# SCRAPE 1764460800",
+    'a_total{x="1"} 3 1764460800',
+    'a{x="\\"} 1',
+    "a_created 5",
     "INFO 11-30 00:00:01 [logger.py:49] Received request chatcmpl-x: params",
     "2025-11-30T00:00:01Z INFO 11-30 00:00:01 [async_llm.py:1] Added request chatcmpl-x-0a0b0c0d.",
     "INFO 11-30 00:00:02 [async_llm.py:2] Aborted request(s) chatcmpl-x-0a0b0c0d,y.",
-    '"', "{", "}", ",", ":", "null", "true", "-1", "1e309", "NaN", "\x1f", "\x00", "\t", " ",
+    '"',
+    "{",
+    "}",
+    ",",
+    ":",
+    "null",
+    "true",
+    "-1",
+    "1e309",
+    "NaN",
+    "\x1f",
+    "\x00",
+    "\t",
+    " ",
 ]
-FORMATS = ["jsonl", "csv", "parquet", "openmetrics", "scrape", "query_range", "vllm_log", "envoy",
-           "run_json", None]
+FORMATS = [
+    "jsonl",
+    "csv",
+    "parquet",
+    "openmetrics",
+    "scrape",
+    "query_range",
+    "vllm_log",
+    "envoy",
+    "run_json",
+    None,
+]
 
-text_input = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=12
-).map(lambda parts: "\n".join(parts).encode("utf-8", errors="surrogatepass"))
+text_input = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=12).map(
+    lambda parts: "\n".join(parts).encode("utf-8", errors="surrogatepass")
+)
 any_input = st.one_of(text_input, st.binary(max_size=200))
 
 
@@ -46,12 +76,21 @@ def _run(data: bytes, fmt: str | None, on_error: str) -> None:
         p.write_bytes(data)
         kind = "proxy" if fmt in ("jsonl", "csv", "parquet") else None
         with contextlib.suppress(InputError):
-            ingest_paths(Path(d) / "w.duckdb", [p],
-                         IngestOptions(kind=kind, fmt=fmt, on_error=on_error, year=2025))
+            ingest_paths(
+                Path(d) / "w.duckdb",
+                [p],
+                IngestOptions(kind=kind, fmt=fmt, on_error=on_error, year=2025),
+            )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@settings(max_examples=int(os.environ.get("RELPLAN_FUZZ_EXAMPLES", "20")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("RELPLAN_FUZZ_EXAMPLES", "20")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=any_input, skip=st.booleans())
-def test_any_bytes_give_rows_or_a_clean_input_error(fmt: str | None, data: bytes, skip: bool) -> None:
+def test_any_bytes_give_rows_or_a_clean_input_error(
+    fmt: str | None, data: bytes, skip: bool
+) -> None:
     _run(data, fmt, "skip" if skip else "fail")

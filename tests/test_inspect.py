@@ -24,11 +24,14 @@ runner = CliRunner()
 def workspace(tmp_path: Path) -> Path:
     db = tmp_path / "w.duckdb"
     ingest(db, INCIDENT)
-    bad = write_lines(tmp_path / "more.jsonl", [
-        '{"call_id":"c9","attempt":0,"t_sent":1764460900,"t_end":1764460901,"outcome":"delivered"}',
-        '{"call_id":"c9","attempt":1,"t_sent":1764460902,"t_end":1764460901,"outcome":"delivered"}',
-        "not json",
-    ])
+    bad = write_lines(
+        tmp_path / "more.jsonl",
+        [
+            '{"call_id":"c9","attempt":0,"t_sent":1764460900,"t_end":1764460901,"outcome":"delivered"}',
+            '{"call_id":"c9","attempt":1,"t_sent":1764460902,"t_end":1764460901,"outcome":"delivered"}',
+            "not json",
+        ],
+    )
     ingest(db, bad, on_error="skip")
     return db
 
@@ -40,20 +43,26 @@ def _scrub(data: Any, root: str) -> Any:
     return json.loads(text)
 
 
-def test_inspect_json_is_the_documented_model(
-    workspace: Path, snapshot: SnapshotAssertion
-) -> None:
+def test_inspect_json_is_the_documented_model(workspace: Path, snapshot: SnapshotAssertion) -> None:
     res = runner.invoke(app, ["inspect", "--db", str(workspace), "--json"])
     assert res.exit_code == 0, res.stderr
     data = json.loads(res.stdout)
-    assert set(data) == {"workspace", "tables", "sources", "rejects_total", "rejects", "metrics",
-                         "manifests"}
+    assert set(data) == {
+        "workspace",
+        "tables",
+        "sources",
+        "rejects_total",
+        "rejects",
+        "metrics",
+        "manifests",
+    }
     assert data["tables"]["attempts"] == 7
     assert data["rejects_total"] == 2
     assert [(r["line"], r["reason"][:20]) for r in data["rejects"]] == [
-        (2, "t_end (1764460901.0)"), (3, "malformed JSON; expe")]
-    assert snapshot(extension_class=JSONSnapshotExtension) == _scrub(
-        data, str(workspace.parent))
+        (2, "t_end (1764460901.0)"),
+        (3, "malformed JSON; expe"),
+    ]
+    assert snapshot(extension_class=JSONSnapshotExtension) == _scrub(data, str(workspace.parent))
 
 
 def test_inspect_table_lists_sources_rejects_metrics_and_manifest(workspace: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from relplan.report.charts import chart_specs
 from relplan.report.html import render_html
-from relplan.report.run import make_report
+from relplan.report.pipeline import make_report
 from tests.browser import pixel_variety, run_chromium
 from tests.conftest import require_tool
 from tests.fixture_incident import build_incident

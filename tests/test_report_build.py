@@ -21,7 +21,7 @@ from relplan import workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.cli import app
 from relplan.report.data import ReportData
-from relplan.report.run import collect_report_data, default_out, make_report
+from relplan.report.pipeline import collect_report_data, default_out, make_report
 from tests.fixture_incident import ATTEMPTS, MANIFEST, T0, build_incident
 from tests.report_samples import HOSTILE
 

@@ -241,7 +241,7 @@ def test_metrics_follow_vllms_counting_rules(reference_run: Path) -> None:
         .join(prompts, on="execution_id")
     )
     con = duckdb.connect()
-    con.execute(sql.load("workspace_schema").text)
+    con.execute(sql.load("schema").text)
     load_run(con, reference_run)
     m = con.sql(
         "select t, name, value, cast(labels as varchar) as series, labels['engine'] as engine,"

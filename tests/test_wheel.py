@@ -35,7 +35,10 @@ def test_wheel_ships_the_queries_and_runs_outside_the_checkout(tmp_path: Path) -
     (wheel,) = dist.glob("relplan-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     shipped = {n for n in names if n.startswith("relplan/queries/") and n.endswith(".sql")}
-    in_repo = {f"relplan/queries/{p.name}" for p in (ROOT / "queries").glob("*.sql")}
+    in_repo = {
+        f"relplan/queries/{p.relative_to(ROOT / 'queries').as_posix()}"
+        for p in (ROOT / "queries").rglob("*.sql")
+    }
     assert shipped == in_repo
     assert shipped
 
@@ -62,7 +65,7 @@ def test_wheel_ships_the_queries_and_runs_outside_the_checkout(tmp_path: Path) -
         [
             sys.executable,
             "-c",
-            "import relplan, relplan.sql as s; print(relplan.__file__); print(s.load('workspace_schema').path)",
+            "import relplan, relplan.sql as s; print(relplan.__file__); print(s.load('schema').path)",
         ],
         cwd=elsewhere,
         env=env,
@@ -73,7 +76,7 @@ def test_wheel_ships_the_queries_and_runs_outside_the_checkout(tmp_path: Path) -
     )
     module_file, query_path = probe.stdout.split()
     assert Path(module_file).is_relative_to(site)
-    assert query_path == "queries/workspace_schema.sql"
+    assert query_path == "queries/schema.sql"
     run = subprocess.run(
         [
             sys.executable,

@@ -23,9 +23,9 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from relplan.alerts import engine, promql
-from relplan.alerts.engine import IntArray, Labels, SeriesStore, Vec
-from relplan.alerts.evaluate import AlertTimeline, evaluate_rules, firing_at
+from relplan.alerts import promql_eval, promql_parser
+from relplan.alerts.health import AlertTimeline, evaluate_rules, firing_at
+from relplan.alerts.promql_eval import IntArray, Labels, SeriesStore, Vec
 from relplan.alerts.rules import (
     AlertRule,
     RecordingRule,
@@ -125,7 +125,7 @@ def build_unit_test(
     timelines = evaluate_rules(store, ts, alerts, records)
     alert_tests: list[dict[str, Any]] = []
     for k in range(len(ts)):
-        at = promql.format_duration_ms(int(ts[k] - origin))
+        at = promql_parser.format_duration_ms(int(ts[k] - origin))
         for tl in timelines:
             exp = []
             for labels, ann in firing_at(tl, k):
@@ -136,11 +136,11 @@ def build_unit_test(
         expr_tests = _value_checks(store, ts, origin, alerts, records)
     doc = {
         "rule_files": [rule_file],
-        "evaluation_interval": promql.format_duration_ms(step_ms),
+        "evaluation_interval": promql_parser.format_duration_ms(step_ms),
         "tests": [
             {
                 "name": "relplan offline evaluation",
-                "interval": promql.format_duration_ms(interval),
+                "interval": promql_parser.format_duration_ms(interval),
                 "input_series": series,
                 "alert_rule_test": alert_tests,
                 "promql_expr_test": expr_tests,
@@ -165,16 +165,21 @@ def _value_checks(
     recorded_names = {r.record for r in records}
     seen: set[str] = set()
     out: list[dict[str, Any]] = []
-    roots = [promql.parse(r.expr) for r in records] + [promql.parse(a.expr) for a in alerts]
+    roots = [promql_parser.parse(r.expr) for r in records] + [
+        promql_parser.parse(a.expr) for a in alerts
+    ]
     for root in roots:
-        for node in promql.subexpressions(root):
-            if isinstance(node, promql.Number) or promql.metric_names(node) & recorded_names:
+        for node in promql_parser.subexpressions(root):
+            if (
+                isinstance(node, promql_parser.Number)
+                or promql_parser.metric_names(node) & recorded_names
+            ):
                 continue
-            text = promql.to_string(node)
+            text = promql_parser.to_string(node)
             if text in seen:
                 continue
             seen.add(text)
-            value = engine.Evaluator(store, ts).eval(node)
+            value = promql_eval.Evaluator(store, ts).eval(node)
             if not isinstance(value, Vec):
                 continue
             for k in range(len(ts)):
@@ -190,7 +195,7 @@ def _value_checks(
                 out.append(
                     {
                         "expr": text,
-                        "eval_time": promql.format_duration_ms(int(ts[k] - origin)),
+                        "eval_time": promql_parser.format_duration_ms(int(ts[k] - origin)),
                         "exp_samples": samples,
                     }
                 )
@@ -264,7 +269,7 @@ def write_unit_test(
     found in the data); the test's input series are the samples in [start - lookback, end];
     its expectations are relplan's evaluation. With `run`, promtool checks both files.
     """
-    from relplan.alerts.evaluate import (
+    from relplan.alerts.health import (
         load_store,
         metrics_info,
         pick_names,
@@ -272,7 +277,9 @@ def write_unit_test(
     )
 
     if run and promtool_path() is None:
-        raise UsageError("--run", "promtool is not installed (Debian/Ubuntu: apt install prometheus)")
+        raise UsageError(
+            "--run", "promtool is not installed (Debian/Ubuntu: apt install prometheus)"
+        )
     info = metrics_info(con)
     if not info.present:
         raise NoDataError("a unit test needs vLLM metrics; the workspace has none")
@@ -281,16 +288,19 @@ def write_unit_test(
     alerts = [
         r
         for r in health_rules(label, thresholds, names, proxy=True)
-        if promql.metric_names(promql.parse(r.expr)) <= set(info.present)
+        if promql_parser.metric_names(promql_parser.parse(r.expr)) <= set(info.present)
     ]
     t_min = min(v[0] for v in info.present.values())
     t_max = max(v[1] for v in info.present.values())
     lo = t_min if start is None else start
     hi = t_max if end is None else end
     lookback = max(
-        promql.max_lookback_ms(promql.parse(r.expr), engine.LOOKBACK_DELTA_MS) for r in alerts
+        promql_parser.max_lookback_ms(promql_parser.parse(r.expr), promql_eval.LOOKBACK_DELTA_MS)
+        for r in alerts
     )
-    needed = sorted({n for r in alerts for n in promql.metric_names(promql.parse(r.expr))})
+    needed = sorted(
+        {n for r in alerts for n in promql_parser.metric_names(promql_parser.parse(r.expr))}
+    )
     store = load_store(con, needed, lo - lookback / 1000, hi)
     if not out_dir.is_dir():
         raise UsageError("--out-dir", f"{out_dir} is not a directory")

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from relplan.alerts import promql
+from relplan.alerts import promql_parser
 from relplan.errors import QueryError, UsageError
 from relplan.models import StrictModel
 
@@ -128,14 +128,16 @@ def parse_thresholds(items: list[str] | None) -> Thresholds:
             try:
                 if key.startswith("for_"):
                     values[key] = (
-                        promql.parse_duration_ms(value) / 1000
+                        promql_parser.parse_duration_ms(value) / 1000
                         if not re.fullmatch(r"\d+(\.\d+)?", value)
                         else float(value)
                     )
                 else:
                     values[key] = float(value)
             except (ValueError, QueryError) as exc:
-                raise UsageError("--threshold", f"{key}: not a number or duration: {value!r}") from exc
+                raise UsageError(
+                    "--threshold", f"{key}: not a number or duration: {value!r}"
+                ) from exc
     try:
         return Thresholds(**values)
     except ValueError as exc:
@@ -157,7 +159,7 @@ def num_text(x: float) -> str:
 
 
 def _dur(seconds: float) -> str:
-    return promql.format_duration_ms(round(seconds * 1000))
+    return promql_parser.format_duration_ms(round(seconds * 1000))
 
 
 def health_rules(
@@ -299,7 +301,7 @@ def health_rules(
             )
         )
     for r in rules:
-        promql.parse(r.expr)  # every exported expression is one relplan can evaluate
+        promql_parser.parse(r.expr)  # every exported expression is one relplan can evaluate
     return rules
 
 
@@ -314,14 +316,19 @@ def render_template(text: str, labels: dict[str, str], value: float) -> str:
         return f"{v:.2f}"
 
     out = text.replace('{{ printf "%.2f" $value }}', go_float(value))
-    return re.sub(r"\{\{ \$labels\.([A-Za-z_][A-Za-z0-9_]*) \}\}", lambda m: labels.get(m.group(1), ""), out)
+    return re.sub(
+        r"\{\{ \$labels\.([A-Za-z_][A-Za-z0-9_]*) \}\}", lambda m: labels.get(m.group(1), ""), out
+    )
 
 
 # --- rule files -------------------------------------------------------------------------
 
 
 def rule_file_dict(
-    alerts: list[AlertRule], records: list[RecordingRule] | None = None, *, interval: str | None = None
+    alerts: list[AlertRule],
+    records: list[RecordingRule] | None = None,
+    *,
+    interval: str | None = None,
 ) -> dict[str, Any]:
     """The YAML structure of a Prometheus rule file, groups in first-seen order."""
     groups: dict[str, list[dict[str, Any]]] = {}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from relplan.alerts import promql
+from relplan.alerts import promql_parser
 from relplan.alerts.rules import (
     AlertRule,
     RecordingRule,
@@ -37,8 +37,8 @@ from relplan.alerts.rules import (
 )
 from relplan.errors import UsageError
 from relplan.models import StrictModel
-from relplan.planning.units import human_duration
 from relplan.tables import format_table
+from relplan.values import human_duration
 
 # (severity, budget share, long window s, short window s), the SRE workbook's table.
 WORKBOOK_TIERS: tuple[tuple[str, float, int, int], ...] = (
@@ -124,22 +124,25 @@ def slo_rules(
             BurnTier(
                 severity=severity,
                 budget_share=share,
-                long_window=promql.format_duration_ms(long_s * 1000),
-                short_window=promql.format_duration_ms(short_s * 1000),
+                long_window=promql_parser.format_duration_ms(long_s * 1000),
+                short_window=promql_parser.format_duration_ms(short_s * 1000),
                 burn_rate=burn,
                 error_ratio_threshold=burn * budget,
             )
         )
     if not tiers:
-        raise UsageError("--window", f"{human_duration(window_s)} is shorter than every alert window (1h at least)")
+        raise UsageError(
+            "--window",
+            f"{human_duration(window_s)} is shorter than every alert window (1h at least)",
+        )
     group = f"relplan-slo-{name}"
     windows = sorted(
-        {promql.parse_duration_ms(t.long_window) for t in tiers}
-        | {promql.parse_duration_ms(t.short_window) for t in tiers}
+        {promql_parser.parse_duration_ms(t.long_window) for t in tiers}
+        | {promql_parser.parse_duration_ms(t.short_window) for t in tiers}
     )
     records = []
     for w in windows:
-        wtext = promql.format_duration_ms(w)
+        wtext = promql_parser.format_duration_ms(w)
         records.append(
             RecordingRule(
                 record=f"slo:sli_error:ratio_rate{wtext}",
@@ -190,7 +193,7 @@ def slo_rules(
             )
         )
     for a in alerts:
-        promql.parse(a.expr)  # relplan's own text; the user's expressions go to promtool
+        promql_parser.parse(a.expr)  # relplan's own text; the user's expressions go to promtool
     return SloRuleSet(
         name=name,
         slo=slo,

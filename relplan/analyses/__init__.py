@@ -17,13 +17,12 @@ replica), littles_law.series (L vs λ·D per bin).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal, get_args
 
 import duckdb
 from pydantic import Field, field_validator
 
-from relplan.alerts.evaluate import HealthResult, evaluate_health, render_health
+from relplan.alerts.health import HealthResult, evaluate_health, render_health
 from relplan.analyses.amplification import (
     Amplification,
     analyze_amplification,
@@ -48,7 +47,8 @@ from relplan.analyses.wasted_prefill import (
 )
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
-from relplan.tables import format_table, num
+from relplan.tables import format_table
+from relplan.values import num
 
 __all__ = [
     "ANALYSES",
@@ -57,7 +57,6 @@ __all__ = [
     "DataChecks",
     "RunContext",
     "analyze",
-    "parse_time_flag",
     "render_analysis",
     "resolve_context",
 ]
@@ -107,7 +106,7 @@ class AnalyzeOptions(StrictModel):
 
 
 class DataChecks(StrictModel):
-    """Edge cases counted, not guessed (queries/data_edge_cases.sql)."""
+    """Edge cases counted, not guessed (queries/analyses/data_edge_cases.sql)."""
 
     executions_no_terminal: int
     executions_no_arrived: int
@@ -138,29 +137,9 @@ class AnalyzeResult(StrictModel):
     skipped: list[SkippedAnalysis] = Field(default_factory=list)
 
 
-def parse_time_flag(text: str, flag: str) -> float:
-    """`--from/--to`: a number (seconds from t0, or epoch seconds when > 1e8) or RFC 3339
-    with an offset (returned as epoch seconds)."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        when = None
-    if when is None or when.tzinfo is None:
-        raise UsageError(
-            flag,
-            "expected seconds from t0, epoch seconds or an RFC 3339 time with an offset,"
-            f" got {text!r}",
-        )
-    return when.timestamp()
-
-
 def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResult:
     ctx = resolve_context(con, opts)
-    checks = DataChecks(**run_query(con, "data_edge_cases", {})[0])
+    checks = DataChecks(**run_query(con, "analyses/data_edge_cases", {})[0])
     if not ctx.has_steps:
         checks.steps_unknown_execution = 0
     res = AnalyzeResult(context=ctx, data_checks=checks)
@@ -185,7 +164,7 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
             checks.steps_unknown_execution = res.wasted_prefill.windows[0].steps_by_fate["unknown"]
         else:
             skip("wasted_prefill", "wasted prefill needs an engine trace with step records")
-    names = {r["name"] for r in run_query(con, "metric_names_present", {})}
+    names = {r["name"] for r in run_query(con, "analyses/metric_names_present", {})}
     if "counters" in wanted:
         prompt, query = counter_names(con)
         if prompt and query:

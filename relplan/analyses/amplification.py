@@ -1,6 +1,6 @@
 """A. Load and retry amplification (analyses.md A), per window and as a binned series.
 
-Runs queries/load_amplification_by_window.sql once, over the whole run, the phases and the
+Runs queries/analyses/load_amplification_by_window.sql once, over the whole run, the phases and the
 `bin_s` bins aligned on the window start (the series the report charts).
 Sources: accepted and completed executions come from the engine trace when there is one
 (`arrived` without `rejected`; `finished`), else from the proxy log (non-attached attempts
@@ -18,7 +18,8 @@ from pydantic import Field
 from relplan.analyses.common import WindowRow, per_capacity, ratio, run_query
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.models import StrictModel
-from relplan.tables import format_table, num, pct
+from relplan.tables import format_table
+from relplan.values import num, pct
 
 ENGINE = "engine trace"
 PROXY = "proxy log"
@@ -99,7 +100,7 @@ def amplification_windows(
 ) -> list[AmplificationWindow]:
     rows = {
         r["win_name"]: r
-        for r in run_query(con, "load_amplification_by_window", window_params(windows))
+        for r in run_query(con, "analyses/load_amplification_by_window", window_params(windows))
     }
     return [_row(ctx, w, rows[w.name]) for w in windows]
 
@@ -236,7 +237,7 @@ def _by_replica(
 ) -> list[AmplificationReplicaRow]:
     if not ctx.has_events:
         return []
-    rows = run_query(con, "executions_by_window_and_replica", window_params(windows))
+    rows = run_query(con, "analyses/executions_by_window_and_replica", window_params(windows))
     by = {(r["win_name"], r["replica"]): r for r in rows}
     replicas = sorted({r["replica"] for r in rows})
     if not set(replicas) - {""}:

@@ -1,7 +1,7 @@
 """G. Capacity calibration from a staged ramp (analyses.md G, simulator.md Calibration).
 
 Stages are the phases named `stage-1`, `stage-2`, ... (also `stage_1`, `stage1`), in
-number order. Per stage (queries/capacity_stages.sql): offered rate (calls by t_planned per
+number order. Per stage (queries/analyses/capacity_stages.sql): offered rate (calls by t_planned per
 second; engine arrivals without a proxy log), completed rate (engine `finished` per second),
 and the least-squares slope of the waiting count over the stage's second half (from the
 engine trace's lifecycle events on a 1 s grid; else from vllm:num_requests_waiting).
@@ -23,7 +23,8 @@ from pydantic import Field
 from relplan.analyses.common import run_query
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.models import StrictModel
-from relplan.tables import format_table, num
+from relplan.tables import format_table
+from relplan.values import num
 
 STAGE = re.compile(r"^stage[-_ ]?(\d+)$")
 SLOPE_TOLERANCE = 0.05
@@ -74,7 +75,7 @@ def analyze_capacity(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, stages: list[Window]
 ) -> CapacityCalibration:
     params = window_params(stages) | {"t_end": ctx.t_end, "grid_s": GRID_S, "gauge_name": GAUGE}
-    rows = {r["win_name"]: r for r in run_query(con, "capacity_stages", params)}
+    rows = {r["win_name"]: r for r in run_query(con, "analyses/capacity_stages", params)}
     offered_src = "proxy log calls" if ctx.has_proxy else "engine arrivals"
     waiting_src = "engine trace" if ctx.has_events else GAUGE
     out = []

@@ -208,7 +208,7 @@ def parse_phases(text: str) -> list[tuple[str, float, float]]:
 
 
 def _manifest(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, Any] | None, list[PhaseSpan]]:
-    q = sql.load("run_manifest_latest")
+    q = sql.load("analyses/run_manifest_latest")
     rows = con.execute(q.text, q.bind({})).fetchall()
     if not rows:
         return None, []
@@ -229,7 +229,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     """Build the RunContext from run.json (manifests/phases tables) and the flags in `opts`
     (an AnalyzeOptions). Raises NoDataError when the workspace holds no proxy or engine data."""
     man, man_phases = _manifest(con)
-    q = sql.load("data_time_ranges")
+    q = sql.load("analyses/data_time_ranges")
     spans = {r[0]: (int(r[1]), r[2], r[3]) for r in con.execute(q.text, q.bind({})).fetchall()}
     data_kinds = ("proxy", "events", "steps", "stats")
     mins = [spans[k][1] for k in data_kinds if spans[k][0] > 0]
@@ -344,7 +344,7 @@ def _overload_phase(
     if "pulse" in names:
         return "pulse", "the phase named pulse"
     windows = [Window(p.name, t0 + p.start_s, t0 + p.end_s, False) for p in phases]
-    q = sql.load("phase_arrival_counts")
+    q = sql.load("analyses/phase_arrival_counts")
     rows = con.execute(q.text, q.bind(window_params(windows))).fetchall()
     counts = {r[0]: (r[1], r[2]) for r in rows}
     use_calls = any(c[0] for c in counts.values())

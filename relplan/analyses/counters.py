@@ -4,8 +4,8 @@ vLLM's prompt-token counter moves when an execution produces its first output; t
 prefix-cache query counter moves when it is scheduled from the waiting queue. Prefill
 aborted before its first token shows up only in the second. The shortfall
 1 - rise(prompt tokens) / rise(prefix-cache queries) measures the gap, per window and
-replica (queries/counter_rise_by_window.sql) and as a rolling series
-(queries/counter_rise_rolling.sql: windows of `rolling_window_s` evaluated every
+replica (queries/analyses/counter_rise_by_window.sql) and as a rolling series
+(queries/analyses/counter_rise_rolling.sql: windows of `rolling_window_s` evaluated every
 `rolling_step_s`, aligned on t0; the first evaluation is the first whose window lies
 wholly inside the analysed window). An alarm is two or more consecutive evaluations with
 the shortfall above the threshold (default 0.2) while the query counter rises; it is
@@ -16,7 +16,7 @@ vllm:prefix_cache_queries_total, vllm:prefix_cache_queries, then the older
 vllm:gpu_prefix_cache_queries_total / vllm:gpu_prefix_cache_queries (early V1 counted
 blocks there, not tokens: the finding says so). With an engine trace, the truth is the
 prompt tokens of executions first scheduled in the window vs those that reached their
-first token in it (queries/prompt_tokens_truth_by_window.sql).
+first token in it (queries/analyses/prompt_tokens_truth_by_window.sql).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from pydantic import Field
 from relplan.analyses.common import WindowRow, ratio, run_query
 from relplan.analyses.context import RunContext, window_params
 from relplan.models import StrictModel
-from relplan.tables import format_table, num, pct
+from relplan.tables import format_table
+from relplan.values import num, pct
 
 PROMPT_NAMES = ("vllm:prompt_tokens_total", "vllm:prompt_tokens")
 QUERY_NAMES = (
@@ -91,7 +92,7 @@ class Counters(StrictModel):
 
 
 def counter_names(con: duckdb.DuckDBPyConnection) -> tuple[str | None, str | None]:
-    present = {r["name"] for r in run_query(con, "metric_names_present", {})}
+    present = {r["name"] for r in run_query(con, "analyses/metric_names_present", {})}
     prompt = next((n for n in PROMPT_NAMES if n in present), None)
     query = next((n for n in QUERY_NAMES if n in present), None)
     return prompt, query
@@ -111,7 +112,7 @@ def analyze_counters(
 ) -> Counters:
     windows = ctx.phase_windows()
     names = {"prompt_name": prompt, "query_name": query} | _labels(ctx)
-    rows = run_query(con, "counter_rise_by_window", window_params(windows) | names)
+    rows = run_query(con, "analyses/counter_rise_by_window", window_params(windows) | names)
     by: dict[tuple[str, str | None], dict[str, Any]] = {}
     replicas: set[str] = set()
     for r in rows:
@@ -121,7 +122,7 @@ def analyze_counters(
         by[(r["win_name"], rep)] = r
     truth: dict[tuple[str, str | None], dict[str, Any]] = {}
     if ctx.has_events:
-        for r in run_query(con, "prompt_tokens_truth_by_window", window_params(windows)):
+        for r in run_query(con, "analyses/prompt_tokens_truth_by_window", window_params(windows)):
             rep = None if r["all_replicas"] else (r["replica"] or "")
             truth[(r["win_name"], rep)] = r
     per_replica = bool(replicas - {""})
@@ -199,7 +200,7 @@ def _rolling(
         return [], []
     params = names | {"origin": ctx.t0, "step": s, "width": w, "k_first": k_first, "k_last": k_last}
     got: dict[tuple[int, str | None], dict[str, Any]] = {}
-    for r in run_query(con, "counter_rise_rolling", params):
+    for r in run_query(con, "analyses/counter_rise_rolling", params):
         rep = None if r["all_replicas"] else (r["replica"] or "")
         k = round((r["e"] - ctx.t0) / s)
         got[(k, rep)] = r

@@ -1,7 +1,7 @@
 """B. Delivery and recovery (analyses.md B).
 
 Per window of planned arrival: calls, delivered share, on-time share, median and p99 time to
-delivery (queries/delivery_by_window.sql). Series: the same query over `bin_s` bins of
+delivery (queries/analyses/delivery_by_window.sql). Series: the same query over `bin_s` bins of
 t_planned aligned on the window start. Recovery: 30 s bins aligned on the end of the
 overload phase; the recovery bin is the first bin with >= 5 calls and an on-time share >=
 the threshold (0.9) such that every later bin with >= 5 calls meets it too.
@@ -29,7 +29,8 @@ from relplan.analyses.amplification import amplification_windows
 from relplan.analyses.common import WindowRow, ratio, run_query
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.models import StrictModel
-from relplan.tables import format_table, num, pct
+from relplan.tables import format_table
+from relplan.values import num, pct
 
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
@@ -99,7 +100,7 @@ def _query(
         "deadline": ctx.deadline_s if ctx.deadline_s is not None else math.inf,
         "t_end": ctx.t_end,
     }
-    return {str(r["win_name"]): r for r in run_query(con, "delivery_by_window", params)}
+    return {str(r["win_name"]): r for r in run_query(con, "analyses/delivery_by_window", params)}
 
 
 def _bins(

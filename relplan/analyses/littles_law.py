@@ -1,9 +1,9 @@
 """E. Little's law queue check (analyses.md E).
 
-From the engine trace (queries/littles_law_by_window.sql): L is the exact time-average of
+From the engine trace (queries/analyses/littles_law_by_window.sql): L is the exact time-average of
 the waiting count, λ the executions arriving per second, Wq the mean full wait of the
 window's arrivals; consistency = L / (λ·Wq), deadline saturation = L / (λ·D).
-From metrics (queries/waiting_gauge_by_window.sql): L is the time-weighted mean of
+From metrics (queries/analyses/waiting_gauge_by_window.sql): L is the time-weighted mean of
 vllm:num_requests_waiting summed over series, and λ comes from the proxy log's executions;
 Wq (and so consistency) is then unknown. When both exist both are reported: the `waiting_l_metrics`
 column sits beside the trace's `l`; the headline figures use the engine trace (it wins).
@@ -20,7 +20,8 @@ from pydantic import Field
 from relplan.analyses.common import WindowRow, ratio, run_query
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.models import StrictModel
-from relplan.tables import format_table, num
+from relplan.tables import format_table
+from relplan.values import num
 
 GAUGE = "vllm:num_requests_waiting"
 
@@ -86,7 +87,7 @@ def _windows(
     trace: dict[Key, dict[str, Any]] = {}
     if ctx.has_events:
         params = window_params(windows) | {"t_end": ctx.t_end}
-        for r in run_query(con, "littles_law_by_window", params):
+        for r in run_query(con, "analyses/littles_law_by_window", params):
             if (k := _key(r)) is not None:
                 trace[k] = r
     labels = (ctx.replica_labels * 3)[:3]
@@ -98,7 +99,7 @@ def _windows(
         "label2": labels[1],
         "label3": labels[2],
     }
-    for r in run_query(con, "waiting_gauge_by_window", params):
+    for r in run_query(con, "analyses/waiting_gauge_by_window", params):
         if (k := _key(r)) is not None:
             met[r["kind"]][k] = r
     replicas: list[str | None] = [None]

@@ -1,4 +1,4 @@
-"""F. Retry timing (analyses.md F), from queries/retry_gap_and_slack.sql.
+"""F. Retry timing (analyses.md F), from queries/analyses/retry_gap_and_slack.sql.
 
 For executions created by a retry whose predecessor was aborted: the gap from the
 predecessor's abort to the new execution's first `scheduled`, and the slack between the
@@ -15,7 +15,8 @@ from pydantic import Field
 from relplan.analyses.common import WindowRow, run_query
 from relplan.analyses.context import RunContext, window_params
 from relplan.models import StrictModel
-from relplan.tables import format_table, num
+from relplan.tables import format_table
+from relplan.values import num
 
 
 class RetryTimingWindow(WindowRow):
@@ -46,7 +47,7 @@ class RetryTiming(StrictModel):
 def analyze_retry_timing(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> RetryTiming:
     windows = ctx.phase_windows()
     params = window_params(windows) | {"deadline": ctx.deadline_s or 0.0}
-    rows = {r["win_name"]: r for r in run_query(con, "retry_gap_and_slack", params)}
+    rows = {r["win_name"]: r for r in run_query(con, "analyses/retry_gap_and_slack", params)}
     out = []
     for w in windows:
         r = rows[w.name]

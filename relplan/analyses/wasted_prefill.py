@@ -1,6 +1,6 @@
 """C. Wasted prefill by abort cause (analyses.md C), from the engine trace's step records.
 
-queries/wasted_prefill_by_fate.sql splits every step's computed prompt tokens by the fate of
+queries/analyses/wasted_prefill_by_fate.sql splits every step's computed prompt tokens by the fate of
 its execution (decided over all the data; the earlier of finished/aborted wins, a tie counts
 as finished), per window of t_done (read once, in disjoint time segments summed into the
 windows here), for all replicas and per replica. Every computed token
@@ -21,7 +21,8 @@ from pydantic import Field
 from relplan.analyses.common import WindowRow, ratio, run_query
 from relplan.analyses.context import RunContext, segments
 from relplan.models import StrictModel
-from relplan.tables import format_table, num, pct
+from relplan.tables import format_table
+from relplan.values import num, pct
 
 FATES = ("delivered", "finished_for_nobody", "finished", "aborted", "unfinished", "unknown")
 
@@ -61,7 +62,7 @@ class WastedPrefill(StrictModel):
 def analyze_wasted_prefill(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> WastedPrefill:
     windows = ctx.phase_windows()
     params, members = segments(windows)
-    rows = run_query(con, "wasted_prefill_by_fate", params | {"has_proxy": ctx.has_proxy})
+    rows = run_query(con, "analyses/wasted_prefill_by_fate", params | {"has_proxy": ctx.has_proxy})
     # Sum the disjoint segments into each window, for all replicas and per replica.
     groups: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
     replicas: set[str] = {r["replica"] or "" for r in rows}

@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from relplan.ingest.base import IngestOptions
+from relplan.ingest.contents import InspectReport, inspect_workspace, render_inspect
 from relplan.ingest.driver import Progress, Session, add_staged, in_transaction, ingest_files
-from relplan.ingest.inspect import InspectReport, inspect_workspace, render_inspect
+from relplan.ingest.outcome import IngestReport, render_ingest
 from relplan.ingest.promlive import stage_pull
-from relplan.ingest.report import IngestReport, render_ingest
 from relplan.workspace import open_workspace
 
 __all__ = [

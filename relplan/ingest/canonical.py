@@ -8,10 +8,10 @@ the fast reader raises, which restarts the ingest exactly, when the file has bla
 and in skip mode when a record is refused, to keep its raw text).
 CSV is read as text with its header; Parquet keeps its types. Engine Parquet whose columns
 already have the contract's types is not staged at all in fail mode: the driver inserts it
-straight into the tables (queries/ingest_direct_parquet_*.sql).
+straight into the tables (queries/ingest/direct_parquet_*.sql).
 The readers share their pieces (file readers with line numbers, typed templates, conversion
-error messages) as temp macros: queries/ingest_macros.sql, ingest_proxy_macros.sql and
-ingest_engine_macros.sql, created by stage.create_stage inside the ingest transaction.
+error messages) as temp macros: queries/ingest/macros.sql, ingest/proxy_macros.sql and
+ingest/engine_macros.sql, created by stage.create_stage inside the ingest transaction.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _duck_msg(exc: BaseException) -> str:
 
 
 def _delete(con: duckdb.DuckDBPyConnection, kind: str, source_id: int) -> None:
-    q = sql.load(f"ingest_delete_stage_{kind}")
+    q = sql.load(f"ingest/delete_stage_{kind}")
     con.execute(q.text, q.bind({"source_id": source_id}))
 
 
@@ -68,7 +68,7 @@ def stage_jsonl(
 
     def lines_reader() -> None:
         _delete(con, kind, sid)
-        q = sql.load(f"ingest_{kind}_read_jsonl_lines")
+        q = sql.load(f"ingest/{kind}_read_jsonl_lines")
         try:
             con.execute(q.text, q.bind({"path": path, "source_id": sid}))
         except duckdb.Error as exc:
@@ -80,7 +80,7 @@ def stage_jsonl(
     if opts.exact:
         lines_reader()
         return
-    fast = sql.load(f"ingest_{kind}_read_jsonl")
+    fast = sql.load(f"ingest/{kind}_read_jsonl")
     con.execute("set preserve_insertion_order = true")
     try:
         con.execute(fast.text, fast.bind({"path": path, "source_id": sid}))
@@ -88,13 +88,13 @@ def stage_jsonl(
         # The transaction is aborted (the driver resets the setting after its rollback).
         raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
     con.execute("set preserve_insertion_order = false")
-    q = sql.load(f"ingest_stage_rowids_{kind}")
+    q = sql.load(f"ingest/stage_rowids_{kind}")
     lo, hi, n = con.execute(q.text, q.bind({"source_id": sid})).fetchone() or (None, None, 0)
     if lo is None or hi is None or n != info.lines or hi - lo + 1 != n:
         # Blank lines (or a gap in rowids): record order does not give line numbers.
         lines_reader()
         return
-    qb = sql.load("ingest_stage_set_base")
+    qb = sql.load("ingest/stage_set_base")
     con.execute(qb.text, qb.bind({"source_id": sid, "base": lo}))
     staged.restage_with_raw = lines_reader
 
@@ -102,7 +102,7 @@ def stage_jsonl(
 def _table_columns(con: duckdb.DuckDBPyConnection, info: FileInfo, container: str) -> list[str]:
     if container == "parquet":
         return parquet_columns(info)
-    q = sql.load("ingest_csv_header")
+    q = sql.load("ingest/csv_header")
     try:
         cur = con.execute(q.text, q.bind({"path": str(info.path)}))
     except duckdb.Error as exc:
@@ -123,24 +123,32 @@ def stage_table(
             raise InputError(
                 f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; expected"
                 f" {', '.join(PROXY_REQUIRED)} (formats.md section 1)",
-                path, line,
+                path,
+                line,
             )
     elif not set(cols) & {"type", "event", "prompt_computed", "num_running", "kv_usage"}:
         raise InputError(
             "no type column and none of event, prompt_computed, num_running, kv_usage; expected"
             " engine records (formats.md section 2)",
-            path, line,
+            path,
+            line,
         )
     staged.unknown_columns = sorted(c for c in cols if c not in _known(kind))
 
-    if (container == "parquet" and kind == "engine" and not opts.skip and not opts.exact
-            and _canonical_types(con, path)):
+    if (
+        container == "parquet"
+        and kind == "engine"
+        and not opts.skip
+        and not opts.exact
+        and _canonical_types(con, path)
+    ):
         staged.direct = [
-            "ingest_direct_parquet_events", "ingest_direct_parquet_steps",
-            "ingest_direct_parquet_engine_stats",
+            "ingest/direct_parquet_events",
+            "ingest/direct_parquet_steps",
+            "ingest/direct_parquet_engine_stats",
         ]
         return
-    q = sql.load(f"ingest_{kind}_read_{container}")
+    q = sql.load(f"ingest/{kind}_read_{container}")
     try:
         con.execute(q.text, q.bind({"path": path, "source_id": sid, "keep_raw": opts.skip}))
     except duckdb.Error as exc:
@@ -149,14 +157,26 @@ def stage_table(
         raise InputError(f"cannot read as {container.upper()}: {_duck_msg(exc)}", path) from exc
 
 
-_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-            "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+_NUMERIC = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL",
+)
 
 
 def _canonical_types(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     """Whether every engine column the Parquet file has is a number or a string as the
     contract says (then it can be inserted directly, without conversions)."""
-    q = sql.load("ingest_parquet_types")
+    q = sql.load("ingest/parquet_types")
     try:
         types = dict(con.execute(q.text, q.bind({"path": path})).fetchall())
     except duckdb.Error:

@@ -32,19 +32,55 @@ FORMATS = {
 }
 
 PROXY_COLUMNS = (
-    "call_id", "attempt", "t_planned", "t_sent", "t_end", "outcome", "execution_id", "attached",
-    "t_cancel", "status", "model", "replica", "prompt_tokens", "max_tokens",
+    "call_id",
+    "attempt",
+    "t_planned",
+    "t_sent",
+    "t_end",
+    "outcome",
+    "execution_id",
+    "attached",
+    "t_cancel",
+    "status",
+    "model",
+    "replica",
+    "prompt_tokens",
+    "max_tokens",
 )
 PROXY_REQUIRED = ("call_id", "attempt", "t_sent", "t_end", "outcome")
 ENGINE_COLUMNS = (
-    "type", "t", "execution_id", "event", "prompt_tokens", "replica", "step", "t_issue", "t_done",
-    "prompt_computed", "prompt_cached", "decode_tokens", "num_running", "num_waiting",
-    "num_batched_tokens", "kv_usage",
+    "type",
+    "t",
+    "execution_id",
+    "event",
+    "prompt_tokens",
+    "replica",
+    "step",
+    "t_issue",
+    "t_done",
+    "prompt_computed",
+    "prompt_cached",
+    "decode_tokens",
+    "num_running",
+    "num_waiting",
+    "num_batched_tokens",
+    "kv_usage",
 )
-MANIFEST_KEYS = ("capacity_calls_per_s", "deadline_s", "delivery_window_s", "phases", "t0",
-                 "overload_phase")
-ENVOY_KEYS = ("start_time", "duration", "response_code", "response_flags",
-              "upstream_request_attempt_count")
+MANIFEST_KEYS = (
+    "capacity_calls_per_s",
+    "deadline_s",
+    "delivery_window_s",
+    "phases",
+    "t0",
+    "overload_phase",
+)
+ENVOY_KEYS = (
+    "start_time",
+    "duration",
+    "response_code",
+    "response_flags",
+    "upstream_request_attempt_count",
+)
 
 _VLLM_LINE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d")
 _SAMPLE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+\S+")
@@ -90,7 +126,9 @@ def _read_parquet_columns(info: FileInfo) -> list[str]:
     try:
         return [str(n) for n in pq.read_schema(info.path).names]
     except (OSError, ValueError, pa.ArrowException) as exc:
-        raise InputError(f"not a readable Parquet file ({_first_line(exc)})", str(info.path)) from exc
+        raise InputError(
+            f"not a readable Parquet file ({_first_line(exc)})", str(info.path)
+        ) from exc
 
 
 def _first_line(exc: BaseException) -> str:
@@ -103,7 +141,9 @@ def detect(info: FileInfo, kind: str | None = None, fmt: str | None = None) -> D
         raise UsageError("--kind", f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     if fmt is not None:
         if fmt not in FORMATS:
-            raise UsageError("--format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+            raise UsageError(
+                "--format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"
+            )
         kinds = FORMATS[fmt]
         if kind is not None and kind not in kinds:
             raise UsageError("--format", f"format {fmt} holds {'/'.join(kinds)} data, not {kind}")
@@ -204,7 +244,8 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             f"cannot tell what these JSON records hold (keys: {', '.join(sorted(keys)[:12])});"
             " expected proxy attempts (call_id, ...), engine records (type, execution_id, ...),"
             " Envoy access-log fields (start_time, duration, response_code, ...), or pass --kind",
-            path, 1,
+            path,
+            1,
         )
     if first.startswith("# SCRAPE"):
         return Detected("metrics", "scrape")
@@ -221,13 +262,15 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
         raise InputError(
             f"cannot tell what this CSV file holds (header: {first[:120]}); expected the proxy or"
             " engine columns of formats.md",
-            path, 1,
+            path,
+            1,
         )
     raise InputError(
         "cannot tell what this file holds; expected JSON Lines, CSV, Parquet, OpenMetrics text,"
         " a scrape log (# SCRAPE lines), a vLLM log, an Envoy JSON access log or run.json"
         " (or pass --kind/--format)",
-        path, 1,
+        path,
+        1,
     )
 
 
@@ -241,7 +284,9 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
     except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
         if kind in ("proxy", "engine"):
             return Detected(kind, "jsonl")
-        raise InputError(f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path) from exc
+        raise InputError(
+            f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path
+        ) from exc
     if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errorType" in doc):
         return Detected("metrics", "query_range")
     if isinstance(doc, dict) and "name" in doc:

@@ -4,7 +4,7 @@ Flow, all inside one DuckDB transaction: expand the paths; detect each file's ki
 format; stage its records into staging tables (created in the transaction, dropped before
 it commits, so never visible); hash the file meanwhile (content already in the workspace, or
 repeated in this call, is dropped and reported as skipped); summarise the checks
-(queries/ingest_source_summary.sql). In fail mode the first refused record (the lowest line of
+(queries/ingest/source_summary.sql). In fail mode the first refused record (the lowest line of
 the first file, in argument order) stops the ingest with `FILE:LINE: reason` and a rollback.
 Otherwise the sources rows, the data, the rejects and the manifests are inserted and the
 transaction commits. A crash, Ctrl-C or kill before the commit leaves the workspace as it
@@ -36,7 +36,7 @@ from relplan.ingest import canonical, envoy, manifest, metrics_text, promjson, v
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import detect
 from relplan.ingest.files import FileInfo, digest, expand, peek
-from relplan.ingest.report import IngestReport, SkippedInput, SourceReport, display_path
+from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
@@ -57,11 +57,11 @@ READERS: dict[str, Reader] = {
 }
 
 _INSERTS = (
-    ("attempts", "ingest_insert_attempts"),
-    ("events", "ingest_insert_events"),
-    ("steps", "ingest_insert_steps"),
-    ("engine_stats", "ingest_insert_engine_stats"),
-    ("metric_samples", "ingest_insert_metric_samples"),
+    ("attempts", "ingest/insert_attempts"),
+    ("events", "ingest/insert_events"),
+    ("steps", "ingest/insert_steps"),
+    ("engine_stats", "ingest/insert_engine_stats"),
+    ("metric_samples", "ingest/insert_metric_samples"),
 )
 
 
@@ -76,7 +76,7 @@ class Session:
         self.staged: list[Staged] = []
         self.skipped: list[SkippedInput] = []
         self.hashes: dict[str, str] = {}
-        row = con.execute(sql.load("ingest_next_source_id").text).fetchone()
+        row = con.execute(sql.load("ingest/next_source_id").text).fetchone()
         self.next_id = int(row[0]) if row else 1
         create_stage(con, on_disk=input_bytes > memory_limit_bytes() // 2)
 
@@ -87,12 +87,14 @@ class Session:
 
     def known(self, sha256: str, path: str) -> str | None:
         """Why this content adds nothing (already stored or repeated), else None."""
-        q = sql.load("ingest_source_by_hash")
+        q = sql.load("ingest/source_by_hash")
         row = self.con.execute(q.text, q.bind({"sha256": sha256})).fetchone()
         if row is not None:
             same = display_path(row[1]) in (display_path(str(Path(path).resolve())), path)
             where = "" if same else f" ({display_path(row[1])})"
-            return f"already in the workspace as source {row[0]}{where}: same content, nothing added"
+            return (
+                f"already in the workspace as source {row[0]}{where}: same content, nothing added"
+            )
         if sha256 in self.hashes:
             return f"same content as {self.hashes[sha256]} earlier in this ingest, nothing added"
         self.hashes[sha256] = path
@@ -107,8 +109,10 @@ def ingest_files(
 ) -> IngestReport:
     files, dir_skipped = expand(list(paths))
     if not files:
-        raise InputError("no input files found (directories are searched for .jsonl, .csv,"
-                         " .parquet, .json, .txt, .om, .prom, .log files)")
+        raise InputError(
+            "no input files found (directories are searched for .jsonl, .csv,"
+            " .parquet, .json, .txt, .om, .prom, .log files)"
+        )
 
     def run(session: Session) -> None:
         for p in dir_skipped:
@@ -164,10 +168,13 @@ def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
     info = FileInfo(path, size, gz, head, pool.submit(digest, path))
     det = detect(info, session.opts.kind, session.opts.fmt)
     staged = Staged(
-        source_id=session.new_id(), path=str(path.resolve()), kind=det.kind, format=det.format,
+        source_id=session.new_id(),
+        path=str(path.resolve()),
+        kind=det.kind,
+        format=det.format,
         sha256="",
     )
-    q = sql.load("ingest_stage_source")
+    q = sql.load("ingest/stage_source")
     session.con.execute(q.text, q.bind({"source_id": staged.source_id, "path": str(path)}))
     READERS[det.format](session.con, info, staged, session.opts)
     staged.sha256 = info.sha256
@@ -181,7 +188,7 @@ def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
 
 def _unstage(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
     for kind in ("proxy", "engine", "metrics"):
-        q = sql.load(f"ingest_delete_stage_{kind}")
+        q = sql.load(f"ingest/delete_stage_{kind}")
         con.execute(q.text, q.bind({"source_id": source_id}))
 
 
@@ -196,7 +203,7 @@ def add_staged(session: Session, staged: Staged) -> None:
 
 
 def _summaries(con: duckdb.DuckDBPyConnection) -> dict[int, dict[str, Any]]:
-    cur = con.execute(sql.load("ingest_source_summary").text)
+    cur = con.execute(sql.load("ingest/source_summary").text)
     names = [d[0] for d in cur.description or []]
     return {int(r[0]): dict(zip(names, r, strict=True)) for r in cur.fetchall()}
 
@@ -234,26 +241,48 @@ def commit(session: Session) -> IngestReport:
         row = summary.get(s.source_id, {})
         kept = int(row.get("kept") or 0) + s.extra_rows
         refused = int(row.get("refused") or 0)
-        q = sql.load("ingest_insert_source")
-        con.execute(q.text, q.bind({
-            "source_id": s.source_id, "path": s.path, "kind": s.kind, "format": s.format,
-            "sha256": s.sha256, "rows": kept, "rejected": refused,
-            "t_min": row.get("t_min"), "t_max": row.get("t_max"),
-            "unknown_columns": s.unknown_columns, "notes": s.notes, "ingested_at": now,
-        }))
-        reports.append(SourceReport(
-            source_id=s.source_id, path=s.path, kind=s.kind, format=s.format, rows=kept,
-            rejected=refused, t_min=row.get("t_min"), t_max=row.get("t_max"),
-            unknown_columns=s.unknown_columns, notes=s.notes,
-        ))
+        q = sql.load("ingest/insert_source")
+        con.execute(
+            q.text,
+            q.bind(
+                {
+                    "source_id": s.source_id,
+                    "path": s.path,
+                    "kind": s.kind,
+                    "format": s.format,
+                    "sha256": s.sha256,
+                    "rows": kept,
+                    "rejected": refused,
+                    "t_min": row.get("t_min"),
+                    "t_max": row.get("t_max"),
+                    "unknown_columns": s.unknown_columns,
+                    "notes": s.notes,
+                    "ingested_at": now,
+                }
+            ),
+        )
+        reports.append(
+            SourceReport(
+                source_id=s.source_id,
+                path=s.path,
+                kind=s.kind,
+                format=s.format,
+                rows=kept,
+                rejected=refused,
+                t_min=row.get("t_min"),
+                t_max=row.get("t_max"),
+                unknown_columns=s.unknown_columns,
+                notes=s.notes,
+            )
+        )
     refused_total = sum(int(r.get("refused") or 0) for r in summary.values())
     variant = "kept" if refused_total else "all"
-    con.execute(sql.load(f"ingest_engine_rows_{variant}").text)
-    con.execute(sql.load(f"ingest_metrics_rows_{variant}").text)
+    con.execute(sql.load(f"ingest/engine_rows_{variant}").text)
+    con.execute(sql.load(f"ingest/metrics_rows_{variant}").text)
     if refused_total:
         # Rejects first: the checks read the workspace (attempt numbers already stored),
         # so they must run before this ingest's own attempts are in it.
-        res = con.execute(sql.load("ingest_insert_rejects").text).fetchone()
+        res = con.execute(sql.load("ingest/insert_rejects").text).fetchone()
         counts["rejects"] = int(res[0]) if res else 0
     for table, name in _INSERTS:
         res = con.execute(sql.load(name).text).fetchone()
@@ -275,7 +304,7 @@ def _insert_direct(
 ) -> SourceReport:
     kept = 0
     for name in s.direct:
-        table = name.removeprefix("ingest_direct_parquet_")
+        table = name.removeprefix("ingest/direct_parquet_")
         q = sql.load(name)
         try:
             res = con.execute(q.text, q.bind({"path": s.path, "source_id": s.source_id})).fetchone()
@@ -285,17 +314,37 @@ def _insert_direct(
         kept += n
         if n:
             counts[table] = counts.get(table, 0) + n
-    qs = sql.load("ingest_direct_span")
+    qs = sql.load("ingest/direct_span")
     span = con.execute(qs.text, qs.bind({"source_id": s.source_id})).fetchone() or (None, None)
-    q = sql.load("ingest_insert_source")
-    con.execute(q.text, q.bind({
-        "source_id": s.source_id, "path": s.path, "kind": s.kind, "format": s.format,
-        "sha256": s.sha256, "rows": kept, "rejected": 0, "t_min": span[0], "t_max": span[1],
-        "unknown_columns": s.unknown_columns, "notes": s.notes, "ingested_at": now,
-    }))
-    return SourceReport(
-        source_id=s.source_id, path=s.path, kind=s.kind, format=s.format, rows=kept, rejected=0,
-        t_min=span[0], t_max=span[1], unknown_columns=s.unknown_columns, notes=s.notes,
+    q = sql.load("ingest/insert_source")
+    con.execute(
+        q.text,
+        q.bind(
+            {
+                "source_id": s.source_id,
+                "path": s.path,
+                "kind": s.kind,
+                "format": s.format,
+                "sha256": s.sha256,
+                "rows": kept,
+                "rejected": 0,
+                "t_min": span[0],
+                "t_max": span[1],
+                "unknown_columns": s.unknown_columns,
+                "notes": s.notes,
+                "ingested_at": now,
+            }
+        ),
     )
-
-
+    return SourceReport(
+        source_id=s.source_id,
+        path=s.path,
+        kind=s.kind,
+        format=s.format,
+        rows=kept,
+        rejected=0,
+        t_min=span[0],
+        t_max=span[1],
+        unknown_columns=s.unknown_columns,
+        notes=s.notes,
+    )

@@ -31,7 +31,7 @@ from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.detect import envoy_key
 from relplan.ingest.files import FileInfo, open_text_lines
 from relplan.ingest.stage import StageWriter
-from relplan.ingest.timeparse import parse_number, parse_time
+from relplan.values import parse_number, parse_time
 
 _USED = {"start_time", "duration", "response_code", "response_flags", "upstream_host", "model"}
 _SHED_FLAGS = {"RL", "UO"}
@@ -40,7 +40,9 @@ _SHED_FLAGS = {"RL", "UO"}
 def _flags(value: Any) -> set[str]:
     if value is None:
         return set()
-    return {f.strip() for f in str(value).replace(" ", ",").split(",") if f.strip() not in ("", "-")}
+    return {
+        f.strip() for f in str(value).replace(" ", ",").split(",") if f.strip() not in ("", "-")
+    }
 
 
 def _text(value: Any) -> str | None:
@@ -80,9 +82,14 @@ def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], st
     else:
         outcome = "error"
     return {
-        "call_id": call_id, "t_sent": t_sent, "t_end": t_sent + dur / 1000.0,
-        "outcome": outcome, "status": None if code == 0 else code, "attached": False,
-        "replica": _text(f.get("upstream_host")), "model": _text(f.get("model")),
+        "call_id": call_id,
+        "t_sent": t_sent,
+        "t_end": t_sent + dur / 1000.0,
+        "outcome": outcome,
+        "status": None if code == 0 else code,
+        "attached": False,
+        "replica": _text(f.get("upstream_host")),
+        "model": _text(f.get("model")),
     }, None
 
 
@@ -98,20 +105,37 @@ def stage_envoy(
         try:
             rec = json.loads(line)
         except ValueError:
-            w.add(source_id=staged.source_id, ln=n, raw=line, origin="envoy",
-                  perr="malformed JSON; expected one JSON access-log record per line")
+            w.add(
+                source_id=staged.source_id,
+                ln=n,
+                raw=line,
+                origin="envoy",
+                perr="malformed JSON; expected one JSON access-log record per line",
+            )
             continue
         if not isinstance(rec, dict):
-            w.add(source_id=staged.source_id, ln=n, raw=line, origin="envoy",
-                  perr="expected a JSON object per line")
+            w.add(
+                source_id=staged.source_id,
+                ln=n,
+                raw=line,
+                origin="envoy",
+                perr="expected a JSON object per line",
+            )
             continue
         if n <= 1000:
             unknown.update(k for k in rec if envoy_key(k) not in used)
         cols, err = map_record(rec, opts.call_id_field)
-        w.add(source_id=staged.source_id, ln=n, raw=line if opts.skip or err else None,
-              perr=err, origin="envoy", attempt=0.0, **cols)
+        w.add(
+            source_id=staged.source_id,
+            ln=n,
+            raw=line if opts.skip or err else None,
+            perr=err,
+            origin="envoy",
+            attempt=0.0,
+            **cols,
+        )
     w.flush()
-    q = sql.load("ingest_envoy_number_attempts")
+    q = sql.load("ingest/envoy_number_attempts")
     con.execute(q.text, q.bind({"source_id": staged.source_id}))
     staged.unknown_columns = sorted(unknown)
     staged.notes.append(

@@ -23,7 +23,16 @@ _CHUNK = 1 << 20
 
 # Files a directory contributes (others are skipped and listed in the ingest report).
 KNOWN_SUFFIXES = (
-    ".jsonl", ".ndjson", ".json", ".csv", ".parquet", ".txt", ".om", ".prom", ".log", ".metrics",
+    ".jsonl",
+    ".ndjson",
+    ".json",
+    ".csv",
+    ".parquet",
+    ".txt",
+    ".om",
+    ".prom",
+    ".log",
+    ".metrics",
 )
 
 
@@ -33,7 +42,11 @@ class FileInfo:
     DuckDB reading the file."""
 
     def __init__(
-        self, path: Path, size: int, gz: bool, head: bytes,
+        self,
+        path: Path,
+        size: int,
+        gz: bool,
+        head: bytes,
         digest: Future[tuple[str, int]] | tuple[str, int],
     ) -> None:
         self.path = path
@@ -143,7 +156,8 @@ def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
                 except UnicodeDecodeError as exc:
                     raise InputError(
                         f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text",
-                        str(path), n,
+                        str(path),
+                        n,
                     ) from exc
                 yield n, text.rstrip("\r\n")
     except (OSError, EOFError, zlib.error) as exc:
@@ -155,5 +169,8 @@ def first_unreadable_line(path: Path) -> tuple[int, str] | None:
     for n, text in open_text_lines(path):
         for ch, what in (("\x1f", "a raw 0x1F control byte"), ("\x00", "a NUL byte")):
             if ch in text:
-                return n, f"{what}, which JSON does not allow unescaped; expected one JSON object per line"
+                return (
+                    n,
+                    f"{what}, which JSON does not allow unescaped; expected one JSON object per line",
+                )
     return None

@@ -43,14 +43,33 @@ def stage_manifest(
 
 
 def _store(con: duckdb.DuckDBPyConnection, source_id: int, m: RunManifest, doc: str) -> None:
-    q = sql.load("ingest_insert_manifest")
-    con.execute(q.text, q.bind({
-        "source_id": source_id, "name": m.name, "capacity": m.capacity_calls_per_s,
-        "deadline": m.deadline_s, "window": m.delivery_window_s,
-        "overload_phase": m.overload_phase, "t0": m.t0, "notes": m.notes, "manifest": doc,
-    }))
-    qp = sql.load("ingest_insert_phase")
+    q = sql.load("ingest/insert_manifest")
+    con.execute(
+        q.text,
+        q.bind(
+            {
+                "source_id": source_id,
+                "name": m.name,
+                "capacity": m.capacity_calls_per_s,
+                "deadline": m.deadline_s,
+                "window": m.delivery_window_s,
+                "overload_phase": m.overload_phase,
+                "t0": m.t0,
+                "notes": m.notes,
+                "manifest": doc,
+            }
+        ),
+    )
+    qp = sql.load("ingest/insert_phase")
     for p in m.phases:
-        con.execute(qp.text, qp.bind({
-            "source_id": source_id, "name": p.name, "start_s": p.start, "end_s": p.end,
-        }))
+        con.execute(
+            qp.text,
+            qp.bind(
+                {
+                    "source_id": source_id,
+                    "name": p.name,
+                    "start_s": p.start,
+                    "end_s": p.end,
+                }
+            ),
+        )

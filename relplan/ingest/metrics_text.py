@@ -30,7 +30,7 @@ from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, open_text_lines
 from relplan.ingest.stage import StageWriter
-from relplan.ingest.timeparse import parse_number, parse_time
+from relplan.values import parse_number, parse_time
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,?)\s*')
@@ -130,19 +130,33 @@ def _finish_notes(staged: Staged, st: _State) -> None:
     meta = [(n, *v) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)]
 
     def store(con: duckdb.DuckDBPyConnection) -> None:
-        q = sql.load("ingest_insert_metric_meta")
+        q = sql.load("ingest/insert_metric_meta")
         for name, typ, help_, unit in meta:
-            con.execute(q.text, q.bind({
-                "name": name, "type": typ, "help": help_, "unit": unit,
-                "source_id": staged.source_id,
-            }))
+            con.execute(
+                q.text,
+                q.bind(
+                    {
+                        "name": name,
+                        "type": typ,
+                        "help": help_,
+                        "unit": unit,
+                        "source_id": staged.source_id,
+                    }
+                ),
+            )
 
     staged.finish.append(store)
 
 
 def _sample(
-    w: StageWriter, st: _State, staged: Staged, n: int, line: str, t: float | None,
-    ts_scale_ms: bool, keep_raw: bool,
+    w: StageWriter,
+    st: _State,
+    staged: Staged,
+    n: int,
+    line: str,
+    t: float | None,
+    ts_scale_ms: bool,
+    keep_raw: bool,
 ) -> None:
     try:
         name, labels, value, ts = parse_sample(line)
@@ -155,15 +169,27 @@ def _sample(
     if ts is not None:
         tv = parse_time(ts)
         if tv is None:
-            w.add(source_id=staged.source_id, ln=n, raw=line,
-                  perr=f"timestamp {ts[:40]!r} is not a number; expected epoch seconds")
+            w.add(
+                source_id=staged.source_id,
+                ln=n,
+                raw=line,
+                perr=f"timestamp {ts[:40]!r} is not a number; expected epoch seconds",
+            )
             return
         t = tv / 1000.0 if ts_scale_ms and tv > 1e11 else tv
     if name in OLD_VLLM_NAMES:
         st.old_names.add(name)
     st.names.add(name)
-    w.add(source_id=staged.source_id, ln=n, raw=line if keep_raw or t is None else None,
-          perr=None, t=t, name=name, labels=labels, value=value)
+    w.add(
+        source_id=staged.source_id,
+        ln=n,
+        raw=line if keep_raw or t is None else None,
+        perr=None,
+        t=t,
+        name=name,
+        labels=labels,
+        value=value,
+    )
 
 
 def stage_openmetrics(
@@ -178,8 +204,12 @@ def stage_openmetrics(
         last = n
         if eof_line is not None:
             if line.strip():
-                w.add(source_id=staged.source_id, ln=n, raw=line,
-                      perr="content after # EOF; expected # EOF to be the last line")
+                w.add(
+                    source_id=staged.source_id,
+                    ln=n,
+                    raw=line,
+                    perr="content after # EOF; expected # EOF to be the last line",
+                )
             continue
         if not line.strip():
             continue
@@ -197,7 +227,9 @@ def stage_openmetrics(
         if not opts.skip:
             raise InputError(
                 "no '# EOF' line at the end; expected OpenMetrics text ending with # EOF"
-                " (is the file truncated?)", path, last + 1,
+                " (is the file truncated?)",
+                path,
+                last + 1,
             )
         staged.notes.append("no # EOF line at the end: the file may be truncated")
     _finish_notes(staged, st)
@@ -216,13 +248,17 @@ def stage_scrape(
             continue
         if s.startswith("#"):
             if s.startswith("# SCRAPE"):
-                text = s[len("# SCRAPE"):].strip()
+                text = s[len("# SCRAPE") :].strip()
                 t = parse_time(text) if text else None
                 scrapes += 1
                 if t is None:
-                    w.add(source_id=staged.source_id, ln=n, raw=line,
-                          perr=f"cannot read scrape time {text[:60]!r}; expected '# SCRAPE' and"
-                               " epoch seconds or RFC 3339 with an offset")
+                    w.add(
+                        source_id=staged.source_id,
+                        ln=n,
+                        raw=line,
+                        perr=f"cannot read scrape time {text[:60]!r}; expected '# SCRAPE' and"
+                        " epoch seconds or RFC 3339 with an offset",
+                    )
                 continue
             m = _META.match(s)
             if m:

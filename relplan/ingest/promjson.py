@@ -19,7 +19,7 @@ from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.stage import StageWriter
-from relplan.ingest.timeparse import parse_number
+from relplan.values import parse_number
 
 
 def stage_query_range_file(
@@ -31,8 +31,9 @@ def stage_query_range_file(
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"not valid JSON ({exc}); expected a query_range response",
-                         str(info.path)) from exc
+        raise InputError(
+            f"not valid JSON ({exc}); expected a query_range response", str(info.path)
+        ) from exc
     w = StageWriter(con, "stage_metrics")
     stage_response(w, doc, staged, str(info.path), opts, ordinal=0)
     w.flush()
@@ -70,7 +71,7 @@ def stage_response(
             perr = None
             t = v = None
             if not (isinstance(pair, list) and len(pair) == 2):
-                perr = f"{loc}.values[{j}]: expected a [time, \"value\"] pair"
+                perr = f'{loc}.values[{j}]: expected a [time, "value"] pair'
             elif isinstance(pair[0], bool) or not isinstance(pair[0], (int, float)):
                 perr = f"{loc}.values[{j}]: time {pair[0]!r} is not a number"
             else:
@@ -85,6 +86,14 @@ def stage_response(
                     raise InputError(perr, where)
                 w.add(source_id=staged.source_id, ln=ordinal, raw=json.dumps(pair), perr=perr)
                 continue
-            w.add(source_id=staged.source_id, ln=ordinal, raw=None, perr=None, t=t, name=name,
-                  labels=metric, value=v)
+            w.add(
+                source_id=staged.source_id,
+                ln=ordinal,
+                raw=None,
+                perr=None,
+                t=t,
+                name=name,
+                labels=metric,
+                value=v,
+            )
     return ordinal

@@ -44,7 +44,9 @@ def _get(base: str, path: str, params: dict[str, str]) -> tuple[Any, bytes]:
     try:
         return json.loads(body), body
     except ValueError as exc:
-        raise InputError("the server's answer is not JSON; is this a Prometheus API URL?", url) from exc
+        raise InputError(
+            "the server's answer is not JSON; is this a Prometheus API URL?", url
+        ) from exc
 
 
 def chunks(start: float, end: float, step: float) -> list[tuple[float, float]]:
@@ -84,14 +86,17 @@ def stage_pull(
     h = hashlib.sha256()
     h.update(f"{match}\n{start}\n{end}\n{step}\n".encode())
     shown = f"{url.rstrip('/')}/api/v1/query_range?match={match}&start={start:g}&end={end:g}&step={step:g}"
-    staged = Staged(source_id=source_id, path=shown, kind="metrics", format="prometheus",
-                    sha256="")
+    staged = Staged(source_id=source_id, path=shown, kind="metrics", format="prometheus", sha256="")
     w = StageWriter(con, "stage_metrics")
     ordinal = 0
     for name in names:
         for s, e in chunks(start, end, step):
-            params = {"query": f'{{__name__="{name}"}}', "start": f"{s:.3f}", "end": f"{e:.3f}",
-                      "step": f"{step:g}"}
+            params = {
+                "query": f'{{__name__="{name}"}}',
+                "start": f"{s:.3f}",
+                "end": f"{e:.3f}",
+                "step": f"{step:g}",
+            }
             doc, body = _get(url, "/api/v1/query_range", params)
             h.update(body)
             ordinal = stage_response(w, doc, staged, shown, opts, ordinal)

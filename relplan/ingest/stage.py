@@ -22,28 +22,66 @@ BATCH_ROWS = 50_000
 _LABELS = pa.map_(pa.string(), pa.string())
 
 SCHEMAS: dict[str, pa.Schema] = {
-    "stage_proxy": pa.schema([
-        ("source_id", pa.int32()), ("ln", pa.int64()), ("raw", pa.string()), ("perr", pa.string()),
-        ("origin", pa.string()), ("call_id", pa.string()), ("attempt", pa.float64()),
-        ("t_planned", pa.float64()), ("t_sent", pa.float64()), ("t_end", pa.float64()),
-        ("outcome", pa.string()), ("execution_id", pa.string()), ("attached", pa.bool_()),
-        ("t_cancel", pa.float64()), ("status", pa.float64()), ("model", pa.string()),
-        ("replica", pa.string()), ("prompt_tokens", pa.float64()), ("max_tokens", pa.float64()),
-    ]),
-    "stage_engine": pa.schema([
-        ("source_id", pa.int32()), ("ln", pa.int64()), ("raw", pa.string()), ("perr", pa.string()),
-        ("origin", pa.string()), ("type", pa.string()), ("t", pa.float64()),
-        ("execution_id", pa.string()), ("event", pa.string()), ("prompt_tokens", pa.float64()),
-        ("replica", pa.string()), ("step", pa.float64()), ("t_issue", pa.float64()),
-        ("t_done", pa.float64()), ("prompt_computed", pa.float64()),
-        ("prompt_cached", pa.float64()), ("decode_tokens", pa.float64()),
-        ("num_running", pa.float64()), ("num_waiting", pa.float64()),
-        ("num_batched_tokens", pa.float64()), ("kv_usage", pa.float64()),
-    ]),
-    "stage_metrics": pa.schema([
-        ("source_id", pa.int32()), ("ln", pa.int64()), ("raw", pa.string()), ("perr", pa.string()),
-        ("t", pa.float64()), ("name", pa.string()), ("labels", _LABELS), ("value", pa.float64()),
-    ]),
+    "stage_proxy": pa.schema(
+        [
+            ("source_id", pa.int32()),
+            ("ln", pa.int64()),
+            ("raw", pa.string()),
+            ("perr", pa.string()),
+            ("origin", pa.string()),
+            ("call_id", pa.string()),
+            ("attempt", pa.float64()),
+            ("t_planned", pa.float64()),
+            ("t_sent", pa.float64()),
+            ("t_end", pa.float64()),
+            ("outcome", pa.string()),
+            ("execution_id", pa.string()),
+            ("attached", pa.bool_()),
+            ("t_cancel", pa.float64()),
+            ("status", pa.float64()),
+            ("model", pa.string()),
+            ("replica", pa.string()),
+            ("prompt_tokens", pa.float64()),
+            ("max_tokens", pa.float64()),
+        ]
+    ),
+    "stage_engine": pa.schema(
+        [
+            ("source_id", pa.int32()),
+            ("ln", pa.int64()),
+            ("raw", pa.string()),
+            ("perr", pa.string()),
+            ("origin", pa.string()),
+            ("type", pa.string()),
+            ("t", pa.float64()),
+            ("execution_id", pa.string()),
+            ("event", pa.string()),
+            ("prompt_tokens", pa.float64()),
+            ("replica", pa.string()),
+            ("step", pa.float64()),
+            ("t_issue", pa.float64()),
+            ("t_done", pa.float64()),
+            ("prompt_computed", pa.float64()),
+            ("prompt_cached", pa.float64()),
+            ("decode_tokens", pa.float64()),
+            ("num_running", pa.float64()),
+            ("num_waiting", pa.float64()),
+            ("num_batched_tokens", pa.float64()),
+            ("kv_usage", pa.float64()),
+        ]
+    ),
+    "stage_metrics": pa.schema(
+        [
+            ("source_id", pa.int32()),
+            ("ln", pa.int64()),
+            ("raw", pa.string()),
+            ("perr", pa.string()),
+            ("t", pa.float64()),
+            ("name", pa.string()),
+            ("labels", _LABELS),
+            ("value", pa.float64()),
+        ]
+    ),
 }
 
 _INSERT = {
@@ -55,9 +93,7 @@ _INSERT = {
 
 def memory_limit_bytes() -> int:
     """The workspace's DuckDB memory limit in bytes ("1GB", "512MB", "2GiB"; 1 GiB if odd)."""
-    m = re.fullmatch(
-        r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", DEFAULT_MEMORY_LIMIT, re.IGNORECASE
-    )
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", DEFAULT_MEMORY_LIMIT, re.IGNORECASE)
     if not m:
         return 1 << 30
     scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
@@ -69,13 +105,15 @@ def create_stage(con: duckdb.DuckDBPyConnection, *, on_disk: bool = False) -> No
     inside the ingest transaction: the tables never outlive it (drop_stage, or rollback).
     `on_disk` puts the staging tables in the workspace file (large inputs: compressed row
     groups instead of spilled temp blocks) rather than in temp storage (faster when small)."""
-    con.execute(sql.load("ingest_macros").text)
-    con.execute(sql.load("ingest_proxy_macros").text)
-    con.execute(sql.load("ingest_engine_macros").text)
-    con.execute(sql.load("ingest_stage_tables_on_disk" if on_disk else "ingest_stage_tables").text)
+    con.execute(sql.load("ingest/macros").text)
+    con.execute(sql.load("ingest/proxy_macros").text)
+    con.execute(sql.load("ingest/engine_macros").text)
+    con.execute(sql.load("ingest/stage_tables_on_disk" if on_disk else "ingest/stage_tables").text)
     for view in (
-        "ingest_proxy_checked", "ingest_engine_typed", "ingest_engine_checked",
-        "ingest_metrics_checked",
+        "ingest/proxy_checked",
+        "ingest/engine_typed",
+        "ingest/engine_checked",
+        "ingest/metrics_checked",
     ):
         con.execute(sql.load(view).text)
 
@@ -112,4 +150,4 @@ class StageWriter:
 
 def drop_stage(con: duckdb.DuckDBPyConnection) -> None:
     """Drop the staging tables before the ingest transaction commits."""
-    con.execute(sql.load("ingest_drop_stage_tables").text)
+    con.execute(sql.load("ingest/drop_stage_tables").text)

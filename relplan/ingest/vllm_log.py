@@ -34,7 +34,7 @@ from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, open_text_lines
 from relplan.ingest.stage import StageWriter
-from relplan.ingest.timeparse import parse_rfc3339
+from relplan.values import parse_rfc3339
 
 _LINE = re.compile(
     r"^(?:(?P<ts>\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?(?:[zZ]|[+-]\d\d:?\d\d))\s+)?"
@@ -69,7 +69,8 @@ class _Clock:
             raise InputError(
                 "vLLM's timestamp has no year; pass --year YYYY, or use logs with a container"
                 " RFC 3339 prefix (docker logs --timestamps, kubectl logs --timestamps)",
-                path, n,
+                path,
+                n,
             )
         month, day = int(m.group("mon")), int(m.group("day"))
         if self.last_month is not None and month < self.last_month and self.last_month == 12:
@@ -84,7 +85,9 @@ class _Clock:
         except ValueError as exc:
             raise InputError(
                 f"cannot read the date {m.group('mon')}-{m.group('day')} {m.group('hms')}"
-                f" in {self.year}: {exc}", path, n,
+                f" in {self.year}: {exc}",
+                path,
+                n,
             ) from exc
         return stamp.timestamp() + float(frac)
 
@@ -104,8 +107,17 @@ def stage_vllm_log(
     def emit(n: int, t: float, exec_id: str, event: str, raw: str) -> None:
         nonlocal events
         events += 1
-        w.add(source_id=staged.source_id, ln=n, raw=raw if opts.skip else None, perr=None,
-              origin="vllm_log", type="event", t=t, execution_id=exec_id, event=event)
+        w.add(
+            source_id=staged.source_id,
+            ln=n,
+            raw=raw if opts.skip else None,
+            perr=None,
+            origin="vllm_log",
+            type="event",
+            t=t,
+            execution_id=exec_id,
+            event=event,
+        )
 
     def resolve(rid: str) -> str:
         return internal_of.get(rid, rid)
@@ -117,9 +129,14 @@ def stage_vllm_log(
             continue
         msg = m.group("msg").strip()
         kind = None
-        for rx, k in ((_RECEIVED, "received"), (_ADDED, "added"), (_ABORTED_MANY, "aborted_many"),
-                      (_REQ_ABORTED, "req_aborted"), (_ABORTED_V0, "aborted"),
-                      (_FINISHED, "finished")):
+        for rx, k in (
+            (_RECEIVED, "received"),
+            (_ADDED, "added"),
+            (_ABORTED_MANY, "aborted_many"),
+            (_REQ_ABORTED, "req_aborted"),
+            (_ABORTED_V0, "aborted"),
+            (_FINISHED, "finished"),
+        ):
             mm = rx.match(msg)
             if mm:
                 kind = k
@@ -158,12 +175,15 @@ def stage_vllm_log(
     for ext, (pn, pt, praw) in pending.items():
         emit(pn, pt, ext, "arrived", praw)
     w.flush()
-    staged.notes.append(f"{events} lifecycle events from request-log lines; {ignored} other lines ignored")
+    staged.notes.append(
+        f"{events} lifecycle events from request-log lines; {ignored} other lines ignored"
+    )
     staged.notes.append("prompt_tokens not available from vLLM logs (token ids may be truncated)")
     if clock.rollovers:
         staged.notes.append(f"year advanced {clock.rollovers} time(s) at a December-January turn")
     if events == 0:
         raise InputError(
             "no request-lifecycle lines found (Received/Added/Aborted/Finished request); was the"
-            " server started with --enable-log-requests?", path,
+            " server started with --enable-log-requests?",
+            path,
         )

@@ -19,8 +19,8 @@ from pydantic import Field
 
 from relplan.models import StrictModel
 from relplan.planning.measured import MeasuredStreams
-from relplan.planning.units import human_duration
-from relplan.tables import format_table, num, pct
+from relplan.tables import format_table
+from relplan.values import human_duration, num, pct
 
 TYPICAL_STREAM_SECONDS: tuple[float, ...] = (10, 30, 60, 120, 300, 600)
 

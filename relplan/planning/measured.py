@@ -21,7 +21,7 @@ class MeasuredStreams(StrictModel):
 
 
 def measure_streams(con: duckdb.DuckDBPyConnection) -> MeasuredStreams:
-    q = sql.load("budget_inputs_from_proxy")
+    q = sql.load("planning/budget_inputs_from_proxy")
     row = con.execute(q.text, q.bind({})).fetchone()
     assert row is not None
     streams, mean_d, total, span, replicas = row

@@ -20,7 +20,7 @@ from pathlib import PurePath
 
 import duckdb
 
-from relplan.alerts.evaluate import HealthResult
+from relplan.alerts.health import HealthResult
 from relplan.analyses import AnalyzeResult
 from relplan.analyses.amplification import Amplification, AmplificationWindow
 from relplan.analyses.common import run_query
@@ -32,7 +32,7 @@ from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
 from relplan.models import StrictModel
 from relplan.report import data as d
-from relplan.tables import num, pct
+from relplan.values import num, pct
 
 TITLES = {
     "load": "Load and retry amplification",
@@ -89,7 +89,7 @@ class WorkspaceFacts(StrictModel):
 
 def workspace_facts(con: duckdb.DuckDBPyConnection, fallback_name: str) -> WorkspaceFacts:
     """The run name (latest run.json, else `fallback_name`), sources, rows per table."""
-    manifest = run_query(con, "run_manifest_latest", {})
+    manifest = run_query(con, "analyses/run_manifest_latest", {})
     name = str(manifest[0]["name"]) if manifest and manifest[0]["name"] else fallback_name
     sources = [
         d.SourceInfo(
@@ -99,9 +99,9 @@ def workspace_facts(con: duckdb.DuckDBPyConnection, fallback_name: str) -> Works
             rows=int(r["rows"]),
             rejected=int(r["rejected"]),
         )
-        for r in run_query(con, "report_sources", {})
+        for r in run_query(con, "report/sources", {})
     ]
-    counts = {str(r["tbl"]): int(r["n"]) for r in run_query(con, "report_row_counts", {})}
+    counts = {str(r["tbl"]): int(r["n"]) for r in run_query(con, "report/row_counts", {})}
     return WorkspaceFacts(run_name=name, sources=sources, row_counts=counts)
 
 

@@ -25,7 +25,7 @@ import vl_convert
 from markupsafe import Markup
 
 from relplan.report.data import ReportData
-from relplan.tables import num, pct
+from relplan.values import num, pct
 
 # The Vega-Lite version the charts are written for (Altair's schema), e.g. "6.4".
 VL_VERSION = "6.4"

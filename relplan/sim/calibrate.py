@@ -176,7 +176,9 @@ def calibrate(
     args = [(scn, profile, s, start, step, stage_seconds, max_stages) for s in seeds]
     per_seed: list[SeedResult] = []
     if jobs > 1 and len(seeds) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(seeds)), mp_context=spawn_context()) as pool:
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(seeds)), mp_context=spawn_context()
+        ) as pool:
             for r in pool.map(_calibrate_args, args):
                 per_seed.append(r)
                 if progress is not None:
@@ -233,7 +235,8 @@ def _calibrate_args(
 
 
 def render_calibration(r: CalibrationResult) -> str:
-    from relplan.tables import format_table, num
+    from relplan.tables import format_table
+    from relplan.values import num
 
     rows = []
     for sr in r.seeds:

@@ -273,7 +273,12 @@ class Engine:
             cal.append(ex)
 
     def _prefill_chunk(
-        self, k: int, ex: Execution, nc: int, chunk: int, cached: int,
+        self,
+        k: int,
+        ex: Execution,
+        nc: int,
+        chunk: int,
+        cached: int,
         completers: list[Execution],
     ) -> None:
         """Record that `ex` (with `nc` prompt tokens computed) computes `chunk` more in step k,

@@ -119,7 +119,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
 
     con = duckdb.connect()
     try:
-        con.execute(sql.load("workspace_schema").text)
+        con.execute(sql.load("schema").text)
         man = load_run(con, out)
         res = analyze(
             con,
@@ -202,7 +202,8 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
 
 def render_summary(s: SimSummary) -> str:
     """The one-screen human summary."""
-    from relplan.tables import format_table, num, pct
+    from relplan.tables import format_table
+    from relplan.values import num, pct
 
     rows = []
     for name, p in s.phases.items():

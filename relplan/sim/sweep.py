@@ -133,7 +133,8 @@ def sweep(
 
 
 def render_sweep(df: pl.DataFrame, keys: list[str]) -> str:
-    from relplan.tables import format_table, num, pct
+    from relplan.tables import format_table
+    from relplan.values import num, pct
 
     headers = ["run", "seed", *keys, "verdict", "recovered s", "hold on time", "retry share"]
     rows = []

@@ -1,0 +1,22 @@
+-- Scheduler stats records straight from an engine Parquet file into `engine_stats`: fail mode's
+-- path for
+-- Parquet whose columns already have the canonical types (no staging copy). Each record is
+-- read with rp_engine_parquet_typed and checked with rp_engine_reason
+-- (ingest/engine_macros.sql) by the insert of its type
+-- (records of unknown or missing type by the events insert); a refused one raises, which rolls the
+-- ingest back, and the driver then stages
+-- the file with ingest/engine_read_parquet.sql to name the first bad row.
+-- params: path, source_id
+insert into engine_stats
+select
+    step::bigint, t_issue, num_running::bigint, num_waiting::bigint,
+    num_batched_tokens::bigint, kv_usage, replica, $source_id, _ln
+from rp_engine_parquet_typed($path)
+where case
+    when type_ is distinct from 'stats' then false
+    when rp_engine_reason(
+            type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
+            prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
+            num_batched_tokens, kv_usage, 'canonical') is null then true
+    else error('relplan: refused engine record in row ' || _ln)
+end

@@ -1,0 +1,109 @@
+-- The engine record rules (formats.md section 2) as macros, so staged checks
+-- (ingest/engine_checked.sql) and the direct Parquet inserts (ingest_direct_parquet_*.sql)
+-- apply exactly the same ones.
+-- rp_engine_type: `type`, or, when absent, what the fields say: `event` -> event,
+--   `prompt_computed` -> step, a stats counter -> stats (separate files need no type column).
+-- rp_engine_reason: why a record breaks the contract, NULL when it is fine. event: t,
+--   execution_id, a known event, prompt_tokens on `arrived` (canonical traces only: vLLM logs
+--   do not carry it); step: step, t_issue, t_done, execution_id, prompt_computed,
+--   t_done >= t_issue; stats: step, t_issue, kv_usage in 0..1; every count a whole number
+--   >= 0 and every time finite.
+-- rp_engine_csv(path) / rp_engine_parquet(path): a CSV or Parquet engine file (rp_csv_rows,
+--   rp_parquet_rows in ingest/macros.sql) unioned BY NAME with an empty typed template, so
+--   columns the file lacks are NULL; rp_engine_parquet_typed adds `type_` (rp_engine_type).
+-- rp_engine_perr: why the text fields of one record do not convert (rp_bad_*), '; '-joined;
+--   NULL when they all do.
+-- params:
+create or replace temp macro rp_engine_type(
+    type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
+) as coalesce(type, case
+    when event is not null then 'event'
+    when prompt_computed is not null then 'step'
+    when num_running is not null or num_waiting is not null
+         or num_batched_tokens is not null or kv_usage is not null then 'stats'
+end);
+create or replace temp macro rp_engine_reason(
+    type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
+    prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage, origin
+) as
+    case
+        when type is null then 'type is missing; expected event, step or stats'
+        when type not in ('event', 'step', 'stats')
+            then 'type ''' || left(type, 40) || ''' is not one of event, step, stats'
+        when type = 'event' and t is null then 't is missing; expected the time of the event'
+        when type in ('event', 'step') and execution_id is null
+            then 'execution_id is missing; expected the engine request id'
+        when type = 'event' and event is null
+            then 'event is missing; expected arrived, scheduled, first_token, preempted,'
+                || ' aborted, finished or rejected'
+        when type = 'event' and event not in (
+                'arrived', 'scheduled', 'first_token', 'preempted', 'aborted', 'finished',
+                'rejected')
+            then 'event ''' || left(event, 40) || ''' is not one of arrived, scheduled,'
+                || ' first_token, preempted, aborted, finished, rejected'
+        when type = 'event' and event = 'arrived' and prompt_tokens is null
+             and origin = 'canonical'
+            then 'prompt_tokens is missing on an arrived event; expected the prompt length'
+        when type in ('step', 'stats') and step is null
+            then 'step is missing; expected the engine step number'
+        when type in ('step', 'stats') and t_issue is null then 't_issue is missing; expected a time'
+        when type = 'step' and t_done is null then 't_done is missing; expected a time'
+        when type = 'step' and prompt_computed is null
+            then 'prompt_computed is missing; expected the prompt tokens computed in this step'
+        when not (isfinite(coalesce(t, 0)) and isfinite(coalesce(t_issue, 0))
+                  and isfinite(coalesce(t_done, 0)))
+            then 'a time is not finite; expected epoch seconds or RFC 3339'
+        when type = 'step' and t_done < t_issue
+            then 't_done (' || t_done || ') is before t_issue (' || t_issue
+                || '); expected t_done >= t_issue'
+        when step < 0 or step <> floor(step) then 'step ' || step || ' is not a whole number >= 0'
+        when prompt_tokens < 0 or prompt_tokens <> floor(prompt_tokens)
+            then 'prompt_tokens ' || prompt_tokens || ' is not a whole number >= 0'
+        when prompt_computed < 0 or prompt_computed <> floor(prompt_computed)
+            then 'prompt_computed ' || prompt_computed || ' is not a whole number >= 0'
+        when prompt_cached < 0 or prompt_cached <> floor(prompt_cached)
+            then 'prompt_cached ' || prompt_cached || ' is not a whole number >= 0'
+        when decode_tokens < 0 or decode_tokens <> floor(decode_tokens)
+            then 'decode_tokens ' || decode_tokens || ' is not a whole number >= 0'
+        when num_running < 0 or num_running <> floor(num_running)
+            then 'num_running ' || num_running || ' is not a whole number >= 0'
+        when num_waiting < 0 or num_waiting <> floor(num_waiting)
+            then 'num_waiting ' || num_waiting || ' is not a whole number >= 0'
+        when num_batched_tokens < 0 or num_batched_tokens <> floor(num_batched_tokens)
+            then 'num_batched_tokens ' || num_batched_tokens || ' is not a whole number >= 0'
+        when kv_usage < 0 or kv_usage > 1
+            then 'kv_usage ' || kv_usage || ' is outside 0..1; expected a fraction'
+    end;
+create or replace temp macro rp_engine_template() as table
+    select
+        null::bigint as _ln, null::varchar as type, null::double as t,
+        null::varchar as execution_id, null::varchar as event,
+        null::double as prompt_tokens, null::varchar as replica, null::double as step,
+        null::double as t_issue, null::double as t_done, null::double as prompt_computed,
+        null::double as prompt_cached, null::double as decode_tokens,
+        null::double as num_running, null::double as num_waiting,
+        null::double as num_batched_tokens, null::double as kv_usage
+    where false;
+create or replace temp macro rp_engine_csv(path) as table
+    select * from rp_engine_template() union all by name select * from rp_csv_rows(path);
+create or replace temp macro rp_engine_parquet(path) as table
+    select * from rp_engine_template() union all by name select * from rp_parquet_rows(path);
+create or replace temp macro rp_engine_parquet_typed(path) as table
+    select
+        *,
+        rp_engine_type(
+            type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
+        ) as type_
+    from rp_engine_parquet(path);
+create or replace temp macro rp_engine_perr(
+    t, prompt_tokens, step, t_issue, t_done, prompt_computed, prompt_cached, decode_tokens,
+    num_running, num_waiting, num_batched_tokens, kv_usage
+) as
+    nullif(concat_ws('; ',
+        rp_bad_time('t', t), rp_bad_num('prompt_tokens', prompt_tokens),
+        rp_bad_num('step', step), rp_bad_time('t_issue', t_issue),
+        rp_bad_time('t_done', t_done), rp_bad_num('prompt_computed', prompt_computed),
+        rp_bad_num('prompt_cached', prompt_cached), rp_bad_num('decode_tokens', decode_tokens),
+        rp_bad_num('num_running', num_running), rp_bad_num('num_waiting', num_waiting),
+        rp_bad_num('num_batched_tokens', num_batched_tokens), rp_bad_num('kv_usage', kv_usage)),
+        '');

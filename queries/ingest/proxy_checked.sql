@@ -1,0 +1,85 @@
+-- The staged proxy attempts with the reason each breaks the contract (NULL when it is fine)
+-- and t_planned filled in. Checks (formats.md section 1): required fields present, attempt a
+-- whole number >= 0, outcome a known value, t_end >= t_sent, attached => execution_id,
+-- shed => no execution_id, token counts and status whole numbers >= 0, finite times, and
+-- attempt numbers distinct per call: within this ingest (the later line is the bad one) and
+-- against attempts already in the workspace.
+-- t_planned, when absent, is t_sent of attempt 0 of the same call among the records of this
+-- ingest; a call whose attempt 0 is not among them falls back to its earliest t_sent.
+-- `ln` of rows the fast JSON reader staged comes from their rowid (ingest/proxy_read_jsonl.sql).
+-- params:
+create or replace temp view proxy_checked as
+with s as (
+    select
+        *,
+        case when perr is null then row_number() over (
+            partition by call_id, attempt, perr is null order by source_id, ln) end as dup_rank,
+        first_value(ln) over (partition by call_id, attempt, perr is null order by source_id, ln)
+            as first_ln,
+        first_value(source_id) over (
+            partition by call_id, attempt, perr is null order by source_id, ln) as first_source
+    from (
+        select
+            * exclude (ln),
+            coalesce(ln, rowid - (select base from stage_sources p where p.source_id = s.source_id)
+                + 1) as ln
+        from stage_proxy s
+    )
+),
+r as (
+    select
+        s.*,
+        coalesce(perr, case
+            when call_id is null then 'call_id is missing; expected a string naming the call'
+            when attempt is null then 'attempt is missing; expected a whole number >= 0'
+            when attempt < 0 or attempt <> floor(attempt)
+                then 'attempt ' || attempt || ' is not a whole number >= 0'
+            when t_sent is null then 't_sent is missing; expected a time'
+            when t_end is null then 't_end is missing; expected a time'
+            when outcome is null
+                then 'outcome is missing; expected delivered, client_gone, shed or error'
+            when outcome not in ('delivered', 'client_gone', 'shed', 'error')
+                then 'outcome ''' || left(outcome, 40)
+                    || ''' is not one of delivered, client_gone, shed, error'
+            when not (isfinite(t_sent) and isfinite(t_end)
+                      and isfinite(coalesce(t_planned, 0)) and isfinite(coalesce(t_cancel, 0)))
+                then 'a time is not finite; expected epoch seconds or RFC 3339'
+            when t_end < t_sent
+                then 't_end (' || t_end || ') is before t_sent (' || t_sent
+                    || '); expected t_end >= t_sent'
+            when coalesce(attached, false) and execution_id is null
+                then 'attached is true but execution_id is empty; an attached attempt names'
+                    || ' the execution it joined'
+            when outcome = 'shed' and execution_id is not null
+                then 'outcome is shed but execution_id is ''' || left(execution_id, 60)
+                    || '''; a shed attempt has no execution'
+            when status is not null and (status < 0 or status <> floor(status))
+                then 'status ' || status || ' is not a whole number >= 0'
+            when prompt_tokens is not null and (prompt_tokens < 0 or prompt_tokens <> floor(prompt_tokens))
+                then 'prompt_tokens ' || prompt_tokens || ' is not a whole number >= 0'
+            when max_tokens is not null and (max_tokens < 0 or max_tokens <> floor(max_tokens))
+                then 'max_tokens ' || max_tokens || ' is not a whole number >= 0'
+            when dup_rank > 1 and first_source = source_id
+                then 'attempt ' || attempt::bigint || ' of call ''' || left(call_id, 60)
+                    || ''' already appears on line ' || first_ln
+                    || '; expected distinct attempt numbers per call'
+            when dup_rank > 1
+                then 'attempt ' || attempt::bigint || ' of call ''' || left(call_id, 60)
+                    || ''' already appears at '
+                    || coalesce((select path from stage_sources p where p.source_id = first_source), '?')
+                    || ':' || first_ln || '; expected distinct attempt numbers per call'
+            when exists (
+                select 1 from attempts a where a.call_id = s.call_id and a.attempt = s.attempt)
+                then 'attempt ' || attempt::bigint || ' of call ''' || left(call_id, 60)
+                    || ''' is already in the workspace; expected distinct attempt numbers per call'
+        end) as reason
+    from s
+)
+select
+    r.*,
+    coalesce(
+        t_planned,
+        min(t_sent) filter (where attempt = 0) over (partition by call_id, reason is null),
+        min(t_sent) over (partition by call_id, reason is null)
+    ) as t_planned_filled
+from r

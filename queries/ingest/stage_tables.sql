@@ -1,0 +1,25 @@
+-- Staging tables for one ingest call (temp tables; for inputs larger than half the memory
+-- limit the driver uses ingest/stage_tables_on_disk.sql instead). Created inside the ingest
+-- transaction, dropped before it commits. Every reader appends here (typed, one row per record,
+-- with its source_id, 1-based line/row number `ln`, raw text where the reader has it, and
+-- `perr`, the reason a field could not be converted). Checks and inserts read from them.
+-- params:
+create or replace temp table stage_proxy (
+    source_id integer, ln bigint, raw varchar, perr varchar, origin varchar,
+    call_id varchar, attempt double, t_planned double, t_sent double, t_end double,
+    outcome varchar, execution_id varchar, attached boolean, t_cancel double, status double,
+    model varchar, replica varchar, prompt_tokens double, max_tokens double
+);
+create or replace temp table stage_engine (
+    source_id integer, ln bigint, raw varchar, perr varchar, origin varchar,
+    type varchar, t double, execution_id varchar, event varchar, prompt_tokens double,
+    replica varchar, step double, t_issue double, t_done double, prompt_computed double,
+    prompt_cached double, decode_tokens double, num_running double, num_waiting double,
+    num_batched_tokens double, kv_usage double
+);
+-- base: for sources staged by the fast JSON reader (ln NULL), the rowid of their first row.
+create or replace temp table stage_sources (source_id integer, path varchar, base bigint);
+create or replace temp table stage_metrics (
+    source_id integer, ln bigint, raw varchar, perr varchar,
+    t double, name varchar, labels map(varchar, varchar), value double
+);

@@ -1,0 +1,388 @@
+"""Engine health signals (analyses.md J) evaluated offline, as Prometheus would.
+
+`evaluate_health(con, start=..., end=..., step=...)` reads the workspace's metric samples,
+evaluates the same alerting rules `relplan alerts export` writes (rules.py) on the grid
+start, start + step, ... <= end with the PromQL semantics of promql_eval.py, applies each rule's
+`for:` like Prometheus's rule manager, and returns the firing intervals per signal and
+replica. `render_health` is the human table.
+
+Alert state, as rules/alerting.go in 2.42: an output series seen at an evaluation becomes
+pending with activeAt = that time (unless already pending or firing); it fires at the first
+evaluation with ts - activeAt >= for; an evaluation without it resets it. A firing interval
+is [first firing evaluation, the evaluation at which it stopped firing), or, when still firing
+at the last evaluation, [first, last + step) with `ongoing` set.
+
+Recording rules (used by the SLO rules) are evaluated first within their group and their
+results are visible to later rules at the same evaluation time only: Prometheus writes a
+staleness marker when a recorded series disappears, so a recorded value never lingers for
+the 5m lookback.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+
+from relplan import sql
+from relplan.alerts import promql_eval, promql_parser
+from relplan.alerts.promql_eval import BoolArray, FloatArray, IntArray, Labels, SeriesStore, Vec
+from relplan.alerts.rules import (
+    METRIC_ALTERNATIVES,
+    REPLICA_LABELS,
+    AlertRule,
+    RecordingRule,
+    Thresholds,
+    health_rules,
+    render_template,
+)
+from relplan.errors import NoDataError, UsageError
+from relplan.models import StrictModel
+from relplan.tables import format_table
+from relplan.values import human_duration
+
+DEFAULT_STEP_S = 15.0
+
+
+class FiringInterval(StrictModel):
+    replica: str | None
+    labels: dict[str, str]
+    start: float  # epoch seconds, first firing evaluation
+    end: float  # epoch seconds, evaluation at which it stopped (or last + step)
+    ongoing: bool
+    evaluations: int
+    peak_value: float | None
+
+
+class SignalResult(StrictModel):
+    signal: str
+    alert: str
+    expr: str
+    for_s: float
+    evaluated: bool
+    skipped_reason: str | None
+    intervals: list[FiringInterval]
+
+
+class HealthResult(StrictModel):
+    start: float
+    end: float
+    step_s: float
+    evaluations: int
+    replica_label: str | None
+    replicas: list[str]
+    signals: list[SignalResult]
+
+
+@dataclass
+class AlertTimeline:
+    """One alert rule's outcome over the grid: per alert label set, firing mask and values."""
+
+    rule: AlertRule
+    firing: dict[Labels, tuple[BoolArray, FloatArray]]
+    pending: dict[Labels, BoolArray]
+
+
+def grid(start: float, end: float, step: float) -> IntArray:
+    """Evaluation times start, start + step, ... <= end, in integer milliseconds."""
+    start_ms, end_ms, step_ms = round(start * 1000), round(end * 1000), round(step * 1000)
+    if step_ms <= 0:
+        raise UsageError("--step", f"must be longer than zero, got {step:g} s")
+    if end_ms < start_ms:
+        raise UsageError("--to", "the end of the window is before its start")
+    count = (end_ms - start_ms) // step_ms + 1
+    return start_ms + step_ms * np.arange(count, dtype=np.int64)
+
+
+def alert_labels(series: Labels, rule: AlertRule) -> Labels:
+    """The alert's identity as Prometheus builds it: result labels - name + rule labels."""
+    d = dict(promql_eval.drop_name(series))
+    d.update(rule.labels)
+    return tuple(sorted(d.items()))
+
+
+def apply_for(vec: Vec, rule: AlertRule, ts: IntArray) -> AlertTimeline:
+    for_ms = round(rule.for_s * 1000)
+    firing: dict[Labels, tuple[BoolArray, FloatArray]] = {}
+    pending: dict[Labels, BoolArray] = {}
+    for series, (values, present) in vec.items.items():
+        key = alert_labels(series, rule)
+        if key in firing:
+            raise UsageError(
+                "rules", f"{rule.alert}: two result series with the same labels {dict(key)}"
+            )
+        # Index of the start of the run of consecutive present evaluations each one is in.
+        prev = np.concatenate(([False], present[:-1]))
+        starts = np.where(present & ~prev, np.arange(len(ts)), 0)
+        run_start = np.maximum.accumulate(starts)
+        fire = present & (ts - ts[run_start] >= for_ms)
+        firing[key] = (fire, values)
+        pending[key] = present & ~fire
+    return AlertTimeline(rule, firing, pending)
+
+
+def evaluate_rules(
+    store: SeriesStore,
+    ts: IntArray,
+    alerts: Sequence[AlertRule],
+    records: Sequence[RecordingRule] = (),
+) -> list[AlertTimeline]:
+    """Evaluate recording rules (in order), then alerting rules, over the grid `ts`."""
+    recorded: dict[Labels, tuple[FloatArray, BoolArray]] = {}
+    for rec in records:
+        vec = promql_eval.Evaluator(store, ts, recorded).eval(promql_parser.parse(rec.expr))
+        if not isinstance(vec, Vec):
+            vec = Vec({(): (vec, np.ones(len(ts), dtype=bool))})
+        for labels, (values, present) in vec.items.items():
+            d = dict(promql_eval.drop_name(labels))
+            d.update(rec.labels)
+            d["__name__"] = rec.record
+            recorded[tuple(sorted(d.items()))] = (values, present)
+    out = []
+    for rule in alerts:
+        vec = promql_eval.Evaluator(store, ts, recorded).eval(promql_parser.parse(rule.expr))
+        if not isinstance(vec, Vec):
+            raise UsageError("rules", f"{rule.alert}: the expression gives a scalar")
+        out.append(apply_for(vec, rule, ts))
+    return out
+
+
+def firing_intervals(
+    timeline: AlertTimeline, ts: IntArray, step_ms: int, replica_label: str | None
+) -> list[FiringInterval]:
+    out: list[FiringInterval] = []
+    for key in sorted(timeline.firing):
+        fire, values = timeline.firing[key]
+        labels = {k: v for k, v in key if k not in timeline.rule.labels}
+        idx = np.nonzero(fire)[0]
+        if len(idx) == 0:
+            continue
+        breaks = np.nonzero(np.diff(idx) > 1)[0]
+        starts = np.concatenate(([idx[0]], idx[breaks + 1]))
+        ends = np.concatenate((idx[breaks], [idx[-1]]))
+        for a, b in zip(starts, ends, strict=True):
+            ongoing = int(b) == len(ts) - 1
+            end_ms = int(ts[b]) + step_ms if ongoing else int(ts[b + 1])
+            vals = values[a : b + 1]
+            finite = vals[np.isfinite(vals)]
+            out.append(
+                FiringInterval(
+                    replica=labels.get(replica_label) if replica_label else None,
+                    labels=labels,
+                    start=int(ts[a]) / 1000,
+                    end=end_ms / 1000,
+                    ongoing=ongoing,
+                    evaluations=int(b - a + 1),
+                    peak_value=float(finite.max()) if len(finite) else None,
+                )
+            )
+    out.sort(key=lambda i: (i.start, sorted(i.labels.items())))
+    return out
+
+
+def firing_at(timeline: AlertTimeline, k: int) -> list[tuple[dict[str, str], dict[str, str]]]:
+    """(labels, rendered annotations) of every alert firing at evaluation k, for unit tests."""
+    out = []
+    for key in sorted(timeline.firing):
+        fire, values = timeline.firing[key]
+        if fire[k]:
+            labels = dict(key)
+            ann = {
+                name: render_template(text, labels, float(values[k]))
+                for name, text in timeline.rule.annotations.items()
+            }
+            out.append((labels, ann))
+    return out
+
+
+# --- the workspace road ----------------------------------------------------------------
+
+
+def load_store(
+    con: duckdb.DuckDBPyConnection, names: Sequence[str], t_from: float, t_to: float
+) -> SeriesStore:
+    """Samples of `names` with t_from <= t <= t_to from metric_samples, times in whole ms."""
+    q = sql.load("alerts/metric_series")
+    params = q.bind({"names": list(names), "t_from": t_from, "t_to": t_to})
+    table = con.sql(q.text, params=params).to_arrow_table()
+    store = SeriesStore()
+    if table.num_rows == 0:
+        return store
+    samples = table.column("samples").combine_chunks()
+    flat = samples.flatten()
+    # int64(t * 1000), truncating, as Prometheus's OpenMetrics parser stores a timestamp.
+    t_all = (flat.field("t").to_numpy(zero_copy_only=False) * 1000).astype(np.int64)
+    v_all = flat.field("v").to_numpy(zero_copy_only=False).astype(np.float64)
+    s_all = flat.field("s").to_numpy(zero_copy_only=False).astype(np.int64)
+    r_all = flat.field("r").to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = samples.offsets.to_numpy()
+    names_col = table.column("name").to_pylist()
+    keys_col = table.column("label_keys").to_pylist()
+    values_col = table.column("label_values").to_pylist()
+    for i, name in enumerate(names_col):
+        labels = promql_eval.make_labels(name, dict(zip(keys_col[i], values_col[i], strict=True)))
+        a, b = int(offsets[i]), int(offsets[i + 1])
+        order = np.lexsort((r_all[a:b], s_all[a:b], t_all[a:b]))
+        store.add_arrays(labels, t_all[a:b][order], v_all[a:b][order])
+    return store
+
+
+@dataclass(frozen=True)
+class MetricsInfo:
+    present: dict[str, tuple[float, float, list[str]]]  # name -> (t_min, t_max, label keys)
+
+
+def metrics_info(con: duckdb.DuckDBPyConnection) -> MetricsInfo:
+    all_names = sorted({n for alts in METRIC_ALTERNATIVES.values() for n in alts})
+    q = sql.load("alerts/metric_label_keys")
+    rows = con.execute(q.text, q.bind({"names": all_names})).fetchall()
+    return MetricsInfo({r[0]: (float(r[1]), float(r[2]), list(r[3] or [])) for r in rows})
+
+
+def pick_replica_label(info: MetricsInfo) -> str | None:
+    keys = {k for _, _, ks in info.present.values() for k in ks}
+    return next((label for label in REPLICA_LABELS if label in keys), None)
+
+
+def pick_names(info: MetricsInfo) -> dict[str, str]:
+    """Per metric role, the first alternative name present (else the V1 name)."""
+    return {
+        role: next((n for n in alts if n in info.present), alts[0])
+        for role, alts in METRIC_ALTERNATIVES.items()
+    }
+
+
+def evaluate_health(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    start: float | None = None,
+    end: float | None = None,
+    step: float = DEFAULT_STEP_S,
+    replica_label: str | None = None,
+    rules: Thresholds | None = None,
+) -> HealthResult:
+    """Evaluate the J signals on the workspace's metrics over [start, end] every `step` s.
+
+    start/end default to the first/last sample of the metrics the signals read (the
+    analyses pass t0 and T). `replica_label` defaults to replica, pod or instance, first
+    present on those metrics. A signal whose metrics are absent is skipped with a reason.
+    """
+    info = metrics_info(con)
+    if not info.present:
+        raise NoDataError(
+            "engine health needs vLLM metrics (vllm:num_requests_waiting, ...); "
+            "the workspace has none: relplan ingest a metrics file first"
+        )
+    label = replica_label or pick_replica_label(info)
+    names = pick_names(info)
+    t_min = min(v[0] for v in info.present.values())
+    t_max = max(v[1] for v in info.present.values())
+    start = t_min if start is None else start
+    end = t_max if end is None else end
+    ts = grid(start, end, step)
+    alert_rules = health_rules(label or "replica", rules, names, proxy=True)
+    parsed = [promql_parser.parse(r.expr) for r in alert_rules]
+    needed = sorted({n for p in parsed for n in promql_parser.metric_names(p)})
+    lookback = (
+        max(promql_parser.max_lookback_ms(p, promql_eval.LOOKBACK_DELTA_MS) for p in parsed) / 1000
+    )
+    store = load_store(con, needed, start - lookback, end)
+    signals: list[SignalResult] = []
+    replicas: set[str] = set()
+    step_ms = round(step * 1000)
+    for rule, node in zip(alert_rules, parsed, strict=True):
+        missing = sorted(n for n in promql_parser.metric_names(node) if n not in info.present)
+        if missing:
+            signals.append(
+                SignalResult(
+                    signal=rule.signal,
+                    alert=rule.alert,
+                    expr=rule.expr,
+                    for_s=rule.for_s,
+                    evaluated=False,
+                    skipped_reason=f"needs the metric {', '.join(missing)}",
+                    intervals=[],
+                )
+            )
+            continue
+        timeline = evaluate_rules(store, ts, [rule])[0]
+        intervals = firing_intervals(
+            timeline, ts, step_ms, label if rule.signal != "retry_amplification" else None
+        )
+        replicas.update(i.replica for i in intervals if i.replica)
+        signals.append(
+            SignalResult(
+                signal=rule.signal,
+                alert=rule.alert,
+                expr=rule.expr,
+                for_s=rule.for_s,
+                evaluated=True,
+                skipped_reason=None,
+                intervals=intervals,
+            )
+        )
+    for labels in store.series:
+        d = dict(labels)
+        if label and label in d and d.get("__name__", "").startswith("vllm:"):
+            replicas.add(d[label])
+    return HealthResult(
+        start=int(ts[0]) / 1000,
+        end=int(ts[-1]) / 1000,
+        step_s=step,
+        evaluations=len(ts),
+        replica_label=label,
+        replicas=sorted(replicas),
+        signals=signals,
+    )
+
+
+def _fmt_value(v: float | None) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"{v:.3g}"
+
+
+def render_health(result: HealthResult, t0: float | None = None) -> str:
+    """Firing intervals as an aligned table (times in seconds from t0, default the start)."""
+    origin = result.start if t0 is None else t0
+    head = (
+        f"Engine health: {result.evaluations} evaluations every {human_duration(result.step_s)}"
+        f" from +{result.start - origin:g} s to +{result.end - origin:g} s;"
+        f" replica label: {result.replica_label or '(none)'}"
+    )
+    rows: list[list[str]] = []
+    for s in result.signals:
+        if not s.evaluated:
+            rows.append([s.signal, "-", "-", "-", "-", f"skipped: {s.skipped_reason}"])
+            continue
+        if not s.intervals:
+            rows.append([s.signal, "-", "-", "-", "-", "never fired"])
+        for i in s.intervals:
+            who = (
+                i.replica
+                if i.replica is not None
+                else ",".join(f"{k}={v}" for k, v in i.labels.items()) or "-"
+            )
+            rows.append(
+                [
+                    s.signal,
+                    who,
+                    f"{i.start - origin:g}",
+                    f"{i.end - origin:g}" + (" (ongoing)" if i.ongoing else ""),
+                    _fmt_value(i.peak_value),
+                    f"{i.end - i.start:g} s firing",
+                ]
+            )
+    table = format_table(
+        ["signal", "replica", "from s", "to s", "peak", "note"], rows, left=(0, 1, 5)
+    )
+    fired = sorted({s.signal for s in result.signals if s.intervals})
+    finding = (
+        "No engine health signal fired."
+        if not fired
+        else f"Fired: {', '.join(fired)} (intervals are [from, to), seconds from the start)."
+    )
+    return "\n".join([head, table, finding])

@@ -1,0 +1,225 @@
+"""`relplan inspect`: what a workspace holds (sources, counts, rejects, metrics, manifests)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from relplan import sql
+from relplan.ingest.outcome import display_path, iso, span
+from relplan.models import StrictModel
+from relplan.tables import format_table
+from relplan.values import num
+from relplan.workspace import TABLES, open_workspace
+
+REJECTS_SHOWN = 50
+
+
+class InspectSource(StrictModel):
+    source_id: int
+    path: str
+    kind: str
+    format: str
+    rows: int
+    rejected: int
+    t_min: float | None = Field(description="UTC epoch seconds")
+    t_max: float | None
+    unknown_columns: list[str] = Field(description="columns present in the file and ignored")
+    notes: list[str]
+    ingested_at: str = Field(description="RFC 3339, UTC")
+
+
+class InspectReject(StrictModel):
+    source_id: int
+    path: str
+    line: int
+    reason: str
+    raw: str
+
+
+class InspectMetric(StrictModel):
+    name: str
+    type: str | None
+    samples: int
+    series: int
+    label_keys: list[str]
+    t_min: float
+    t_max: float
+
+
+class InspectManifest(StrictModel):
+    source_id: int
+    name: str
+    capacity_calls_per_s: float | None
+    deadline_s: float | None
+    delivery_window_s: float | None
+    overload_phase: str | None
+    t0: float | None
+    notes: str | None
+    phases: list[dict[str, Any]]
+
+
+class InspectReport(StrictModel):
+    workspace: str
+    tables: dict[str, int] = Field(description="row count of every workspace table")
+    sources: list[InspectSource]
+    rejects_total: int
+    rejects: list[InspectReject] = Field(description=f"the first {REJECTS_SHOWN} by source, line")
+    metrics: list[InspectMetric]
+    manifests: list[InspectManifest]
+
+
+def _rows(con: Any, name: str) -> list[dict[str, Any]]:
+    cur = con.execute(sql.load(name).text)
+    cols = [d[0] for d in cur.description or []]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+def inspect_workspace(db: Path) -> InspectReport:
+    with open_workspace(db, read_only=True) as con:
+        tables = {t: int(r["n"]) for t in TABLES for r in _count(con, t)}
+        sources = [
+            InspectSource(
+                source_id=r["source_id"],
+                path=r["path"],
+                kind=r["kind"],
+                format=r["format"],
+                rows=r["rows"],
+                rejected=r["rejected"],
+                t_min=r["t_min"],
+                t_max=r["t_max"],
+                unknown_columns=list(r["unknown_columns"] or []),
+                notes=list(r["notes"] or []),
+                ingested_at=r["ingested_at"].astimezone(dt.timezone.utc).isoformat(),
+            )
+            for r in _rows(con, "inspect/sources")
+        ]
+        rejects = [InspectReject(**r) for r in _rows(con, "inspect/rejects")]
+        metrics = [
+            InspectMetric(
+                name=r["name"],
+                type=r["type"],
+                samples=r["samples"],
+                series=r["series"],
+                label_keys=sorted(r["label_keys"] or []),
+                t_min=r["t_min"],
+                t_max=r["t_max"],
+            )
+            for r in _rows(con, "inspect/metrics")
+        ]
+        phases: dict[int, list[dict[str, Any]]] = {}
+        for p in _rows(con, "inspect/phases"):
+            phases.setdefault(p["source_id"], []).append(
+                {"name": p["name"], "start_s": p["start_s"], "end_s": p["end_s"]}
+            )
+        manifests = [
+            InspectManifest(**m, phases=phases.get(m["source_id"], []))
+            for m in _rows(con, "inspect/manifests")
+        ]
+    return InspectReport(
+        workspace=str(db),
+        tables=tables,
+        sources=sources,
+        rejects_total=tables["rejects"],
+        rejects=rejects,
+        metrics=metrics,
+        manifests=manifests,
+    )
+
+
+def _count(con: Any, table: str) -> list[dict[str, Any]]:
+    # Table names come from the TABLES allow-list, never from input.
+    if table not in TABLES:
+        raise ValueError(table)
+    row = con.execute(f"select count(*) from {table}").fetchone()
+    return [{"n": row[0] if row else 0}]
+
+
+def render_inspect(rep: InspectReport) -> str:
+    out = [format_table(["table", "rows"], [[t, num(n)] for t, n in rep.tables.items()])]
+    out.append("")
+    if rep.sources:
+        out.append("Sources:")
+        out.append(
+            format_table(
+                ["source", "kind", "format", "rows", "rejected", "span (UTC)", "path"],
+                [
+                    [
+                        str(s.source_id),
+                        s.kind,
+                        s.format,
+                        num(s.rows),
+                        num(s.rejected),
+                        span(s.t_min, s.t_max),
+                        display_path(s.path),
+                    ]
+                    for s in rep.sources
+                ],
+                left=(1, 2, 5, 6),
+            )
+        )
+        for s in rep.sources:
+            if s.unknown_columns:
+                out.append(
+                    f"  source {s.source_id}: ignored columns {', '.join(s.unknown_columns)}"
+                )
+            for note in s.notes:
+                out.append(f"  source {s.source_id}: {note}")
+    else:
+        out.append("No sources yet: run `relplan ingest PATH`.")
+    if rep.rejects_total:
+        out.append("")
+        out.append(
+            f"Rejected records: {rep.rejects_total}"
+            + (f" (first {len(rep.rejects)} shown)" if rep.rejects_total > len(rep.rejects) else "")
+        )
+        for r in rep.rejects:
+            out.append(f"  {display_path(r.path)}:{r.line}: {r.reason}")
+    if rep.metrics:
+        out.append("")
+        out.append("Metrics:")
+        out.append(
+            format_table(
+                ["name", "type", "samples", "series", "label keys", "span (UTC)"],
+                [
+                    [
+                        m.name,
+                        m.type or "-",
+                        num(m.samples),
+                        num(m.series),
+                        ", ".join(m.label_keys) or "-",
+                        span(m.t_min, m.t_max),
+                    ]
+                    for m in rep.metrics
+                ],
+                left=(0, 1, 4, 5),
+            )
+        )
+    for m in rep.manifests:
+        out.append("")
+        out.append(f"Manifest {m.name!r} (source {m.source_id}):")
+        fields = {
+            "capacity_calls_per_s": m.capacity_calls_per_s,
+            "deadline_s": m.deadline_s,
+            "delivery_window_s": m.delivery_window_s,
+            "overload_phase": m.overload_phase,
+            "t0": iso(m.t0) if m.t0 is not None else None,
+            "notes": m.notes,
+        }
+        for k, v in fields.items():
+            if v is not None:
+                out.append(f"  {k}: {v}")
+        if m.phases:
+            out.append(
+                "  phases: "
+                + ", ".join(f"{p['name']}={p['start_s']:g}:{p['end_s']:g}" for p in m.phases)
+            )
+    return "\n".join(out)
+
+
+def to_json(rep: InspectReport) -> str:
+    return json.dumps(rep.model_dump(mode="json"), indent=2)
