@@ -217,25 +217,3 @@ def test_eval_without_a_workspace_or_metrics_is_a_one_line_error(tmp_path: Path)
         )
     )
     assert line.startswith("relplan: error: --step")
-
-
-def test_readme_eval_example_is_the_real_output(tmp_path: Path) -> None:
-    """The README's `relplan alerts eval` block (a text block: it needs a workspace filled by
-    the `relplan ingest` line above it) is what the commands print on the bundled incident."""
-    import re
-
-    root = Path(__file__).resolve().parent.parent
-    readme = (root / "README.md").read_text()
-    block = re.search(
-        r"```text\n\$ relplan ingest (\S+) --db incident.duckdb\n"
-        r"\$ relplan alerts eval --db incident.duckdb\n(.*?)```",
-        readme,
-        re.DOTALL,
-    )
-    assert block is not None
-    db = tmp_path / "incident.duckdb"
-    res = runner.invoke(app, ["ingest", str(root / block.group(1)), "--db", str(db)])
-    assert res.exit_code == 0, res.stderr
-    res = runner.invoke(app, ["alerts", "eval", "--db", str(db)])
-    assert res.exit_code == 0, res.stderr
-    assert res.stdout.rstrip("\n").splitlines() == block.group(2).rstrip("\n").splitlines()

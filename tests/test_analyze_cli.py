@@ -148,16 +148,6 @@ def test_help_has_an_example() -> None:
     assert "Example: relplan analyze" in res.stdout
 
 
-def test_readme_shows_the_real_output_of_the_fixture(db: Path) -> None:
-    """The README's `relplan analyze` output block is this fixture's real output."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```text\nRun: t0", 1)[1].split("```", 1)[0]
-    only = "amplification,delivery,wasted_prefill,counters,littles_law,retry_timing"
-    res = runner.invoke(app, ["analyze", "--db", str(db), "--only", only])
-    assert res.exit_code == 0, res.output
-    assert res.stdout.strip() == ("Run: t0" + block).strip()
-
-
 def test_fail_on_turns_a_finding_into_exit_code_one(tmp_path: Path) -> None:
     """The sample incident is metastable and fires health signals: --fail-on not-recovered
     exits 1 with one `relplan: finding:` line, after printing the analysis as usual; a
