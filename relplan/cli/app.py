@@ -47,13 +47,24 @@ class RelplanGroup(TyperGroup):
             _fail(str(exc), exc.exit_code)
         except click_exc.ClickException as exc:  # usage errors included
             _fail(exc.format_message(), ExitCode.USAGE)
-        except (typer.Abort, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+        except (Interrupted, typer.Abort, KeyboardInterrupt):
             _interrupted()
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+    def invoke(self, ctx: Any) -> Any:
+        # Here, not in main(): typer's main turns a KeyboardInterrupt into a silent exit 130.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise Interrupted() from exc
         except Exception as exc:
             if is_interrupt(exc):
-                _interrupted()
+                raise Interrupted() from exc
             raise
-        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+class Interrupted(Exception):
+    """Ctrl-C while a command ran (a KeyboardInterrupt, or duckdb's interrupt of a query)."""
 
 
 def is_interrupt(exc: BaseException) -> bool:
