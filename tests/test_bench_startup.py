@@ -34,7 +34,8 @@ def test_startup_bench_prints_one_row_per_command_with_a_ratio() -> None:
     ]
     for row in rows:
         before, after, ratio = (float(x) for x in row.split()[-3:])
-        assert before > 0 and after > 0
+        assert before > 0
+        assert after > 0
         assert ratio == pytest.approx(after / before, abs=0.01)
     assert re.match(r"largest ratio \d+\.\d\d: (meets|misses) the target <= 0\.3$", lines[-1])
     listed = subprocess.run(

@@ -47,7 +47,7 @@ def _probe(args: list[str], heavy: tuple[str, ...] = HEAVY) -> dict[str, object]
 def test_importing_the_cli_loads_no_heavy_library() -> None:
     code = (
         "import sys; from relplan.cli import main, app; "
-        f"print([m for m in {list(HEAVY) + ['pydantic', 'rich']!r} if m in sys.modules])"
+        f"print([m for m in {[*HEAVY, 'pydantic', 'rich']!r} if m in sys.modules])"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True

@@ -129,9 +129,9 @@ def test_a_small_number_is_relative_a_large_one_absolute() -> None:
 def test_a_live_pull_needs_absolute_times() -> None:
     assert parse_instant("2025-11-30T00:01:00Z", "--start") == T0 + 60
     assert parse_instant("1764460860", "--start") == T0 + 60
-    with pytest.raises(UsageError, match="^--start: .*no data yet to count seconds from"):
+    with pytest.raises(UsageError, match=r"^--start: .*no data yet to count seconds from"):
         parse_instant("120", "--start")
-    with pytest.raises(UsageError, match="^--end: expected seconds from t0"):
+    with pytest.raises(UsageError, match=r"^--end: expected seconds from t0"):
         parse_instant("later", "--end")
 
 
@@ -156,5 +156,5 @@ def test_slo_accepted(value: float, fraction: float) -> None:
 
 @pytest.mark.parametrize("value", [0, -5, 100, 150, math.nan])
 def test_slo_refused(value: float) -> None:
-    with pytest.raises(UsageError, match="^--slo: must be a percentage"):
+    with pytest.raises(UsageError, match=r"^--slo: must be a percentage"):
         parse_slo(value)
