@@ -305,3 +305,30 @@ def test_alerts_eval_from_is_seconds_from_t0_not_1970(tmp_path: object) -> None:
     assert relative.exit_code == 0, relative.stderr
     assert json.loads(relative.stdout) == json.loads(absolute.stdout)
     assert json.loads(relative.stdout)["evaluations"] == 21
+
+
+def test_analyze_from_to_take_every_time_form_alike(tmp_path: object) -> None:
+    """--from 60 / 1m / t0+60 epoch / RFC 3339 give one window; --bin and --step durations."""
+    from pathlib import Path
+
+    from tests.fixture_incident import build_incident
+
+    db = build_incident(Path(str(tmp_path)) / "incident.duckdb")
+    base = ["analyze", "--db", str(db), "--json", "--only", "delivery"]
+    first = runner.invoke(app, base)
+    t0 = json.loads(first.stdout)["context"]["t0"]
+    forms = [
+        ["--from", "60", "--to", "200"],
+        ["--from", "1m", "--to", "200s"],
+        ["--from", f"{t0 + 60}", "--to", f"{t0 + 200}"],
+        ["--from", "2025-11-30T00:01:00Z", "--to", "2025-11-30T00:03:20+00:00"],
+    ]
+    contexts = []
+    for form in forms:
+        res = runner.invoke(app, [*base, *form, "--bin", "0.5m", "--step", "15"])
+        assert res.exit_code == 0, res.stderr
+        contexts.append(json.loads(res.stdout)["context"])
+    assert all(c == contexts[0] for c in contexts)
+    assert contexts[0]["window_start"] - t0 == 60
+    assert contexts[0]["window_end"] - t0 == 200
+    assert contexts[0]["bin_s"] == 30
