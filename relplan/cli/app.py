@@ -26,8 +26,6 @@ from relplan.cli import alerts, analyze, ingest, planning, report, simulate
 from relplan.cli.options import LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
 
-INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-
 
 class RelplanGroup(TyperGroup):
     """Turns expected failures into one line on stderr and an exit code, in one place."""
@@ -85,7 +83,7 @@ def _fail(message: str, code: int) -> NoReturn:
 
 def _interrupted() -> NoReturn:
     typer.echo("relplan: interrupted; nothing stored", err=True)
-    sys.exit(INTERRUPTED)
+    sys.exit(int(ExitCode.INTERRUPTED))
 
 
 app = typer.Typer(

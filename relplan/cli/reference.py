@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from typer.main import get_command
 
 from relplan import values
-from relplan.cli.app import INTERRUPTED, app
+from relplan.cli.app import app
 from relplan.errors import ExitCode
 
 WIDTH = 100
@@ -81,7 +81,7 @@ def render_reference() -> str:
         f"- {int(ExitCode.FINDING)}: a finding that `--fail-on` (or `alerts unittest --run`)"
         " asked to fail on; the message starts with `relplan: finding:`.",
         f"- {int(ExitCode.USAGE)}: a bad flag or input; the message names the flag or the file.",
-        f"- {INTERRUPTED}: interrupted (Ctrl-C): `relplan: interrupted; nothing stored`.",
+        f"- {int(ExitCode.INTERRUPTED)}: interrupted (Ctrl-C): `relplan: interrupted; nothing stored`.",
         "",
         "## Commands",
     ]
