@@ -6,8 +6,8 @@ from pathlib import Path
 
 from typer.main import get_command
 
-from relplan.cli.app import app
 from relplan.cli.reference import REGENERATE, render_reference
+from relplan.cli.root import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "cli.md"

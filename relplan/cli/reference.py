@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from typer.main import get_command
 
 from relplan import values
-from relplan.cli.app import app
+from relplan.cli.root import app
 from relplan.errors import ExitCode
 
 WIDTH = 100
