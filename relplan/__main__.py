@@ -1,3 +1,5 @@
+"""`python -m relplan` runs the CLI."""
+
 from relplan.cli import main
 
 main()

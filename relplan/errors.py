@@ -9,6 +9,7 @@ class ExitCode(IntEnum):
     OK = 0
     FINDING = 1  # only where a --fail-on flag asks for it
     USAGE = 2  # bad flag, bad input file
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it); nothing was stored
 
 
 class RelplanError(Exception):

@@ -3,6 +3,18 @@
 One module parses every kind of value that crosses the boundary (flags, input files) and formats
 every value for people, so that `--from`, `--deadline` and a timestamp in a log all follow the
 same rules. Inside relplan an unknown value is `None`; it is shown as `MISSING`.
+
+The syntax every flag accepts (docs/cli.md repeats it at the top):
+
+- A duration (`--deadline`, `--delivery-window`, `--window`, `--step`, `--bin`): a number with
+  an optional unit, `s` (the default), `m`, `h`, `d` or `w`: `90`, `90s`, `2m`, `1.5h`, `30d`,
+  `4w`. It must be longer than zero. A bare number is always seconds.
+- A time (`--from`, `--to`): RFC 3339 with an offset (`2025-11-30T00:01:00Z`,
+  `2025-11-30T01:01:00+01:00`), epoch seconds (`1764460860`), or seconds from the start of the
+  data (t0): a number up to 1e8 (`120`, `-30`) or a duration (`2m`). A number above 1e8 is
+  epoch seconds (a date after 1973), so `--from 120` is two minutes into the run, never 1970.
+  The command resolves a relative time against its data's t0 (`resolve_time`).
+- An SLO: a percentage in (0, 100) (`99.9`) or a fraction in (0, 1) (`0.999`).
 """
 
 from __future__ import annotations
@@ -10,30 +22,45 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from datetime import datetime
 
 from relplan.errors import UsageError
 
 MISSING = "-"
 
+# A time on the command line larger than this (in absolute value) is epoch seconds; up to it,
+# seconds from the start of the data. 1e8 s is about 3.2 years, and epoch 1e8 is 1973-03-03.
+ABSOLUTE_TIME_THRESHOLD = 1e8
+
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*$")
+DURATION_SYNTAX = "a duration like 90, 90s, 2m, 1.5h or 30d"
+TIME_SYNTAX = (
+    "seconds from t0 (120, 2m), epoch seconds or an RFC 3339 time with an offset"
+    " (2025-11-30T00:01:00Z)"
+)
 
 
-def parse_duration(text: str, flag: str, default_unit: str = "s") -> float:
-    """`30d`, `720h`, `4w`, `90m`, `45s` or a bare number in `default_unit` -> seconds."""
+def parse_duration(text: str, flag: str) -> float:
+    """`90`, `90s`, `2m`, `1.5h`, `30d`, `4w` -> seconds (a bare number is seconds).
+
+    Raises UsageError naming `flag` for anything else, and for zero.
+    """
+    seconds = _duration_seconds(text, flag)
+    if seconds <= 0:
+        raise UsageError(flag, f"must be longer than zero, got {text!r}")
+    return seconds
+
+
+def _duration_seconds(text: str, flag: str) -> float:
     m = _DURATION.match(text)
     if not m:
-        raise UsageError(flag, f"expected a duration like 30d, 720h or 4w, got {text!r}")
-    unit = m.group(2).lower() or default_unit
+        raise UsageError(flag, f"expected {DURATION_SYNTAX}, got {text!r}")
+    unit = m.group(2).lower() or "s"
     if unit not in _UNITS:
         raise UsageError(
             flag, f"unknown unit {m.group(2)!r} in {text!r}; use s, m, h, d or w (e.g. 30d)"
         )
-    seconds = float(m.group(1)) * _UNITS[unit]
-    if seconds <= 0:
-        raise UsageError(flag, f"must be longer than zero, got {text!r}")
-    return seconds
+    return float(m.group(1)) * _UNITS[unit]
 
 
 def parse_slo(value: float, flag: str = "--slo") -> float:
@@ -108,23 +135,52 @@ def parse_number(text: str) -> float | None:
 
 
 def parse_time_flag(text: str, flag: str) -> float:
-    """`--from/--to`: a number (seconds from t0, or epoch seconds when > 1e8) or RFC 3339
-    with an offset (returned as epoch seconds)."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        when = None
-    if when is None or when.tzinfo is None:
+    """`--from/--to`: seconds from t0 (a number up to 1e8, or a duration like `2m`), epoch
+    seconds (a number above 1e8) or RFC 3339 with an offset (returned as epoch seconds).
+
+    The result follows the one rule of `resolve_time`: up to 1e8 in absolute value it is
+    relative to t0, above it absolute. Raises UsageError naming `flag` otherwise.
+    """
+    s = text.strip()
+    if _NUMBER.match(s):
+        value = float(s)
+        if math.isfinite(value):
+            return value
+    elif _DURATION.match(s):
+        seconds = _duration_seconds(s, flag)
+        if seconds > ABSOLUTE_TIME_THRESHOLD:
+            raise UsageError(flag, f"{text!r} is more than 1e8 s after t0; give an absolute time")
+        return seconds
+    else:
+        epoch = parse_rfc3339(s)
+        if epoch is not None:
+            if epoch <= ABSOLUTE_TIME_THRESHOLD:
+                raise UsageError(flag, f"times before 1973-03-03 are not supported, got {text!r}")
+            return epoch
+    raise UsageError(flag, f"expected {TIME_SYNTAX}, got {text!r}")
+
+
+def parse_instant(text: str, flag: str) -> float:
+    """An absolute time (epoch seconds above 1e8 or RFC 3339) where there is no data yet to
+    count from, such as a live pull's `--start/--end`."""
+    value = parse_time_flag(text, flag)
+    if is_relative(value):
         raise UsageError(
             flag,
-            "expected seconds from t0, epoch seconds or an RFC 3339 time with an offset,"
-            f" got {text!r}",
+            f"expected epoch seconds or an RFC 3339 time with an offset, got {text!r}"
+            " (there is no data yet to count seconds from)",
         )
-    return when.timestamp()
+    return value
+
+
+def is_relative(value: float) -> bool:
+    """Whether a parsed command-line time is seconds from t0 (not epoch seconds)."""
+    return abs(value) <= ABSOLUTE_TIME_THRESHOLD
+
+
+def resolve_time(value: float, t0: float) -> float:
+    """Epoch seconds of a parsed command-line time, given the data's t0."""
+    return t0 + value if is_relative(value) else value
 
 
 def num(value: float | None, digits: int = 0) -> str:

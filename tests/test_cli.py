@@ -172,3 +172,163 @@ def test_every_command_help_has_an_example(path: str) -> None:
     res = runner.invoke(app, [*path.split(), "--help"])
     assert res.exit_code == 0
     assert "Example: relplan " in res.stdout, f"`relplan {path} --help` has no Example:"
+
+
+def test_bare_relplan_prints_help_and_exits_zero() -> None:
+    res = runner.invoke(app, [])
+    assert res.exit_code == 0
+    assert res.stdout.startswith("Usage: relplan [OPTIONS] COMMAND")
+    assert "budget" in res.stdout
+    assert res.stderr == ""
+
+
+@pytest.mark.parametrize("group", ["alerts", "simulate"])
+def test_a_bare_command_group_prints_its_help_and_exits_zero(group: str) -> None:
+    res = runner.invoke(app, [group])
+    assert res.exit_code == 0
+    assert res.stdout.startswith(f"Usage: relplan {group} [OPTIONS] COMMAND")
+
+
+@pytest.mark.parametrize("path", ["", *(p for p, _ in _all_commands())])
+def test_dash_h_is_help_everywhere(path: str) -> None:
+    short = runner.invoke(app, [*path.split(), "-h"])
+    long = runner.invoke(app, [*path.split(), "--help"])
+    assert short.exit_code == 0, short.stderr
+    assert short.stdout == long.stdout
+    assert "-h, --help" in short.stdout
+
+
+def test_json_means_one_json_object_on_stdout_in_every_command() -> None:
+    with_json = []
+    for path, cmd in _all_commands():
+        for param in cmd.params:  # type: ignore[attr-defined]
+            if "--json" in param.opts:
+                assert param.is_flag, f"relplan {path}: --json takes no value"
+                assert param.help == "Print one JSON object on stdout instead of tables."
+                with_json.append(path)
+    assert {"budget", "pulse", "analyze", "report", "alerts eval"} <= set(with_json)
+
+
+def test_report_writes_its_data_file_with_data_json() -> None:
+    res = runner.invoke(app, ["report", "--help"])
+    assert "--data-json FILE" in res.stdout
+
+
+def _interrupting(exc: BaseException) -> object:
+    def plan(*_: object) -> object:
+        raise exc
+
+    return plan
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [KeyboardInterrupt(), RuntimeError("Query interrupted")],
+    ids=["KeyboardInterrupt", "RuntimeError"],
+)
+def test_ctrl_c_is_one_line_and_exit_130(
+    exc: BaseException, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from relplan.planning import budget
+
+    monkeypatch.setattr(budget, "plan_budget", _interrupting(exc))
+    res = runner.invoke(app, ["budget", "--crashes", "10", "--concurrency", "40"])
+    assert res.exit_code == 130
+    assert res.stdout == ""
+    assert res.stderr.strip() == "relplan: interrupted; nothing stored"
+
+
+def test_duckdb_interrupt_is_exit_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    import duckdb
+
+    from relplan.planning import budget
+
+    monkeypatch.setattr(budget, "plan_budget", _interrupting(duckdb.InterruptException("x")))
+    res = runner.invoke(app, ["budget", "--crashes", "10", "--concurrency", "40"])
+    assert res.exit_code == 130
+    assert res.stderr.strip() == "relplan: interrupted; nothing stored"
+
+
+def test_an_unexpected_runtime_error_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    from relplan.planning import budget
+
+    monkeypatch.setattr(budget, "plan_budget", _interrupting(RuntimeError("a bug")))
+    res = runner.invoke(app, ["budget", "--crashes", "10", "--concurrency", "40"])
+    assert res.exit_code == 1
+    assert isinstance(res.exception, RuntimeError)
+
+
+PULSE = ["pulse", "--capacity", "2.78", "--pulse", "2.7", "--pulse-seconds", "107", "--json"]
+
+
+def test_pulse_deadline_takes_a_duration() -> None:
+    minutes = runner.invoke(app, [*PULSE, "--deadline", "2m"])
+    seconds = runner.invoke(app, [*PULSE, "--deadline", "120"])
+    assert minutes.exit_code == 0, minutes.stderr
+    assert json.loads(minutes.stdout) == json.loads(seconds.stdout)
+    assert json.loads(minutes.stdout)["inputs"]["deadline_s"] == 120
+    bad = runner.invoke(app, [*PULSE, "--deadline", "soon"])
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("relplan: error: --deadline: expected a duration like 90")
+
+
+def test_budget_window_bare_number_is_seconds_like_every_duration() -> None:
+    res = runner.invoke(
+        app, ["budget", "--crashes", "1", "--concurrency", "1", "--window", "86400", "--json"]
+    )
+    assert json.loads(res.stdout)["inputs"]["window_s"] == 86400
+
+
+def test_live_pull_refuses_a_relative_start_naming_the_flag() -> None:
+    res = runner.invoke(
+        app,
+        ["ingest", "--prometheus-url", "http://127.0.0.1:9", "--start", "120", "--end", "240"],
+    )
+    assert res.exit_code == 2
+    assert res.stderr.startswith("relplan: error: --start: expected epoch seconds or an RFC 3339")
+
+
+def test_alerts_eval_from_is_seconds_from_t0_not_1970(tmp_path: object) -> None:
+    """`--from 600` is t0 + 600 s (t0: the first metric sample here), the same window as the
+    epoch form; before, 600 was read as 1970 and the grid from then ran out of memory."""
+    from pathlib import Path
+
+    from tests.alerts_scenarios import T0, fill_workspace, storm_store
+
+    db = Path(str(tmp_path)) / "w.duckdb"
+    fill_workspace(db, storm_store())
+    base = ["alerts", "eval", "--db", str(db), "--json"]
+    relative = runner.invoke(app, [*base, "--from", "600", "--to", "15m"])
+    absolute = runner.invoke(
+        app, [*base, "--from", str(T0 / 1000 + 600), "--to", str(T0 / 1000 + 900)]
+    )
+    assert relative.exit_code == 0, relative.stderr
+    assert json.loads(relative.stdout) == json.loads(absolute.stdout)
+    assert json.loads(relative.stdout)["evaluations"] == 21
+
+
+def test_analyze_from_to_take_every_time_form_alike(tmp_path: object) -> None:
+    """--from 60 / 1m / t0+60 epoch / RFC 3339 give one window; --bin and --step durations."""
+    from pathlib import Path
+
+    from tests.fixture_incident import build_incident
+
+    db = build_incident(Path(str(tmp_path)) / "incident.duckdb")
+    base = ["analyze", "--db", str(db), "--json", "--only", "delivery"]
+    first = runner.invoke(app, base)
+    t0 = json.loads(first.stdout)["context"]["t0"]
+    forms = [
+        ["--from", "60", "--to", "200"],
+        ["--from", "1m", "--to", "200s"],
+        ["--from", f"{t0 + 60}", "--to", f"{t0 + 200}"],
+        ["--from", "2025-11-30T00:01:00Z", "--to", "2025-11-30T00:03:20+00:00"],
+    ]
+    contexts = []
+    for form in forms:
+        res = runner.invoke(app, [*base, *form, "--bin", "0.5m", "--step", "15"])
+        assert res.exit_code == 0, res.stderr
+        contexts.append(json.loads(res.stdout)["context"])
+    assert all(c == contexts[0] for c in contexts)
+    assert contexts[0]["window_start"] - t0 == 60
+    assert contexts[0]["window_end"] - t0 == 200
+    assert contexts[0]["bin_s"] == 30

@@ -132,7 +132,7 @@ def test_report_command_writes_the_page_the_chart_images_and_the_json(
             str(out),
             "--svg",
             str(tmp_path / "svg"),
-            "--json",
+            "--data-json",
             str(tmp_path / "data.json"),
         ],
     )
@@ -172,7 +172,7 @@ def test_report_on_a_directory_of_raw_inputs_ingests_them_first(tmp_path: Path) 
     (raw / "run.json").write_text(json.dumps(MANIFEST))
     out = tmp_path / "raw.html"
     res = runner.invoke(
-        app, ["report", str(raw), "--out", str(out), "--json", str(tmp_path / "d.json")]
+        app, ["report", str(raw), "--out", str(out), "--data-json", str(tmp_path / "d.json")]
     )
     assert res.exit_code == 0, res.stderr
     data = ReportData.model_validate_json((tmp_path / "d.json").read_text())

@@ -1,13 +1,20 @@
-"""Budget inputs measured from a workspace's proxy log (`relplan budget --from-db`)."""
+"""Budget inputs measured from a workspace's proxy log (`relplan budget --from-db`).
+
+duckdb is a type here only: `relplan budget` without --from-db never loads it.
+"""
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from relplan import sql
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 class MeasuredStreams(StrictModel):

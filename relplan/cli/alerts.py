@@ -1,0 +1,226 @@
+"""`relplan alerts`: Prometheus rules for relplan's signals and their offline evaluation.
+
+`--from/--to` of `eval` and `unittest` take the one time syntax of relplan/values.py: a small
+number (or `2m`) is seconds from the data's t0, the same t0 as `relplan analyze`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from typer.core import TyperGroup
+
+from relplan.cli.options import (
+    DbOption,
+    FromOption,
+    JsonFlag,
+    ReplicaLabelOption,
+    SloOption,
+    ThresholdOption,
+    ToOption,
+    time_flag,
+)
+from relplan.errors import FindingError
+from relplan.values import is_relative, parse_duration, parse_slo, resolve_time
+
+if TYPE_CHECKING:
+    import duckdb
+
+alerts_app = typer.Typer(
+    cls=TyperGroup,
+    help="Prometheus alert and SLO rules for the signals relplan checks, and their offline evaluation.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+StepOption = Annotated[
+    str, typer.Option(metavar="DURATION", help="Evaluation interval, as Prometheus's.")
+]
+
+
+def _window(
+    con: duckdb.DuckDBPyConnection, t_from: float | None, t_to: float | None
+) -> tuple[float | None, float | None]:
+    """Epoch seconds of --from/--to; a relative time is resolved against the data's t0."""
+    if not any(t is not None and is_relative(t) for t in (t_from, t_to)):
+        return t_from, t_to
+    from relplan.analyses import AnalyzeOptions, resolve_context
+
+    t0 = resolve_context(con, AnalyzeOptions()).t0
+    return (
+        None if t_from is None else resolve_time(t_from, t0),
+        None if t_to is None else resolve_time(t_to, t0),
+    )
+
+
+@alerts_app.command("export")
+def alerts_export(
+    out: Annotated[
+        Path | None, typer.Option(help="Write the rule file here (default: stdout).")
+    ] = None,
+    replica_label: Annotated[
+        str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
+    ] = "instance",
+    threshold: ThresholdOption = None,
+    proxy: Annotated[
+        bool, typer.Option(help="Include the retry-amplification rule (Envoy metrics).")
+    ] = True,
+) -> None:
+    """Prometheus alerting rules for the engine health signals relplan checks.
+
+    Example: relplan alerts export --replica-label pod --out rules.yml
+    """
+    from relplan.alerts import rules as rules_mod
+
+    text = rules_mod.export_health_rules(
+        rules_mod.check_label(replica_label),
+        rules_mod.parse_thresholds(threshold),
+        proxy=proxy,
+    )
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    rules_mod.write_text_atomic(out, text)
+    count = text.count("\n  - alert: ")
+    typer.echo(f"wrote {out}: {count} alerting rules; check with: promtool check rules {out}")
+
+
+@alerts_app.command("slo")
+def alerts_slo(
+    errors: Annotated[
+        str, typer.Option(help="Failed requests: PromQL with [$window], or a counter selector.")
+    ],
+    total: Annotated[
+        str, typer.Option(help="All requests: PromQL with [$window], or a counter selector.")
+    ],
+    slo: SloOption = 99.9,
+    window: Annotated[
+        str, typer.Option(metavar="DURATION", help="SLO window: 30d, 4w, 7d, ...")
+    ] = "30d",
+    name: Annotated[str, typer.Option(help="Value of the `slo` label on the rules.")] = "relplan",
+    out: Annotated[
+        Path | None, typer.Option(help="Write the rule file here (default: stdout).")
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Multiwindow, multi-burn-rate SLO alerts (SRE workbook) with their recording rules.
+
+    Example: relplan alerts slo --slo 99.9 --window 30d --errors 'vllm:request_success_total{finished_reason="error"}' --total 'vllm:request_success_total' --out slo.yml
+    """
+    from relplan.alerts import rules as rules_mod
+    from relplan.alerts import slo as slo_mod
+
+    rs = slo_mod.slo_rules(
+        parse_slo(slo),
+        parse_duration(window, "--window"),
+        errors,
+        total,
+        name=name,
+    )
+    text = slo_mod.export_slo_rules(rs)
+    if out is not None:
+        rules_mod.write_text_atomic(out, text)
+    if json_out:
+        typer.echo(rs.model_dump_json(indent=2))
+    elif out is None:
+        typer.echo(text, nl=False)
+    else:
+        typer.echo(slo_mod.render_slo(rs))
+        typer.echo(f"wrote {out}; check with: promtool check rules {out}")
+
+
+@alerts_app.command("eval")
+def alerts_eval(
+    db: DbOption = None,
+    start: FromOption = None,
+    end: ToOption = None,
+    step: StepOption = "15s",
+    replica_label: ReplicaLabelOption = None,
+    threshold: ThresholdOption = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Evaluate the exported rules offline on a workspace's metrics: firing intervals per replica.
+
+    --from/--to default to the first and last sample.
+
+    Example: relplan alerts eval --db incident.duckdb --step 15s
+    """
+    from relplan.alerts import health as eval_mod
+    from relplan.alerts import rules as rules_mod
+    from relplan.workspace import connect, resolve_db
+
+    label = rules_mod.check_label(replica_label) if replica_label else None
+    thresholds = rules_mod.parse_thresholds(threshold)
+    step_s = parse_duration(step, "--step")
+    t_from, t_to = time_flag(start, "--from"), time_flag(end, "--to")
+    con = connect(resolve_db(db), read_only=True)
+    try:
+        t_from, t_to = _window(con, t_from, t_to)
+        result = eval_mod.evaluate_health(
+            con, start=t_from, end=t_to, step=step_s, replica_label=label, rules=thresholds
+        )
+    finally:
+        con.close()
+    typer.echo(result.model_dump_json(indent=2) if json_out else eval_mod.render_health(result))
+
+
+@alerts_app.command("unittest")
+def alerts_unittest(
+    out_dir: Annotated[Path, typer.Option(help="Directory for rules.yml and rules_test.yml.")],
+    db: DbOption = None,
+    start: FromOption = None,
+    end: ToOption = None,
+    step: Annotated[
+        str, typer.Option(metavar="DURATION", help="evaluation_interval of the test.")
+    ] = "15s",
+    replica_label: ReplicaLabelOption = None,
+    threshold: ThresholdOption = None,
+    run: Annotated[
+        bool, typer.Option(help="Run promtool check rules and test rules on them.")
+    ] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """A promtool unit test from a workspace's metrics: relplan's verdicts as expectations.
+
+    --from/--to default to the first and last sample. Exit 1 with --run when promtool
+    disagrees with relplan (or is missing).
+
+    Example: relplan alerts unittest --db incident.duckdb --out-dir ci/ --run
+    """
+    from relplan.alerts import promtool as promtool_mod
+    from relplan.alerts import rules as rules_mod
+    from relplan.workspace import connect, resolve_db
+
+    label = rules_mod.check_label(replica_label) if replica_label else None
+    thresholds = rules_mod.parse_thresholds(threshold)
+    step_s = parse_duration(step, "--step")
+    t_from, t_to = time_flag(start, "--from"), time_flag(end, "--to")
+    con = connect(resolve_db(db), read_only=True)
+    try:
+        t_from, t_to = _window(con, t_from, t_to)
+        report = promtool_mod.write_unit_test(
+            con,
+            out_dir,
+            start=t_from,
+            end=t_to,
+            step=step_s,
+            replica_label=label,
+            thresholds=thresholds,
+            run=run,
+        )
+    finally:
+        con.close()
+    if json_out:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        typer.echo(
+            f"wrote {report.rules_path} and {report.test_path}: {report.evaluations} evaluations,"
+            f" {report.checks} checks; firing evaluations: "
+            + ", ".join(f"{k} {v}" for k, v in report.firing.items())
+        )
+        if report.promtool is not None:
+            typer.echo(report.promtool)
+    if run and not report.promtool_ok:
+        raise FindingError("promtool disagrees with relplan's evaluation (see above)")

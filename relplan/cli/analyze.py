@@ -1,0 +1,98 @@
+"""`relplan analyze`: every analysis the workspace supports, as tables or one JSON object."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from relplan.cli.options import (
+    CapacityOption,
+    DbOption,
+    DeadlineOption,
+    DeliveryWindowOption,
+    FromOption,
+    JsonFlag,
+    PhasesOption,
+    ReplicaLabelOption,
+    ToOption,
+    duration_flag,
+    positive_flag,
+    time_flag,
+)
+from relplan.errors import FindingError
+from relplan.values import parse_duration
+
+
+def analyze(
+    db: DbOption = None,
+    json_out: JsonFlag = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            metavar="NAME",
+            help="Run only these analyses (repeatable or comma-separated): {analyses}.",
+        ),
+    ] = None,
+    phases: PhasesOption = None,
+    capacity: CapacityOption = None,
+    deadline: DeadlineOption = None,
+    delivery_window: DeliveryWindowOption = None,
+    window: Annotated[
+        str, typer.Option(metavar="DURATION", help="Rolling window of the counter series.")
+    ] = "60s",
+    step: Annotated[
+        str, typer.Option(metavar="DURATION", help="Evaluation step of the rolling series.")
+    ] = "15s",
+    bin_width: Annotated[
+        str | None,
+        typer.Option(
+            "--bin",
+            metavar="DURATION",
+            help="Bin width of the time series (default 30s, wider past 200 bins).",
+        ),
+    ] = None,
+    t_from: FromOption = None,
+    t_to: ToOption = None,
+    replica_label: ReplicaLabelOption = None,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-on",
+            metavar="FINDING",
+            help="Exit 1 when this finding shows (repeatable or comma-separated): {findings}.",
+        ),
+    ] = None,
+) -> None:
+    """Every analysis the workspace supports: amplification, delivery and recovery, wasted
+    prefill, counters, Little's law, retry timing, capacity calibration, engine health.
+
+    Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227
+    """
+    from relplan import analyses as analyses_mod
+    from relplan.analyses.findings import findings, parse_fail_on
+    from relplan.workspace import open_workspace, resolve_db
+
+    delivery_w = duration_flag(delivery_window, "--delivery-window")
+    gates = parse_fail_on(fail_on or [])
+    opts = analyses_mod.AnalyzeOptions(
+        phases=phases,
+        capacity=positive_flag(capacity, "--capacity"),
+        deadline=duration_flag(deadline, "--deadline"),
+        delivery_window=delivery_w,
+        window=parse_duration(window, "--window"),
+        step=parse_duration(step, "--step"),
+        bin=duration_flag(bin_width, "--bin"),
+        t_from=time_flag(t_from, "--from"),
+        t_to=time_flag(t_to, "--to"),
+        replica_label=replica_label,
+        only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
+    )
+    with open_workspace(resolve_db(db), read_only=True) as con:
+        result = analyses_mod.analyze(con, opts)
+    out = result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result)
+    typer.echo(out)
+    found = findings(result, gates)
+    if found:
+        raise FindingError("; ".join(found))

@@ -1,0 +1,97 @@
+"""`relplan report`: the HTML incident report (ingesting raw inputs first when given them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from relplan.cli.options import (
+    DB_HELP,
+    CapacityOption,
+    DeadlineOption,
+    DeliveryWindowOption,
+    JsonFlag,
+    PhasesOption,
+    duration_flag,
+    positive_flag,
+)
+
+
+def report(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A workspace file, or a directory (or file) of raw inputs to ingest first."
+            " Default: the --db workspace."
+        ),
+    ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db",
+            help=DB_HELP + " With a raw-input PATH, the inputs are ingested into it (else into"
+            " a temporary workspace).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="FILE", help="HTML file to write. Default: reports/<run name>.html."
+        ),
+    ] = None,
+    png: Annotated[
+        Path | None,
+        typer.Option("--png", metavar="DIR", help="Also write each chart as a PNG into DIR."),
+    ] = None,
+    svg: Annotated[
+        Path | None,
+        typer.Option("--svg", metavar="DIR", help="Also write each chart as an SVG into DIR."),
+    ] = None,
+    data_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-json",
+            metavar="FILE",
+            help="Also write the report's data model as JSON to FILE.",
+        ),
+    ] = None,
+    phases: PhasesOption = None,
+    capacity: CapacityOption = None,
+    deadline: DeadlineOption = None,
+    delivery_window: DeliveryWindowOption = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """The HTML incident report: verdict, charts and tables of every analysis, one offline page.
+
+    Prints the path of the page written (with --json, one object naming every file written);
+    its size goes to stderr.
+
+    Example: relplan report sample_data/pulse-retry-cancel
+    """
+    from relplan.analyses import AnalyzeOptions
+    from relplan.report import pipeline as report_mod
+
+    opts = AnalyzeOptions(
+        phases=phases,
+        capacity=positive_flag(capacity, "--capacity"),
+        deadline=duration_flag(deadline, "--deadline"),
+        delivery_window=duration_flag(delivery_window, "--delivery-window"),
+    )
+    files = report_mod.make_report(
+        path, db=db, out=out, png_dir=png, svg_dir=svg, json_path=data_json, opts=opts
+    )
+    if json_out:
+        written = {
+            "html": str(files.html),
+            "html_bytes": files.html_bytes,
+            "images": [str(p) for p in files.images],
+            "data_json": None if files.json is None else str(files.json),
+        }
+        typer.echo(json.dumps(written, indent=2))
+    else:
+        typer.echo(str(files.html))
+    extra = f"; {len(files.images)} image(s)" if files.images else ""
+    typer.echo(f"relplan: report {files.html_bytes / 1e6:.2f} MB{extra}", err=True)

@@ -1,0 +1,130 @@
+"""The root of the typer app, its error handling in one place, and the command table.
+
+Errors: a RelplanError (or a click usage error) becomes one line on stderr,
+`relplan: error: ...`, with exit code 2 (1 for findings under --fail-on). Ctrl-C (and the
+interrupt duckdb raises for it inside a query) becomes `relplan: interrupted; nothing stored`
+with exit code 130: every write is one transaction or an atomic rename. Anything else is a bug
+and keeps its traceback (without locals, so data never lands in one).
+
+Start-up: this module and the command modules import only typer, the standard library and
+relplan's light modules; each command imports the heavy libraries (duckdb, polars, numpy,
+altair) it needs inside its function, so `relplan --version`, `budget` and `pulse` load none.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any, NoReturn
+
+import typer
+from typer._click import exceptions as click_exc
+from typer.core import TyperGroup
+
+from relplan import __version__
+from relplan.cli import alerts, analyze, ingest, planning, report, simulate
+from relplan.cli.options import LazyHelpCommand
+from relplan.errors import ExitCode, RelplanError
+
+
+class RelplanGroup(TyperGroup):
+    """Turns expected failures into one line on stderr and an exit code, in one place."""
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        extra.pop("standalone_mode", None)
+        try:
+            rv = super().main(
+                args=args, prog_name=prog_name or "relplan", standalone_mode=False, **extra
+            )
+        except click_exc.NoArgsIsHelpError as exc:  # bare `relplan` or `relplan alerts`
+            typer.echo(exc.ctx.get_help())
+            sys.exit(0)
+        except RelplanError as exc:
+            _fail(str(exc), exc.exit_code)
+        except click_exc.ClickException as exc:  # usage errors included
+            _fail(exc.format_message(), ExitCode.USAGE)
+        except (Interrupted, typer.Abort, KeyboardInterrupt):
+            _interrupted()
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+    def invoke(self, ctx: Any) -> Any:
+        # Here, not in main(): typer's main turns a KeyboardInterrupt into a silent exit 130.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise Interrupted() from exc
+        except Exception as exc:
+            if is_interrupt(exc):
+                raise Interrupted() from exc
+            raise
+
+
+class Interrupted(Exception):
+    """Ctrl-C while a command ran (a KeyboardInterrupt, or duckdb's interrupt of a query)."""
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """duckdb's answer to Ctrl-C inside a query: InterruptException, or a RuntimeError saying
+    "Query interrupted" (older versions). duckdb is looked up, never imported, here."""
+    duckdb = sys.modules.get("duckdb")
+    interrupt = getattr(duckdb, "InterruptException", None) if duckdb is not None else None
+    if interrupt is not None and isinstance(exc, interrupt):
+        return True
+    return isinstance(exc, RuntimeError) and "Query interrupted" in str(exc)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    kind = "finding" if code == ExitCode.FINDING else "error"
+    typer.echo(f"relplan: {kind}: {message}", err=True)
+    sys.exit(int(code))
+
+
+def _interrupted() -> NoReturn:
+    typer.echo("relplan: interrupted; nothing stored", err=True)
+    sys.exit(int(ExitCode.INTERRUPTED))
+
+
+app = typer.Typer(
+    cls=RelplanGroup,
+    name="relplan",
+    help="Offline trace analysis and reliability planning for LLM serving with vLLM.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"relplan {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Offline trace analysis and reliability planning for LLM serving with vLLM.
+
+    Example: relplan budget --crashes 10 --concurrency 40
+    """
+
+
+app.command()(planning.budget)
+app.command()(planning.pulse)
+app.command(cls=LazyHelpCommand)(analyze.analyze)
+app.add_typer(simulate.simulate_app, name="simulate")
+app.command()(ingest.ingest)
+app.command("inspect")(ingest.inspect)
+app.add_typer(alerts.alerts_app, name="alerts")
+app.command()(report.report)
+
+
+def main() -> None:
+    app()
