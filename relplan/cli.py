@@ -25,6 +25,7 @@ from relplan.errors import ExitCode, FindingError, RelplanError, UsageError
 from relplan.planning import budget as budget_mod
 from relplan.planning import pulse as pulse_mod
 from relplan.planning.measured import measure_streams
+from relplan.render import render_analysis, render_health
 from relplan.report import pipeline as report_mod
 from relplan.values import parse_duration, parse_slo, parse_time, parse_time_flag, positive
 from relplan.workspace import open_workspace, resolve_db
@@ -269,7 +270,7 @@ def analyze(
     )
     with open_workspace(resolve_db(db), read_only=True) as con:
         result = analyses_mod.analyze(con, opts)
-    out = result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result)
+    out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
     found = findings(result, gates)
     if found:
@@ -734,7 +735,7 @@ def alerts_eval(
         )
     finally:
         con.close()
-    typer.echo(result.model_dump_json(indent=2) if json_out else eval_mod.render_health(result))
+    typer.echo(result.model_dump_json(indent=2) if json_out else render_health(result))
 
 
 @alerts_app.command("unittest")

@@ -25,12 +25,13 @@ from typing import Any, Literal
 import duckdb
 from pydantic import Field
 
+from relplan import sql
 from relplan.analyses.amplification import amplification_windows
-from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan.analyses.common import WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
+from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import num, pct
+from relplan.values import pct
 
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
@@ -100,7 +101,7 @@ def _query(
         "deadline": ctx.deadline_s if ctx.deadline_s is not None else math.inf,
         "t_end": ctx.t_end,
     }
-    return {str(r["win_name"]): r for r in run_query(con, "analyses/delivery_by_window", params)}
+    return {str(r["win_name"]): r for r in sql.rows(con, "analyses/delivery_by_window", params)}
 
 
 def _bins(
@@ -290,19 +291,9 @@ def _finding(windows: list[DeliveryWindow], rec: Recovery | None, why_none: str 
     return f"{text}; verdict {rec.verdict.replace('_', ' ')}: {rec.because}."
 
 
-def render_delivery(d: Delivery) -> str:
-    headers = ["window", "calls", "delivered", "on time", "open at end", "p50 s", "p99 s"]
-    rows = [
-        [
-            w.window,
-            num(w.calls),
-            pct(w.delivered_share),
-            pct(w.on_time_share),
-            num(w.window_open_at_end),
-            num(w.delivery_median_s, 1),
-            num(w.delivery_p99_s, 1),
-        ]
-        for w in d.windows
-    ]
-    head = f"B. Delivery and recovery (W = {num(d.delivery_window_s)} s, D = {num(d.deadline_s)} s)"
-    return head + "\n" + format_table(headers, rows) + f"\n{d.finding}"
+def missing(i: Inputs) -> str | None:
+    return None if i.ctx.has_proxy else "delivery and recovery need a proxy log (attempt outcomes)"
+
+
+def run(i: Inputs) -> Delivery:
+    return analyze_delivery(i.con, i.ctx)

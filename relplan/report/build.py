@@ -16,23 +16,19 @@ module does is choose, order, word and format:
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import PurePath
-
-import duckdb
 
 from relplan.alerts.health import HealthResult
 from relplan.analyses import AnalyzeResult
 from relplan.analyses.amplification import Amplification, AmplificationWindow
-from relplan.analyses.common import run_query
 from relplan.analyses.context import RunContext
 from relplan.analyses.counters import Counters
 from relplan.analyses.delivery import Delivery, DeliveryWindow
 from relplan.analyses.littles_law import LittlesLaw
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
-from relplan.models import StrictModel
 from relplan.report import data as d
 from relplan.values import num, pct
+from relplan.workspace.facts import WorkspaceFacts
 
 TITLES = {
     "load": "Load and retry amplification",
@@ -77,37 +73,6 @@ HEADLINES = {
     "insufficient data": "Not enough data to judge recovery after the {ov}.",
 }
 ALL_REPLICAS = "all replicas"
-
-
-class WorkspaceFacts(StrictModel):
-    """What the workspace says about itself: the run's name, its sources and row counts."""
-
-    run_name: str
-    sources: list[d.SourceInfo]
-    row_counts: dict[str, int]
-
-
-def workspace_facts(con: duckdb.DuckDBPyConnection, fallback_name: str) -> WorkspaceFacts:
-    """The run name (latest run.json, else `fallback_name`), sources, rows per table."""
-    manifest = run_query(con, "analyses/run_manifest_latest", {})
-    name = str(manifest[0]["name"]) if manifest and manifest[0]["name"] else fallback_name
-    sources = [
-        d.SourceInfo(
-            name=_display_name(str(r["path"])),
-            kind=str(r["kind"]),
-            format=str(r["format"]),
-            rows=int(r["rows"]),
-            rejected=int(r["rejected"]),
-        )
-        for r in run_query(con, "report/sources", {})
-    ]
-    counts = {str(r["tbl"]): int(r["n"]) for r in run_query(con, "report/row_counts", {})}
-    return WorkspaceFacts(run_name=name, sources=sources, row_counts=counts)
-
-
-def _display_name(path: str) -> str:
-    """A file's name without its directory (a URL stays whole)."""
-    return path if "://" in path else PurePath(path).name
 
 
 # --- formatting -----------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import Field
 
 from relplan.models import StrictModel
+from relplan.workspace.facts import SourceInfo
 
 Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient data"]
 RateUnit = Literal["x capacity", "per second"]
@@ -226,14 +227,6 @@ class MissingSection(SectionBase):
 
 
 # --- footer and the whole report ------------------------------------------------------------
-
-
-class SourceInfo(StrictModel):
-    name: str = Field(description="file name (the directory is left out of the page)")
-    kind: str
-    format: str
-    rows: int
-    rejected: int
 
 
 class Footer(StrictModel):

@@ -32,11 +32,12 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
-from relplan.report.build import build_report_data, workspace_facts
+from relplan.report.build import build_report_data
 from relplan.report.charts import chart_specs
 from relplan.report.data import ReportData
 from relplan.report.export import export_images, write_atomic
 from relplan.report.html import render_html
+from relplan.workspace.facts import workspace_facts
 
 __all__ = ["ReportFiles", "collect_report_data", "default_out", "make_report", "render_page"]
 
