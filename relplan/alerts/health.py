@@ -1,4 +1,4 @@
-"""Engine health signals (analyses.md J) evaluated offline, as Prometheus would.
+"""Engine health signals (docs/analyses.md, `health`) evaluated offline, as Prometheus would.
 
 `evaluate_health(con, start=..., end=..., step=...)` reads the workspace's metric samples,
 evaluates the same alerting rules `relplan alerts export` writes (rules.py) on the grid

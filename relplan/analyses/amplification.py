@@ -1,4 +1,4 @@
-"""A. Load and retry amplification (analyses.md A), per window and as a binned series.
+"""Load and retry amplification (docs/analyses.md, `amplification`), per window and binned.
 
 Runs queries/analyses/load_amplification_by_window.sql once, over the whole run, the phases and the
 `bin_s` bins aligned on the window start (the series the report charts).

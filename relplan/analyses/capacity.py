@@ -1,4 +1,4 @@
-"""G. Capacity calibration from a staged ramp (analyses.md G, simulator.md Calibration).
+"""Capacity calibration from a staged ramp (docs/analyses.md, `capacity`).
 
 Stages are the phases named `stage-1`, `stage-2`, ... (also `stage_1`, `stage1`), in
 number order. Per stage (queries/analyses/capacity_stages.sql): offered rate (calls by t_planned per
@@ -6,9 +6,9 @@ second; engine arrivals without a proxy log), completed rate (engine `finished` 
 and the least-squares slope of the waiting count over the stage's second half (from the
 engine trace's lifecycle events on a 1 s grid; else from vllm:num_requests_waiting).
 A stage *grows* when that slope exceeds the tolerance (0.05 /s) and the stage ends with more
-than 20 waiting (simulator.md's rule; the second condition keeps noise on a short queue
+than 20 waiting (the simulator's rule, docs/simulate.md; the second condition keeps noise on a short queue
 from counting as growth). Ĉ is the offered rate of the last stage before the first growing
-one (= analyses.md's "highest stage rate at which the queue does not grow" when growth is
+one (= docs/analyses.md's "highest stage rate at which the queue does not grow" when growth is
 monotone, which a ramp that carries its backlog forward makes it). When the first stage
 already grows Ĉ lies below it; when no stage grows Ĉ is at least the last stage's rate.
 """

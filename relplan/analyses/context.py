@@ -1,6 +1,6 @@
 """The run context every analysis shares: t0, T, phases, the overload phase, Ĉ, D and W.
 
-Conventions (analyses.md, Conventions 1-2, 8):
+Conventions (docs/analyses.md, conventions 1-2, 8):
 - t0 is run.json's `t0`, else the earliest proxy or engine timestamp (metrics excluded).
 - T is the later of the last phase end and the last proxy or engine timestamp (the last
   metric sample when there is neither).

@@ -1,4 +1,4 @@
-"""D. Counters that miss the problem (analyses.md D).
+"""Counters that miss the problem (docs/analyses.md, `counters`).
 
 vLLM's prompt-token counter moves when an execution produces its first output; the
 prefix-cache query counter moves when it is scheduled from the waiting queue. Prefill

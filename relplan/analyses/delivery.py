@@ -1,4 +1,4 @@
-"""B. Delivery and recovery (analyses.md B).
+"""Delivery and recovery (docs/analyses.md, `delivery`).
 
 Per window of planned arrival: calls, delivered share, on-time share, median and p99 time to
 delivery (queries/analyses/delivery_by_window.sql). Series: the same query over `bin_s` bins of
@@ -12,7 +12,7 @@ Verdict over [end of overload, T] (T = the window end), in this order:
 3. `overloaded` when calls arrived above Ĉ (mean rate over the window);
 4. `metastable` when calls arrived at or below Ĉ but executions were accepted above it;
 5. `draining` otherwise (accepted executions stayed at or below Ĉ).
-Accepted executions follow A's definition and source (engine trace, else proxy log).
+Accepted executions follow the amplification analysis's definition and source (engine trace, else proxy log).
 Choices: a bin's on-time share counts every call planned in the bin (undelivered ones
 count as late); the last bin may be shorter than 30 s when T falls inside it.
 """
@@ -97,8 +97,9 @@ def _query(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
 ) -> dict[str, dict[str, Any]]:
     params = window_params(windows) | {
-        "delivery_window": ctx.delivery_window_s if ctx.delivery_window_s is not None else math.inf,
-        "deadline": ctx.deadline_s if ctx.deadline_s is not None else math.inf,
+        # No delivery window known: any delivery by T counts (W = +inf in the query only).
+        "delivery_window": math.inf if ctx.delivery_window_s is None else ctx.delivery_window_s,
+        "deadline_s": ctx.deadline_s,  # None (SQL null) when unknown
         "t_end": ctx.t_end,
     }
     return {str(r["win_name"]): r for r in sql.rows(con, "analyses/delivery_by_window", params)}

@@ -1,4 +1,4 @@
-"""E. Little's law queue check (analyses.md E).
+"""Little's law on the waiting queue (docs/analyses.md, `littles_law`).
 
 From the engine trace (queries/analyses/littles_law_by_window.sql): L is the exact time-average of
 the waiting count, λ the executions arriving per second, Wq the mean full wait of the

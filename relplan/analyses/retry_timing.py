@@ -1,4 +1,4 @@
-"""F. Retry timing (analyses.md F), from queries/analyses/retry_gap_and_slack.sql.
+"""Retry timing (docs/analyses.md, `retry_timing`), from queries/analyses/retry_gap_and_slack.sql.
 
 For executions created by a retry whose predecessor was aborted: the gap from the
 predecessor's abort to the new execution's first `scheduled`, and the slack between the
@@ -46,7 +46,7 @@ class RetryTiming(StrictModel):
 
 def analyze_retry_timing(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> RetryTiming:
     windows = ctx.phase_windows()
-    params = window_params(windows) | {"deadline": ctx.deadline_s or 0.0}
+    params = window_params(windows) | {"deadline_s": ctx.deadline_s}  # None: SQL null
     rows = {r["win_name"]: r for r in sql.rows(con, "analyses/retry_gap_and_slack", params)}
     out = []
     for w in windows:

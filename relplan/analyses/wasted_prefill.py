@@ -1,4 +1,4 @@
-"""C. Wasted prefill by abort cause (analyses.md C), from the engine trace's step records.
+"""Wasted prefill by abort cause (docs/analyses.md, `wasted_prefill`), from step records.
 
 queries/analyses/wasted_prefill_by_fate.sql splits every step's computed prompt tokens by the fate of
 its execution (decided over all the data; the earlier of finished/aborted wins, a tie counts
