@@ -13,6 +13,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from relplan.alerts.health import HealthResult
 from relplan.analyses import registry
 from relplan.analyses.amplification import Amplification
@@ -25,9 +27,38 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
 from relplan.tables import format_table
-from relplan.values import human_duration, num, pct
+from relplan.values import MISSING, human_duration, num, pct
 
 Renderer = Callable[[Any, RunContext], str]
+
+
+def render_default(model: BaseModel, ctx: RunContext | None = None) -> str:
+    """The text of an analysis without a renderer of its own: its title, a table of its
+    `windows` (their numbers and strings), then its `finding`, when the model has them."""
+    del ctx
+    a = registry.by_model(type(model))
+    lines = [a.title[0].upper() + a.title[1:]]
+    windows = getattr(model, "windows", None)
+    if isinstance(windows, list) and windows and isinstance(windows[0], BaseModel):
+        cols = [
+            k
+            for k, v in windows[0]
+            if isinstance(v, int | float | str | None) and k not in ("start_s", "end_s")
+        ]
+        rows = [[_cell(getattr(w, k)) for k in cols] for w in windows]
+        lines.append(format_table([c.replace("_", " ") for c in cols], rows))
+    finding = getattr(model, "finding", None)
+    if isinstance(finding, str):
+        lines.append(finding)
+    return "\n".join(lines)
+
+
+def _cell(v: object) -> str:
+    if v is None:
+        return MISSING
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return num(v, 0 if isinstance(v, int) else 3)
+    return str(v)
 
 
 def render_analysis(result: AnalyzeResult) -> str:

@@ -7,7 +7,8 @@ A row says everything the rest of relplan needs to know about an analysis:
 - `missing(inputs)`: the input it lacks, in one sentence, or None when it can run;
 - `run(inputs)`: computes the model (it may raise NoDataError: the analysis is then skipped
   with that message);
-- `render`: "module:function" of its text for `relplan analyze`, `(model, ctx) -> str`;
+- `render`: "module:function" of its text for `relplan analyze`, `(model, ctx) -> str`
+  (default `relplan.render:render_default`: title, a table of its `windows`, its finding);
 - `section`: "module:attribute" of its report section (a `relplan.report.section.Section`),
   or None when the report does not show it;
 - `data_checks`: optional, edge-case counts it finds on the way (fields of `DataChecks`).
@@ -54,7 +55,7 @@ class Analysis(Generic[M]):
     model: type[M]
     missing: Callable[[Inputs], str | None]
     run: Callable[[Inputs], M]
-    render: str
+    render: str = "relplan.render:render_default"
     section: str | None = None
     data_checks: Callable[[M], dict[str, int]] | None = None
 
