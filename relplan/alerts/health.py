@@ -261,7 +261,8 @@ def evaluate_health(
     replica_label: str | None = None,
     rules: Thresholds | None = None,
 ) -> HealthResult:
-    """Evaluate the J signals on the workspace's metrics over [start, end] every `step` s.
+    """Evaluate the engine health signals on the workspace's metrics over [start, end],
+    every `step` seconds.
 
     start/end default to the first/last sample of the metrics the signals read (the
     analyses pass t0 and T). `replica_label` defaults to replica, pod or instance, first
