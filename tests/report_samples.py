@@ -159,7 +159,6 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             title="Waiting queue against Little's law",
             question="Is the queue as long as Little's law says, and full of attempts that will time out?",
             finding="Deadline saturation 1.0: each execution waits out its whole deadline.",
-            deadline_s=120.0,
             source="engine trace",
             points=queue_points,
         ),

@@ -41,7 +41,6 @@ class WaitingPoint(StrictModel):
 
 
 class LittlesLawSection(SectionBase):
-    deadline_s: float | None = None
     source: str = ""
     points: list[WaitingPoint] = Field(default_factory=list)
 
@@ -78,7 +77,6 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
         title=TITLE,
         question=QUESTION,
         finding=ll.finding,
-        deadline_s=ll.deadline_s,
         source=ll.source,
         points=points,
         table=Table(
