@@ -39,12 +39,12 @@ from relplan import workspace
 from relplan.analyses import AnalyzeOptions, analyze, resolve_context
 from relplan.analyses.amplification import analyze_amplification
 from relplan.analyses.capacity import analyze_capacity, stage_phases
-from relplan.analyses.common import run_query
 from relplan.analyses.counters import analyze_counters, counter_names
 from relplan.analyses.delivery import analyze_delivery
 from relplan.analyses.littles_law import analyze_littles_law
 from relplan.analyses.retry_timing import analyze_retry_timing
 from relplan.analyses.wasted_prefill import analyze_wasted_prefill
+from relplan.sql import rows as run_query
 from relplan.tables import format_table
 
 IN_ENGINE_SCAN = (

@@ -30,11 +30,12 @@ from relplan import __version__, workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
-from relplan.report.build import build_report_data, workspace_facts
+from relplan.report.build import build_report_data
 from relplan.report.charts import chart_specs
 from relplan.report.html import render_html
 from relplan.report.pipeline import is_workspace_file
 from relplan.tables import format_table
+from relplan.workspace.facts import workspace_facts
 
 CHROMIUM_FLAGS = [
     "--headless",

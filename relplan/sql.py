@@ -17,9 +17,12 @@ from functools import cache
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relplan.errors import QueryError
+
+if TYPE_CHECKING:
+    import duckdb
 
 _PARAMS_LINE = re.compile(r"^\s*--\s*params:(.*)$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -87,6 +90,20 @@ def load(name: str) -> Query:
     if not entry.is_file():
         raise QueryError(f"queries/{name}.sql: no such query file")
     return parse_query(name, f"queries/{name}.sql", entry.read_text(encoding="utf-8"))
+
+
+def rows(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Run `queries/<name>.sql` with `params`; the rows as dicts keyed by column name.
+
+    The one way relplan runs a query that returns rows: callers read columns by name, never
+    by position, and bind values only as named parameters.
+    """
+    q = load(name)
+    cur = con.execute(q.text, q.bind(params or {}))
+    cols = [d[0] for d in cur.description or []]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
 
 def all_names() -> list[str]:

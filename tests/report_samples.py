@@ -10,6 +10,17 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from relplan.report import data as d
+from relplan.report.section import report_model
+from relplan.report.sections import (
+    amplification,
+    counters,
+    delivery,
+    health,
+    littles_law,
+    retry_timing,
+    wasted_prefill,
+)
+from relplan.workspace.facts import SourceInfo
 
 HOSTILE = "</script><script>alert(1)</script>"
 GENERATED_AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -26,7 +37,7 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
         pulse = 120 <= i < 227
         after = i >= 227
         load_bins.append(
-            d.LoadBin(
+            amplification.RateBin(
                 start_s=i,
                 end_s=i + 30,
                 calls=2.7 if pulse else 0.6,
@@ -36,7 +47,7 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             )
         )
     delivery_bins = [
-        d.DeliveryBin(
+        delivery.OnTimeBin(
             start_s=i,
             end_s=i + 30,
             calls=18,
@@ -44,8 +55,8 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
         )
         for i in range(0, 960, 30)
     ]
-    counters = [
-        d.CounterPoint(
+    rises = [
+        counters.CounterRisePoint(
             t_s=t,
             replica=label,
             prompt_rise=60000.0 if t < 150 else 4000.0,
@@ -54,24 +65,28 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
         )
         for t in range(60, 960, 15)
     ]
-    queue = []
+    queue_points = []
     for t in range(0, 960, 30):
         waiting = 0.5 if t < 120 else min(300.0, (t - 120) * 1.7)
-        queue += [
-            d.QueuePoint(start_s=t, end_s=t + 30, series="waiting", value=waiting),
-            d.QueuePoint(start_s=t, end_s=t + 30, series="waiting_metrics", value=waiting * 0.97),
-            d.QueuePoint(
+        queue_points += [
+            littles_law.WaitingPoint(start_s=t, end_s=t + 30, series="waiting", value=waiting),
+            littles_law.WaitingPoint(
+                start_s=t, end_s=t + 30, series="waiting_metrics", value=waiting * 0.97
+            ),
+            littles_law.WaitingPoint(
                 start_s=t, end_s=t + 30, series="deadline", value=200.0 if t >= 227 else 72.0
             ),
         ]
     stats = [
-        d.RetryStat(window=w, measure="gap", n=n, p10_s=0.1, median_s=0.4, p90_s=1.2)
+        retry_timing.RetryStat(window=w, measure="gap", n=n, p10_s=0.1, median_s=0.4, p90_s=1.2)
         for w, n in (("run", 400), ("pulse", 40), (label, 360))
     ] + [
-        d.RetryStat(window=w, measure="slack", n=n, p10_s=-20.0, median_s=-0.7, p90_s=15.0)
+        retry_timing.RetryStat(
+            window=w, measure="slack", n=n, p10_s=-20.0, median_s=-0.7, p90_s=15.0
+        )
         for w, n in (("run", 400), ("pulse", 40), (label, 360))
     ]
-    return d.ReportData(
+    return report_model()(
         title=f"Incident report: {label}",
         run_name=label,
         t0=1764460800.0,
@@ -92,7 +107,7 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
                 d.KeyFigure(label=f"model {label}", value=None, text=label),
             ],
         ),
-        load=d.LoadSection(
+        amplification=amplification.AmplificationSection(
             title="Load and retry amplification",
             question="Was the engine offered more work than it could do, and who created it?",
             finding="After the pulse, calls arrived at 0.60× capacity but executions were accepted at 2.40×.",
@@ -107,7 +122,7 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
                 ],
             ),
         ),
-        delivery=d.DeliverySection(
+        delivery=delivery.DeliverySection(
             title="Delivery and recovery",
             question="Did calls get answered in time, and when did that come back?",
             finding="Not recovered: no bin after the pulse reached 90 % on time.",
@@ -116,15 +131,15 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             recovery_text="not recovered",
             bins=delivery_bins,
         ),
-        prefill=d.PrefillSection(
+        wasted_prefill=wasted_prefill.WastedPrefillSection(
             title="Where the prefill went",
             question="What did the GPU spend its prefill on?",
             finding="71 % of computed prompt tokens went to executions that were aborted.",
             fates=[
-                d.FateTokens(fate="delivered", tokens=200000, share=0.2),
-                d.FateTokens(fate="finished_for_nobody", tokens=80000, share=0.08),
-                d.FateTokens(fate="aborted", tokens=710000, share=0.71),
-                d.FateTokens(fate="unfinished", tokens=10000, share=0.01),
+                wasted_prefill.FateTokens(fate="delivered", tokens=200000, share=0.2),
+                wasted_prefill.FateTokens(fate="finished_for_nobody", tokens=80000, share=0.08),
+                wasted_prefill.FateTokens(fate="aborted", tokens=710000, share=0.71),
+                wasted_prefill.FateTokens(fate="unfinished", tokens=10000, share=0.01),
             ],
             total_tokens=1000000,
             in_flight_tokens=50000,
@@ -133,28 +148,27 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             before_first_token_share=0.64,
             recomputed_tokens=0,
         ),
-        counters=d.CountersSection(
+        counters=counters.CountersSection(
             title="Counters that miss it",
             question="Would the dashboards have shown the wasted prefill?",
             finding="The prompt-token counter rose 96 % less than the prefix-cache query counter.",
-            points=counters,
+            points=rises,
             alarms=[d.Interval(replica=label, name="shortfall", start_s=165, end_s=945)],
         ),
-        queue=d.QueueSection(
+        littles_law=littles_law.LittlesLawSection(
             title="Waiting queue against Little's law",
             question="Is the queue as long as Little's law says, and full of attempts that will time out?",
             finding="Deadline saturation 1.0: each execution waits out its whole deadline.",
-            deadline_s=120.0,
             source="engine trace",
-            points=queue,
+            points=queue_points,
         ),
-        retries=d.RetrySection(
+        retry_timing=retry_timing.RetryTimingSection(
             title="Retry timing",
             question="How soon after an abort did the retry reach the GPU, and with how much of its deadline left?",
             finding="Median slack −0.7 s: most retries reached the GPU after their client had gone.",
             stats=stats,
         ),
-        health=d.HealthSection(
+        health=health.HealthSection(
             title="Engine health signals",
             question="Which alerting signals would have fired, and when?",
             finding="Queue growing fired on one replica from 130 s.",
@@ -183,10 +197,10 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
         ),
         footer=d.Footer(
             sources=[
-                d.SourceInfo(
+                SourceInfo(
                     name=f"{label}.parquet", kind="proxy", format="parquet", rows=2000, rejected=0
                 ),
-                d.SourceInfo(
+                SourceInfo(
                     name="engine.parquet", kind="engine", format="parquet", rows=90000, rejected=0
                 ),
             ],

@@ -8,10 +8,11 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from relplan import workspace
-from relplan.alerts.health import HealthResult, evaluate_health, render_health
+from relplan.alerts.health import HealthResult, evaluate_health
 from relplan.alerts.promql_eval import SeriesStore, make_labels
 from relplan.alerts.rules import Thresholds
 from relplan.errors import NoDataError
+from relplan.render import render_health
 from tests.alerts_scenarios import T0, fill, healthy_store, storm_store
 
 START = T0 / 1000

@@ -35,7 +35,7 @@ def _chart_blocks(dom: str) -> dict[str, str]:
     parts = re.split(r'(?=<div class="chart[^"]*" id="chart-)', dom)
     blocks = {}
     for part in parts[1:]:
-        name = re.match(r'<div class="chart[^"]*" id="chart-([a-z]+)"', part)
+        name = re.match(r'<div class="chart[^"]*" id="chart-([a-z_]+)"', part)
         assert name is not None
         blocks[name.group(1)] = part
     return blocks

@@ -22,6 +22,7 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.cli import app
 from relplan.report.data import ReportData
 from relplan.report.pipeline import collect_report_data, default_out, make_report
+from relplan.report.section import report_model
 from tests.fixture_incident import ATTEMPTS, MANIFEST, T0, build_incident
 from tests.report_samples import HOSTILE
 
@@ -53,10 +54,10 @@ def test_report_data_model_snapshot(incident_data: ReportData, snapshot: Snapsho
 def test_load_bins_are_the_analyses_counts_as_rates_of_capacity(incident_data: ReportData) -> None:
     """Bin [0, 30): calls c1 (planned 0) and c2 (planned 10) -> 2 calls / 30 s / 0.05 = 1.33×.
     Bin [60, 90): c3, c4, c5, c6, c7 planned at 60..80 -> 5 / 30 / 0.05 = 3.33×."""
-    bins = {b.start_s: b for b in incident_data.load.bins}
+    bins = {b.start_s: b for b in incident_data.amplification.bins}
     assert bins[0.0].calls == pytest.approx(2 / 30 / 0.05)
     assert bins[60.0].calls == pytest.approx(5 / 30 / 0.05)
-    assert incident_data.load.rate_unit == "x capacity"
+    assert incident_data.amplification.rate_unit == "x capacity"
 
 
 def test_figures_come_from_the_analyses_unchanged(
@@ -77,8 +78,8 @@ def test_figures_come_from_the_analyses_unchanged(
     ]
     assert res.wasted_prefill is not None
     run = res.wasted_prefill.windows[0]
-    assert incident_data.prefill.total_tokens == run.computed_tokens
-    assert sum(f.tokens for f in incident_data.prefill.fates) == run.computed_tokens
+    assert incident_data.wasted_prefill.total_tokens == run.computed_tokens
+    assert sum(f.tokens for f in incident_data.wasted_prefill.fates) == run.computed_tokens
 
 
 def test_without_metrics_the_counter_and_health_sections_say_what_is_missing(
@@ -88,8 +89,8 @@ def test_without_metrics_the_counter_and_health_sections_say_what_is_missing(
     assert not data.counters.available
     assert "vllm:prompt_tokens_total" in " ".join(data.counters.missing)
     assert not data.health.available
-    assert data.load.available
-    assert data.prefill.available
+    assert data.amplification.available
+    assert data.wasted_prefill.available
     sections = {m.section for m in data.missing.items}
     assert {"Counters that miss it", "Engine health signals"} <= sections
 
@@ -140,9 +141,17 @@ def test_report_command_writes_the_page_the_chart_images_and_the_json(
     assert res.stdout.strip() == str(out)
     assert "MB" in res.stderr
     assert out.read_text().startswith("<!DOCTYPE html>")
-    charts = {"load", "delivery", "prefill", "counters", "queue", "retries", "health"}
+    charts = {
+        "amplification",
+        "delivery",
+        "wasted_prefill",
+        "counters",
+        "littles_law",
+        "retry_timing",
+        "health",
+    }
     assert {p.stem for p in (tmp_path / "svg").iterdir()} == charts
-    model = ReportData.model_validate_json((tmp_path / "data.json").read_text())
+    model = report_model().model_validate_json((tmp_path / "data.json").read_text())
     assert model.run_name == "fixture-incident"
 
 
@@ -175,11 +184,11 @@ def test_report_on_a_directory_of_raw_inputs_ingests_them_first(tmp_path: Path) 
         app, ["report", str(raw), "--out", str(out), "--data-json", str(tmp_path / "d.json")]
     )
     assert res.exit_code == 0, res.stderr
-    data = ReportData.model_validate_json((tmp_path / "d.json").read_text())
+    data = report_model().model_validate_json((tmp_path / "d.json").read_text())
     assert data.footer.row_counts["attempts"] == len(ATTEMPTS)
     assert [s.name for s in data.footer.sources] == ["proxy.jsonl", "run.json"]
     assert data.delivery.available
-    assert not data.prefill.available  # no engine trace
+    assert not data.wasted_prefill.available  # no engine trace
     written_beside = {p.name for p in raw.iterdir()} - {"proxy.jsonl", "run.json"}
     assert written_beside == set(), "nothing is written beside the inputs"
 
@@ -214,7 +223,7 @@ def test_quick_start_report_on_the_bundled_sample_explains_the_incident(tmp_path
         json_path=tmp_path / "sample.json",
         generated_at=GENERATED_AT,
     )
-    data = ReportData.model_validate_json((tmp_path / "sample.json").read_text())
+    data = report_model().model_validate_json((tmp_path / "sample.json").read_text())
     assert data.run_name == "pulse-retry-cancel"
     assert data.verdict.verdict == "metastable"
     assert files.html_bytes < 1_500_000
@@ -225,7 +234,15 @@ def test_quick_start_report_on_the_bundled_sample_explains_the_incident(tmp_path
     assert {h for h in re.findall(r'\shref="([^"]*)"', markup) if not h.startswith("#")} == set()
     assert all(
         getattr(data, name).available
-        for name in ("load", "delivery", "prefill", "counters", "queue", "retries", "health")
+        for name in (
+            "amplification",
+            "delivery",
+            "wasted_prefill",
+            "counters",
+            "littles_law",
+            "retry_timing",
+            "health",
+        )
     )
 
 

@@ -12,7 +12,12 @@ from relplan.report import data as d
 from relplan.report.charts import chart_specs
 from relplan.report.export import export_images
 from relplan.report.html import render_html, script_json, vega_bundle
+from relplan.report.section import report_sections
+from relplan.report.sections import counters, delivery
 from tests.report_samples import HOSTILE, sample_report
+
+# Every section that draws a chart (the registry's sections with a chart function).
+CHARTED = [a.name for a, section in report_sections() if section.chart is not None]
 
 
 class _Page(HTMLParser):
@@ -64,9 +69,10 @@ def hostile_page() -> tuple[str, _Page]:
 
 def test_every_section_and_its_chart_is_on_the_page(hostile_page: tuple[str, _Page]) -> None:
     _, page = hostile_page
-    for name in d.SECTION_ORDER:
+    assert len(CHARTED) == 7
+    for name, _ in sample_report().sections():
         assert name in page.ids, name
-    for name in ("load", "delivery", "prefill", "counters", "queue", "retries", "health"):
+    for name in CHARTED:
         assert f"chart-{name}" in page.ids, name
     assert "verdict" in page.ids
 
@@ -102,7 +108,7 @@ def test_hostile_label_is_escaped_in_html_and_json(hostile_page: tuple[str, _Pag
     assert ">" not in specs_body
     specs = json.loads(specs_body)
     assert HOSTILE in json.dumps(specs, ensure_ascii=False)
-    assert set(specs) == {"load", "delivery", "prefill", "counters", "queue", "retries", "health"}
+    assert set(specs) == set(CHARTED)
 
 
 def test_script_json_escapes_everything_that_could_end_a_script() -> None:
@@ -115,7 +121,7 @@ def test_script_json_escapes_everything_that_could_end_a_script() -> None:
 
 def test_an_unavailable_section_says_what_is_missing_and_draws_no_chart() -> None:
     report = sample_report()
-    report.counters = d.CountersSection(
+    report.counters = counters.CountersSection(
         title="Counters that miss it",
         question="Would the dashboards have shown the wasted prefill?",
         available=False,
@@ -159,19 +165,19 @@ def test_a_section_with_nothing_to_draw_gets_no_chart_but_keeps_its_table() -> N
     """No deadline: no on-time share and no slack; no retries at all: no gap either."""
     report = sample_report()
     report.delivery.bins = [
-        d.DeliveryBin(start_s=b.start_s, end_s=b.end_s, calls=b.calls, on_time_share=None)
+        delivery.OnTimeBin(start_s=b.start_s, end_s=b.end_s, calls=b.calls, on_time_share=None)
         for b in report.delivery.bins
     ]
-    report.retries.stats = []
-    report.retries.table = d.Table(columns=["window", "retries"], rows=[["run", "0"]])
+    report.retry_timing.stats = []
+    report.retry_timing.table = d.Table(columns=["window", "retries"], rows=[["run", "0"]])
     report.counters.points = [
         p.model_copy(update={"shortfall": None}) for p in report.counters.points
     ]
     specs = chart_specs(report)
     assert "delivery" not in specs
-    assert "retries" not in specs
+    assert "retry_timing" not in specs
     assert "vconcat" not in specs["counters"]  # the rises only, no empty shortfall panel
     html, page = _page(report)
-    assert "chart-retries" not in page.ids
-    assert "retries" in page.ids
+    assert "chart-retry_timing" not in page.ids
+    assert "retry_timing" in page.ids
     assert "<th>retries</th>" in html

@@ -1,4 +1,4 @@
--- Capacity calibration stages (analyses.md G): per stage window [a, b)
+-- Capacity calibration stages (the `capacity` analysis): per stage window [a, b)
 --   calls / engine_arrivals   offered load (calls by t_planned; engine `arrived` events)
 --   finished                  executions whose first `finished` is in the stage
 --   slope_events              least-squares slope (regr_slope) of the waiting count against

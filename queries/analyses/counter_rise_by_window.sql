@@ -1,5 +1,5 @@
 -- Rise of the prompt-token counter and of the prefix-cache query counter per window and
--- replica (analyses.md D, Conventions 4 and 8; formats.md section 3 reset rule).
+-- replica (the `counters` analysis, Conventions 4 and 8; docs/formats.md, counter resets).
 -- A series is (name, labels). Its consecutive samples (t_i, t_i+1) give an increase of
 -- v_i+1 - v_i, or v_i+1 itself when the counter dropped (a reset). The rise over [a, b]
 -- sums the pairs with a <= t_i and t_i+1 <= b, so adjacent windows add up.

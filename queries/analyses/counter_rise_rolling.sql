@@ -1,4 +1,4 @@
--- Rolling rise of the prompt-token and prefix-cache query counters (analyses.md D,
+-- Rolling rise of the prompt-token and prefix-cache query counters (the `counters` analysis,
 -- Conventions 4, 5, 8): windows [e - $width, e] evaluated at e = $origin + k * $step for
 -- k = $k_first .. $k_last, per replica and for all replicas (all_replicas = 1). Pair rule,
 -- reset rule and replica label as in analyses/counter_rise_by_window.sql. Evaluations with no sample

@@ -1,4 +1,4 @@
--- Row counts and time span of each input kind, for t0/T (analyses.md Conventions 1), for
+-- Row counts and time span of each input kind, for t0/T (docs/analyses.md, conventions 1), for
 -- deciding which analyses the data supports, and for the clock-overlap check.
 -- proxy spans t_planned..t_end (and t_cancel); engine events span t; steps t_issue..t_done;
 -- stats t_issue; metrics t. Empty tables give count 0 and null times.

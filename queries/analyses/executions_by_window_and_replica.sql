@@ -1,4 +1,4 @@
--- Engine executions per window and replica (analyses.md A, per replica): executions whose
+-- Engine executions per window and replica (the `amplification` analysis, per replica): executions whose
 -- first `arrived` is in the window (arrived), of them not refused (accepted; an engine
 -- refusal is `arrived` then `rejected`), and executions whose first `finished` is in the
 -- window (finished), of them delivered to a waiting attempt (some proxy attempt with that

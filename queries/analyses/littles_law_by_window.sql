@@ -1,4 +1,4 @@
--- Little's law on the engine's waiting queue, per window (analyses.md E), from lifecycle
+-- Little's law on the engine's waiting queue, per window (the `littles_law` analysis), from lifecycle
 -- events. An execution (key: replica, execution_id) waits from its first `arrived` until
 -- the first of its `scheduled`, `aborted` or `rejected` events; a wait with none of them is
 -- still open at T and ends at T ($t_end). Waiting again after a preemption is not counted.

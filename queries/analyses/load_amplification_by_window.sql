@@ -1,4 +1,4 @@
--- Load and retry amplification per window (analyses.md A).
+-- Load and retry amplification per window (the `amplification` analysis).
 -- One row per window [a, b) (closed at b when w_closed, i.e. the whole run):
 --   calls                 calls whose t_planned (the call's earliest) is in the window
 --   call_attempts, call_executions   all attempts / executions created (non-attached attempts
@@ -10,7 +10,7 @@
 --                         and the retry share's numerator/denominator)
 --   engine_arrived        `arrived` events in the window (execution key: replica, id)
 --   engine_accepted       of them, those without a `rejected` event (engine refusals are not
---                         accepted, analyses.md Conventions 9)
+--                         accepted, docs/analyses.md, conventions 9)
 --   engine_finished       executions whose first `finished` event is in the window
 --   engine_finished_delivered  of them, executions whose response reached a waiting attempt
 --                         (some proxy attempt with that execution_id has outcome delivered)

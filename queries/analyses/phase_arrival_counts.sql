@@ -1,5 +1,5 @@
 -- Calls arriving per window, to find the overload phase when run.json names none and no
--- phase is called `pulse` (analyses.md Conventions 2: the phase with the highest arrival
+-- phase is called `pulse` (docs/analyses.md, conventions 2: the phase with the highest arrival
 -- rate). Calls come from the proxy log (by the call's t_planned); without a proxy log,
 -- executions arriving at the engine (`arrived` events) stand in for calls.
 -- Windows are half-open [a, b), closed at b when w_closed (the whole run).

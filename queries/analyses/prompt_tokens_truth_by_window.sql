@@ -1,4 +1,4 @@
--- The engine trace's truth for the counter comparison (analyses.md D): per window [a, b)
+-- The engine trace's truth for the counter comparison (the `counters` analysis): per window [a, b)
 -- and replica, prompt tokens of executions first `scheduled` in the window (what the
 -- prefix-cache query counter counts) and of executions whose first `first_token` is in it
 -- (what the prompt-token counter counts). An execution's prompt length is its `arrived`

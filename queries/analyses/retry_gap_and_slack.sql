@@ -1,4 +1,4 @@
--- Retry timing (analyses.md F): for every execution created by a retry (a non-attached
+-- Retry timing (the `retry_timing` analysis): for every execution created by a retry (a non-attached
 -- attempt with attempt > 0 and an execution_id) whose predecessor was aborted:
 --   predecessor  the execution of the most recent earlier attempt of the same call that had
 --                one (attached attempts count: they name the running execution; shed
@@ -7,13 +7,13 @@
 --                `aborted` (engine events);
 --   slack        (the retry's t_sent + D) minus the t_issue of the new execution's first
 --                step: how long before its own deadline it got onto the GPU (negative: after
---                the client had gone).
+--                the client had gone); null when D ($deadline_s) is null (unknown).
 -- Windowed by the retry's t_sent ([a, b), closed at b for the whole run). Per window:
 -- retries_with_execution (all retries that created an execution after an earlier one),
 -- n (of them, those whose predecessor was aborted), never_scheduled, the gap's n/median/
 -- p10/p90 and the slack's n/median/p10/p90/negative count (quantile_cont).
 -- Attempts match engine executions by execution_id and, when both name one, replica.
--- params: w_names, w_starts, w_ends, w_closed, deadline
+-- params: w_names, w_starts, w_ends, w_closed, deadline_s
 with win as (
     select unnest($w_names) as win_name, unnest($w_starts) as a, unnest($w_ends) as b,
            unnest($w_closed) as closed
@@ -50,7 +50,7 @@ select r.call_id, r.attempt, r.t_sent,
        p.t_ab is not null as pred_aborted,
        n.t_sched is not null as scheduled,
        n.t_sched - p.t_ab as gap,
-       r.t_sent + $deadline - f.t_first_issue as slack
+       r.t_sent + $deadline_s - f.t_first_issue as slack
 from retry r
 left join ex p
   on p.execution_id = r.pred.id and (r.pred.replica is null or p.rk = '' or p.rk = r.pred.replica)

@@ -1,4 +1,4 @@
--- Time-weighted mean of vllm:num_requests_waiting per window (analyses.md E without an
+-- Time-weighted mean of vllm:num_requests_waiting per window (the `littles_law` analysis without an
 -- engine trace; Conventions 7): each sample holds until the series' next sample, the last
 -- one until T ($t_end). Per series (name, labels): integral over the window / seconds of the
 -- window the series covers; the `gauge` rows sum those means over series, for all replicas

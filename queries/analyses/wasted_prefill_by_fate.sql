@@ -1,4 +1,4 @@
--- Computed prompt tokens split by the fate of their execution (analyses.md C), per time
+-- Computed prompt tokens split by the fate of their execution (the `wasted_prefill` analysis), per time
 -- segment of step t_done and per replica. Segments are disjoint: relplan.analyses.context
 -- .segments cuts the analysed window at every window boundary ($cuts, sorted, padded with
 -- +inf to 12 entries); a step's segment k is the number of cut points <= its t_done (the

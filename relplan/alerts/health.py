@@ -1,10 +1,10 @@
-"""Engine health signals (analyses.md J) evaluated offline, as Prometheus would.
+"""Engine health signals (docs/analyses.md, `health`) evaluated offline, as Prometheus would.
 
 `evaluate_health(con, start=..., end=..., step=...)` reads the workspace's metric samples,
 evaluates the same alerting rules `relplan alerts export` writes (rules.py) on the grid
 start, start + step, ... <= end with the PromQL semantics of promql_eval.py, applies each rule's
 `for:` like Prometheus's rule manager, and returns the firing intervals per signal and
-replica. `render_health` is the human table.
+replica. Its text (`relplan alerts eval`, `relplan analyze`) is `relplan.render.render_health`.
 
 Alert state, as rules/alerting.go in 2.42: an output series seen at an evaluation becomes
 pending with activeAt = that time (unless already pending or firing); it fires at the first
@@ -20,7 +20,6 @@ the 5m lookback.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,8 +40,6 @@ from relplan.alerts.rules import (
 )
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import human_duration
 
 DEFAULT_STEP_S = 15.0
 
@@ -264,7 +261,8 @@ def evaluate_health(
     replica_label: str | None = None,
     rules: Thresholds | None = None,
 ) -> HealthResult:
-    """Evaluate the J signals on the workspace's metrics over [start, end] every `step` s.
+    """Evaluate the engine health signals on the workspace's metrics over [start, end],
+    every `step` seconds.
 
     start/end default to the first/last sample of the metrics the signals read (the
     analyses pass t0 and T). `replica_label` defaults to replica, pod or instance, first
@@ -337,52 +335,3 @@ def evaluate_health(
         replicas=sorted(replicas),
         signals=signals,
     )
-
-
-def _fmt_value(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "-"
-    return f"{v:.3g}"
-
-
-def render_health(result: HealthResult, t0: float | None = None) -> str:
-    """Firing intervals as an aligned table (times in seconds from t0, default the start)."""
-    origin = result.start if t0 is None else t0
-    head = (
-        f"Engine health: {result.evaluations} evaluations every {human_duration(result.step_s)}"
-        f" from +{result.start - origin:g} s to +{result.end - origin:g} s;"
-        f" replica label: {result.replica_label or '(none)'}"
-    )
-    rows: list[list[str]] = []
-    for s in result.signals:
-        if not s.evaluated:
-            rows.append([s.signal, "-", "-", "-", "-", f"skipped: {s.skipped_reason}"])
-            continue
-        if not s.intervals:
-            rows.append([s.signal, "-", "-", "-", "-", "never fired"])
-        for i in s.intervals:
-            who = (
-                i.replica
-                if i.replica is not None
-                else ",".join(f"{k}={v}" for k, v in i.labels.items()) or "-"
-            )
-            rows.append(
-                [
-                    s.signal,
-                    who,
-                    f"{i.start - origin:g}",
-                    f"{i.end - origin:g}" + (" (ongoing)" if i.ongoing else ""),
-                    _fmt_value(i.peak_value),
-                    f"{i.end - i.start:g} s firing",
-                ]
-            )
-    table = format_table(
-        ["signal", "replica", "from s", "to s", "peak", "note"], rows, left=(0, 1, 5)
-    )
-    fired = sorted({s.signal for s in result.signals if s.intervals})
-    finding = (
-        "No engine health signal fired."
-        if not fired
-        else f"Fired: {', '.join(fired)} (intervals are [from, to), seconds from the start)."
-    )
-    return "\n".join([head, table, finding])

@@ -1,4 +1,4 @@
-"""A. Load and retry amplification (analyses.md A), per window and as a binned series.
+"""Load and retry amplification (docs/analyses.md, `amplification`), per window and binned.
 
 Runs queries/analyses/load_amplification_by_window.sql once, over the whole run, the phases and the
 `bin_s` bins aligned on the window start (the series the report charts).
@@ -15,11 +15,12 @@ from typing import Any
 import duckdb
 from pydantic import Field
 
-from relplan.analyses.common import WindowRow, per_capacity, ratio, run_query
+from relplan import sql
+from relplan.analyses.common import WindowRow, per_capacity, ratio
 from relplan.analyses.context import RunContext, Window, window_params
+from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import num, pct
+from relplan.values import pct
 
 ENGINE = "engine trace"
 PROXY = "proxy log"
@@ -100,7 +101,7 @@ def amplification_windows(
 ) -> list[AmplificationWindow]:
     rows = {
         r["win_name"]: r
-        for r in run_query(con, "analyses/load_amplification_by_window", window_params(windows))
+        for r in sql.rows(con, "analyses/load_amplification_by_window", window_params(windows))
     }
     return [_row(ctx, w, rows[w.name]) for w in windows]
 
@@ -237,7 +238,7 @@ def _by_replica(
 ) -> list[AmplificationReplicaRow]:
     if not ctx.has_events:
         return []
-    rows = run_query(con, "analyses/executions_by_window_and_replica", window_params(windows))
+    rows = sql.rows(con, "analyses/executions_by_window_and_replica", window_params(windows))
     by = {(r["win_name"], r["replica"]): r for r in rows}
     replicas = sorted({r["replica"] for r in rows})
     if not set(replicas) - {""}:
@@ -303,70 +304,11 @@ def _finding(windows: list[AmplificationWindow], ctx: RunContext) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def render_amplification(a: Amplification) -> str:
-    headers = [
-        "window",
-        "calls",
-        "×Ĉ",
-        "attempts",
-        "retries",
-        "att/call",
-        "exec/call",
-        "accepted",
-        "×Ĉ",
-        "completed",
-        "×Ĉ",
-        "for waiting",
-        "×Ĉ",
-        "retry share",
-        "shed",
-        "attached",
-        "abort delay p50",
-    ]
-    rows = [
-        [
-            w.window,
-            num(w.calls),
-            num(w.calls_x_capacity, 2),
-            num(w.attempts),
-            num(w.retries),
-            num(w.attempts_per_call, 2),
-            num(w.executions_per_call, 2),
-            num(w.executions_accepted),
-            num(w.accepted_x_capacity, 2),
-            num(w.executions_completed),
-            num(w.completed_x_capacity, 2),
-            num(w.completed_for_waiting),
-            num(w.completed_for_waiting_x_capacity, 2),
-            pct(w.retry_share),
-            num(w.shed),
-            num(w.attached),
-            num(w.abort_delay_median_s, 3),
-        ]
-        for w in a.windows
-    ]
-    src = a.windows[0].accepted_source or "no source"
-    text = (
-        f"A. Load and retry amplification (executions from the {src})\n"
-        + format_table(headers, rows)
-        + f"\n{a.finding}"
-    )
-    if a.by_replica:
-        heads = ["window", "replica", "accepted", "×Ĉ", "refused", "completed", "×Ĉ",
-                 "for waiting", "for nobody"]  # fmt: skip
-        reps = [
-            [
-                r.window,
-                r.replica,
-                num(r.executions_accepted),
-                num(r.accepted_x_capacity, 2),
-                num(r.executions_rejected),
-                num(r.executions_completed),
-                num(r.completed_x_capacity, 2),
-                num(r.completed_for_waiting),
-                num(r.completed_for_nobody),
-            ]
-            for r in a.by_replica
-        ]
-        text += "\nPer replica (engine trace):\n" + format_table(heads, reps, left=(0, 1))
-    return text
+def missing(i: Inputs) -> str | None:
+    if i.ctx.has_proxy or i.ctx.has_events:
+        return None
+    return "load amplification needs a proxy log or an engine trace"
+
+
+def run(i: Inputs) -> Amplification:
+    return analyze_amplification(i.con, i.ctx)

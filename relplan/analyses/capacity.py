@@ -1,4 +1,4 @@
-"""G. Capacity calibration from a staged ramp (analyses.md G, simulator.md Calibration).
+"""Capacity calibration from a staged ramp (docs/analyses.md, `capacity`).
 
 Stages are the phases named `stage-1`, `stage-2`, ... (also `stage_1`, `stage1`), in
 number order. Per stage (queries/analyses/capacity_stages.sql): offered rate (calls by t_planned per
@@ -6,9 +6,9 @@ second; engine arrivals without a proxy log), completed rate (engine `finished` 
 and the least-squares slope of the waiting count over the stage's second half (from the
 engine trace's lifecycle events on a 1 s grid; else from vllm:num_requests_waiting).
 A stage *grows* when that slope exceeds the tolerance (0.05 /s) and the stage ends with more
-than 20 waiting (simulator.md's rule; the second condition keeps noise on a short queue
+than 20 waiting (the simulator's rule, docs/simulate.md; the second condition keeps noise on a short queue
 from counting as growth). Ĉ is the offered rate of the last stage before the first growing
-one (= analyses.md's "highest stage rate at which the queue does not grow" when growth is
+one (= docs/analyses.md's "highest stage rate at which the queue does not grow" when growth is
 monotone, which a ramp that carries its backlog forward makes it). When the first stage
 already grows Ĉ lies below it; when no stage grows Ĉ is at least the last stage's rate.
 """
@@ -20,10 +20,10 @@ import re
 import duckdb
 from pydantic import Field
 
-from relplan.analyses.common import run_query
+from relplan import sql
 from relplan.analyses.context import RunContext, Window, window_params
+from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.tables import format_table
 from relplan.values import num
 
 STAGE = re.compile(r"^stage[-_ ]?(\d+)$")
@@ -75,7 +75,7 @@ def analyze_capacity(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, stages: list[Window]
 ) -> CapacityCalibration:
     params = window_params(stages) | {"t_end": ctx.t_end, "grid_s": GRID_S, "gauge_name": GAUGE}
-    rows = {r["win_name"]: r for r in run_query(con, "analyses/capacity_stages", params)}
+    rows = {r["win_name"]: r for r in sql.rows(con, "analyses/capacity_stages", params)}
     offered_src = "proxy log calls" if ctx.has_proxy else "engine arrivals"
     waiting_src = "engine trace" if ctx.has_events else GAUGE
     out = []
@@ -139,21 +139,13 @@ def _finding(stages: list[CapacityStage], cap: float | None, bound: str) -> str:
     return "Ĉ unknown: some stage has no waiting-count data."
 
 
-def render_capacity(g: CapacityCalibration) -> str:
-    headers = ["stage", "offered /s", "completed /s", "waiting slope /s", "waiting at end", "grows"]
-    rows = [
-        [
-            s.stage,
-            num(s.offered_per_s, 3),
-            num(s.completed_per_s, 3),
-            num(s.waiting_slope_per_s, 3),
-            num(s.waiting_at_end),
-            "-" if s.grows is None else ("yes" if s.grows else "no"),
-        ]
-        for s in g.stages
-    ]
-    return (
-        f"G. Capacity calibration (waiting from the {g.waiting_source})\n"
-        + format_table(headers, rows)
-        + f"\n{g.finding}"
-    )
+def missing(i: Inputs) -> str | None:
+    if not stage_phases(i.ctx):
+        return "capacity calibration needs a staged ramp: phases named stage-1, stage-2, ..."
+    if not (i.ctx.has_events or GAUGE in i.metric_names):
+        return f"capacity calibration needs an engine trace or the {GAUGE} metric"
+    return None
+
+
+def run(i: Inputs) -> CapacityCalibration:
+    return analyze_capacity(i.con, i.ctx, stage_phases(i.ctx))

@@ -1,14 +1,10 @@
-"""Helpers shared by the analyses: running a windowed query, ratios that are null with a
+"""Helpers shared by the analyses: ratios that are null with a
 reason instead of raising on a zero denominator, and the row base model."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import duckdb
 from pydantic import Field
 
-from relplan import sql
 from relplan.models import StrictModel
 
 
@@ -26,16 +22,6 @@ class WindowRow(StrictModel):
 class SkippedAnalysis(StrictModel):
     analysis: str
     reason: str
-
-
-def run_query(
-    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """Run queries/<name>.sql with `params`; rows as dicts keyed by column name."""
-    q = sql.load(name)
-    cur = con.execute(q.text, q.bind(params))
-    cols = [d[0] for d in cur.description or []]
-    return [dict(zip(cols, r, strict=False)) for r in cur.fetchall()]
 
 
 def ratio(

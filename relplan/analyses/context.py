@@ -1,6 +1,6 @@
 """The run context every analysis shares: t0, T, phases, the overload phase, Ĉ, D and W.
 
-Conventions (analyses.md, Conventions 1-2, 8):
+Conventions (docs/analyses.md, conventions 1-2, 8):
 - t0 is run.json's `t0`, else the earliest proxy or engine timestamp (metrics excluded).
 - T is the later of the last phase end and the last proxy or engine timestamp (the last
   metric sample when there is neither).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 from pydantic import Field
@@ -27,6 +27,7 @@ from pydantic import Field
 from relplan import sql
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
+from relplan.workspace.facts import latest_manifest
 
 # A command-line time larger than this is an absolute epoch time, not seconds from t0.
 ABSOLUTE_TIME_THRESHOLD = 1e8
@@ -121,6 +122,21 @@ class RunContext(StrictModel):
         ]
 
 
+class Span(NamedTuple):
+    """Rows of one input kind and its first and last timestamp (None when it has no rows)."""
+
+    n: int
+    t_min: float | None
+    t_max: float | None
+
+    @property
+    def range(self) -> tuple[float, float] | None:
+        """(first, last) timestamp, None when the kind has no rows."""
+        if self.n == 0 or self.t_min is None or self.t_max is None:
+            return None
+        return float(self.t_min), float(self.t_max)
+
+
 @dataclass(frozen=True)
 class Window:
     name: str
@@ -207,52 +223,40 @@ def parse_phases(text: str) -> list[tuple[str, float, float]]:
     return out
 
 
-def _manifest(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, Any] | None, list[PhaseSpan]]:
-    q = sql.load("analyses/run_manifest_latest")
-    rows = con.execute(q.text, q.bind({})).fetchall()
-    if not rows:
-        return None, []
-    r = rows[0]
-    man = {
-        "name": r[1],
-        "capacity": r[2],
-        "deadline": r[3],
-        "delivery_window": r[4],
-        "overload_phase": r[5],
-        "t0": r[6],
-    }
-    phases = [PhaseSpan(name=x[7], start_s=x[8], end_s=x[9]) for x in rows if x[7] is not None]
-    return man, phases
-
-
 def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     """Build the RunContext from run.json (manifests/phases tables) and the flags in `opts`
     (an AnalyzeOptions). Raises NoDataError when the workspace holds no proxy or engine data."""
-    man, man_phases = _manifest(con)
-    q = sql.load("analyses/data_time_ranges")
-    spans = {r[0]: (int(r[1]), r[2], r[3]) for r in con.execute(q.text, q.bind({})).fetchall()}
+    man = latest_manifest(con)
+    man_phases = (
+        [PhaseSpan(name=p.name, start_s=p.start_s, end_s=p.end_s) for p in man.phases]
+        if man is not None
+        else []
+    )
+    spans = {
+        r["kind"]: Span(int(r["n"]), r["t_min"], r["t_max"])
+        for r in sql.rows(con, "analyses/data_time_ranges")
+    }
     data_kinds = ("proxy", "events", "steps", "stats")
-    mins = [spans[k][1] for k in data_kinds if spans[k][0] > 0]
-    maxs = [spans[k][2] for k in data_kinds if spans[k][0] > 0]
+    ranges = [r for k in data_kinds if (r := spans[k].range) is not None]
+    mins = [first for first, _ in ranges]
+    maxs = [last for _, last in ranges]
+    metrics_range = spans["metrics"].range
     notes: list[str] = []
 
-    if man is not None and man["t0"] is not None:
-        t0, t0_source = float(man["t0"]), "run.json"
+    if man is not None and man.t0 is not None:
+        t0, t0_source = float(man.t0), "run.json"
     elif mins:
-        t0, t0_source = float(min(mins)), "earliest proxy/engine record"
-    elif spans["metrics"][0] > 0:
-        t0, t0_source = (
-            float(spans["metrics"][1]),
-            "earliest metric sample (no proxy or engine data)",
-        )
+        t0, t0_source = min(mins), "earliest proxy/engine record"
+    elif metrics_range is not None:
+        t0, t0_source = metrics_range[0], "earliest metric sample (no proxy or engine data)"
         notes.append("no proxy log or engine trace: t0 and T come from the metrics")
     else:
         raise NoDataError(
             "the workspace holds no proxy log, engine trace or metrics; run `relplan ingest` first"
         )
 
-    if not maxs and spans["metrics"][0] > 0:
-        maxs = [spans["metrics"][2]]
+    if not maxs and metrics_range is not None:
+        maxs = [metrics_range[1]]
 
     if opts.phases:
         phases = []
@@ -281,25 +285,25 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
             f" to {window_end - t0:g} s after t0)",
         )
 
-    def pick(flag: float | None, key: str) -> tuple[float | None, str | None]:
+    def pick(flag: float | None, manifest: float | None) -> tuple[float | None, str | None]:
         if flag is not None:
             return float(flag), "flag"
-        if man is not None and man[key] is not None:
-            return float(man[key]), "run.json"
+        if manifest is not None:
+            return float(manifest), "run.json"
         return None, None
 
-    capacity, capacity_source = pick(opts.capacity, "capacity")
-    deadline, deadline_source = pick(opts.deadline, "deadline")
-    window_w, window_w_source = pick(opts.delivery_window, "delivery_window")
+    capacity, capacity_source = pick(opts.capacity, man.capacity_calls_per_s if man else None)
+    deadline_s, deadline_source = pick(opts.deadline, man.deadline_s if man else None)
+    window_w, window_w_source = pick(opts.delivery_window, man.delivery_window_s if man else None)
 
-    overload, rule = _overload_phase(con, man, phases, t0)
+    overload, rule = _overload_phase(con, man.overload_phase if man else None, phases, t0)
 
     sources = [
         SourceSpan(
             kind=k,
-            rows=spans[k][0],
-            start_s=None if spans[k][1] is None else spans[k][1] - t0,
-            end_s=None if spans[k][2] is None else spans[k][2] - t0,
+            rows=spans[k].n,
+            start_s=None if (r := spans[k].range) is None else r[0] - t0,
+            end_s=None if r is None else r[1] - t0,
         )
         for k in ("proxy", "events", "steps", "stats", "metrics")
     ]
@@ -317,7 +321,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         overload_rule=rule,
         capacity=capacity,
         capacity_source=capacity_source,
-        deadline_s=deadline,
+        deadline_s=deadline_s,
         deadline_source=deadline_source,
         delivery_window_s=window_w,
         delivery_window_source=window_w_source,
@@ -332,25 +336,26 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
 
 def _overload_phase(
     con: duckdb.DuckDBPyConnection,
-    man: dict[str, Any] | None,
+    named: str | None,
     phases: list[PhaseSpan],
     t0: float,
 ) -> tuple[str | None, str | None]:
     if not phases:
         return None, None
     names = [p.name for p in phases]
-    if man is not None and man["overload_phase"] and man["overload_phase"] in names:
-        return man["overload_phase"], "run.json overload_phase"
+    if named and named in names:
+        return named, "run.json overload_phase"
     if "pulse" in names:
         return "pulse", "the phase named pulse"
     windows = [Window(p.name, t0 + p.start_s, t0 + p.end_s, False) for p in phases]
-    q = sql.load("analyses/phase_arrival_counts")
-    rows = con.execute(q.text, q.bind(window_params(windows))).fetchall()
-    counts = {r[0]: (r[1], r[2]) for r in rows}
-    use_calls = any(c[0] for c in counts.values())
+    counts = {
+        r["win_name"]: r
+        for r in sql.rows(con, "analyses/phase_arrival_counts", window_params(windows))
+    }
+    use_calls = any(c["calls"] for c in counts.values())
     best: tuple[float, str] | None = None
     for p in phases:
-        n = counts[p.name][0 if use_calls else 1]
+        n = counts[p.name]["calls" if use_calls else "engine_arrivals"]
         rate = n / (p.end_s - p.start_s)
         if n and (best is None or rate > best[0]):
             best = (rate, p.name)
@@ -360,17 +365,17 @@ def _overload_phase(
     return best[1], f"the phase with the highest arrival rate ({best[0]:.3g} {src}/s)"
 
 
-def _clock_notes(spans: dict[str, tuple[int, Any, Any]]) -> list[str]:
+def _clock_notes(spans: dict[str, Span]) -> list[str]:
     """Say so when two sources' time ranges do not overlap (different clocks, wrong files)."""
     labels = {"proxy": "proxy log", "events": "engine trace", "metrics": "metrics"}
-    eng = [spans[k] for k in ("events", "steps") if spans[k][0] > 0]
+    eng = [r for k in ("events", "steps") if (r := spans[k].range) is not None]
     ranges: dict[str, tuple[float, float]] = {}
-    if spans["proxy"][0] > 0:
-        ranges["proxy"] = (spans["proxy"][1], spans["proxy"][2])
+    if (proxy := spans["proxy"].range) is not None:
+        ranges["proxy"] = proxy
     if eng:
-        ranges["events"] = (min(e[1] for e in eng), max(e[2] for e in eng))
-    if spans["metrics"][0] > 0:
-        ranges["metrics"] = (spans["metrics"][1], spans["metrics"][2])
+        ranges["events"] = (min(first for first, _ in eng), max(last for _, last in eng))
+    if (metrics := spans["metrics"].range) is not None:
+        ranges["metrics"] = metrics
     out = []
     keys = list(ranges)
     for i, a in enumerate(keys):

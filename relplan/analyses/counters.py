@@ -1,4 +1,4 @@
-"""D. Counters that miss the problem (analyses.md D).
+"""Counters that miss the problem (docs/analyses.md, `counters`).
 
 vLLM's prompt-token counter moves when an execution produces its first output; the
 prefix-cache query counter moves when it is scheduled from the waiting queue. Prefill
@@ -27,10 +27,12 @@ from typing import Any
 import duckdb
 from pydantic import Field
 
-from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan import sql
+from relplan.analyses.common import WindowRow, ratio
 from relplan.analyses.context import RunContext, window_params
+from relplan.analyses.inputs import Inputs
+from relplan.errors import NoDataError
 from relplan.models import StrictModel
-from relplan.tables import format_table
 from relplan.values import num, pct
 
 PROMPT_NAMES = ("vllm:prompt_tokens_total", "vllm:prompt_tokens")
@@ -92,10 +94,8 @@ class Counters(StrictModel):
 
 
 def counter_names(con: duckdb.DuckDBPyConnection) -> tuple[str | None, str | None]:
-    present = {r["name"] for r in run_query(con, "analyses/metric_names_present", {})}
-    prompt = next((n for n in PROMPT_NAMES if n in present), None)
-    query = next((n for n in QUERY_NAMES if n in present), None)
-    return prompt, query
+    present = frozenset(r["name"] for r in sql.rows(con, "analyses/metric_names_present"))
+    return pick_counter_names(present)
 
 
 def _labels(ctx: RunContext) -> dict[str, str]:
@@ -112,7 +112,7 @@ def analyze_counters(
 ) -> Counters:
     windows = ctx.phase_windows()
     names = {"prompt_name": prompt, "query_name": query} | _labels(ctx)
-    rows = run_query(con, "analyses/counter_rise_by_window", window_params(windows) | names)
+    rows = sql.rows(con, "analyses/counter_rise_by_window", window_params(windows) | names)
     by: dict[tuple[str, str | None], dict[str, Any]] = {}
     replicas: set[str] = set()
     for r in rows:
@@ -122,7 +122,7 @@ def analyze_counters(
         by[(r["win_name"], rep)] = r
     truth: dict[tuple[str, str | None], dict[str, Any]] = {}
     if ctx.has_events:
-        for r in run_query(con, "analyses/prompt_tokens_truth_by_window", window_params(windows)):
+        for r in sql.rows(con, "analyses/prompt_tokens_truth_by_window", window_params(windows)):
             rep = None if r["all_replicas"] else (r["replica"] or "")
             truth[(r["win_name"], rep)] = r
     per_replica = bool(replicas - {""})
@@ -200,7 +200,7 @@ def _rolling(
         return [], []
     params = names | {"origin": ctx.t0, "step": s, "width": w, "k_first": k_first, "k_last": k_last}
     got: dict[tuple[int, str | None], dict[str, Any]] = {}
-    for r in run_query(con, "analyses/counter_rise_rolling", params):
+    for r in sql.rows(con, "analyses/counter_rise_rolling", params):
         rep = None if r["all_replicas"] else (r["replica"] or "")
         k = round((r["e"] - ctx.t0) / s)
         got[(k, rep)] = r
@@ -266,27 +266,23 @@ def _finding(
     return text + "."
 
 
-def render_counters(c: Counters) -> str:
-    headers = [
-        "window",
-        "replica",
-        "prompt rise",
-        "query rise",
-        "shortfall",
-        "resets",
-        "trace shortfall",
-    ]
-    rows = [
-        [
-            w.window,
-            w.replica or "all",
-            num(w.prompt_rise),
-            num(w.query_rise),
-            pct(w.shortfall),
-            num(w.resets),
-            pct(w.truth_shortfall),
-        ]
-        for w in c.windows
-    ]
-    head = f"D. Counters: {c.prompt_metric} vs {c.query_metric}"
-    return head + "\n" + format_table(headers, rows, left=(0, 1)) + f"\n{c.finding}"
+def pick_counter_names(present: frozenset[str]) -> tuple[str | None, str | None]:
+    """The prompt-token and prefix-cache query counters present (first name that exists)."""
+    prompt = next((n for n in PROMPT_NAMES if n in present), None)
+    query = next((n for n in QUERY_NAMES if n in present), None)
+    return prompt, query
+
+
+def missing(i: Inputs) -> str | None:
+    prompt, query = pick_counter_names(i.metric_names)
+    lacking = [n for n, ok in ((PROMPT_NAMES[0], prompt), (QUERY_NAMES[0], query)) if not ok]
+    if not lacking:
+        return None
+    return f"counter divergence needs the metrics {' and '.join(lacking)}"
+
+
+def run(i: Inputs) -> Counters:
+    prompt, query = pick_counter_names(i.metric_names)
+    if prompt is None or query is None:
+        raise NoDataError(missing(i) or "counter divergence needs the counter metrics")
+    return analyze_counters(i.con, i.ctx, prompt, query)

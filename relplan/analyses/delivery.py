@@ -1,4 +1,4 @@
-"""B. Delivery and recovery (analyses.md B).
+"""Delivery and recovery (docs/analyses.md, `delivery`).
 
 Per window of planned arrival: calls, delivered share, on-time share, median and p99 time to
 delivery (queries/analyses/delivery_by_window.sql). Series: the same query over `bin_s` bins of
@@ -12,7 +12,7 @@ Verdict over [end of overload, T] (T = the window end), in this order:
 3. `overloaded` when calls arrived above Ĉ (mean rate over the window);
 4. `metastable` when calls arrived at or below Ĉ but executions were accepted above it;
 5. `draining` otherwise (accepted executions stayed at or below Ĉ).
-Accepted executions follow A's definition and source (engine trace, else proxy log).
+Accepted executions follow the amplification analysis's definition and source (engine trace, else proxy log).
 Choices: a bin's on-time share counts every call planned in the bin (undelivered ones
 count as late); the last bin may be shorter than 30 s when T falls inside it.
 """
@@ -25,12 +25,13 @@ from typing import Any, Literal
 import duckdb
 from pydantic import Field
 
+from relplan import sql
 from relplan.analyses.amplification import amplification_windows
-from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan.analyses.common import WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
+from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import num, pct
+from relplan.values import pct
 
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
@@ -96,11 +97,12 @@ def _query(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
 ) -> dict[str, dict[str, Any]]:
     params = window_params(windows) | {
-        "delivery_window": ctx.delivery_window_s if ctx.delivery_window_s is not None else math.inf,
-        "deadline": ctx.deadline_s if ctx.deadline_s is not None else math.inf,
+        # No delivery window known: any delivery by T counts (W = +inf in the query only).
+        "delivery_window": math.inf if ctx.delivery_window_s is None else ctx.delivery_window_s,
+        "deadline_s": ctx.deadline_s,  # None (SQL null) when unknown
         "t_end": ctx.t_end,
     }
-    return {str(r["win_name"]): r for r in run_query(con, "analyses/delivery_by_window", params)}
+    return {str(r["win_name"]): r for r in sql.rows(con, "analyses/delivery_by_window", params)}
 
 
 def _bins(
@@ -290,19 +292,9 @@ def _finding(windows: list[DeliveryWindow], rec: Recovery | None, why_none: str 
     return f"{text}; verdict {rec.verdict.replace('_', ' ')}: {rec.because}."
 
 
-def render_delivery(d: Delivery) -> str:
-    headers = ["window", "calls", "delivered", "on time", "open at end", "p50 s", "p99 s"]
-    rows = [
-        [
-            w.window,
-            num(w.calls),
-            pct(w.delivered_share),
-            pct(w.on_time_share),
-            num(w.window_open_at_end),
-            num(w.delivery_median_s, 1),
-            num(w.delivery_p99_s, 1),
-        ]
-        for w in d.windows
-    ]
-    head = f"B. Delivery and recovery (W = {num(d.delivery_window_s)} s, D = {num(d.deadline_s)} s)"
-    return head + "\n" + format_table(headers, rows) + f"\n{d.finding}"
+def missing(i: Inputs) -> str | None:
+    return None if i.ctx.has_proxy else "delivery and recovery need a proxy log (attempt outcomes)"
+
+
+def run(i: Inputs) -> Delivery:
+    return analyze_delivery(i.con, i.ctx)

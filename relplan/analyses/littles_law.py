@@ -1,4 +1,4 @@
-"""E. Little's law queue check (analyses.md E).
+"""Little's law on the waiting queue (docs/analyses.md, `littles_law`).
 
 From the engine trace (queries/analyses/littles_law_by_window.sql): L is the exact time-average of
 the waiting count, λ the executions arriving per second, Wq the mean full wait of the
@@ -17,11 +17,11 @@ from typing import Any
 import duckdb
 from pydantic import Field
 
-from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan import sql
+from relplan.analyses.common import WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
+from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import num
 
 GAUGE = "vllm:num_requests_waiting"
 
@@ -87,7 +87,7 @@ def _windows(
     trace: dict[Key, dict[str, Any]] = {}
     if ctx.has_events:
         params = window_params(windows) | {"t_end": ctx.t_end}
-        for r in run_query(con, "analyses/littles_law_by_window", params):
+        for r in sql.rows(con, "analyses/littles_law_by_window", params):
             if (k := _key(r)) is not None:
                 trace[k] = r
     labels = (ctx.replica_labels * 3)[:3]
@@ -99,7 +99,7 @@ def _windows(
         "label2": labels[1],
         "label3": labels[2],
     }
-    for r in run_query(con, "analyses/waiting_gauge_by_window", params):
+    for r in sql.rows(con, "analyses/waiting_gauge_by_window", params):
         if (k := _key(r)) is not None:
             met[r["kind"]][k] = r
     replicas: list[str | None] = [None]
@@ -238,34 +238,11 @@ def _finding(windows: list[LittleWindow]) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def render_littles_law(e: LittlesLaw) -> str:
-    headers = [
-        "window",
-        "replica",
-        "L",
-        "λ /s",
-        "Wq s",
-        "L/(λ·Wq)",
-        "L/(λ·D)",
-        "open at T",
-        "L metrics",
-    ]
-    rows = [
-        [
-            w.window,
-            w.replica or "all",
-            num(w.waiting_l, 2),
-            num(w.lambda_per_s, 3),
-            num(w.wq_s, 1),
-            num(w.consistency, 2),
-            num(w.deadline_saturation, 2),
-            num(w.open_at_end),
-            num(w.waiting_l_metrics, 2),
-        ]
-        for w in e.windows
-    ]
-    return (
-        f"E. Little's law on the waiting queue ({e.source})\n"
-        + format_table(headers, rows, left=(0, 1))
-        + f"\n{e.finding}"
-    )
+def missing(i: Inputs) -> str | None:
+    if i.ctx.has_events or GAUGE in i.metric_names:
+        return None
+    return f"Little's law needs an engine trace (lifecycle events) or the {GAUGE} metric"
+
+
+def run(i: Inputs) -> LittlesLaw:
+    return analyze_littles_law(i.con, i.ctx, GAUGE in i.metric_names)

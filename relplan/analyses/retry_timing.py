@@ -1,4 +1,4 @@
-"""F. Retry timing (analyses.md F), from queries/analyses/retry_gap_and_slack.sql.
+"""Retry timing (docs/analyses.md, `retry_timing`), from queries/analyses/retry_gap_and_slack.sql.
 
 For executions created by a retry whose predecessor was aborted: the gap from the
 predecessor's abort to the new execution's first `scheduled`, and the slack between the
@@ -12,11 +12,11 @@ from __future__ import annotations
 import duckdb
 from pydantic import Field
 
-from relplan.analyses.common import WindowRow, run_query
+from relplan import sql
+from relplan.analyses.common import WindowRow
 from relplan.analyses.context import RunContext, window_params
+from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import num
 
 
 class RetryTimingWindow(WindowRow):
@@ -46,8 +46,8 @@ class RetryTiming(StrictModel):
 
 def analyze_retry_timing(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> RetryTiming:
     windows = ctx.phase_windows()
-    params = window_params(windows) | {"deadline": ctx.deadline_s or 0.0}
-    rows = {r["win_name"]: r for r in run_query(con, "analyses/retry_gap_and_slack", params)}
+    params = window_params(windows) | {"deadline_s": ctx.deadline_s}  # None: SQL null
+    rows = {r["win_name"]: r for r in sql.rows(con, "analyses/retry_gap_and_slack", params)}
     out = []
     for w in windows:
         r = rows[w.name]
@@ -101,34 +101,11 @@ def _finding(run: RetryTimingWindow) -> str:
     return text + "."
 
 
-def render_retry_timing(f: RetryTiming) -> str:
-    headers = [
-        "window",
-        "retries",
-        "after abort",
-        "never sched",
-        "gap p10",
-        "gap p50",
-        "gap p90",
-        "slack p10",
-        "slack p50",
-        "slack p90",
-        "slack < 0",
-    ]
-    rows = [
-        [
-            w.window,
-            num(w.retries_with_execution),
-            num(w.retries_after_abort),
-            num(w.never_scheduled),
-            num(w.gap_p10_s, 1),
-            num(w.gap_median_s, 1),
-            num(w.gap_p90_s, 1),
-            num(w.slack_p10_s, 1),
-            num(w.slack_median_s, 1),
-            num(w.slack_p90_s, 1),
-            num(w.slack_negative),
-        ]
-        for w in f.windows
-    ]
-    return "F. Retry timing (seconds)\n" + format_table(headers, rows) + f"\n{f.finding}"
+def missing(i: Inputs) -> str | None:
+    if i.ctx.has_proxy and i.ctx.has_events:
+        return None
+    return "retry timing needs both a proxy log and an engine trace"
+
+
+def run(i: Inputs) -> RetryTiming:
+    return analyze_retry_timing(i.con, i.ctx)

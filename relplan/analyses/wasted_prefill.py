@@ -1,4 +1,4 @@
-"""C. Wasted prefill by abort cause (analyses.md C), from the engine trace's step records.
+"""Wasted prefill by abort cause (docs/analyses.md, `wasted_prefill`), from step records.
 
 queries/analyses/wasted_prefill_by_fate.sql splits every step's computed prompt tokens by the fate of
 its execution (decided over all the data; the earlier of finished/aborted wins, a tie counts
@@ -18,11 +18,12 @@ from typing import Any
 import duckdb
 from pydantic import Field
 
-from relplan.analyses.common import WindowRow, ratio, run_query
+from relplan import sql
+from relplan.analyses.common import WindowRow, ratio
 from relplan.analyses.context import RunContext, segments
+from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import num, pct
+from relplan.values import pct
 
 FATES = ("delivered", "finished_for_nobody", "finished", "aborted", "unfinished", "unknown")
 
@@ -62,7 +63,7 @@ class WastedPrefill(StrictModel):
 def analyze_wasted_prefill(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> WastedPrefill:
     windows = ctx.phase_windows()
     params, members = segments(windows)
-    rows = run_query(con, "analyses/wasted_prefill_by_fate", params | {"has_proxy": ctx.has_proxy})
+    rows = sql.rows(con, "analyses/wasted_prefill_by_fate", params | {"has_proxy": ctx.has_proxy})
     # Sum the disjoint segments into each window, for all replicas and per replica.
     groups: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
     replicas: set[str] = {r["replica"] or "" for r in rows}
@@ -147,35 +148,14 @@ def _finding(run: WastedPrefillWindow) -> str:
     return text + "."
 
 
-def render_wasted_prefill(c: WastedPrefill) -> str:
-    headers = [
-        "window",
-        "replica",
-        "computed",
-        "delivered",
-        "for nobody",
-        "finished",
-        "aborted",
-        "unfinished",
-        "unknown",
-        "in flight/aborted",
-        "before 1st out",
-        "recomputed",
-    ]
-    rows = [
-        [
-            w.window,
-            w.replica or "all",
-            num(w.computed_tokens),
-            *(pct(w.share_by_fate[f]) for f in FATES),
-            pct(w.inflight_share_of_aborted),
-            pct(w.before_first_output_share),
-            pct(w.recomputed_share),
-        ]
-        for w in c.windows
-    ]
-    return (
-        "C. Wasted prefill: computed prompt tokens by fate of their execution (engine trace)\n"
-        + format_table(headers, rows, left=(0, 1))
-        + f"\n{c.finding}"
-    )
+def missing(i: Inputs) -> str | None:
+    return None if i.ctx.has_steps else "wasted prefill needs an engine trace with step records"
+
+
+def run(i: Inputs) -> WastedPrefill:
+    return analyze_wasted_prefill(i.con, i.ctx)
+
+
+def data_checks(w: WastedPrefill) -> dict[str, int]:
+    """The steps of executions with no lifecycle event, counted on the way (DataChecks)."""
+    return {"steps_unknown_execution": w.windows[0].steps_by_fate["unknown"]}

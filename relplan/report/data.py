@@ -2,13 +2,14 @@
 
 `ReportData` is what `relplan report --json` writes and what the syrupy snapshot checks. It
 holds no figure of its own: every number comes from `relplan.analyses` (see `build.py`,
-which arranges an `AnalyzeResult` into this model). The HTML renderer and the chart
+which arranges an `AnalyzeResult` into this model, and relplan/report/sections/, one module
+per section). The HTML renderer and the chart
 functions only read it.
 
 Choices:
 - Times are seconds from the run's t0; rates are multiples of capacity (× Ĉ) when the
   capacity is known, else per second (`rate_unit` says which).
-- Every section is always present, in a fixed order. A section whose analysis could not run
+- Every section is always present, in registry order (relplan/analyses/registry.py). A section whose analysis could not run
   has `available = False` and names the missing inputs in `missing`; the last section,
   "what the data could not show", lists them all.
 - Tables are short and already formatted (strings), so the page and `--json` read alike.
@@ -19,25 +20,13 @@ Choices:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from relplan.analyses.delivery import Verdict
 from relplan.models import StrictModel
-
-Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient data"]
-RateUnit = Literal["x capacity", "per second"]
-
-SECTION_ORDER = (
-    "load",
-    "delivery",
-    "prefill",
-    "counters",
-    "queue",
-    "retries",
-    "health",
-    "missing",
-)
+from relplan.workspace.facts import SourceInfo
 
 
 class KeyFigure(StrictModel):
@@ -75,142 +64,11 @@ class SectionBase(StrictModel):
     table: Table | None = None
 
 
-# --- A. load and amplification -------------------------------------------------------------
-
-
-class LoadBin(StrictModel):
-    start_s: float
-    end_s: float
-    calls: float | None = Field(description="calls arriving (by planned time), rate")
-    accepted: float | None = Field(description="executions accepted, rate")
-    completed: float | None = Field(description="executions completed, rate")
-    completed_waiting: float | None = Field(
-        description="executions completed for a client still waiting, rate"
-    )
-
-
-class LoadSection(SectionBase):
-    rate_unit: RateUnit = "x capacity"
-    capacity_calls_per_s: float | None = None
-    bins: list[LoadBin] = Field(default_factory=list)
-
-
-# --- B. delivery and recovery --------------------------------------------------------------
-
-
-class DeliveryBin(StrictModel):
-    start_s: float = Field(description="planned-arrival bin start, seconds from t0")
-    end_s: float
-    calls: int
-    on_time_share: float | None
-
-
-class DeliverySection(SectionBase):
-    threshold: float = 0.9
-    min_calls: int = 5
-    overload_end_s: float | None = None
-    recovery_s: float | None = Field(
-        default=None, description="start of the recovery bin, seconds from t0"
-    )
-    recovery_text: str = ""
-    bins: list[DeliveryBin] = Field(default_factory=list)
-
-
-# --- C. where the prefill went --------------------------------------------------------------
-
-
-class FateTokens(StrictModel):
-    fate: str
-    tokens: int
-    share: float | None
-
-
-class PrefillSection(SectionBase):
-    fates: list[FateTokens] = Field(default_factory=list)
-    total_tokens: int = 0
-    in_flight_tokens: int | None = None
-    in_flight_share: float | None = Field(
-        default=None, description="of the aborted executions' computed prompt tokens"
-    )
-    before_first_token_tokens: int | None = None
-    before_first_token_share: float | None = Field(
-        default=None, description="of all computed prompt tokens"
-    )
-    recomputed_tokens: int | None = None
-
-
-# --- D. counters that miss it ----------------------------------------------------------------
-
-
-class CounterPoint(StrictModel):
-    t_s: float = Field(description="end of the rolling window")
-    replica: str
-    prompt_rise: float | None
-    query_rise: float | None
-    shortfall: float | None
-
-
 class Interval(StrictModel):
     replica: str
     name: str
     start_s: float
     end_s: float
-
-
-class CountersSection(SectionBase):
-    window_s: float = 60
-    threshold: float = 0.2
-    points: list[CounterPoint] = Field(default_factory=list)
-    alarms: list[Interval] = Field(default_factory=list)
-
-
-# --- E. queue vs Little's law ------------------------------------------------------------------
-
-
-QueueSeries = Literal["waiting", "waiting_metrics", "deadline"]
-
-
-class QueuePoint(StrictModel):
-    start_s: float = Field(description="bin start, seconds from t0")
-    end_s: float
-    series: QueueSeries = Field(
-        description="waiting: L from the engine trace; waiting_metrics: L from "
-        "vllm:num_requests_waiting; deadline: λ·D, one deadline's worth of arrivals"
-    )
-    value: float
-
-
-class QueueSection(SectionBase):
-    deadline_s: float | None = None
-    source: str = ""
-    points: list[QueuePoint] = Field(default_factory=list)
-
-
-# --- F. retry timing ------------------------------------------------------------------------
-
-
-class RetryStat(StrictModel):
-    """One measure's distribution over one window: p10, median and p90 with the count."""
-
-    window: str
-    measure: Literal["gap", "slack"]
-    n: int
-    p10_s: float
-    median_s: float
-    p90_s: float
-
-
-class RetrySection(SectionBase):
-    stats: list[RetryStat] = Field(default_factory=list)
-
-
-# --- J. engine health -----------------------------------------------------------------------
-
-
-class HealthSection(SectionBase):
-    signals: list[str] = Field(default_factory=list, description="every signal evaluated")
-    replicas: list[str] = Field(default_factory=list)
-    intervals: list[Interval] = Field(default_factory=list)
 
 
 # --- what the data could not show -----------------------------------------------------------
@@ -228,14 +86,6 @@ class MissingSection(SectionBase):
 # --- footer and the whole report ------------------------------------------------------------
 
 
-class SourceInfo(StrictModel):
-    name: str = Field(description="file name (the directory is left out of the page)")
-    kind: str
-    format: str
-    rows: int
-    rejected: int
-
-
 class Footer(StrictModel):
     sources: list[SourceInfo]
     row_counts: dict[str, int]
@@ -244,6 +94,11 @@ class Footer(StrictModel):
 
 
 class ReportData(StrictModel):
+    """The fields every report has. The class the builder fills is built from the registry
+    (`relplan.report.section.report_model()`): these fields, then one section per registered
+    analysis with a report section (named after the analysis, in registry order), then
+    `missing` and `footer`."""
+
     title: str
     run_name: str
     t0: float | None = Field(description="epoch seconds of the run's start")
@@ -252,16 +107,13 @@ class ReportData(StrictModel):
     deadline_s: float | None
     phases: list[PhaseBand]
     verdict: VerdictBlock
-    load: LoadSection
-    delivery: DeliverySection
-    prefill: PrefillSection
-    counters: CountersSection
-    queue: QueueSection
-    retries: RetrySection
-    health: HealthSection
-    missing: MissingSection
-    footer: Footer
+
+    if TYPE_CHECKING:  # fields report_model() adds
+        missing: MissingSection
+        footer: Footer
+
+        def __getattr__(self, name: str) -> Any: ...
 
     def sections(self) -> list[tuple[str, SectionBase]]:
-        """The sections in page order, with their anchors."""
-        return [(name, getattr(self, name)) for name in SECTION_ORDER]
+        """The sections in page order, with their anchors (the analyses' names, `missing`)."""
+        return [(name, value) for name, value in self if isinstance(value, SectionBase)]

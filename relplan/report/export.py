@@ -56,7 +56,7 @@ def chart_png(spec: dict[str, Any]) -> bytes:
 
 
 def export_images(specs: dict[str, dict[str, Any]], out_dir: Path, fmt: str) -> list[Path]:
-    """One file per chart, named after its section (`load.png`, ...). Returns the paths."""
+    """One file per chart, named after its section (`amplification.png`, ...). Returns the paths."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"unknown image format {fmt!r}")
     if out_dir.exists() and not out_dir.is_dir():

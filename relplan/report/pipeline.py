@@ -1,7 +1,8 @@
 """`relplan report` from end to end: inputs -> workspace -> analyses -> page and files.
 
-Flow (compute, then render): a workspace -> `relplan.analyses.analyze` (A-G, and J through
-`relplan.alerts`) -> `build.build_report_data` (the `ReportData` model) ->
+Flow (compute, then render): a workspace -> `relplan.analyses.analyze` (every registered
+analysis) and `relplan.workspace.facts.workspace_facts` -> `build.build_report_data` (the
+`ReportData` model) ->
 `charts.chart_specs` (Vega-Lite) -> `html.render_html` (one self-contained page) -> files
 (`export.py`, the only writer).
 
@@ -32,11 +33,12 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
-from relplan.report.build import build_report_data, workspace_facts
+from relplan.report.build import build_report_data
 from relplan.report.charts import chart_specs
 from relplan.report.data import ReportData
 from relplan.report.export import export_images, write_atomic
 from relplan.report.html import render_html
+from relplan.workspace.facts import workspace_facts
 
 __all__ = ["ReportFiles", "collect_report_data", "default_out", "make_report", "render_page"]
 
@@ -59,7 +61,7 @@ def collect_report_data(
     fallback_name: str,
     generated_at: datetime,
 ) -> ReportData:
-    """Run the analyses (A-G and the health signals J) on a workspace; arrange the result."""
+    """Run the analyses on a workspace, read its facts, and arrange both into the report."""
     result = analyze(con, opts)
     facts = workspace_facts(con, fallback_name)
     return build_report_data(result, facts, generated_at, __version__)

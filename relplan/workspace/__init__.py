@@ -3,6 +3,9 @@
 Owns the schema (`queries/schema.sql`), the connection settings (a memory limit
 and a spill directory so inputs larger than memory still ingest) and the path rules:
 `--db`, else `$RELPLAN_DB`, else `./relplan.duckdb`.
+
+What the workspace says about itself (the latest run manifest, the sources, the rows per
+table) is read in `relplan.workspace.facts`.
 """
 
 from __future__ import annotations
@@ -46,15 +49,18 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     """Open (creating if needed and allowed) the workspace and make sure its schema exists."""
     if read_only and not path.exists():
         raise NoDataError(f"{path}: no workspace here; run `relplan ingest` first")
+    # Settings go in as connection config, not as SQL text: a path never becomes SQL.
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "memory_limit": DEFAULT_MEMORY_LIMIT,
+        "preserve_insertion_order": False,
+    }
+    if not read_only:
+        config["temp_directory"] = str(path.with_name(path.name + ".tmp"))
     try:
-        con = duckdb.connect(str(path), read_only=read_only)
+        con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         raise InputError(f"cannot open workspace: {exc}", str(path)) from exc
-    con.execute(f"set memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
-    con.execute("set preserve_insertion_order = false")
     if not read_only:
-        tmp = path.with_name(path.name + ".tmp")
-        con.execute(f"set temp_directory = '{_sql_string(str(tmp))}'")
         con.execute(sql.load("schema").text)
     return con
 
@@ -66,8 +72,3 @@ def open_workspace(path: Path, *, read_only: bool = False) -> Iterator[duckdb.Du
         yield con
     finally:
         con.close()
-
-
-def _sql_string(text: str) -> str:
-    # Settings cannot take prepared parameters; the only values formatted in are paths.
-    return text.replace("'", "''")

@@ -1,0 +1,27 @@
+"""The engine health signals as an analysis: relplan.alerts evaluates them with Prometheus's
+semantics, so that the rule file `relplan alerts export` writes fires where this says it does.
+"""
+
+from __future__ import annotations
+
+from relplan.alerts.health import HealthResult, evaluate_health
+from relplan.analyses.inputs import Inputs
+from relplan.errors import NoDataError
+
+
+def missing(i: Inputs) -> str | None:
+    del i  # known only by trying: evaluate_health says which metrics it lacks
+    return None
+
+
+def run(i: Inputs) -> HealthResult:
+    try:
+        return evaluate_health(
+            i.con,
+            start=i.ctx.window_start,
+            end=i.ctx.window_end,
+            step=i.opts.step,
+            replica_label=i.opts.replica_label,
+        )
+    except NoDataError as exc:
+        raise NoDataError(f"engine health signals need vLLM metrics: {exc}") from exc

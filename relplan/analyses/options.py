@@ -1,0 +1,47 @@
+"""The flags of `relplan analyze` (and `relplan report`), as one model.
+
+Times (`t_from`, `t_to`) are seconds from t0, or epoch seconds when larger than 1e8; durations
+are seconds. `only` names analyses of the registry (relplan/analyses/registry.py); empty
+means all of them. None means "not given": run.json's value, else unknown, is used.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from relplan.errors import UsageError
+from relplan.models import StrictModel
+
+
+class AnalyzeOptions(StrictModel):
+    phases: str | None = Field(
+        default=None, description="NAME=START:END,... (seconds from t0 or epoch)"
+    )
+    capacity: float | None = Field(default=None, gt=0, description="Ĉ, calls per second")
+    deadline: float | None = Field(default=None, gt=0, description="D, seconds")
+    delivery_window: float | None = Field(default=None, gt=0, description="W, seconds")
+    window: float = Field(default=60.0, gt=0, description="rolling window length (D), seconds")
+    step: float = Field(default=15.0, gt=0, description="rolling evaluation step, seconds")
+    bin: float | None = Field(
+        default=None,
+        gt=0,
+        description="series bin width, seconds; default 30 s, widened for long windows",
+    )
+    t_from: float | None = None
+    t_to: float | None = None
+    replica_label: str | None = None
+    only: list[str] = Field(default_factory=list)
+
+    @field_validator("only")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        from relplan.analyses import registry  # the registry imports every analysis
+
+        known = registry.names()
+        bad = [n for n in v if n not in known]
+        if bad:
+            raise UsageError(
+                "--only",
+                f"unknown analysis {', '.join(bad)}; expected one of {', '.join(known)}",
+            )
+        return v

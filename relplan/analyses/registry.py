@@ -1,0 +1,177 @@
+"""The analyses of `relplan analyze`, one row each, in the order they run and are shown.
+
+A row says everything the rest of relplan needs to know about an analysis:
+- `name`: its one name: the `--only` choice, the `--json` key, the report section's anchor;
+- `title`: a short human name (where the analysis has no report section of its own);
+- `model`: the pydantic model its `run` returns (the type of its `--json` value);
+- `missing(inputs)`: the input it lacks, in one sentence, or None when it can run;
+- `run(inputs)`: computes the model (it may raise NoDataError: the analysis is then skipped
+  with that message);
+- `render`: "module:function" of its text for `relplan analyze`, `(model, ctx) -> str`
+  (default `relplan.render:render_default`: title, a table of its `windows`, its finding);
+- `section`: "module:attribute" of its report section (a `relplan.report.section.Section`),
+  or None when the report does not show it;
+- `data_checks`: optional, edge-case counts it finds on the way (fields of `DataChecks`).
+
+`render` and `section` are import strings, resolved when used, so that this layer never
+imports the text renderer or the report (layering: analyses import neither relplan.report nor
+relplan.sim). tests/test_analyses_registry.py resolves every row.
+
+Adding an analysis: docs/development.md, "Adding an analysis".
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field, create_model
+
+from relplan.alerts.health import HealthResult
+from relplan.analyses import (
+    amplification,
+    capacity,
+    counters,
+    delivery,
+    engine_health,
+    littles_law,
+    retry_timing,
+    wasted_prefill,
+)
+from relplan.analyses.common import SkippedAnalysis
+from relplan.analyses.inputs import Inputs
+from relplan.analyses.result import AnalyzeResult
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Analysis(Generic[M]):
+    name: str
+    title: str
+    model: type[M]
+    missing: Callable[[Inputs], str | None]
+    run: Callable[[Inputs], M]
+    render: str = "relplan.render:render_default"
+    section: str | None = None
+    data_checks: Callable[[M], dict[str, int]] | None = None
+
+
+ANALYSES: tuple[Analysis[Any], ...] = (
+    Analysis(
+        name="amplification",
+        title="load and retry amplification",
+        model=amplification.Amplification,
+        missing=amplification.missing,
+        run=amplification.run,
+        render="relplan.render:render_amplification",
+        section="relplan.report.sections.amplification:SECTION",
+    ),
+    Analysis(
+        name="delivery",
+        title="delivery and recovery",
+        model=delivery.Delivery,
+        missing=delivery.missing,
+        run=delivery.run,
+        render="relplan.render:render_delivery",
+        section="relplan.report.sections.delivery:SECTION",
+    ),
+    Analysis(
+        name="wasted_prefill",
+        title="wasted prefill",
+        model=wasted_prefill.WastedPrefill,
+        missing=wasted_prefill.missing,
+        run=wasted_prefill.run,
+        render="relplan.render:render_wasted_prefill",
+        section="relplan.report.sections.wasted_prefill:SECTION",
+        data_checks=wasted_prefill.data_checks,
+    ),
+    Analysis(
+        name="counters",
+        title="counters that miss the problem",
+        model=counters.Counters,
+        missing=counters.missing,
+        run=counters.run,
+        render="relplan.render:render_counters",
+        section="relplan.report.sections.counters:SECTION",
+    ),
+    Analysis(
+        name="littles_law",
+        title="Little's law on the waiting queue",
+        model=littles_law.LittlesLaw,
+        missing=littles_law.missing,
+        run=littles_law.run,
+        render="relplan.render:render_littles_law",
+        section="relplan.report.sections.littles_law:SECTION",
+    ),
+    Analysis(
+        name="retry_timing",
+        title="retry timing",
+        model=retry_timing.RetryTiming,
+        missing=retry_timing.missing,
+        run=retry_timing.run,
+        render="relplan.render:render_retry_timing",
+        section="relplan.report.sections.retry_timing:SECTION",
+    ),
+    Analysis(
+        name="capacity",
+        title="capacity calibration",
+        model=capacity.CapacityCalibration,
+        missing=capacity.missing,
+        run=capacity.run,
+        render="relplan.render:render_capacity",
+    ),
+    Analysis(
+        name="health",
+        title="engine health signals (evaluated by relplan.alerts)",
+        model=HealthResult,
+        missing=engine_health.missing,
+        run=engine_health.run,
+        render="relplan.render:render_health",
+        section="relplan.report.sections.health:SECTION",
+    ),
+)
+
+
+def analyses() -> tuple[Analysis[Any], ...]:
+    """The registered analyses (read at call time, so a test may register one more)."""
+    return ANALYSES
+
+
+def names() -> tuple[str, ...]:
+    return tuple(a.name for a in analyses())
+
+
+def by_model(model: type[BaseModel]) -> Analysis[Any]:
+    for a in analyses():
+        if a.model is model:
+            return a
+    raise KeyError(f"no registered analysis returns {model.__name__}")
+
+
+def resolve(ref: str) -> Any:
+    """The object an import string "package.module:attribute" names."""
+    module, _, attr = ref.partition(":")
+    if not module or not attr:
+        raise ValueError(f"expected 'module:attribute', got {ref!r}")
+    return getattr(importlib.import_module(module), attr)
+
+
+def result_model() -> type[AnalyzeResult]:
+    """The `AnalyzeResult` class for the registered analyses."""
+    return _result_model(analyses())
+
+
+@cache
+def _result_model(rows: tuple[Analysis[Any], ...]) -> type[AnalyzeResult]:
+    fields: dict[str, Any] = {
+        a.name: (a.model | None, Field(default=None, description=a.title)) for a in rows
+    }
+    fields["skipped"] = (list[SkippedAnalysis], Field(default_factory=list))
+    model: type[AnalyzeResult] = create_model(
+        "AnalyzeResult", __base__=AnalyzeResult, __module__=AnalyzeResult.__module__, **fields
+    )
+    return model

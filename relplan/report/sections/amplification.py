@@ -1,0 +1,158 @@
+"""The report's `amplification` section: load and retry amplification, from the `amplification` analysis."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import altair as alt
+from pydantic import Field
+
+from relplan.analyses.amplification import Amplification
+from relplan.analyses.context import RunContext
+from relplan.models import StrictModel
+from relplan.report.charts import HEIGHT, WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.data import ReportData, SectionBase, Table
+from relplan.report.section import Section
+from relplan.report.wording import count_times, span
+from relplan.values import num, pct
+
+TITLE = "Load and retry amplification"
+QUESTION = "Was the engine offered more work than it could do, and who created that work?"
+RateUnit = Literal["x capacity", "per second"]
+# One colour per series, the same in every chart.
+LOAD_SERIES = (
+    ("calls", "calls arriving", "#4c78a8"),
+    ("accepted", "executions accepted", "#e45756"),
+    ("completed", "executions completed", "#72b7b2"),
+    ("completed_waiting", "completed for a waiting client", "#54a24b"),
+)
+
+
+class RateBin(StrictModel):
+    start_s: float
+    end_s: float
+    calls: float | None = Field(description="calls arriving (by planned time), rate")
+    accepted: float | None = Field(description="executions accepted, rate")
+    completed: float | None = Field(description="executions completed, rate")
+    completed_waiting: float | None = Field(
+        description="executions completed for a client still waiting, rate"
+    )
+
+
+class AmplificationSection(SectionBase):
+    rate_unit: RateUnit = "x capacity"
+    capacity_calls_per_s: float | None = None
+    bins: list[RateBin] = Field(default_factory=list)
+
+
+def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
+    end_s = ctx.s(ctx.window_end)
+    cap = ctx.capacity
+    bins = []
+    for b in amp.series:
+        b_end = min(b.start_s + amp.series_bin_s, end_s)
+        width = b_end - b.start_s
+        if width <= 0:
+            continue
+        scale = width * (cap if cap else 1.0)
+
+        def rate(count: int | None, scale: float = scale) -> float | None:
+            return None if count is None else count / scale
+
+        bins.append(
+            RateBin(
+                start_s=b.start_s,
+                end_s=b_end,
+                calls=rate(b.calls),
+                accepted=rate(b.executions_accepted),
+                completed=rate(b.executions_completed),
+                completed_waiting=rate(b.completed_for_waiting),
+            )
+        )
+    rows = [
+        [
+            w.window,
+            span(w.start_s, w.end_s),
+            count_times(w.calls, w.calls_x_capacity),
+            count_times(w.executions_accepted, w.accepted_x_capacity),
+            count_times(w.executions_completed, w.completed_x_capacity),
+            count_times(w.completed_for_waiting, w.completed_for_waiting_x_capacity),
+            pct(w.retry_share),
+            num(w.executions_per_call, 2),
+        ]
+        for w in amp.windows
+    ]
+    unit = " (× Ĉ)" if cap else ""
+    return AmplificationSection(
+        title=TITLE,
+        question=QUESTION,
+        finding=amp.finding,
+        rate_unit="x capacity" if cap else "per second",
+        capacity_calls_per_s=cap,
+        bins=bins,
+        table=Table(
+            columns=[
+                "window",
+                "span",
+                f"calls{unit}",
+                f"accepted{unit}",
+                f"completed{unit}",
+                f"for a waiting client{unit}",
+                "retry share",
+                "executions per call",
+            ],
+            rows=rows,
+        ),
+    )
+
+
+def chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | None:
+    rows = []
+    for b in sec.bins:
+        for key, label, _ in LOAD_SERIES:
+            value = getattr(b, key)
+            if value is not None:
+                rows.append({"t_s": (b.start_s + b.end_s) / 2, "series": label, "value": value})
+    if not rows:
+        return None
+    unit = "× capacity" if sec.rate_unit == "x capacity" else "per second"
+    line = (
+        alt.Chart(inline_data(rows))
+        .mark_line(point=alt.OverlayMarkDef(size=14), strokeWidth=2)
+        .encode(
+            x=time_x("t_s", domain=time_domain(data)),
+            y=alt.Y("value:Q", title=f"rate ({unit})"),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=[s[1] for s in LOAD_SERIES], range=[s[2] for s in LOAD_SERIES]
+                ),
+                legend=alt.Legend(orient="top"),
+            ),
+            tooltip=[
+                alt.Tooltip("t_s:Q", title="t (s)", format=".0f"),
+                alt.Tooltip("series:N"),
+                alt.Tooltip("value:Q", format=".2f"),
+            ],
+        )
+    )
+    layers: list[alt.Chart] = [*phase_layers(data.phases), line]
+    if sec.rate_unit == "x capacity":
+        cap = (
+            alt.Chart(inline_data([{"y": 1.0, "label": "capacity"}]))
+            .mark_rule(color="#000000", strokeDash=[6, 4])
+            .encode(y="y:Q")
+        )
+        cap_label = (
+            alt.Chart(inline_data([{"y": 1.0, "label": "capacity Ĉ"}]))
+            .mark_text(align="left", dx=4, dy=-6, fontSize=10)
+            .encode(y="y:Q", x=alt.value(0), text="label:N")
+        )
+        layers += [cap, cap_label]
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
+
+
+SECTION = Section(
+    title=TITLE, question=QUESTION, model=AmplificationSection, build=build, chart=chart
+)

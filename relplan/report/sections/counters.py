@@ -1,0 +1,183 @@
+"""The report's `counters` section: counters that miss it, from the `counters` analysis."""
+
+from __future__ import annotations
+
+import altair as alt
+from pydantic import Field
+
+from relplan.analyses.context import RunContext
+from relplan.analyses.counters import Counters
+from relplan.models import StrictModel
+from relplan.report.charts import WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.data import Interval, ReportData, SectionBase, Table
+from relplan.report.section import Section
+from relplan.report.wording import ALL_REPLICAS
+from relplan.values import num, pct
+
+TITLE = "Counters that miss it"
+QUESTION = "Would vLLM's own counters have shown the wasted prefill on a dashboard?"
+
+
+class CounterRisePoint(StrictModel):
+    t_s: float = Field(description="end of the rolling window")
+    replica: str
+    prompt_rise: float | None
+    query_rise: float | None
+    shortfall: float | None
+
+
+class CountersSection(SectionBase):
+    window_s: float = 60
+    threshold: float = 0.2
+    points: list[CounterRisePoint] = Field(default_factory=list)
+    alarms: list[Interval] = Field(default_factory=list)
+
+
+def build(c: Counters, ctx: RunContext) -> CountersSection:
+    del ctx  # every figure is in the analysis's own rows
+    summed = [p for p in c.series if p.replica is None]
+    points = summed or c.series
+    rows = [
+        [
+            w.window,
+            w.replica or ALL_REPLICAS,
+            num(w.prompt_rise),
+            num(w.query_rise),
+            pct(w.shortfall),
+            pct(w.truth_shortfall),
+            f"{w.resets:,}",
+        ]
+        for w in c.windows
+        if w.replica is None or w.window == "run"
+    ]
+    return CountersSection(
+        title=TITLE,
+        question=QUESTION,
+        finding=c.finding,
+        window_s=c.rolling_window_s,
+        threshold=c.threshold,
+        points=[
+            CounterRisePoint(
+                t_s=p.t_s,
+                replica=p.replica or ALL_REPLICAS,
+                prompt_rise=p.prompt_rise,
+                query_rise=p.query_rise,
+                shortfall=p.shortfall,
+            )
+            for p in points
+        ],
+        alarms=[
+            Interval(
+                replica=a.replica or ALL_REPLICAS,
+                name=f"shortfall > {pct(c.threshold, 0)}",
+                start_s=a.start_s,
+                end_s=a.end_s,
+            )
+            for a in c.alarms
+        ],
+        table=Table(
+            columns=[
+                "window",
+                "replica",
+                f"rise of {c.prompt_metric}",
+                f"rise of {c.query_metric}",
+                "shortfall",
+                "engine trace shortfall",
+                "resets",
+            ],
+            rows=rows,
+        ),
+    )
+
+
+def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
+    rises = []
+    short = []
+    for p in sec.points:
+        for measure, value in (
+            ("prompt tokens", p.prompt_rise),
+            ("prefix-cache queries", p.query_rise),
+        ):
+            if value is not None:
+                rises.append(
+                    {"t_s": p.t_s, "replica": p.replica, "measure": measure, "value": value}
+                )
+        if p.shortfall is not None:
+            short.append({"t_s": p.t_s, "replica": p.replica, "shortfall": p.shortfall})
+    if not rises:
+        return None
+    domain = time_domain(data)
+    rise = (
+        alt.Chart(inline_data(rises))
+        .mark_line(strokeWidth=2)
+        .encode(
+            x=time_x("t_s", title=f"end of the {sec.window_s:g} s window (s)", domain=domain),
+            y=alt.Y("value:Q", title="counter rise (tokens)"),
+            color=alt.Color(
+                "measure:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["prefix-cache queries", "prompt tokens"], range=["#4c78a8", "#e45756"]
+                ),
+                legend=alt.Legend(orient="top"),
+            ),
+            strokeDash=alt.StrokeDash("replica:N", title="replica"),
+            tooltip=[
+                alt.Tooltip("t_s:Q", format=".0f"),
+                "replica:N",
+                "measure:N",
+                alt.Tooltip("value:Q", format=",.0f"),
+            ],
+        )
+    )
+    top_layers: list[alt.Chart] = [*phase_layers(data.phases), rise]
+    alarm_rows = [
+        {"replica": a.replica, "name": a.name, "start_s": a.start_s, "end_s": a.end_s}
+        for a in sec.alarms
+    ]
+    alarms = (
+        alt.Chart(inline_data(alarm_rows))
+        .mark_rect(color="#e45756", opacity=0.18, clip=True)
+        .encode(
+            x="start_s:Q",
+            x2="end_s:Q",
+            tooltip=[
+                "replica:N",
+                alt.Tooltip("start_s:Q", format=".0f"),
+                alt.Tooltip("end_s:Q", format=".0f"),
+            ],
+        )
+    )
+    line = (
+        alt.Chart(inline_data(short))
+        .mark_line(strokeWidth=2, color="#e45756", point=alt.OverlayMarkDef(size=12))
+        .encode(
+            x=time_x("t_s", title=f"end of the {sec.window_s:g} s window (s)", domain=domain),
+            y=alt.Y(
+                "shortfall:Q", title="shortfall (1 − prompt / queries)", axis=alt.Axis(format="%")
+            ),
+            strokeDash=alt.StrokeDash("replica:N", title="replica"),
+            tooltip=[
+                alt.Tooltip("t_s:Q", format=".0f"),
+                "replica:N",
+                alt.Tooltip("shortfall:Q", format=".1%"),
+            ],
+        )
+    )
+    thr = (
+        alt.Chart(inline_data([{"y": sec.threshold}]))
+        .mark_rule(color="#000000", strokeDash=[6, 4])
+        .encode(y="y:Q")
+    )
+    top = alt.layer(*top_layers).properties(width=WIDTH, height=170)
+    if not short:  # queries never rose: no shortfall to draw
+        only: alt.TopLevelMixin = top
+        return only
+    bottom = alt.layer(alarms, line, thr).properties(width=WIDTH, height=150)
+    chart: alt.TopLevelMixin = alt.vconcat(top, bottom).resolve_scale(
+        color="independent", strokeDash="shared"
+    )
+    return chart
+
+
+SECTION = Section(title=TITLE, question=QUESTION, model=CountersSection, build=build, chart=chart)

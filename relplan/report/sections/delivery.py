@@ -1,0 +1,153 @@
+"""The report's `delivery` section: delivery and recovery, from the `delivery` analysis."""
+
+from __future__ import annotations
+
+import altair as alt
+from pydantic import Field
+
+from relplan.analyses.context import RunContext
+from relplan.analyses.delivery import Delivery
+from relplan.models import StrictModel
+from relplan.report.charts import HEIGHT, WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.data import ReportData, SectionBase, Table
+from relplan.report.section import Section
+from relplan.report.wording import fixed, span
+from relplan.values import pct
+
+TITLE = "Delivery and recovery"
+QUESTION = "Did calls get their answer in time, and when did that come back after the overload?"
+
+
+class OnTimeBin(StrictModel):
+    start_s: float = Field(description="planned-arrival bin start, seconds from t0")
+    end_s: float
+    calls: int
+    on_time_share: float | None
+
+
+class DeliverySection(SectionBase):
+    threshold: float = 0.9
+    min_calls: int = 5
+    overload_end_s: float | None = None
+    recovery_s: float | None = Field(
+        default=None, description="start of the recovery bin, seconds from t0"
+    )
+    recovery_text: str = ""
+    bins: list[OnTimeBin] = Field(default_factory=list)
+
+
+def build(dl: Delivery, ctx: RunContext) -> DeliverySection:
+    end_s = ctx.s(ctx.window_end)
+    rec = dl.recovery
+    recovery_s = None
+    text = dl.recovery_null_reason or ""
+    if rec is not None:
+        if rec.recovery_s is not None:
+            recovery_s = rec.overload_end_s + rec.recovery_s
+            text = f"{rec.recovery_s:g} s after the {rec.overload_phase}"
+        else:
+            text = rec.verdict
+    rows = [
+        [
+            w.window,
+            span(w.start_s, w.end_s),
+            f"{w.calls:,}",
+            pct(w.delivered_share),
+            pct(w.on_time_share),
+            f"{w.window_open_at_end:,}",
+            fixed(w.delivery_median_s),
+            fixed(w.delivery_p99_s),
+        ]
+        for w in dl.windows
+    ]
+    return DeliverySection(
+        title=TITLE,
+        question=QUESTION,
+        finding=dl.finding,
+        threshold=rec.threshold if rec else 0.9,
+        min_calls=rec.min_calls if rec else 5,
+        overload_end_s=rec.overload_end_s if rec else None,
+        recovery_s=recovery_s,
+        recovery_text=text,
+        bins=[
+            OnTimeBin(
+                start_s=b.start_s,
+                end_s=min(b.start_s + dl.series_bin_s, end_s),
+                calls=b.calls,
+                on_time_share=b.on_time_share,
+            )
+            for b in dl.series
+        ],
+        table=Table(
+            columns=[
+                "window (planned arrival)",
+                "span",
+                "calls",
+                "delivered",
+                "on time",
+                "window open at end",
+                "p50 to delivery (s)",
+                "p99 (s)",
+            ],
+            rows=rows,
+        ),
+    )
+
+
+def chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin | None:
+    rows = [
+        {
+            "start_s": b.start_s,
+            "t_s": (b.start_s + b.end_s) / 2,
+            "share": b.on_time_share,
+            "calls": b.calls,
+        }
+        for b in sec.bins
+        if b.on_time_share is not None
+    ]
+    if not rows:
+        return None
+    line = (
+        alt.Chart(inline_data(rows))
+        .mark_line(point=alt.OverlayMarkDef(size=22), strokeWidth=2, color="#4c78a8")
+        .encode(
+            x=time_x(
+                "t_s", title="planned arrival, seconds from the start", domain=time_domain(data)
+            ),
+            y=alt.Y(
+                "share:Q",
+                title="on-time share of calls",
+                scale=alt.Scale(domain=[0, 1.08]),
+                axis=alt.Axis(format="%"),
+            ),
+            tooltip=[
+                alt.Tooltip("start_s:Q", title="planned from (s)", format=".0f"),
+                alt.Tooltip("share:Q", title="on time", format=".1%"),
+                alt.Tooltip("calls:Q"),
+            ],
+        )
+    )
+    layers: list[alt.Chart] = [*phase_layers(data.phases), line]
+    thr = [{"y": sec.threshold, "label": f"recovery threshold {sec.threshold:.0%}"}]
+    layers.append(
+        alt.Chart(inline_data(thr)).mark_rule(color="#54a24b", strokeDash=[6, 4]).encode(y="y:Q")
+    )
+    layers.append(
+        alt.Chart(inline_data(thr))
+        .mark_text(align="right", dy=-6, fontSize=10, color="#2e7d32")
+        .encode(y="y:Q", x=alt.value(WIDTH), text="label:N")
+    )
+    if sec.recovery_s is not None:
+        rec = [{"t_s": sec.recovery_s, "label": f"recovered ({sec.recovery_text})"}]
+        layers.append(
+            alt.Chart(inline_data(rec)).mark_rule(color="#2e7d32", strokeWidth=2).encode(x="t_s:Q")
+        )
+        layers.append(
+            alt.Chart(inline_data(rec))
+            .mark_text(align="left", dx=4, y=30, fontSize=11, fontWeight="bold", color="#2e7d32")
+            .encode(x="t_s:Q", text="label:N")
+        )
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
+
+
+SECTION = Section(title=TITLE, question=QUESTION, model=DeliverySection, build=build, chart=chart)

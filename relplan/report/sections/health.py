@@ -1,0 +1,131 @@
+"""The report's `health` section: engine health signals, from the `health` analysis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+from pydantic import Field
+
+from relplan.alerts.health import HealthResult
+from relplan.analyses.context import RunContext
+from relplan.report.charts import WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.data import Interval, MissingItem, ReportData, SectionBase, Table
+from relplan.report.section import Section
+from relplan.report.wording import ALL_REPLICAS
+
+TITLE = "Engine health signals"
+QUESTION = "Which alerting signals would have fired on the metrics, on which replica, and when?"
+
+
+class HealthSection(SectionBase):
+    signals: list[str] = Field(default_factory=list, description="every signal evaluated")
+    replicas: list[str] = Field(default_factory=list)
+    intervals: list[Interval] = Field(default_factory=list)
+
+
+def build(h: HealthResult, ctx: RunContext) -> HealthSection:
+    """Firing intervals as a timeline (s from t0) and a table of every signal."""
+    evaluated = [s for s in h.signals if s.evaluated]
+    intervals = sorted(
+        (
+            Interval(
+                replica=i.replica or ALL_REPLICAS,
+                name=s.signal.replace("_", " "),
+                start_s=ctx.s(i.start),
+                end_s=ctx.s(i.end),
+            )
+            for s in evaluated
+            for i in s.intervals
+        ),
+        key=lambda i: (i.replica, i.name, i.start_s),
+    )
+    rows = []
+    for s in h.signals:
+        if not s.evaluated:
+            state = f"not evaluated: {s.skipped_reason}"
+            fired = first = "–"
+        elif s.intervals:
+            reps = sorted({i.replica or ALL_REPLICAS for i in s.intervals})
+            fired = f"{len(s.intervals)} on {', '.join(reps)}"
+            first = f"{min(ctx.s(i.start) for i in s.intervals):,.0f}"
+            state = "fired"
+        else:
+            state, fired, first = "quiet", "0", "–"
+        rows.append([s.signal.replace("_", " "), s.alert, state, fired, first])
+    quiet = [s.signal.replace("_", " ") for s in evaluated if not s.intervals]
+    fired_names = [s.signal.replace("_", " ") for s in evaluated if s.intervals]
+    if fired_names:
+        finding = f"Fired: {', '.join(fired_names)}"
+        finding += f"; quiet: {', '.join(quiet)}." if quiet else "."
+    else:
+        finding = f"No signal fired ({len(evaluated)} evaluated)."
+    return HealthSection(
+        title=TITLE,
+        question=QUESTION,
+        finding=finding
+        + f" Evaluated every {h.step_s:g} s as Prometheus would ({h.evaluations:,} evaluations).",
+        signals=[s.signal.replace("_", " ") for s in evaluated],
+        replicas=sorted(h.replicas),
+        intervals=intervals,
+        table=Table(
+            columns=["signal", "alert", "state", "firing intervals", "first firing (s)"],
+            rows=rows,
+        ),
+    )
+
+
+def missing(h: HealthResult, ctx: RunContext) -> list[MissingItem]:
+    """Signals not evaluated (their metrics are absent), for "what the data could not show"."""
+    del ctx
+    return [
+        MissingItem(
+            section=f"health signal {s.signal.replace('_', ' ')}", reason=str(s.skipped_reason)
+        )
+        for s in h.signals
+        if not s.evaluated
+    ]
+
+
+def chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
+    lanes = [f"{r} · {s}" for r in sec.replicas for s in sec.signals]
+    rows: list[dict[str, Any]] = [
+        {
+            "lane": f"{i.replica} · {i.name}",
+            "replica": i.replica,
+            "signal": i.name,
+            "start_s": i.start_s,
+            "end_s": i.end_s,
+        }
+        for i in sec.intervals
+    ]
+    for r in rows:
+        if r["lane"] not in lanes:
+            lanes.append(r["lane"])
+    if not lanes:
+        return None
+    height = max(22 * len(lanes), 60)
+    bands = phase_layers(data.phases)
+    bars = (
+        alt.Chart(inline_data(rows))
+        .mark_bar(color="#e45756", height=14, clip=True)
+        .encode(
+            x=time_x("start_s", domain=time_domain(data)),
+            x2="end_s:Q",
+            y=alt.Y(
+                "lane:N", title=None, scale=alt.Scale(domain=lanes), axis=alt.Axis(labelLimit=320)
+            ),
+            tooltip=[
+                "replica:N",
+                "signal:N",
+                alt.Tooltip("start_s:Q", format=".0f"),
+                alt.Tooltip("end_s:Q", format=".0f"),
+            ],
+        )
+    )
+    return alt.layer(*bands, bars).properties(width=WIDTH - 160, height=height)
+
+
+SECTION = Section(
+    title=TITLE, question=QUESTION, model=HealthSection, build=build, chart=chart, missing=missing
+)

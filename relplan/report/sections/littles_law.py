@@ -1,0 +1,136 @@
+"""The report's `littles_law` section: waiting queue against little's law, from the `littles_law` analysis."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import altair as alt
+from pydantic import Field
+
+from relplan.analyses.context import RunContext
+from relplan.analyses.littles_law import LittlesLaw
+from relplan.models import StrictModel
+from relplan.report.charts import HEIGHT, WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.data import ReportData, SectionBase, Table
+from relplan.report.section import Section
+from relplan.report.wording import fixed
+
+TITLE = "Waiting queue against Little's law"
+QUESTION = (
+    "Is the waiting queue as long as Little's law says, and does it hold a whole "
+    "deadline's worth of arrivals (so that everything in it times out)?"
+)
+WAITING_SERIES = (
+    ("waiting", "waiting (engine trace)", "#e45756"),
+    ("waiting_metrics", "waiting (vllm:num_requests_waiting)", "#f58518"),
+    ("deadline", "λ·D: one deadline's worth of arrivals", "#4c78a8"),
+)
+
+
+WaitingSeries = Literal["waiting", "waiting_metrics", "deadline"]
+
+
+class WaitingPoint(StrictModel):
+    start_s: float = Field(description="bin start, seconds from t0")
+    end_s: float
+    series: WaitingSeries = Field(
+        description="waiting: L from the engine trace; waiting_metrics: L from "
+        "vllm:num_requests_waiting; deadline: λ·D, one deadline's worth of arrivals"
+    )
+    value: float
+
+
+class LittlesLawSection(SectionBase):
+    source: str = ""
+    points: list[WaitingPoint] = Field(default_factory=list)
+
+
+def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
+    end_s = ctx.s(ctx.window_end)
+    points: list[WaitingPoint] = []
+    for b in ll.series:
+        b_end = min(b.start_s + ll.series_bin_s, end_s)
+        series: WaitingSeries
+        for series, value in (
+            ("waiting", b.waiting_l),
+            ("waiting_metrics", b.waiting_l_metrics),
+            ("deadline", b.lambda_x_deadline),
+        ):
+            if value is not None:
+                points.append(
+                    WaitingPoint(start_s=b.start_s, end_s=b_end, series=series, value=value)
+                )
+    rows = [
+        [
+            w.window,
+            w.source,
+            fixed(w.waiting_l, 2),
+            fixed(w.lambda_per_s, 3),
+            fixed(w.wq_s),
+            fixed(w.consistency, 2),
+            fixed(w.deadline_saturation, 2),
+            fixed(w.waiting_l_metrics, 2),
+        ]
+        for w in ll.windows
+    ]
+    return LittlesLawSection(
+        title=TITLE,
+        question=QUESTION,
+        finding=ll.finding,
+        source=ll.source,
+        points=points,
+        table=Table(
+            columns=[
+                "window",
+                "source",
+                "L waiting",
+                "λ per s",
+                "Wq (s)",
+                "L / (λ·Wq)",
+                "L / (λ·D)",
+                "L from metrics",
+            ],
+            rows=rows,
+        ),
+    )
+
+
+def chart(sec: LittlesLawSection, data: ReportData) -> alt.TopLevelMixin | None:
+    labels = {key: label for key, label, _ in WAITING_SERIES}
+    rows: list[dict[str, Any]] = [
+        {"start_s": p.start_s, "end_s": p.end_s, "series": labels[p.series], "value": p.value}
+        for p in sec.points
+    ]
+    if not rows:
+        return None
+    # A bin's value holds over the bin: a step line through the bins' starts, closed at the
+    # last bin's end.
+    last: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        last[r["series"]] = r
+    rows += [{**r, "start_s": r["end_s"]} for r in last.values()]
+    line = (
+        alt.Chart(inline_data(rows))
+        .mark_line(strokeWidth=2, interpolate="step-after")
+        .encode(
+            x=time_x("start_s", domain=time_domain(data)),
+            y=alt.Y("value:Q", title="executions"),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=[s[1] for s in WAITING_SERIES], range=[s[2] for s in WAITING_SERIES]
+                ),
+                legend=alt.Legend(orient="top", labelLimit=320),
+            ),
+            tooltip=[
+                alt.Tooltip("start_s:Q", title="from (s)", format=".0f"),
+                "series:N",
+                alt.Tooltip("value:Q", format=".1f"),
+            ],
+        )
+    )
+    return alt.layer(*phase_layers(data.phases), line).properties(width=WIDTH, height=HEIGHT)
+
+
+SECTION = Section(title=TITLE, question=QUESTION, model=LittlesLawSection, build=build, chart=chart)

@@ -1,0 +1,136 @@
+"""The verdict at the top of the report: the delivery analysis's recovery verdict, worded for
+someone who was not there, with the figures behind it taken from the analyses (the recovery's
+own "because", and for each phase after the overload its amplification and on-time figures).
+"""
+
+from __future__ import annotations
+
+from relplan.analyses.amplification import Amplification, AmplificationWindow
+from relplan.analyses.context import RunContext
+from relplan.analyses.counters import Counters
+from relplan.analyses.delivery import Delivery, DeliveryWindow, Verdict
+from relplan.analyses.result import AnalyzeResult
+from relplan.analyses.wasted_prefill import WastedPrefill
+from relplan.report.data import KeyFigure, VerdictBlock
+from relplan.report.wording import sentence, span, times
+from relplan.values import pct
+
+HEADLINES = {
+    "recovered": "Recovered: on-time delivery came back {rec} after the {ov} ended.",
+    "metastable": "Metastable: the engine did not recover after the {ov} ended, although calls "
+    "no longer arrived faster than it could serve them.",
+    "draining": "Draining: not recovered by the end of the data, but accepted work stayed "
+    "within capacity, so the backlog was shrinking.",
+    "overloaded": "Overloaded: calls kept arriving faster than capacity after the {ov}.",
+    "insufficient data": "Not enough data to judge recovery after the {ov}.",
+}
+
+
+def _after_phases(ctx: RunContext, overload_end_s: float) -> list[str]:
+    return [p.name for p in ctx.phases if p.start_s >= overload_end_s - 1e-9]
+
+
+def verdict_block(res: AnalyzeResult) -> VerdictBlock:
+    ctx = res.context
+    dl = res.get(Delivery)
+    amplification = res.get(Amplification)
+    wasted = res.get(WastedPrefill)
+    counters = res.get(Counters)
+    rec = dl.recovery if dl else None
+    ov = ctx.overload_phase or "overload"
+    figures: list[KeyFigure] = []
+    reasons: list[str] = []
+    if rec is None:
+        why = (dl.recovery_null_reason if dl else None) or _skip_reason(res, "delivery")
+        return VerdictBlock(
+            verdict="insufficient data",
+            headline=HEADLINES["insufficient data"].format(ov=ov),
+            reasons=[sentence(why)],
+            figures=[],
+        )
+    verdict: Verdict = rec.verdict
+    rec_text = f"{rec.recovery_s:g} s" if rec.recovery_s is not None else ""
+    headline = HEADLINES[verdict].format(ov=ov, rec=rec_text)
+    reasons.append(sentence(rec.because))
+    figures.append(
+        KeyFigure(
+            label=f"recovery after the {ov}",
+            value=rec.recovery_s,
+            text=f"{rec.recovery_s:g} s" if rec.recovery_s is not None else "none",
+        )
+    )
+    figures.append(
+        KeyFigure(
+            label=f"calls arriving after the {ov} (× Ĉ)",
+            value=rec.calls_x_capacity_after,
+            text=times(rec.calls_x_capacity_after),
+        )
+    )
+    figures.append(
+        KeyFigure(
+            label=f"executions accepted after the {ov} (× Ĉ)",
+            value=rec.accepted_x_capacity_after,
+            text=times(rec.accepted_x_capacity_after),
+        )
+    )
+    figures.append(
+        KeyFigure(
+            label=f"on-time share of calls after the {ov}",
+            value=rec.on_time_share_after,
+            text=pct(rec.on_time_share_after, 0),
+        )
+    )
+    after = _after_phases(ctx, rec.overload_end_s)
+    amp_rows = {w.window: w for w in amplification.windows} if amplification else {}
+    dl_rows = {w.window: w for w in dl.windows} if dl else {}
+    for name in after[:3]:
+        reasons.append(_phasesentence(name, amp_rows.get(name), dl_rows.get(name)))
+    if len(after) == 1 and after[0] in amp_rows:
+        w = amp_rows[after[0]]
+        figures.append(
+            KeyFigure(
+                label=f"executions completed during the {after[0]} (× Ĉ)",
+                value=w.completed_x_capacity,
+                text=times(w.completed_x_capacity),
+            )
+        )
+        figures.append(
+            KeyFigure(
+                label=f"executions created by retries during the {after[0]}",
+                value=w.retry_share,
+                text=pct(w.retry_share, 0),
+            )
+        )
+    if wasted:
+        run = next(w for w in wasted.windows if w.window == "run" and w.replica is None)
+        reasons.append(sentence(wasted.finding))
+        figures.append(
+            KeyFigure(
+                label="of computed prefill went to aborted executions",
+                value=run.aborted_share,
+                text=pct(run.aborted_share, 0),
+            )
+        )
+    if counters:
+        reasons.append(sentence(counters.finding))
+    return VerdictBlock(verdict=verdict, headline=headline, reasons=reasons, figures=figures)
+
+
+def _phasesentence(name: str, amp: AmplificationWindow | None, dl: DeliveryWindow | None) -> str:
+    parts = []
+    if amp is not None:
+        parts.append(
+            f"calls arrived at {times(amp.calls_x_capacity)} capacity, executions were accepted at "
+            f"{times(amp.accepted_x_capacity)} and completed at {times(amp.completed_x_capacity)} "
+            f"({times(amp.completed_for_waiting_x_capacity)} for a client still waiting)"
+        )
+        if amp.retry_share is not None:
+            parts.append(f"retries created {pct(amp.retry_share, 0)} of executions")
+    if dl is not None and dl.on_time_share is not None:
+        parts.append(f"{pct(dl.on_time_share, 0)} of the calls planned then were answered on time")
+    when = f" ({span(amp.start_s, amp.end_s)})" if amp is not None else ""
+    return sentence(f"During the {name}{when}: " + "; ".join(parts))
+
+
+def _skip_reason(res: AnalyzeResult, analysis: str) -> str:
+    return next((s.reason for s in res.skipped if s.analysis == analysis), "its input is missing")
