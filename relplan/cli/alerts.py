@@ -149,6 +149,7 @@ def alerts_eval(
     """
     from relplan.alerts import health as eval_mod
     from relplan.alerts import rules as rules_mod
+    from relplan.render import render_health
     from relplan.workspace import connect, resolve_db
 
     label = rules_mod.check_label(replica_label) if replica_label else None
@@ -163,7 +164,7 @@ def alerts_eval(
         )
     finally:
         con.close()
-    typer.echo(result.model_dump_json(indent=2) if json_out else eval_mod.render_health(result))
+    typer.echo(result.model_dump_json(indent=2) if json_out else render_health(result))
 
 
 @alerts_app.command("unittest")

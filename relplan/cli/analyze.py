@@ -72,6 +72,7 @@ def analyze(
     """
     from relplan import analyses as analyses_mod
     from relplan.analyses.findings import findings, parse_fail_on
+    from relplan.render import render_analysis
     from relplan.workspace import open_workspace, resolve_db
 
     delivery_w = duration_flag(delivery_window, "--delivery-window")
@@ -91,7 +92,7 @@ def analyze(
     )
     with open_workspace(resolve_db(db), read_only=True) as con:
         result = analyses_mod.analyze(con, opts)
-    out = result.model_dump_json(indent=2) if json_out else analyses_mod.render_analysis(result)
+    out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
     found = findings(result, gates)
     if found:
