@@ -11,7 +11,6 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from typer.testing import CliRunner
 
 from relplan.cli import app
-from tests.fixture_incident import build_incident
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,8 +18,9 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_incident(tmp_path_factory.mktemp("cli") / "incident.duckdb")
+def db(incident_db: Path) -> Path:
+    """The workspace the CLI reads: the shared hand-built incident (conftest.py)."""
+    return incident_db
 
 
 @pytest.fixture
