@@ -48,6 +48,7 @@ def test_every_computed_token_has_exactly_one_fate(seed: int, with_proxy: bool) 
         assert run.tokens_by_fate["delivered"] == run.tokens_by_fate["finished_for_nobody"] == 0
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 10_000), load=st.floats(0.3, 0.8))
 def test_littles_law_is_consistent_on_a_long_window(seed: int, load: float) -> None:

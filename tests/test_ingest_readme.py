@@ -27,6 +27,7 @@ def test_the_readme_has_an_ingest_session() -> None:
     assert any("relplan inspect" in s for s in SESSIONS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", SESSIONS, ids=lambda b: b.splitlines()[0][:50])
 def test_readme_session_output_is_real(
     block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
