@@ -34,9 +34,10 @@ def _intervals(result: HealthResult) -> dict[str, list[tuple[str | None, float, 
 
 
 def test_storm_workspace_gives_the_hand_checked_intervals(tmp_path: Path) -> None:
-    """Same scenario as the promtool proof (tests/alerts_scenarios.py storm_store): replica
-    c stuck at [420, 615), replica a diverging from 165 s to the end (ongoing); the replica
-    label is found on the data (pod); the proxy signal is skipped for want of Envoy metrics."""
+    """Same scenario as the promtool proof (storm_store of tests/helpers/alerts_scenarios.py):
+    replica c stuck at [420, 615), replica a diverging from 165 s to the end (ongoing); the
+    replica label is found on the data (pod); the proxy signal is skipped for want of Envoy
+    metrics."""
     result = _run(storm_store(), tmp_path, rules=Thresholds(preemption_rate=0.1))
     got = _intervals(result)
     assert result.replica_label == "pod"
