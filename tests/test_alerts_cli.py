@@ -219,6 +219,7 @@ def test_eval_without_a_workspace_or_metrics_is_a_one_line_error(tmp_path: Path)
     assert line.startswith("relplan: error: --step")
 
 
+@pytest.mark.slow
 def test_readme_eval_example_is_the_real_output(tmp_path: Path) -> None:
     """The README's `relplan alerts eval` block (a text block: it needs a workspace filled by
     the `relplan ingest` line above it) is what the commands print on the bundled incident."""

@@ -70,6 +70,7 @@ def test_render_names_each_firing_interval(tmp_path: Path) -> None:
     assert text.splitlines()[-1].startswith("Fired: ")
 
 
+@pytest.mark.slow
 def test_healthy_workspace_fires_nothing(tmp_path: Path) -> None:
     result = _run(healthy_store(), tmp_path)
     assert all(not s.intervals for s in result.signals)

@@ -158,6 +158,7 @@ def test_readme_shows_the_real_output_of_the_fixture(db: Path) -> None:
     assert res.stdout.strip() == ("Run: t0" + block).strip()
 
 
+@pytest.mark.slow
 def test_fail_on_turns_a_finding_into_exit_code_one(tmp_path: Path) -> None:
     """The sample incident is metastable and fires health signals: --fail-on not-recovered
     exits 1 with one `relplan: finding:` line, after printing the analysis as usual; a

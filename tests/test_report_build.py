@@ -149,6 +149,7 @@ def test_report_command_writes_the_page_the_chart_images_and_the_json(
     assert model.run_name == "fixture-incident"
 
 
+@pytest.mark.slow
 def test_report_on_a_directory_of_raw_inputs_ingests_them_first(tmp_path: Path) -> None:
     raw = tmp_path / "incident-dir"
     raw.mkdir()

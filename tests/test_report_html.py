@@ -116,6 +116,7 @@ def test_script_json_escapes_everything_that_could_end_a_script() -> None:
     assert json.loads(text) == {"a": "</script><!-- & \u2028\u2029 >", "n": None}
 
 
+@pytest.mark.slow
 def test_an_unavailable_section_says_what_is_missing_and_draws_no_chart() -> None:
     report = sample_report()
     report.counters = d.CountersSection(

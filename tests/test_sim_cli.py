@@ -80,6 +80,7 @@ def test_simulate_human_summary_and_set_overrides(tmp_path: Path) -> None:
     assert run["meta"]["seed"] == 3
 
 
+@pytest.mark.slow
 def test_scenario_file_in_yaml(tmp_path: Path) -> None:
     f = tmp_path / "mine.yaml"
     f.write_text(
