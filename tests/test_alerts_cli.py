@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from relplan.cli import app
-from tests.alerts_scenarios import T0, fill_workspace, storm_store
+from tests.helpers.alerts_scenarios import T0, fill_workspace, storm_store
 
 runner = CliRunner()
 

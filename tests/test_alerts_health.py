@@ -13,7 +13,7 @@ from relplan.alerts.promql_eval import SeriesStore, make_labels
 from relplan.alerts.rules import Thresholds
 from relplan.errors import NoDataError
 from relplan.render import render_health
-from tests.alerts_scenarios import T0, fill, healthy_store, storm_store
+from tests.helpers.alerts_scenarios import T0, fill, healthy_store, storm_store
 
 START = T0 / 1000
 
@@ -35,9 +35,10 @@ def _intervals(result: HealthResult) -> dict[str, list[tuple[str | None, float, 
 
 
 def test_storm_workspace_gives_the_hand_checked_intervals(tmp_path: Path) -> None:
-    """Same scenario as the promtool proof (tests/alerts_scenarios.py storm_store): replica
-    c stuck at [420, 615), replica a diverging from 165 s to the end (ongoing); the replica
-    label is found on the data (pod); the proxy signal is skipped for want of Envoy metrics."""
+    """Same scenario as the promtool proof (storm_store of tests/helpers/alerts_scenarios.py):
+    replica c stuck at [420, 615), replica a diverging from 165 s to the end (ongoing); the
+    replica label is found on the data (pod); the proxy signal is skipped for want of Envoy
+    metrics."""
     result = _run(storm_store(), tmp_path, rules=Thresholds(preemption_rate=0.1))
     got = _intervals(result)
     assert result.replica_label == "pod"
@@ -70,6 +71,7 @@ def test_render_names_each_firing_interval(tmp_path: Path) -> None:
     assert text.splitlines()[-1].startswith("Fired: ")
 
 
+@pytest.mark.slow
 def test_healthy_workspace_fires_nothing(tmp_path: Path) -> None:
     result = _run(healthy_store(), tmp_path)
     assert all(not s.intervals for s in result.signals)

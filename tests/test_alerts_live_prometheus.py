@@ -10,7 +10,6 @@ grid). `relplan analyze --json` and the engine health evaluation must give the s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,7 @@ from typer.testing import CliRunner
 from relplan import workspace
 from relplan.alerts.health import evaluate_health
 from relplan.cli import app
-from tests.prometheus_server import backfilled_prometheus
-
-pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
+from tests.helpers.prometheus import PrometheusServers
 
 ROOT = Path(__file__).resolve().parent.parent
 INCIDENT = ROOT / "sample_data" / "pulse-retry-cancel"
@@ -39,9 +36,8 @@ def _sample_times(om: Path) -> tuple[float, float]:
 
 
 @pytest.fixture(scope="module")
-def prometheus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with backfilled_prometheus(INCIDENT / "metrics.om.txt", tmp_path_factory.mktemp("live")) as url:
-        yield url
+def prometheus_url(prometheus_server: PrometheusServers) -> str:
+    return prometheus_server.serve(INCIDENT / "metrics.om.txt")
 
 
 def _ingest(db: Path, *args: str) -> None:

@@ -13,7 +13,6 @@ import json
 import math
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,19 +21,17 @@ import pytest
 from relplan import workspace
 from relplan.alerts import promql_eval, promql_parser, rules
 from relplan.alerts.health import load_store
-from tests.alerts_scenarios import T0, fill, openmetrics_text, random_store
-from tests.prometheus_server import backfilled_prometheus
-
-pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
+from tests.helpers.alerts_scenarios import T0, fill, openmetrics_text, random_store
+from tests.helpers.prometheus import PrometheusServers
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    tmp = tmp_path_factory.mktemp("prom")
-    om = tmp / "metrics.om.txt"
+def server(
+    prometheus_server: PrometheusServers, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    om = tmp_path_factory.mktemp("prom") / "metrics.om.txt"
     om.write_text(openmetrics_text(random_store(3)))
-    with backfilled_prometheus(om, tmp) as url:
-        yield url, om
+    return prometheus_server.serve(om), om
 
 
 def _query_range(

@@ -370,6 +370,7 @@ def _extend(inner: st.SearchStrategy[promql_parser.Expr]) -> st.SearchStrategy[p
 _exprs = st.recursive(_selectors | _calls | _numbers, _extend, max_leaves=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_exprs)
 def test_printing_then_parsing_gives_the_same_tree(expr: promql_parser.Expr) -> None:

@@ -16,17 +16,11 @@ import pytest
 from relplan.alerts import promtool, rules, slo
 from relplan.alerts.health import firing_intervals
 from relplan.alerts.promql_eval import SeriesStore, make_labels
-from tests.alerts_scenarios import T0, healthy_store, random_store, storm_store
-from tests.conftest import require_tool
+from tests.helpers.alerts_scenarios import T0, healthy_store, random_store, storm_store
 
-pytestmark = pytest.mark.prometheus
+pytestmark = pytest.mark.usefixtures("promtool_bin")
 
 STEP_MS = 15_000
-
-
-@pytest.fixture(autouse=True)
-def _promtool() -> None:
-    require_tool("promtool")
 
 
 def _write(tmp: Path, rule_text: str, unit_text: str) -> Path:
@@ -221,7 +215,7 @@ def test_unittest_command_writes_files_promtool_accepts(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from relplan.cli import app
-    from tests.alerts_scenarios import fill_workspace
+    from tests.helpers.alerts_scenarios import fill_workspace
 
     db = tmp_path / "storm.duckdb"
     fill_workspace(db, storm_store())

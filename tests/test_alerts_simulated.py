@@ -19,9 +19,8 @@ from relplan import workspace
 from relplan.alerts import promtool
 from relplan.alerts.health import evaluate_health
 from relplan.cli import app
-from tests.conftest import require_tool
 
-pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
+pytestmark = pytest.mark.usefixtures("promtool_bin")
 
 runner = CliRunner()
 
@@ -41,7 +40,6 @@ def _simulate_and_ingest(tmp: Path, scenario: str, *sets: str) -> Path:
 
 def _prove(tmp: Path, db: Path) -> tuple[dict[str, list[tuple[float, float]]], dict[str, int]]:
     """relplan's intervals (seconds from the first sample) and promtool's verdict."""
-    require_tool("promtool")
     con = workspace.connect(db, read_only=True)
     try:
         result = evaluate_health(con)

@@ -1,4 +1,4 @@
-"""Every analysis on the hand-built incident of tests/fixture_incident.py, checked on paper.
+"""Every analysis on the hand-built incident of tests/helpers/incident.py, checked on paper.
 
 Read the fixture's docstring first: twelve calls, thirteen executions (one id repeated on a
 second replica), eighteen steps, two counters with resets. Phases base [0, 60), pulse
@@ -8,19 +8,19 @@ second replica), eighteen steps, two counters with resets. Phases base [0, 60), 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import duckdb
 import pytest
 
 from relplan import workspace
 from relplan.analyses import AnalyzeOptions, AnalyzeResult, analyze
-from tests.fixture_incident import T0, build_incident
+from tests.helpers.incident import T0
 
 
 @pytest.fixture(scope="module")
-def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    path = build_incident(tmp_path_factory.mktemp("ws") / "incident.duckdb")
-    c = workspace.connect(path, read_only=True)
+def con(incident_db: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    c = workspace.connect(incident_db, read_only=True)
     yield c
     c.close()
 

@@ -9,12 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.analyses import AnalyzeOptions, analyze
-from tests.fixture_incident import T0, insert_events, insert_manifest, insert_metrics
-from tests.synthetic_runs import fifo_engine_events, memory_workspace, random_engine_run
+from tests.helpers.incident import T0, insert_events, insert_manifest, insert_metrics
+from tests.helpers.synthetic_runs import fifo_engine_events, memory_workspace, random_engine_run
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @FAST
 @given(seed=st.integers(0, 10_000), with_proxy=st.booleans())
 def test_every_computed_token_has_exactly_one_fate(seed: int, with_proxy: bool) -> None:
@@ -47,6 +48,7 @@ def test_every_computed_token_has_exactly_one_fate(seed: int, with_proxy: bool) 
         assert run.tokens_by_fate["delivered"] == run.tokens_by_fate["finished_for_nobody"] == 0
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 10_000), load=st.floats(0.3, 0.8))
 def test_littles_law_is_consistent_on_a_long_window(seed: int, load: float) -> None:
@@ -79,6 +81,7 @@ def test_littles_law_is_consistent_on_a_long_window(seed: int, load: float) -> N
     assert mid.consistency == pytest.approx(1.0, abs=0.05)
 
 
+@pytest.mark.slow
 @FAST
 @given(
     incs=st.lists(st.integers(0, 1000), min_size=2, max_size=40),
@@ -117,6 +120,7 @@ def test_counter_rise_follows_the_reset_rule_and_adjacent_windows_add_up(
     assert sum(x.prompt_rise for x in w[1:]) == sum(rises)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)
 @given(
     seed=st.integers(0, 10_000),

@@ -22,7 +22,7 @@ from relplan.cli import app
 from relplan.errors import UsageError
 from relplan.report.pipeline import collect_report_data, render_page
 from relplan.report.section import Section, report_model
-from tests.fixture_incident import build_incident
+from tests.helpers.incident import build_incident
 from tests.toy_analysis import analysis as toy
 from tests.toy_analysis import section as toy_section
 

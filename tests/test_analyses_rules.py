@@ -7,7 +7,7 @@ import pytest
 from relplan.analyses import AnalyzeOptions, analyze, resolve_context
 from relplan.analyses.context import parse_phases
 from relplan.errors import NoDataError, UsageError
-from tests.fixture_incident import (
+from tests.helpers.incident import (
     ATTEMPTS,
     EVENTS,
     METRICS,
@@ -19,7 +19,7 @@ from tests.fixture_incident import (
     insert_metrics,
     insert_steps,
 )
-from tests.synthetic_runs import memory_workspace, recovery_run, staged_ramp
+from tests.helpers.synthetic_runs import memory_workspace, recovery_run, staged_ramp
 
 # --- context: t0, T, phases, overload phase -------------------------------------------------
 

@@ -12,7 +12,6 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from typer.testing import CliRunner
 
 from relplan.cli import app
-from tests.fixture_incident import build_incident
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,8 +19,9 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_incident(tmp_path_factory.mktemp("cli") / "incident.duckdb")
+def db(incident_db: Path) -> Path:
+    """The workspace the CLI reads: the shared hand-built incident (conftest.py)."""
+    return incident_db
 
 
 @pytest.fixture
@@ -151,6 +151,7 @@ def test_help_has_an_example() -> None:
     assert "Example: relplan analyze" in res.stdout
 
 
+@pytest.mark.slow
 def test_fail_on_turns_a_finding_into_exit_code_one(tmp_path: Path) -> None:
     """The sample incident is metastable and fires health signals: --fail-on not-recovered
     exits 1 with one `relplan: finding:` line, after printing the analysis as usual; a

@@ -293,7 +293,7 @@ def test_alerts_eval_from_is_seconds_from_t0_not_1970(tmp_path: object) -> None:
     epoch form; before, 600 was read as 1970 and the grid from then ran out of memory."""
     from pathlib import Path
 
-    from tests.alerts_scenarios import T0, fill_workspace, storm_store
+    from tests.helpers.alerts_scenarios import T0, fill_workspace, storm_store
 
     db = Path(str(tmp_path)) / "w.duckdb"
     fill_workspace(db, storm_store())
@@ -311,7 +311,7 @@ def test_analyze_from_to_take_every_time_form_alike(tmp_path: object) -> None:
     """--from 60 / 1m / t0+60 epoch / RFC 3339 give one window; --bin and --step durations."""
     from pathlib import Path
 
-    from tests.fixture_incident import build_incident
+    from tests.helpers.incident import build_incident
 
     db = build_incident(Path(str(tmp_path)) / "incident.duckdb")
     base = ["analyze", "--db", str(db), "--json", "--only", "delivery"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from tests.ingest_util import ADAPTERS, INCIDENT, ingest, rows, state, write_lines
+from tests.helpers.ingest import ADAPTERS, INCIDENT, ingest, rows, state, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.ingest_util import ADAPTERS, INCIDENT, ingest, rows, write_lines
+from tests.helpers.ingest import ADAPTERS, INCIDENT, ingest, rows, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 

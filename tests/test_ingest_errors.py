@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.errors import InputError
-from tests.ingest_util import INCIDENT, ingest, rows, state, write_lines
+from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (INCIDENT / "proxy.jsonl").read_text().splitlines()
@@ -170,11 +171,19 @@ ENGINE_CASES = [
 ]
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    """A workspace that already holds one source, so 'unchanged' is not trivially empty."""
-    d = tmp_path / "w.duckdb"
+@pytest.fixture(scope="module")
+def db_with_one_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("ingest") / "w.duckdb"
     ingest(d, INCIDENT / "run.json")
+    return d
+
+
+@pytest.fixture
+def db(db_with_one_source: Path, tmp_path: Path) -> Path:
+    """A workspace that already holds one source, so 'unchanged' is not trivially empty
+    (a copy of one built once per module)."""
+    d = tmp_path / "w.duckdb"
+    shutil.copyfile(db_with_one_source, d)
     return d
 
 

@@ -83,6 +83,7 @@ def _run(data: bytes, fmt: str | None, on_error: str) -> None:
             )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(
     max_examples=int(os.environ.get("RELPLAN_FUZZ_EXAMPLES", "20")),

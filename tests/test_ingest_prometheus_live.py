@@ -4,7 +4,6 @@ on a user's machine, fails under CI=true."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,10 +11,8 @@ from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.ingest import IngestOptions, promlive, pull_prometheus
-from tests.ingest_util import rows
-from tests.prometheus_server import backfilled_prometheus, free_port
-
-pytestmark = pytest.mark.prometheus
+from tests.helpers.ingest import rows
+from tests.helpers.prometheus import PrometheusServers, free_port
 
 T0 = 1764460800  # 2025-11-30T00:00:00Z: older than "now", so retention must be long
 
@@ -40,11 +37,12 @@ def _openmetrics() -> str:
 
 
 @pytest.fixture(scope="module")
-def prometheus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    d = tmp_path_factory.mktemp("prom")
-    (d / "m.om.txt").write_text(_openmetrics())
-    with backfilled_prometheus(d / "m.om.txt", d) as url:
-        yield url
+def prometheus_url(
+    prometheus_server: PrometheusServers, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    om = tmp_path_factory.mktemp("prom") / "m.om.txt"
+    om.write_text(_openmetrics())
+    return prometheus_server.serve(om)
 
 
 def test_live_pull_stores_the_matching_series(prometheus_url: str, tmp_path: Path) -> None:

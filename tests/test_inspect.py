@@ -15,13 +15,15 @@ from typer.testing import CliRunner
 from relplan.cli import app
 from relplan.errors import NoDataError
 from relplan.ingest import inspect_workspace
-from tests.ingest_util import INCIDENT, ingest, write_lines
+from tests.helpers.ingest import INCIDENT, ingest, write_lines
 
 runner = CliRunner()
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled incident plus a file with two bad records (read-only)."""
+    tmp_path = tmp_path_factory.mktemp("inspect")
     db = tmp_path / "w.duckdb"
     ingest(db, INCIDENT)
     bad = write_lines(

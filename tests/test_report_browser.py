@@ -10,24 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from relplan.report.charts import chart_specs
-from relplan.report.html import render_html
 from relplan.report.pipeline import make_report
-from tests.browser import pixel_variety, run_chromium
-from tests.conftest import require_tool
-from tests.fixture_incident import build_incident
-from tests.report_samples import HOSTILE, sample_report
-
-pytestmark = [pytest.mark.chromium, pytest.mark.slow]
+from tests.helpers.browser import Browser, pixel_variety
+from tests.helpers.incident import build_incident
+from tests.helpers.report_samples import RenderedReport
 
 
 @pytest.fixture(scope="module")
-def hostile_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    report = sample_report(HOSTILE)
-    specs = chart_specs(report)
+def hostile_page(
+    hostile_sample_page: RenderedReport, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[str]]:
     page = tmp_path_factory.mktemp("page") / "report.html"
-    page.write_text(render_html(report, specs), encoding="utf-8")
-    return page, sorted(specs)
+    page.write_text(hostile_sample_page.html, encoding="utf-8")
+    return page, hostile_sample_page.charts
 
 
 def _chart_blocks(dom: str) -> dict[str, str]:
@@ -42,11 +37,10 @@ def _chart_blocks(dom: str) -> dict[str, str]:
 
 
 def test_every_chart_renders_marks_and_the_console_stays_silent(
-    hostile_page: tuple[Path, list[str]], tmp_path: Path
+    hostile_page: tuple[Path, list[str]], browser: Browser
 ) -> None:
-    chromium = require_tool("chromium")
     page, charts = hostile_page
-    run = run_chromium(chromium, page, tmp_path / "profile", "--dump-dom")
+    run = browser(page, "--dump-dom")
     assert run.console == [], run.console
     dom = run.stdout
     body = re.search(r"<body[^>]*>", dom)
@@ -70,14 +64,13 @@ def test_every_chart_renders_marks_and_the_console_stays_silent(
     ids=["everything", "no-run-json", "proxy-log-only"],
 )
 def test_a_report_built_from_a_workspace_renders_without_errors(
-    tmp_path: Path, parts: dict[str, bool]
+    tmp_path: Path, parts: dict[str, bool], browser: Browser
 ) -> None:
     """The analyses' fixture incident through analyze() and the whole pipeline; without
     run.json there is no Ĉ or D, so some charts have nothing to draw and must not warn."""
-    chromium = require_tool("chromium")
     ws = build_incident(tmp_path / "incident.duckdb", **parts)
     files = make_report(ws, out=tmp_path / "incident.html")
-    run = run_chromium(chromium, files.html, tmp_path / "profile", "--dump-dom")
+    run = browser(files.html, "--dump-dom")
     assert run.console == [], run.console
     body = re.search(r"<body[^>]*>", run.stdout)
     assert body is not None
@@ -90,14 +83,13 @@ def test_a_report_built_from_a_workspace_renders_without_errors(
         assert re.search(r'class="mark-[a-z]+ role-mark', block), name
 
 
-def test_the_screenshot_is_not_blank(hostile_page: tuple[Path, list[str]], tmp_path: Path) -> None:
-    chromium = require_tool("chromium")
+def test_the_screenshot_is_not_blank(
+    hostile_page: tuple[Path, list[str]], browser: Browser, tmp_path: Path
+) -> None:
     page, _ = hostile_page
     shot = tmp_path / "shot.png"
-    run_chromium(
-        chromium,
+    browser(
         page,
-        tmp_path / "profile",
         "--window-size=1280,4000",
         "--force-device-scale-factor=0.5",
         f"--screenshot={shot}",

@@ -1,6 +1,6 @@
 """The report built from a real workspace through `relplan.analyses.analyze`.
 
-The fixture incident is the analyses' hand-built one (tests/fixture_incident.py: capacity
+The fixture incident is the analyses' hand-built one (tests/helpers/incident.py: capacity
 0.05 calls/s, D = 30 s, phases base [0, 60), pulse [60, 120), hold [120, 240)).
 """
 
@@ -23,8 +23,8 @@ from relplan.cli import app
 from relplan.report.data import ReportData
 from relplan.report.pipeline import collect_report_data, default_out, make_report
 from relplan.report.section import report_model
-from tests.fixture_incident import ATTEMPTS, MANIFEST, T0, build_incident
-from tests.report_samples import HOSTILE
+from tests.helpers.incident import ATTEMPTS, MANIFEST, T0, build_incident
+from tests.helpers.report_samples import HOSTILE
 
 GENERATED_AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 runner = CliRunner()
@@ -38,8 +38,9 @@ def _data(path: Path, opts: AnalyzeOptions | None = None) -> ReportData:
 
 
 @pytest.fixture(scope="module")
-def incident(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_incident(tmp_path_factory.mktemp("ws") / "incident.duckdb")
+def incident(incident_db: Path) -> Path:
+    """The shared hand-built incident (conftest.py); tests that change it build their own."""
+    return incident_db
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +103,7 @@ def test_without_a_proxy_log_the_verdict_is_insufficient_data(tmp_path: Path) ->
     assert "proxy log" in data.verdict.reasons[0]
 
 
+@pytest.mark.slow
 def test_hostile_run_name_is_kept_as_text_and_never_reaches_a_path(tmp_path: Path) -> None:
     ws = build_incident(tmp_path / "hostile.duckdb")
     con = duckdb.connect(str(ws))
@@ -120,6 +122,7 @@ def test_hostile_run_name_is_kept_as_text_and_never_reaches_a_path(tmp_path: Pat
     assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+@pytest.mark.slow
 def test_report_command_writes_the_page_the_chart_images_and_the_json(
     incident: Path, tmp_path: Path
 ) -> None:
@@ -155,6 +158,7 @@ def test_report_command_writes_the_page_the_chart_images_and_the_json(
     assert model.run_name == "fixture-incident"
 
 
+@pytest.mark.slow
 def test_report_on_a_directory_of_raw_inputs_ingests_them_first(tmp_path: Path) -> None:
     raw = tmp_path / "incident-dir"
     raw.mkdir()
@@ -214,6 +218,7 @@ def test_workspace_path_and_db_together_is_a_usage_error(incident: Path, tmp_pat
     assert "--db" in res.stderr
 
 
+@pytest.mark.slow
 def test_quick_start_report_on_the_bundled_sample_explains_the_incident(tmp_path: Path) -> None:
     """The README's Quick start command: the sample incident is metastable, on a small page."""
     sample = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"

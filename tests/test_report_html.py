@@ -1,4 +1,4 @@
-"""The HTML page and image exports, from a hand-made ReportData (tests/report_samples.py)."""
+"""The HTML page and image exports, from a hand-made ReportData (tests/helpers/report_samples.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from relplan.report.export import export_images
 from relplan.report.html import render_html, script_json, vega_bundle
 from relplan.report.section import report_sections
 from relplan.report.sections import counters, delivery
-from tests.report_samples import HOSTILE, sample_report
+from tests.helpers.report_samples import HOSTILE, RenderedReport, sample_report
 
 # Every section that draws a chart (the registry's sections with a chart function).
 CHARTED = [a.name for a, section in report_sections() if section.chart is not None]
@@ -55,16 +55,19 @@ class _Page(HTMLParser):
             self.script_bodies[-1] += data
 
 
-def _page(report: d.ReportData) -> tuple[str, _Page]:
-    html = render_html(report, chart_specs(report))
+def _parse(html: str) -> tuple[str, _Page]:
     parser = _Page()
     parser.feed(html)
     return html, parser
 
 
+def _page(report: d.ReportData) -> tuple[str, _Page]:
+    return _parse(render_html(report, chart_specs(report)))
+
+
 @pytest.fixture(scope="module")
-def hostile_page() -> tuple[str, _Page]:
-    return _page(sample_report(HOSTILE))
+def hostile_page(hostile_sample_page: RenderedReport) -> tuple[str, _Page]:
+    return _parse(hostile_sample_page.html)
 
 
 def test_every_section_and_its_chart_is_on_the_page(hostile_page: tuple[str, _Page]) -> None:
@@ -119,6 +122,7 @@ def test_script_json_escapes_everything_that_could_end_a_script() -> None:
     assert json.loads(text) == {"a": "</script><!-- & \u2028\u2029 >", "n": None}
 
 
+@pytest.mark.slow
 def test_an_unavailable_section_says_what_is_missing_and_draws_no_chart() -> None:
     report = sample_report()
     report.counters = counters.CountersSection(
@@ -138,11 +142,13 @@ def test_the_page_is_small(hostile_page: tuple[str, _Page]) -> None:
     assert len(html.encode()) < 1_500_000
 
 
+@pytest.mark.slow
 def test_render_is_a_pure_function() -> None:
     report = sample_report()
     assert render_html(report, chart_specs(report)) == render_html(report, chart_specs(report))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["svg", "png"])
 def test_each_chart_exports_as_an_image_without_a_browser(tmp_path: Path, fmt: str) -> None:
     report = sample_report(HOSTILE)
@@ -161,6 +167,7 @@ def test_each_chart_exports_as_an_image_without_a_browser(tmp_path: Path, fmt: s
     assert not list((tmp_path / "img").glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_a_section_with_nothing_to_draw_gets_no_chart_but_keeps_its_table() -> None:
     """No deadline: no on-time share and no slack; no retries at all: no gap either."""
     report = sample_report()

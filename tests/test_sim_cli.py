@@ -30,6 +30,7 @@ def invoke(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
+@pytest.mark.slow
 def test_simulate_json_prints_the_documented_keys(tmp_path: Path) -> None:
     code, out = invoke("simulate", "pulse1.5-retry", "--out", str(tmp_path / "r"), "--json")
     assert code == 0, out
@@ -57,6 +58,7 @@ def test_simulate_json_prints_the_documented_keys(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_simulate_human_summary_and_set_overrides(tmp_path: Path) -> None:
     code, out = invoke(
         "simulate",
@@ -78,6 +80,7 @@ def test_simulate_human_summary_and_set_overrides(tmp_path: Path) -> None:
     assert run["meta"]["seed"] == 3
 
 
+@pytest.mark.slow
 def test_scenario_file_in_yaml(tmp_path: Path) -> None:
     f = tmp_path / "mine.yaml"
     f.write_text(
@@ -150,6 +153,7 @@ def test_every_simulate_command_has_an_example(sub: list[str]) -> None:
     assert "Example: relplan simulate" in out
 
 
+@pytest.mark.slow
 def test_calibrate_writes_the_capacity_beside_a_profile_file(tmp_path: Path) -> None:
     """A short ramp from 2.6 calls/s, one seed: the ramp stops at the first growing stage a
     few stages in (near the shipped C^ of 2.80; one seed spreads by about +-0.2)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -16,7 +17,6 @@ from relplan.models import RunManifest
 from relplan.sim.run import simulate
 from relplan.sim.scenario import builtin_names
 from relplan.sim.summary import SimSummary, load_run
-from tests.conftest import require_tool
 
 EXPECTED_BUILTINS = {
     "pulse-noretry",
@@ -117,6 +117,7 @@ def test_every_builtin_pulse_scenario_runs_and_summarizes(tmp_path: Path) -> Non
         assert set(s.phases) == {"base", "pulse", "hold"}
 
 
+@pytest.mark.slow
 def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
     a = simulate("pulse-retry-coalesce", tmp_path / "a", seed=4)
     b = simulate("pulse-retry-coalesce", tmp_path / "b", seed=4)
@@ -130,11 +131,9 @@ def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
     assert c != a
 
 
-@pytest.fixture(scope="module")
-def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("ref") / "pulse-retry-cancel"
-    simulate("pulse-retry-cancel", out, seed=1)
-    return out
+@pytest.fixture
+def reference_run(simulated_run: Callable[[str, int], Path]) -> Path:
+    return simulated_run("pulse-retry-cancel", 1)
 
 
 def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
@@ -269,12 +268,12 @@ def test_metrics_follow_vllms_counting_rules(reference_run: Path) -> None:
     assert set(m["t"].unique().sort().diff().drop_nulls().round(6).to_list()) == {5.0}
 
 
-@pytest.mark.prometheus
-def test_promtool_accepts_the_metrics(reference_run: Path, tmp_path: Path) -> None:
-    promtool = require_tool("promtool")
+def test_promtool_accepts_the_metrics(
+    reference_run: Path, tmp_path: Path, promtool_bin: str
+) -> None:
     res = subprocess.run(
         [
-            promtool,
+            promtool_bin,
             "tsdb",
             "create-blocks-from",
             "openmetrics",

@@ -137,6 +137,7 @@ def test_trace_arrivals_drive_a_run(tmp_path: Path) -> None:
     assert [round(b - a, 6) for a, b in itertools.pairwise(t)] == [1.0] * 29
 
 
+@pytest.mark.slow
 def test_proxy_log_as_a_workload(tmp_path: Path) -> None:
     """A proxy log's first attempts give arrivals and prompts (outputs are drawn)."""
     simulate("pulse1.5-retry", tmp_path / "src", seed=2)

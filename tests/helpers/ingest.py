@@ -1,4 +1,4 @@
-"""Helpers shared by the ingest tests (not a test module)."""
+"""Helpers shared by the ingest tests: the bundled input files, ingest and read back."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import duckdb
 from relplan.ingest import IngestOptions, IngestReport, ingest_paths
 from relplan.workspace import TABLES
 
-DATA = Path(__file__).resolve().parent / "data" / "ingest"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 INCIDENT = DATA / "incident"
 ADAPTERS = DATA / "adapters"
 

@@ -43,6 +43,18 @@ class BrowserRun:
         return CONSOLE_LINE.findall(self.stderr)
 
 
+@dataclass(frozen=True)
+class Browser:
+    """Headless Chromium with a throw-away profile (the `browser` fixture of conftest.py)."""
+
+    chromium: str
+    profile: Path
+
+    def __call__(self, page: Path, *extra: str, timeout: float = 120) -> BrowserRun:
+        """Load `page` from its file; `extra` flags such as --dump-dom or --screenshot=PATH."""
+        return run_chromium(self.chromium, page, self.profile, *extra, timeout=timeout)
+
+
 def run_chromium(
     chromium: str, page: Path, profile: Path, *extra: str, timeout: float = 120
 ) -> BrowserRun:

@@ -8,7 +8,7 @@ import random
 import duckdb
 
 from relplan import sql
-from tests.fixture_incident import T0, insert_attempts, insert_events, insert_manifest, insert_steps
+from tests.helpers.incident import T0, insert_attempts, insert_events, insert_manifest, insert_steps
 
 
 def memory_workspace() -> duckdb.DuckDBPyConnection:

@@ -1,7 +1,10 @@
 """Debian's Prometheus on a free loopback port, its TSDB backfilled from an OpenMetrics file
-with `promtool tsdb create-blocks-from openmetrics` (shared by the live-Prometheus tests).
-Without the binaries the calling test skips on a user's machine and fails under CI=true
-(tests.conftest.require_tool)."""
+with `promtool tsdb create-blocks-from openmetrics`.
+
+Tests do not call this directly: they take the `prometheus_server` fixture of
+tests/conftest.py, which finds the binaries (skip without them on a user's machine, fail under
+CI=true) and stops every server at the end of the session.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +13,10 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import require_tool
 
 
 def free_port() -> int:
@@ -25,11 +26,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def backfilled_prometheus(om: Path, workdir: Path) -> Iterator[str]:
+def backfilled_prometheus(om: Path, workdir: Path, prometheus: str, promtool: str) -> Iterator[str]:
     """Backfill `om` into `workdir`/tsdb, serve it (retention 100y: the samples may be older
     than 15 days) and yield the base URL once /-/ready answers; stop the server at the end."""
-    prometheus = require_tool("prometheus")
-    promtool = require_tool("promtool")
     subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(workdir / "tsdb")],
         check=True,
@@ -74,3 +73,20 @@ def backfilled_prometheus(om: Path, workdir: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=10)
+
+
+class PrometheusServers:
+    """Starts one backfilled server per OpenMetrics file asked for; `close` stops them all."""
+
+    def __init__(self, prometheus: str, promtool: str, tmp: pytest.TempPathFactory) -> None:
+        self._tools = (prometheus, promtool)
+        self._tmp = tmp
+        self._stack = ExitStack()
+
+    def serve(self, om: Path) -> str:
+        """Base URL of a server holding exactly the samples of `om`."""
+        workdir = self._tmp.mktemp("prometheus")
+        return self._stack.enter_context(backfilled_prometheus(om, workdir, *self._tools))
+
+    def close(self) -> None:
+        self._stack.close()

@@ -7,9 +7,12 @@ page, and an unavailable section.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from relplan.report import data as d
+from relplan.report.charts import chart_specs
+from relplan.report.html import render_html
 from relplan.report.section import report_model
 from relplan.report.sections import (
     amplification,
@@ -209,3 +212,18 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             generated_at=GENERATED_AT,
         ),
     )
+
+
+@dataclass(frozen=True)
+class RenderedReport:
+    """A sample report, the names of the charts it draws and its page."""
+
+    report: d.ReportData
+    charts: list[str]
+    html: str
+
+
+def render_sample(label: str = "replica-a") -> RenderedReport:
+    report = sample_report(label)
+    specs = chart_specs(report)
+    return RenderedReport(report, sorted(specs), render_html(report, specs))

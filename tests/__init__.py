@@ -1,0 +1,1 @@
+"""relplan's test suite (a package so that tests import their helpers as `tests.helpers`)."""
