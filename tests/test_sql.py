@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
 import pytest
 
 from relplan import sql
@@ -48,3 +52,53 @@ def test_binding_other_names_is_refused() -> None:
 @pytest.mark.parametrize("name", sql.all_names())
 def test_every_shipped_query_passes_the_loader(name: str) -> None:
     assert sql.load(name).path == f"queries/{name}.sql"
+
+
+@pytest.fixture
+def toy_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A queries folder of our own in place of the shipped one."""
+    (tmp_path / "toy").mkdir()
+    files = {
+        "toy/pairs": "-- Two rows.\n-- params: k\nselect * from (values (1, 'a'), ($k, 'b')) v(n, s)",
+        "toy/none": "-- No row.\n-- params:\nselect 1 as n where false",
+        "toy/same_names": "-- Two columns named n.\n-- params:\nselect 1 as n, 2 as n",
+        "toy/make": "-- A table.\n-- params:\ncreate table t (n integer)",
+        "toy/fill": "-- Rows into it.\n-- params: a, b\ninsert into t values ($a), ($b), (3)",
+    }
+    for name, text in files.items():
+        (tmp_path / f"{name}.sql").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(sql, "queries_dir", lambda: tmp_path)
+    sql.load.cache_clear()
+    yield tmp_path
+    sql.load.cache_clear()
+
+
+def test_rows_come_back_as_dicts_keyed_by_column_name(toy_queries: Path) -> None:
+    con = duckdb.connect()
+    assert sql.rows(con, "toy/pairs", {"k": 7}) == [{"n": 1, "s": "a"}, {"n": 7, "s": "b"}]
+    assert sql.columns(con, "toy/pairs", {"k": 7}) == ["n", "s"]
+
+
+def test_rows_check_the_parameters_against_the_declaration(toy_queries: Path) -> None:
+    with pytest.raises(QueryError, match=r"queries/toy/pairs.sql: .*missing \['k'\]"):
+        sql.rows(duckdb.connect(), "toy/pairs")
+
+
+def test_one_is_none_without_a_row_and_refuses_two(toy_queries: Path) -> None:
+    con = duckdb.connect()
+    assert sql.one(con, "toy/none") is None
+    with pytest.raises(QueryError, match=r"toy/pairs\.sql: expected at most one row, got 2"):
+        sql.one(con, "toy/pairs", {"k": 2})
+
+
+def test_two_columns_with_one_name_are_refused(toy_queries: Path) -> None:
+    with pytest.raises(QueryError, match=r"same_names.sql: columns with the same name \['n'\]"):
+        sql.rows(duckdb.connect(), "toy/same_names")
+
+
+def test_affected_is_the_row_count_of_an_insert(toy_queries: Path) -> None:
+    con = duckdb.connect()
+    sql.run(con, "toy/make")
+    assert sql.affected(con, "toy/fill", {"a": 1, "b": 2}) == 3
+    with pytest.raises(QueryError, match="expected a row count"):
+        sql.affected(con, "toy/none")
