@@ -7,8 +7,9 @@ name. Placeholders inside comments and string literals do not count as uses.
 
 Running a query: `rows(con, name, params)` gives its rows as dicts keyed by column name,
 `one(...)` the only row (or None), `affected(...)` the row count an insert or delete reports,
-`columns(...)` the names of the columns it returns, and `run(...)` runs a statement whose
-result is not read. Code never indexes a result row by position.
+`columns(...)` the names of the columns it returns, `arrow(...)` its result as an Arrow table
+(columns by name, for large results), and `run(...)` runs a statement whose result is not
+read. Code never indexes a result row by position.
 
 The files live in `queries/` at the top of a checkout and are force-included into the wheel
 as `relplan/queries/`, so an installed relplan finds them with importlib.resources.
@@ -28,6 +29,7 @@ from relplan.errors import QueryError
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
 
 _PARAMS_LINE = re.compile(r"^\s*--\s*params:(.*)$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -124,6 +126,12 @@ def run(
     if bound:
         return con.execute(q.text, bound)
     return con.execute(q.text)
+
+
+def arrow(con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None) -> pa.Table:
+    """The result of `queries/<name>.sql` as an Arrow table (no copy through Python rows)."""
+    q = load(name)
+    return con.sql(q.text, params=q.bind(params or {}) or None).to_arrow_table()
 
 
 def columns(con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None) -> list[str]:

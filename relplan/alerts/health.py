@@ -205,9 +205,9 @@ def load_store(
     con: duckdb.DuckDBPyConnection, names: Sequence[str], t_from: float, t_to: float
 ) -> SeriesStore:
     """Samples of `names` with t_from <= t <= t_to from metric_samples, times in whole ms."""
-    q = sql.load("alerts/metric_series")
-    params = q.bind({"names": list(names), "t_from": t_from, "t_to": t_to})
-    table = con.sql(q.text, params=params).to_arrow_table()
+    table = sql.arrow(
+        con, "alerts/metric_series", {"names": list(names), "t_from": t_from, "t_to": t_to}
+    )
     store = SeriesStore()
     if table.num_rows == 0:
         return store
@@ -237,9 +237,13 @@ class MetricsInfo:
 
 def metrics_info(con: duckdb.DuckDBPyConnection) -> MetricsInfo:
     all_names = sorted({n for alts in METRIC_ALTERNATIVES.values() for n in alts})
-    q = sql.load("alerts/metric_label_keys")
-    rows = con.execute(q.text, q.bind({"names": all_names})).fetchall()
-    return MetricsInfo({r[0]: (float(r[1]), float(r[2]), list(r[3] or [])) for r in rows})
+    rows = sql.rows(con, "alerts/metric_label_keys", {"names": all_names})
+    return MetricsInfo(
+        {
+            r["name"]: (float(r["t_min"]), float(r["t_max"]), list(r["label_keys"] or []))
+            for r in rows
+        }
+    )
 
 
 def pick_replica_label(info: MetricsInfo) -> str | None:

@@ -121,7 +121,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
 
     con = duckdb.connect()
     try:
-        con.execute(sql.load("schema").text)
+        sql.run(con, "schema")
         man = load_run(con, out)
         res = analyze(
             con,

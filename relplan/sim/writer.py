@@ -26,6 +26,7 @@ import polars as pl
 
 from relplan import __version__
 from relplan.errors import InputError
+from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG
 from relplan.models import Phase, RunManifest
 from relplan.sim.engine import EVENT_NAMES
 from relplan.sim.metrics import render_openmetrics
@@ -36,24 +37,15 @@ T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 
 FILES = ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json")
 
-_ENGINE_SCHEMA: dict[str, Any] = {
-    "type": pl.String,
-    "t": pl.Float64,
-    "execution_id": pl.String,
-    "event": pl.String,
-    "prompt_tokens": pl.Int64,
-    "replica": pl.String,
-    "step": pl.Int64,
-    "t_issue": pl.Float64,
-    "t_done": pl.Float64,
-    "prompt_computed": pl.Int64,
-    "prompt_cached": pl.Int64,
-    "decode_tokens": pl.Int64,
-    "num_running": pl.Int64,
-    "num_waiting": pl.Int64,
-    "num_batched_tokens": pl.Int64,
-    "kv_usage": pl.Float64,
+_POLARS: dict[str, Any] = {
+    "string": pl.String,
+    "integer": pl.Int64,
+    "number": pl.Float64,
+    "time": pl.Float64,
+    "boolean": pl.Boolean,
 }
+_PROXY_SCHEMA: dict[str, Any] = {c.name: _POLARS[c.kind] for c in PROXY_LOG}
+_ENGINE_SCHEMA: dict[str, Any] = {c.name: _POLARS[c.kind] for c in ENGINE_TRACE}
 
 
 def proxy_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
@@ -79,22 +71,7 @@ def proxy_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
             "prompt_tokens": [a.call.prompt_tokens for a in atts],
             "max_tokens": [a.call.max_tokens for a in atts],
         },
-        schema={
-            "call_id": pl.String,
-            "attempt": pl.Int64,
-            "t_planned": pl.Float64,
-            "t_sent": pl.Float64,
-            "t_end": pl.Float64,
-            "outcome": pl.String,
-            "execution_id": pl.String,
-            "attached": pl.Boolean,
-            "t_cancel": pl.Float64,
-            "status": pl.Int64,
-            "model": pl.String,
-            "replica": pl.String,
-            "prompt_tokens": pl.Int64,
-            "max_tokens": pl.Int64,
-        },
+        schema=_PROXY_SCHEMA,
     )
 
 
