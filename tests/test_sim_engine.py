@@ -11,14 +11,8 @@ from heapq import heappop, heappush
 import pytest
 
 from relplan.sim.costmodel import CostModel, step_cost_ms
-from relplan.sim.engine import (
-    ABORTED,
-    EVENT_NAMES,
-    FINISHED,
-    Engine,
-    EngineConfig,
-    Execution,
-)
+from relplan.sim.engine import Engine
+from relplan.sim.execution import ABORTED, EVENT_NAMES, FINISHED, EngineConfig, Execution
 
 TEN_MS = CostModel(a_ms=10.0, b_ms_per_token=0.0, c_ms_per_pair=0.0, f_ms_per_context_token=0.0)
 

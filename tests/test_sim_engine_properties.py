@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from relplan.sim.engine import ABORTED, FINISHED, EngineConfig, EngineEvent
+from relplan.sim.execution import ABORTED, FINISHED, EngineConfig, EngineEvent
 from tests.test_sim_engine import Harness
 
 job = st.tuples(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from relplan.sim.engine import ABORTED, FINISHED, EngineEvent
+from relplan.sim.execution import ABORTED, FINISHED, EngineEvent
 from relplan.sim.profiles import CostSpec, Profile
 from relplan.sim.scenario import Scenario
 from relplan.sim.simulator import Simulation

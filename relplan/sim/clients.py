@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from relplan.sim.events import EventKind
 
 if TYPE_CHECKING:
-    from relplan.sim.engine import Execution
+    from relplan.sim.execution import Execution
     from relplan.sim.proxy import Proxy
 
 

@@ -32,8 +32,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from relplan.sim.engine import FINISHED, NEW, Engine, Execution
+from relplan.sim.engine import Engine
 from relplan.sim.events import EventKind
+from relplan.sim.execution import FINISHED, NEW, Execution
 
 if TYPE_CHECKING:
     from relplan.sim.clients import Attempt, Clients

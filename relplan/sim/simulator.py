@@ -19,8 +19,9 @@ from heapq import heappop, heappush
 from typing import NamedTuple
 
 from relplan.sim.clients import Attempt, Call, ClientConfig, Clients
-from relplan.sim.engine import Engine, EngineConfig, Execution
+from relplan.sim.engine import Engine
 from relplan.sim.events import EventKind
+from relplan.sim.execution import EngineConfig, Execution
 from relplan.sim.profiles import Profile
 from relplan.sim.proxy import Proxy, ProxyConfig
 from relplan.sim.scenario import Scenario

@@ -28,7 +28,7 @@ from relplan import __version__
 from relplan.errors import InputError
 from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG
 from relplan.models import Phase, RunManifest
-from relplan.sim.engine import EVENT_NAMES
+from relplan.sim.execution import EVENT_NAMES
 from relplan.sim.metrics import render_openmetrics
 from relplan.sim.scenario import PhaseSpec
 from relplan.sim.simulator import Simulation
