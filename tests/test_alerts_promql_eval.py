@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from relplan.alerts import promql_eval, promql_parser
 from relplan.alerts.health import apply_for
-from relplan.alerts.promql_eval import SeriesStore, make_labels
+from relplan.alerts.promql_series import SeriesStore, make_labels
 from relplan.alerts.rules import AlertRule
 from relplan.errors import QueryError
 

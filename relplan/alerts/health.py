@@ -29,7 +29,16 @@ import numpy as np
 
 from relplan import sql
 from relplan.alerts import promql_eval, promql_parser
-from relplan.alerts.promql_eval import BoolArray, FloatArray, IntArray, Labels, SeriesStore, Vec
+from relplan.alerts.promql_eval import Vec
+from relplan.alerts.promql_series import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    Labels,
+    SeriesStore,
+    drop_name,
+    make_labels,
+)
 from relplan.alerts.rules import (
     METRIC_ALTERNATIVES,
     REPLICA_LABELS,
@@ -99,7 +108,7 @@ def grid(start: float, end: float, step: float) -> IntArray:
 
 def alert_labels(series: Labels, rule: AlertRule) -> Labels:
     """The alert's identity as Prometheus builds it: result labels - name + rule labels."""
-    d = dict(promql_eval.drop_name(series))
+    d = dict(drop_name(series))
     d.update(rule.labels)
     return tuple(sorted(d.items()))
 
@@ -137,7 +146,7 @@ def evaluate_rules(
         if not isinstance(vec, Vec):
             vec = Vec({(): (vec, np.ones(len(ts), dtype=bool))})
         for labels, (values, present) in vec.items.items():
-            d = dict(promql_eval.drop_name(labels))
+            d = dict(drop_name(labels))
             d.update(rec.labels)
             d["__name__"] = rec.record
             recorded[tuple(sorted(d.items()))] = (values, present)
@@ -223,7 +232,7 @@ def load_store(
     keys_col = table.column("label_keys").to_pylist()
     values_col = table.column("label_values").to_pylist()
     for i, name in enumerate(names_col):
-        labels = promql_eval.make_labels(name, dict(zip(keys_col[i], values_col[i], strict=True)))
+        labels = make_labels(name, dict(zip(keys_col[i], values_col[i], strict=True)))
         a, b = int(offsets[i]), int(offsets[i + 1])
         order = np.lexsort((r_all[a:b], s_all[a:b], t_all[a:b]))
         store.add_arrays(labels, t_all[a:b][order], v_all[a:b][order])

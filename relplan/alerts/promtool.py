@@ -25,7 +25,8 @@ import numpy as np
 
 from relplan.alerts import promql_eval, promql_parser
 from relplan.alerts.health import AlertTimeline, evaluate_rules, firing_at
-from relplan.alerts.promql_eval import IntArray, Labels, SeriesStore, Vec
+from relplan.alerts.promql_eval import Vec
+from relplan.alerts.promql_series import IntArray, Labels, SeriesStore
 from relplan.alerts.rules import (
     AlertRule,
     RecordingRule,
