@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 
 from relplan import sql
-from relplan.alerts import promql_eval, promql_parser
+from relplan.alerts import promql_ast, promql_eval, promql_parser
 from relplan.alerts.promql_eval import Vec
 from relplan.alerts.promql_series import (
     BoolArray,
@@ -298,16 +298,16 @@ def evaluate_health(
     ts = grid(start, end, step)
     alert_rules = health_rules(label or "replica", rules, names, proxy=True)
     parsed = [promql_parser.parse(r.expr) for r in alert_rules]
-    needed = sorted({n for p in parsed for n in promql_parser.metric_names(p)})
+    needed = sorted({n for p in parsed for n in promql_ast.metric_names(p)})
     lookback = (
-        max(promql_parser.max_lookback_ms(p, promql_eval.LOOKBACK_DELTA_MS) for p in parsed) / 1000
+        max(promql_ast.max_lookback_ms(p, promql_eval.LOOKBACK_DELTA_MS) for p in parsed) / 1000
     )
     store = load_store(con, needed, start - lookback, end)
     signals: list[SignalResult] = []
     replicas: set[str] = set()
     step_ms = round(step * 1000)
     for rule, node in zip(alert_rules, parsed, strict=True):
-        missing = sorted(n for n in promql_parser.metric_names(node) if n not in info.present)
+        missing = sorted(n for n in promql_ast.metric_names(node) if n not in info.present)
         if missing:
             signals.append(
                 SignalResult(

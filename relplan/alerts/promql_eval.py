@@ -4,7 +4,7 @@ An expression is evaluated at every time of a fixed step grid at once: an instan
 a map from label set to a (values, present) pair of arrays over the grid, so each operator
 is a handful of numpy operations rather than a loop over evaluation times.
 
-Semantics, as in Prometheus 2.42's engine (promql/promql_eval.go, promql/functions.go):
+Semantics, as in Prometheus 2.42's engine (promql/engine.go, promql/functions.go):
 - Times are integer milliseconds: a stored time t (epoch seconds) becomes int64(t * 1000),
   truncated, as Prometheus's OpenMetrics parser does.
 - An instant selector at time ts takes the latest sample with t <= ts, if t >= ts - 5m
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relplan.alerts import promql_parser
+from relplan.alerts import promql_ast, promql_parser
 from relplan.alerts.promql_range import deriv, extrapolated_rate, extreme_over_time
 from relplan.alerts.promql_series import (
     BoolArray,
@@ -79,18 +79,18 @@ class Evaluator:
         # Results of recording rules on this same grid: visible at their own step only.
         self.recorded = recorded or {}
 
-    def eval(self, expr: promql_parser.Expr) -> Value:
-        if isinstance(expr, promql_parser.Number):
+    def eval(self, expr: promql_ast.Expr) -> Value:
+        if isinstance(expr, promql_ast.Number):
             return np.full(self.n, expr.value, dtype=np.float64)
-        if isinstance(expr, promql_parser.VectorSelector):
+        if isinstance(expr, promql_ast.VectorSelector):
             return self.instant(expr)
-        if isinstance(expr, promql_parser.MatrixSelector):
+        if isinstance(expr, promql_ast.MatrixSelector):
             raise QueryError("PromQL: a range selector must be the argument of a function")
-        if isinstance(expr, promql_parser.FunctionCall):
+        if isinstance(expr, promql_ast.FunctionCall):
             return self.call(expr)
-        if isinstance(expr, promql_parser.Aggregate):
+        if isinstance(expr, promql_ast.Aggregate):
             return self.aggregate(expr)
-        if isinstance(expr, promql_parser.Unary):
+        if isinstance(expr, promql_ast.Unary):
             inner = self.eval(expr.expr)
             if isinstance(inner, Vec):
                 return Vec({drop_name(k): (-v, p) for k, (v, p) in inner.items.items()})
@@ -99,7 +99,7 @@ class Evaluator:
 
     # --- selectors and functions -------------------------------------------------------
 
-    def instant(self, sel: promql_parser.VectorSelector) -> Vec:
+    def instant(self, sel: promql_ast.VectorSelector) -> Vec:
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
         for labels, s in self.store.select(sel.matchers):
             idx = np.searchsorted(s.t, self.ts, side="right") - 1
@@ -113,7 +113,7 @@ class Evaluator:
                 out[labels] = _merge(out, labels, values, present)
         return Vec(out)
 
-    def call(self, call: promql_parser.FunctionCall) -> Vec:
+    def call(self, call: promql_ast.FunctionCall) -> Vec:
         ms = call.arg
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
         if any(select_one(ms.selector.matchers, k) for k in self.recorded):
@@ -150,7 +150,7 @@ class Evaluator:
 
     # --- aggregation ---------------------------------------------------------------------
 
-    def aggregate(self, agg: promql_parser.Aggregate) -> Vec:
+    def aggregate(self, agg: promql_ast.Aggregate) -> Vec:
         inner = self.eval(agg.expr)
         if not isinstance(inner, Vec):
             raise QueryError(f"PromQL: {agg.op}() needs an instant vector, got a scalar")
@@ -184,15 +184,15 @@ class Evaluator:
 
     # --- binary operators ----------------------------------------------------------------
 
-    def binary(self, b: promql_parser.Binary) -> Value:
+    def binary(self, b: promql_ast.Binary) -> Value:
         lhs = self.eval(b.lhs)
         rhs = self.eval(b.rhs)
-        if b.op in promql_parser.SET_OPS:
+        if b.op in promql_ast.SET_OPS:
             if not isinstance(lhs, Vec) or not isinstance(rhs, Vec):
                 raise QueryError(f"PromQL: {b.op!r} needs instant vectors on both sides")
             return self.set_op(b, lhs, rhs)
         if not isinstance(lhs, Vec) and not isinstance(rhs, Vec):
-            if b.op in promql_parser.COMPARISONS and not b.return_bool:
+            if b.op in promql_ast.COMPARISONS and not b.return_bool:
                 raise QueryError("PromQL: comparisons between scalars must use bool")
             v, _ = _apply(b.op, lhs, rhs, True)
             return v
@@ -200,13 +200,13 @@ class Evaluator:
             return self.vector_vector(b, lhs, rhs)
         return self.vector_scalar(b, lhs, rhs)
 
-    def vector_scalar(self, b: promql_parser.Binary, lhs: Value, rhs: Value) -> Vec:
+    def vector_scalar(self, b: promql_ast.Binary, lhs: Value, rhs: Value) -> Vec:
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
         vec, swap = (lhs, False) if isinstance(lhs, Vec) else (rhs, True)
         scalar = rhs if not swap else lhs
         assert isinstance(vec, Vec)
         assert not isinstance(scalar, Vec)
-        comparison = b.op in promql_parser.COMPARISONS
+        comparison = b.op in promql_ast.COMPARISONS
         for labels, (values, present) in vec.items.items():
             lv, rv = (scalar, values) if swap else (values, scalar)
             result, keep = _apply(b.op, lv, rv, b.return_bool)
@@ -218,12 +218,12 @@ class Evaluator:
                 out[key] = _merge(out, key, result, p)
         return Vec(out)
 
-    def vector_vector(self, b: promql_parser.Binary, lhs: Vec, rhs: Vec) -> Vec:
+    def vector_vector(self, b: promql_ast.Binary, lhs: Vec, rhs: Vec) -> Vec:
         sig = _signature(b.matching)
         right = self.by_signature(rhs, sig, "right")
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
         matched: dict[Labels, BoolArray] = {}
-        comparison = b.op in promql_parser.COMPARISONS
+        comparison = b.op in promql_ast.COMPARISONS
         for labels in sorted(lhs.items):
             lv, lp = lhs.items[labels]
             s = sig(labels)
@@ -271,7 +271,7 @@ class Evaluator:
                 merged[s] = (v, p)
         return merged
 
-    def set_op(self, b: promql_parser.Binary, lhs: Vec, rhs: Vec) -> Vec:
+    def set_op(self, b: promql_ast.Binary, lhs: Vec, rhs: Vec) -> Vec:
         sig = _signature(b.matching)
         rhs_present: dict[Labels, BoolArray] = {}
         for labels, (_, p) in rhs.items.items():
@@ -299,7 +299,7 @@ class Evaluator:
 
 
 class SigFn:
-    def __init__(self, matching: promql_parser.VectorMatching) -> None:
+    def __init__(self, matching: promql_ast.VectorMatching) -> None:
         self.on = matching.on
         self.labels = frozenset(matching.labels)
 
@@ -309,7 +309,7 @@ class SigFn:
         return tuple(kv for kv in labels if kv[0] not in self.labels and kv[0] != "__name__")
 
 
-def _signature(matching: promql_parser.VectorMatching) -> SigFn:
+def _signature(matching: promql_ast.VectorMatching) -> SigFn:
     return SigFn(matching)
 
 
@@ -352,7 +352,7 @@ def _apply(
     return lv, cmp
 
 
-def evaluate(expr: promql_parser.Expr | str, store: SeriesStore, ts_ms: IntArray) -> Vec:
+def evaluate(expr: promql_ast.Expr | str, store: SeriesStore, ts_ms: IntArray) -> Vec:
     """Evaluate an expression at every time of `ts_ms`; a scalar result is refused."""
     node = promql_parser.parse(expr) if isinstance(expr, str) else expr
     result = Evaluator(store, ts_ms).eval(node)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from relplan.alerts import promql_parser
+from relplan.alerts import promql_ast
 
 Labels = tuple[tuple[str, str], ...]  # sorted by label name; includes __name__ for raw series
 FloatArray = npt.NDArray[np.float64]
@@ -72,7 +72,7 @@ class SeriesStore:
         keep = np.concatenate(([True], np.diff(tt) != 0)) if len(tt) > 1 else np.ones(1, bool)
         self.series[labels] = Series(tt[keep], vv[keep])
 
-    def select(self, matchers: tuple[promql_parser.Matcher, ...]) -> list[tuple[Labels, Series]]:
+    def select(self, matchers: tuple[promql_ast.Matcher, ...]) -> list[tuple[Labels, Series]]:
         compiled = [(m, re.compile(m.value) if m.op in ("=~", "!~") else None) for m in matchers]
         out = []
         for labels in sorted(self.series):
@@ -84,7 +84,7 @@ class SeriesStore:
         return out
 
 
-def select_one(matchers: tuple[promql_parser.Matcher, ...], labels: Labels) -> bool:
+def select_one(matchers: tuple[promql_ast.Matcher, ...], labels: Labels) -> bool:
     d = dict(labels)
     return all(
         _matches(m, re.compile(m.value) if m.op in ("=~", "!~") else None, d.get(m.label, ""))
@@ -92,7 +92,7 @@ def select_one(matchers: tuple[promql_parser.Matcher, ...], labels: Labels) -> b
     )
 
 
-def _matches(m: promql_parser.Matcher, rx: re.Pattern[str] | None, value: str) -> bool:
+def _matches(m: promql_ast.Matcher, rx: re.Pattern[str] | None, value: str) -> bool:
     if m.op == "=":
         return value == m.value
     if m.op == "!=":
