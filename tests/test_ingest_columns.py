@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -143,3 +145,16 @@ def test_every_proxy_column_lands_in_its_own_attempts_column(
     ingest(db, _write(record, tmp_path / f"proxy.{suffix}", fmt))
     (stored,) = rows(db, f"select {', '.join(PROXY_COLUMNS)} from attempts")
     assert dict(zip(PROXY_COLUMNS, stored, strict=True)) == record
+
+
+def test_the_column_lists_import_without_the_readers() -> None:
+    """relplan.ingest loads its readers lazily: the simulator's writer and the CLI can read
+    the column lists without importing DuckDB or pyarrow."""
+    code = (
+        "import sys, relplan.ingest.columns, relplan.ingest;"
+        "print([m for m in ('duckdb', 'pyarrow', 'polars') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
