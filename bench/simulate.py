@@ -62,9 +62,10 @@ def main() -> None:
             e = sim.engine
             facts = {
                 "simulated_s": sim.now,
-                "steps": float(e.k_next),
+                "steps": float(e.next_step),
                 "records": float(
-                    len(e.pf_step) + sum(b - a for a, b in zip(e.sp_k0, e.sp_k1, strict=False))
+                    len(e.prefill_step)
+                    + sum(b - a for a, b in zip(e.span_first_step, e.span_end_step, strict=False))
                 ),
                 "calls": float(len(sim.calls)),
                 "executions": float(len(sim.executions)),

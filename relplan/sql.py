@@ -5,6 +5,12 @@ Rules (STYLE.md): one query per file; the header comment is its docstring and ha
 only. A parameter declared but unused, or used but undeclared, is refused with the file's
 name. Placeholders inside comments and string literals do not count as uses.
 
+Running a query: `rows(con, name, params)` gives its rows as dicts keyed by column name,
+`one(...)` the only row (or None), `affected(...)` the row count an insert or delete reports,
+`columns(...)` the names of the columns it returns, `arrow(...)` its result as an Arrow table
+(columns by name, for large results), and `run(...)` runs a statement whose result is not
+read. Code never indexes a result row by position.
+
 The files live in `queries/` at the top of a checkout and are force-included into the wheel
 as `relplan/queries/`, so an installed relplan finds them with importlib.resources.
 """
@@ -23,6 +29,7 @@ from relplan.errors import QueryError
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
 
 _PARAMS_LINE = re.compile(r"^\s*--\s*params:(.*)$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -92,20 +99,6 @@ def load(name: str) -> Query:
     return parse_query(name, f"queries/{name}.sql", entry.read_text(encoding="utf-8"))
 
 
-def rows(
-    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
-) -> list[dict[str, Any]]:
-    """Run `queries/<name>.sql` with `params`; the rows as dicts keyed by column name.
-
-    The one way relplan runs a query that returns rows: callers read columns by name, never
-    by position, and bind values only as named parameters.
-    """
-    q = load(name)
-    cur = con.execute(q.text, q.bind(params or {}))
-    cols = [d[0] for d in cur.description or []]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-
-
 def all_names() -> list[str]:
     """Every query's name: its path below `queries/` without `.sql` (`ingest/macros`)."""
 
@@ -119,3 +112,67 @@ def all_names() -> list[str]:
         return names
 
     return sorted(walk(queries_dir(), ""))
+
+
+Params = dict[str, Any]
+
+
+def run(
+    con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Run `queries/<name>.sql` with `params` (checked against its declaration)."""
+    q = load(name)
+    bound = q.bind(params or {})
+    if bound:
+        return con.execute(q.text, bound)
+    return con.execute(q.text)
+
+
+def arrow(con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None) -> pa.Table:
+    """The result of `queries/<name>.sql` as an Arrow table (no copy through Python rows)."""
+    q = load(name)
+    return con.sql(q.text, params=q.bind(params or {}) or None).to_arrow_table()
+
+
+def columns(con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None) -> list[str]:
+    """The names of the columns `queries/<name>.sql` returns, in order."""
+    return [str(d[0]) for d in run(con, name, params).description or []]
+
+
+def rows(
+    con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None
+) -> list[dict[str, Any]]:
+    """Every row of `queries/<name>.sql`, each a dict keyed by column name.
+
+    The one way relplan runs a query that returns rows: callers read columns by name, never
+    by position, and bind values only as named parameters."""
+    cur = run(con, name, params)
+    names = _column_names(cur, name)
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def one(
+    con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None
+) -> dict[str, Any] | None:
+    """The row of a query that returns at most one, as a dict; None when it returns none.
+    More than one row is a bug in the query (or in the code calling it) and raises."""
+    found = rows(con, name, params)
+    if len(found) > 1:
+        raise QueryError(f"queries/{name}.sql: expected at most one row, got {len(found)}")
+    return found[0] if found else None
+
+
+def affected(con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None) -> int:
+    """The number of rows an insert, update or delete in `queries/<name>.sql` changed."""
+    row = one(con, name, params)
+    if row is None or set(row) != {"Count"}:
+        raise QueryError(f"queries/{name}.sql: expected a row count, got {row!r}")
+    return int(row["Count"])
+
+
+def _column_names(cur: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    names = [str(d[0]) for d in cur.description or []]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise QueryError(f"queries/{name}.sql: columns with the same name {dup}; name each one")
+    return names

@@ -9,7 +9,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from relplan import workspace
 from relplan.alerts.health import HealthResult, evaluate_health
-from relplan.alerts.promql_eval import SeriesStore, make_labels
+from relplan.alerts.promql_series import SeriesStore, make_labels
 from relplan.alerts.rules import Thresholds
 from relplan.errors import NoDataError
 from relplan.render import render_health

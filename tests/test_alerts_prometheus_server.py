@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from relplan import workspace
-from relplan.alerts import promql_eval, promql_parser, rules
+from relplan.alerts import promql_ast, promql_eval, promql_parser, rules
 from relplan.alerts.health import load_store
 from tests.helpers.alerts_scenarios import T0, fill, openmetrics_text, random_store
 from tests.helpers.prometheus import PrometheusServers
@@ -64,10 +64,10 @@ def test_query_range_on_backfilled_openmetrics_equals_relplans_values(
     ts = np.arange(round(start * 1000), round(end * 1000) + 1, round(step * 1000), dtype=np.int64)
     checked = 0
     for rule in rules.health_rules("pod", proxy=False):
-        for node in promql_parser.subexpressions(promql_parser.parse(rule.expr)):
-            if isinstance(node, promql_parser.Number):
+        for node in promql_ast.subexpressions(promql_parser.parse(rule.expr)):
+            if isinstance(node, promql_ast.Number):
                 continue
-            text = promql_parser.to_string(node)
+            text = promql_ast.to_string(node)
             mine = promql_eval.evaluate(node, loaded, ts)
             theirs = _query_range(url, text, start, end, step)
             mine_d = {

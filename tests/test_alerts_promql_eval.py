@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relplan.alerts import promql_eval, promql_parser
+from relplan.alerts import promql_ast, promql_eval, promql_parser
 from relplan.alerts.health import apply_for
-from relplan.alerts.promql_eval import SeriesStore, make_labels
+from relplan.alerts.promql_series import SeriesStore, make_labels
 from relplan.alerts.rules import AlertRule
 from relplan.errors import QueryError
 
@@ -215,12 +215,12 @@ def test_outside_the_subset_is_refused_with_the_position(text: str, message: str
 def test_precedence_follows_prometheus() -> None:
     """`1 - a / b > 0.2 and c > 0` is ((1 - (a / b)) > 0.2) and (c > 0)."""
     tree = promql_parser.parse("1 - a / b > 0.2 and c > 0")
-    assert isinstance(tree, promql_parser.Binary)
+    assert isinstance(tree, promql_ast.Binary)
     assert tree.op == "and"
-    assert isinstance(tree.lhs, promql_parser.Binary)
+    assert isinstance(tree.lhs, promql_ast.Binary)
     assert tree.lhs.op == ">"
-    assert promql_parser.to_string(tree) == "(((1) - ((a) / (b))) > (0.2)) and ((c) > (0))"
-    assert promql_parser.parse(promql_parser.to_string(tree)) == tree
+    assert promql_ast.to_string(tree) == "(((1) - ((a) / (b))) > (0.2)) and ((c) > (0))"
+    assert promql_parser.parse(promql_ast.to_string(tree)) == tree
 
 
 # --- properties --------------------------------------------------------------------------
@@ -300,7 +300,7 @@ _names = st.sampled_from(["x", "vllm:num_requests_waiting", "up", "a_b:c"])
 _labels = st.sampled_from(["pod", "instance", "job", "le"])
 
 
-def _valid_regex(m: promql_parser.Matcher) -> bool:
+def _valid_regex(m: promql_ast.Matcher) -> bool:
     if m.op in ("=", "!="):
         return True
     try:
@@ -312,7 +312,7 @@ def _valid_regex(m: promql_parser.Matcher) -> bool:
 
 _matchers = st.lists(
     st.builds(
-        promql_parser.Matcher,
+        promql_ast.Matcher,
         _labels,
         st.sampled_from(["=", "!=", "=~", "!~"]),
         st.text(alphabet='ab"\\\n .*', max_size=5),
@@ -320,50 +320,48 @@ _matchers = st.lists(
     max_size=2,
 )
 _selectors = st.builds(
-    lambda name, ms: promql_parser.VectorSelector(
-        (promql_parser.Matcher("__name__", "=", name), *ms)
-    ),
+    lambda name, ms: promql_ast.VectorSelector((promql_ast.Matcher("__name__", "=", name), *ms)),
     _names,
     _matchers,
 )
 _calls = st.builds(
-    lambda f, sel, r: promql_parser.FunctionCall(f, promql_parser.MatrixSelector(sel, r)),
-    st.sampled_from(sorted(promql_parser.RANGE_FUNCTIONS)),
+    lambda f, sel, r: promql_ast.FunctionCall(f, promql_ast.MatrixSelector(sel, r)),
+    st.sampled_from(sorted(promql_ast.RANGE_FUNCTIONS)),
     _selectors,
     st.sampled_from([1000, 60_000, 300_000, 90_000, 3_600_000]),
 )
 _numbers = st.builds(
-    promql_parser.Number, st.floats(min_value=0, allow_nan=False, allow_infinity=True)
+    promql_ast.Number, st.floats(min_value=0, allow_nan=False, allow_infinity=True)
 )
 
 
-def _extend(inner: st.SearchStrategy[promql_parser.Expr]) -> st.SearchStrategy[promql_parser.Expr]:
+def _extend(inner: st.SearchStrategy[promql_ast.Expr]) -> st.SearchStrategy[promql_ast.Expr]:
     matching = st.builds(
-        promql_parser.VectorMatching, st.booleans(), st.lists(_labels, max_size=2).map(tuple)
+        promql_ast.VectorMatching, st.booleans(), st.lists(_labels, max_size=2).map(tuple)
     )
     return st.one_of(
         st.builds(
-            promql_parser.Aggregate,
-            st.sampled_from(sorted(promql_parser.AGGREGATIONS)),
+            promql_ast.Aggregate,
+            st.sampled_from(sorted(promql_ast.AGGREGATIONS)),
             inner,
             st.lists(_labels, max_size=2).map(tuple),
             st.booleans(),
         ),
         st.builds(
-            lambda op, a, b, m: promql_parser.Binary(op, a, b, False, m),
-            st.sampled_from(sorted(promql_parser.ARITHMETIC | promql_parser.SET_OPS)),
+            lambda op, a, b, m: promql_ast.Binary(op, a, b, False, m),
+            st.sampled_from(sorted(promql_ast.ARITHMETIC | promql_ast.SET_OPS)),
             inner,
             inner,
             matching,
         ),
         st.builds(
-            lambda op, a, b, m: promql_parser.Binary(op, a, b, True, m),
-            st.sampled_from(sorted(promql_parser.COMPARISONS)),
+            lambda op, a, b, m: promql_ast.Binary(op, a, b, True, m),
+            st.sampled_from(sorted(promql_ast.COMPARISONS)),
             inner,
             inner,
             matching,
         ),
-        st.builds(lambda e: promql_parser.Unary("-", e), _selectors | _calls),
+        st.builds(lambda e: promql_ast.Unary("-", e), _selectors | _calls),
     )
 
 
@@ -373,8 +371,8 @@ _exprs = st.recursive(_selectors | _calls | _numbers, _extend, max_leaves=6)
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_exprs)
-def test_printing_then_parsing_gives_the_same_tree(expr: promql_parser.Expr) -> None:
-    assert promql_parser.parse(promql_parser.to_string(expr)) == expr
+def test_printing_then_parsing_gives_the_same_tree(expr: promql_ast.Expr) -> None:
+    assert promql_parser.parse(promql_ast.to_string(expr)) == expr
 
 
 @pytest.mark.parametrize(

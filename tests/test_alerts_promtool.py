@@ -15,7 +15,7 @@ import pytest
 
 from relplan.alerts import promtool, rules, slo
 from relplan.alerts.health import firing_intervals
-from relplan.alerts.promql_eval import SeriesStore, make_labels
+from relplan.alerts.promql_series import SeriesStore, make_labels
 from tests.helpers.alerts_scenarios import T0, healthy_store, random_store, storm_store
 
 pytestmark = pytest.mark.usefixtures("promtool_bin")

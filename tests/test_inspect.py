@@ -7,14 +7,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 from typer.testing import CliRunner
 
+from relplan import sql
 from relplan.cli import app
 from relplan.errors import NoDataError
 from relplan.ingest import inspect_workspace
+from relplan.workspace import TABLES
 from tests.helpers.ingest import INCIDENT, ingest, write_lines
 
 runner = CliRunner()
@@ -92,3 +95,13 @@ def test_ingest_cli_says_when_it_adds_nothing(tmp_path: Path) -> None:
     assert again.exit_code == 0
     assert again.stdout.splitlines()[0] == "nothing new ingested"
     assert "already in the workspace" in again.stdout
+
+
+def test_table_row_counts_cover_every_workspace_table_in_order() -> None:
+    """queries/inspect/table_rows.sql names the tables itself (no table name is formatted
+    into SQL): it must list exactly relplan.workspace.TABLES."""
+    con = duckdb.connect()
+    sql.run(con, "schema")
+    counted = sql.rows(con, "inspect/table_rows")
+    assert [r["table"] for r in counted] == list(TABLES)
+    assert all(r["n"] == 0 for r in counted)

@@ -11,14 +11,8 @@ from heapq import heappop, heappush
 import pytest
 
 from relplan.sim.costmodel import CostModel, step_cost_ms
-from relplan.sim.engine import (
-    ABORTED,
-    EVENT_NAMES,
-    FINISHED,
-    Engine,
-    EngineConfig,
-    Execution,
-)
+from relplan.sim.engine import Engine
+from relplan.sim.execution import ABORTED, EVENT_NAMES, FINISHED, EngineConfig, Execution
 
 TEN_MS = CostModel(a_ms=10.0, b_ms_per_token=0.0, c_ms_per_pair=0.0, f_ms_per_context_token=0.0)
 
@@ -58,41 +52,47 @@ class Harness:
 
     # EngineListener
     def on_finished(self, ex: Execution, t: float) -> None:
-        self.finished.append((ex.eid, t))
+        self.finished.append((ex.execution_id, t))
 
     def on_aborted(self, ex: Execution, t: float) -> None:
-        self.aborted.append((ex.eid, t))
+        self.aborted.append((ex.execution_id, t))
 
     def on_rejected(self, ex: Execution, t: float) -> None:
-        self.rejected.append((ex.eid, t))
+        self.rejected.append((ex.execution_id, t))
 
     # views of the engine's records
     def events(self, eid: str) -> list[tuple[str, float]]:
         e = self.engine
-        idx = next(x.idx for x in self.execs if x.eid == eid)
+        idx = next(x.idx for x in self.execs if x.execution_id == eid)
         return [
             (EVENT_NAMES[c], round(t, 6))
-            for t, x, c in zip(e.ev_t, e.ev_x, e.ev_code, strict=False)
+            for t, x, c in zip(e.event_t, e.event_execution, e.event_kind, strict=False)
             if x == idx
         ]
 
     def steps(self, eid: str) -> list[tuple[int, float, float, int, int, int]]:
         """(step, t_issue, t_done, prompt_computed, prompt_cached, decode_tokens)."""
         e = self.engine
-        idx = next(x.idx for x in self.execs if x.eid == eid)
+        idx = next(x.idx for x in self.execs if x.execution_id == eid)
         rows = [
             (k, c, ca, d)
             for k, x, c, ca, d in zip(
-                e.pf_step, e.pf_x, e.pf_comp, e.pf_cached, e.pf_dec, strict=False
+                e.prefill_step,
+                e.prefill_execution,
+                e.prefill_computed,
+                e.prefill_cached,
+                e.prefill_decode_tokens,
+                strict=False,
             )
             if x == idx
         ]
-        for x, k0, k1 in zip(e.sp_x, e.sp_k0, e.sp_k1, strict=False):
+        for x, k0, k1 in zip(e.span_execution, e.span_first_step, e.span_end_step, strict=False):
             if x == idx:
                 rows += [(k, 0, 0, 1) for k in range(k0, k1)]
         rows.sort()
         return [
-            (k, round(e.st_issue[k], 6), round(e.st_done[k], 6), c, ca, d) for k, c, ca, d in rows
+            (k, round(e.step_t_issue[k], 6), round(e.step_t_done[k], 6), c, ca, d)
+            for k, c, ca, d in rows
         ]
 
 
@@ -120,11 +120,11 @@ def test_abort_with_two_steps_in_flight_keeps_their_tokens_in_the_trace() -> Non
     assert h.events("x0") == [("arrived", 0.0), ("scheduled", 0.0), ("aborted", 0.015)]
     in_flight = [s for s in h.steps("x0") if s[1] < 0.015 <= s[2]]
     assert [s[0] for s in in_flight] == [1, 2]
-    assert h.engine.c_prompt == 0
-    assert h.engine.c_gen == 0
-    assert h.engine.c_queries == 24
+    assert h.engine.prompt_tokens_total == 0
+    assert h.engine.generation_tokens_total == 0
+    assert h.engine.prefix_queries_total == 24
     assert a.state == ABORTED
-    assert h.engine.k_next == 3
+    assert h.engine.next_step == 3
     assert h.engine.free == h.engine.num_blocks  # blocks freed at the abort
 
 
@@ -142,8 +142,8 @@ def test_abort_while_decoding_discards_in_flight_tokens_from_the_counter() -> No
     h.run()
     assert [s[0] for s in h.steps("x0")] == [0, 1, 2, 3]
     assert [s[5] for s in h.steps("x0")] == [1, 1, 1, 1]
-    assert h.engine.c_gen == 2
-    assert h.engine.c_prompt == 8
+    assert h.engine.generation_tokens_total == 2
+    assert h.engine.prompt_tokens_total == 8
     assert ("first_token", 0.01) in h.events("x0")
     assert "finished" not in [e for e, _ in h.events("x0")]
 
@@ -189,10 +189,10 @@ def test_preemption_frees_blocks_and_recomputes_from_the_front_of_the_queue() ->
     assert ("finished", 0.1) in h.events("x0")
     assert ("finished", 0.19) in ev_b
     assert sum(s[5] for s in st_b) == 1 + 1 + 8  # first token, recompute token, 8 decodes
-    assert h.engine.c_preempt == 1
-    assert h.engine.c_prompt == 16
-    assert h.engine.c_queries == 16
-    assert h.engine.c_gen == 20
+    assert h.engine.preemptions_total == 1
+    assert h.engine.prompt_tokens_total == 16
+    assert h.engine.prefix_queries_total == 16
+    assert h.engine.generation_tokens_total == 20
     assert a.state == FINISHED
     assert b.state == FINISHED
     assert h.engine.free == 5
@@ -206,7 +206,11 @@ def test_shared_prefix_is_a_cache_hit_and_never_computed() -> None:
     h.at(0.0, lambda t: h.engine.arrive(a, t))
     h.run()
     assert h.steps("x0")[0] == (0, 0.0, 0.01, 8, 32, 1)
-    assert (h.engine.c_queries, h.engine.c_hits, h.engine.c_prompt) == (40, 32, 40)
+    assert (
+        h.engine.prefix_queries_total,
+        h.engine.prefix_hits_total,
+        h.engine.prompt_tokens_total,
+    ) == (40, 32, 40)
     assert h.finished == [("x0", 0.03)]
 
 
@@ -225,10 +229,10 @@ def test_fcfs_admission_stops_at_the_token_budget_and_max_num_seqs() -> None:
     a, b, c = h.new(10, 2), h.new(10, 2), h.new(10, 2)
     h.at(0.0, lambda t: [h.engine.arrive(e, t) for e in (x, a, b, c)])
     h.run()
-    assert h.engine.st_batched[2] == 16
+    assert h.engine.step_batched_tokens[2] == 16
     assert h.steps("x1")[0][:4] == (2, 0.01, 0.03, 10)
     assert [s[:4] for s in h.steps("x2")[:2]] == [(2, 0.01, 0.03, 5), (3, 0.02, 0.04, 5)]
-    assert h.engine.st_batched[3] == 1 + 5
+    assert h.engine.step_batched_tokens[3] == 1 + 5
     assert h.steps("x3")[0][:4] == (4, 0.03, 0.05, 10)
 
 
@@ -240,7 +244,7 @@ def test_engine_step_duration_is_the_cost_model() -> None:
     h.at(0.0, lambda t: h.engine.arrive(a, t))
     h.run()
     expected = step_cost_ms(cost, [(100, 32)], []) / 1000
-    assert h.engine.st_done[0] == pytest.approx(expected)
+    assert h.engine.step_t_done[0] == pytest.approx(expected)
     assert expected == pytest.approx(
         0.75 * (3.29 + 0.02365 * 100 + 1.178e-6 * 100 * (32 + 50)) / 1000
     )

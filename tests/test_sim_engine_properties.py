@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from relplan.sim.engine import ABORTED, FINISHED, EngineConfig
+from relplan.sim.execution import ABORTED, FINISHED, EngineConfig, EngineEvent
 from tests.test_sim_engine import Harness
 
 job = st.tuples(
@@ -60,14 +60,20 @@ def test_engine_invariants(
     h.run()
     e = h.engine
 
-    assert all(0.0 <= kv <= 1.0 for kv in e.st_kv)
+    assert all(0.0 <= kv <= 1.0 for kv in e.step_kv_usage)
     assert e.free == e.num_blocks - e.pinned_blocks
-    assert all(b <= cfg.max_num_batched_tokens for b in e.st_batched)
+    assert all(b <= cfg.max_num_batched_tokens for b in e.step_batched_tokens)
 
     rows: list[tuple[int, int, int, int]] = list(
-        zip(e.pf_step, e.pf_x, e.pf_comp, e.pf_dec, strict=True)
+        zip(
+            e.prefill_step,
+            e.prefill_execution,
+            e.prefill_computed,
+            e.prefill_decode_tokens,
+            strict=True,
+        )
     )
-    for x, k0, k1 in zip(e.sp_x, e.sp_k0, e.sp_k1, strict=True):
+    for x, k0, k1 in zip(e.span_execution, e.span_first_step, e.span_end_step, strict=True):
         rows += [(k, x, 0, 1) for k in range(k0, k1)]
     pairs = Counter((k, x) for k, x, _, _ in rows)
     assert max(pairs.values()) == 1
@@ -76,18 +82,22 @@ def test_engine_invariants(
     tokens_per_step: Counter[int] = Counter()
     for k, _, comp, dec in rows:
         tokens_per_step[k] += comp if comp else dec
-    assert all(tokens_per_step[k] == e.st_batched[k] for k in tokens_per_step)
+    assert all(tokens_per_step[k] == e.step_batched_tokens[k] for k in tokens_per_step)
 
     decoded: Counter[int] = Counter()
     computed: Counter[int] = Counter()
     for _, x, comp, dec in rows:
         decoded[x] += dec
         computed[x] += comp
-    first = {x for x, c in zip(e.ev_x, e.ev_code, strict=True) if c == 2}
+    first = {
+        x
+        for x, c in zip(e.event_execution, e.event_kind, strict=True)
+        if c == EngineEvent.FIRST_TOKEN
+    }
     for ex in h.execs:
         assert ex.state in (FINISHED, ABORTED)
         if ex.state == FINISHED:
-            assert decoded[ex.idx] == ex.out
-            assert computed[ex.idx] >= ex.prompt - ex.cached
-    assert e.c_prompt == sum(h.execs[x].prompt for x in first)
-    assert e.c_preempt == sum(1 for c in e.ev_code if c == 3)
+            assert decoded[ex.idx] == ex.output_tokens
+            assert computed[ex.idx] >= ex.prompt_tokens - ex.cached
+    assert e.prompt_tokens_total == sum(h.execs[x].prompt_tokens for x in first)
+    assert e.preemptions_total == sum(1 for c in e.event_kind if c == EngineEvent.PREEMPTED)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from relplan.sim.execution import ABORTED, FINISHED, EngineEvent
 from relplan.sim.profiles import CostSpec, Profile
 from relplan.sim.scenario import Scenario
 from relplan.sim.simulator import Simulation
@@ -40,12 +41,12 @@ def make_sim(seconds: float = 100.0, **sections: Any) -> Simulation:
 def rows(sim: Simulation) -> list[tuple[str, int, float, float, str, str | None, bool, int | None]]:
     return [
         (
-            a.call.cid,
-            a.n,
+            a.call.call_id,
+            a.number,
             round(a.t_sent, 6),
             round(a.t_end or -1, 6),
             a.outcome or "",
-            None if a.ex is None else a.ex.eid,
+            None if a.ex is None else a.ex.execution_id,
             a.attached,
             a.status,
         )
@@ -102,7 +103,7 @@ def test_without_coalescing_the_retry_starts_over_and_the_first_response_is_drop
         ("call-00000", 0, 0.0, 2.0, "client_gone", "call-00000-0", False, None),
         ("call-00000", 1, 2.5, 4.5, "client_gone", "call-00000-1", False, None),
     ]
-    assert sim.executions[0].state == 5  # FINISHED at 3.0, response dropped
+    assert sim.executions[0].state == FINISHED  # at 3.0, response dropped
 
 
 def test_deferred_cancel_is_prevented_by_a_retry_arriving_in_time() -> None:
@@ -122,7 +123,7 @@ def test_deferred_cancel_is_prevented_by_a_retry_arriving_in_time() -> None:
         ("call-00000", 1, 10.5, 20.0, "delivered", "call-00000-0", True, 200),
     ]
     assert sim.clients.attempts[0].t_cancel is None
-    assert sim.executions[0].state == 5  # FINISHED
+    assert sim.executions[0].state == FINISHED
 
 
 def test_deferred_cancel_aborts_when_no_retry_arrived_in_time() -> None:
@@ -138,7 +139,7 @@ def test_deferred_cancel_aborts_when_no_retry_arrived_in_time() -> None:
     sim.run()
     first, retry = sim.clients.attempts
     assert first.t_cancel == 10.25
-    assert sim.executions[0].state == 6  # ABORTED
+    assert sim.executions[0].state == ABORTED
     assert retry.ex is sim.executions[1]
     assert not retry.attached
 
@@ -150,7 +151,7 @@ def test_immediate_cancellation_aborts_when_the_client_leaves() -> None:
     sim.add_call(0.0, 8, 500)
     sim.run()
     assert sim.clients.attempts[0].t_cancel == 1.0
-    assert sim.executions[0].state == 6
+    assert sim.executions[0].state == ABORTED
 
 
 def test_proxy_cap_serves_its_queue_newest_first() -> None:
@@ -165,9 +166,11 @@ def test_proxy_cap_serves_its_queue_newest_first() -> None:
         sim.add_call(t, 8, 100)
     sim.run()
     arrivals = [
-        (sim.executions[x].eid, round(t, 6))
-        for t, x, c in zip(sim.engine.ev_t, sim.engine.ev_x, sim.engine.ev_code, strict=False)
-        if c == 0
+        (sim.executions[x].execution_id, round(t, 6))
+        for t, x, c in zip(
+            sim.engine.event_t, sim.engine.event_execution, sim.engine.event_kind, strict=False
+        )
+        if c == EngineEvent.ARRIVED
     ]
     assert arrivals == [
         ("call-00000-0", 0.0),
@@ -188,7 +191,11 @@ def test_proxy_cap_fifo_and_overflow_refused() -> None:
     sim.run()
     r = rows(sim)
     assert r[3] == ("call-00003", 0, 0.3, 0.3, "shed", None, False, 503)
-    assert [e.eid for e in sim.executions] == ["call-00000-0", "call-00001-0", "call-00002-0"]
+    assert [e.execution_id for e in sim.executions] == [
+        "call-00000-0",
+        "call-00001-0",
+        "call-00002-0",
+    ]
 
 
 def test_engine_refusal_fails_the_attempt_which_retries() -> None:
@@ -215,6 +222,6 @@ def test_no_attempt_is_sent_after_the_last_phase() -> None:
     sim = make_sim(seconds=1.2, client={"deadline_s": 1.0, "max_retries": 3})
     sim.add_call(0.0, 8, 1000)
     sim.run()
-    assert [a.n for a in sim.clients.attempts] == [0]
+    assert [a.number for a in sim.clients.attempts] == [0]
     assert sim.clients.attempts[0].t_end == 1.0  # gave up: the retry would come at 1.5
     assert sim.now == 5.0  # stopped at the first scrape after the last phase (every 5 s)

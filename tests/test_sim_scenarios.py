@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from relplan import sql
+from relplan.ingest.columns import ENGINE_COLUMNS, PROXY_COLUMNS
 from relplan.models import RunManifest
 from relplan.sim.run import simulate
 from relplan.sim.scenario import builtin_names
@@ -138,22 +139,7 @@ def reference_run(simulated_run: Callable[[str, int], Path]) -> Path:
 
 def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
     proxy = pl.read_parquet(reference_run / "proxy.parquet")
-    assert proxy.columns == [
-        "call_id",
-        "attempt",
-        "t_planned",
-        "t_sent",
-        "t_end",
-        "outcome",
-        "execution_id",
-        "attached",
-        "t_cancel",
-        "status",
-        "model",
-        "replica",
-        "prompt_tokens",
-        "max_tokens",
-    ]
+    assert tuple(proxy.columns) == PROXY_COLUMNS
     assert proxy["t_sent"].dtype == pl.Float64
     assert (proxy["t_end"] >= proxy["t_sent"]).all()
     assert set(proxy["outcome"].unique()) <= {"delivered", "client_gone", "shed", "error"}
@@ -163,24 +149,7 @@ def test_outputs_follow_the_canonical_contract(reference_run: Path) -> None:
     assert proxy.group_by("call_id").agg(pl.col("attempt").n_unique() == pl.len())["attempt"].all()
 
     eng = pl.read_parquet(reference_run / "engine.parquet")
-    assert eng.columns == [
-        "type",
-        "t",
-        "execution_id",
-        "event",
-        "prompt_tokens",
-        "replica",
-        "step",
-        "t_issue",
-        "t_done",
-        "prompt_computed",
-        "prompt_cached",
-        "decode_tokens",
-        "num_running",
-        "num_waiting",
-        "num_batched_tokens",
-        "kv_usage",
-    ]
+    assert tuple(eng.columns) == ENGINE_COLUMNS
     assert set(eng["type"].unique()) == {"event", "step", "stats"}
     steps = eng.filter(pl.col("type") == "step")
     assert steps.select(pl.struct("step", "execution_id").is_unique().all()).item()

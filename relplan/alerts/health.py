@@ -27,8 +27,17 @@ import duckdb
 import numpy as np
 
 from relplan import sql
-from relplan.alerts import promql_eval, promql_parser
-from relplan.alerts.promql_eval import BoolArray, FloatArray, IntArray, Labels, SeriesStore, Vec
+from relplan.alerts import promql_ast, promql_eval, promql_parser
+from relplan.alerts.promql_eval import Vec
+from relplan.alerts.promql_series import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    Labels,
+    SeriesStore,
+    drop_name,
+    make_labels,
+)
 from relplan.alerts.rules import (
     METRIC_ALTERNATIVES,
     REPLICA_LABELS,
@@ -96,7 +105,7 @@ def grid(start: float, end: float, step: float) -> IntArray:
 
 def alert_labels(series: Labels, rule: AlertRule) -> Labels:
     """The alert's identity as Prometheus builds it: result labels - name + rule labels."""
-    d = dict(promql_eval.drop_name(series))
+    d = dict(drop_name(series))
     d.update(rule.labels)
     return tuple(sorted(d.items()))
 
@@ -134,7 +143,7 @@ def evaluate_rules(
         if not isinstance(vec, Vec):
             vec = Vec({(): (vec, np.ones(len(ts), dtype=bool))})
         for labels, (values, present) in vec.items.items():
-            d = dict(promql_eval.drop_name(labels))
+            d = dict(drop_name(labels))
             d.update(rec.labels)
             d["__name__"] = rec.record
             recorded[tuple(sorted(d.items()))] = (values, present)
@@ -202,9 +211,9 @@ def load_store(
     con: duckdb.DuckDBPyConnection, names: Sequence[str], t_from: float, t_to: float
 ) -> SeriesStore:
     """Samples of `names` with t_from <= t <= t_to from metric_samples, times in whole ms."""
-    q = sql.load("alerts/metric_series")
-    params = q.bind({"names": list(names), "t_from": t_from, "t_to": t_to})
-    table = con.sql(q.text, params=params).to_arrow_table()
+    table = sql.arrow(
+        con, "alerts/metric_series", {"names": list(names), "t_from": t_from, "t_to": t_to}
+    )
     store = SeriesStore()
     if table.num_rows == 0:
         return store
@@ -220,7 +229,7 @@ def load_store(
     keys_col = table.column("label_keys").to_pylist()
     values_col = table.column("label_values").to_pylist()
     for i, name in enumerate(names_col):
-        labels = promql_eval.make_labels(name, dict(zip(keys_col[i], values_col[i], strict=True)))
+        labels = make_labels(name, dict(zip(keys_col[i], values_col[i], strict=True)))
         a, b = int(offsets[i]), int(offsets[i + 1])
         order = np.lexsort((r_all[a:b], s_all[a:b], t_all[a:b]))
         store.add_arrays(labels, t_all[a:b][order], v_all[a:b][order])
@@ -234,9 +243,13 @@ class MetricsInfo:
 
 def metrics_info(con: duckdb.DuckDBPyConnection) -> MetricsInfo:
     all_names = sorted({n for alts in METRIC_ALTERNATIVES.values() for n in alts})
-    q = sql.load("alerts/metric_label_keys")
-    rows = con.execute(q.text, q.bind({"names": all_names})).fetchall()
-    return MetricsInfo({r[0]: (float(r[1]), float(r[2]), list(r[3] or [])) for r in rows})
+    rows = sql.rows(con, "alerts/metric_label_keys", {"names": all_names})
+    return MetricsInfo(
+        {
+            r["name"]: (float(r["t_min"]), float(r["t_max"]), list(r["label_keys"] or []))
+            for r in rows
+        }
+    )
 
 
 def pick_replica_label(info: MetricsInfo) -> str | None:
@@ -283,16 +296,16 @@ def evaluate_health(
     ts = grid(start, end, step)
     alert_rules = health_rules(label or "replica", rules, names, proxy=True)
     parsed = [promql_parser.parse(r.expr) for r in alert_rules]
-    needed = sorted({n for p in parsed for n in promql_parser.metric_names(p)})
+    needed = sorted({n for p in parsed for n in promql_ast.metric_names(p)})
     lookback = (
-        max(promql_parser.max_lookback_ms(p, promql_eval.LOOKBACK_DELTA_MS) for p in parsed) / 1000
+        max(promql_ast.max_lookback_ms(p, promql_eval.LOOKBACK_DELTA_MS) for p in parsed) / 1000
     )
     store = load_store(con, needed, start - lookback, end)
     signals: list[SignalResult] = []
     replicas: set[str] = set()
     step_ms = round(step * 1000)
     for rule, node in zip(alert_rules, parsed, strict=True):
-        missing = sorted(n for n in promql_parser.metric_names(node) if n not in info.present)
+        missing = sorted(n for n in promql_ast.metric_names(node) if n not in info.present)
         if missing:
             signals.append(
                 SignalResult(

@@ -4,7 +4,7 @@ An expression is evaluated at every time of a fixed step grid at once: an instan
 a map from label set to a (values, present) pair of arrays over the grid, so each operator
 is a handful of numpy operations rather than a loop over evaluation times.
 
-Semantics, as in Prometheus 2.42's engine (promql/promql_eval.go, promql/functions.go):
+Semantics, as in Prometheus 2.42's engine (promql/engine.go, promql/functions.go):
 - Times are integer milliseconds: a stored time t (epoch seconds) becomes int64(t * 1000),
   truncated, as Prometheus's OpenMetrics parser does.
 - An instant selector at time ts takes the latest sample with t <= ts, if t >= ts - 5m
@@ -32,104 +32,26 @@ first one stored is kept (Prometheus refuses the second).
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from relplan.alerts import promql_parser
+from relplan.alerts import promql_ast, promql_parser
+from relplan.alerts.promql_range import deriv, extrapolated_rate, extreme_over_time
+from relplan.alerts.promql_series import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    Labels,
+    SeriesStore,
+    drop_name,
+    select_one,
+)
 from relplan.errors import QueryError
 
 LOOKBACK_DELTA_MS = 5 * 60_000
-
-Labels = tuple[tuple[str, str], ...]  # sorted by label name; includes __name__ for raw series
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-
-
-def make_labels(name: str | None, labels: Mapping[str, str]) -> Labels:
-    items = {k: v for k, v in labels.items() if v != "" and k != "__name__"}
-    if name is not None:
-        items["__name__"] = name
-    return tuple(sorted(items.items()))
-
-
-def drop_name(labels: Labels) -> Labels:
-    return tuple(kv for kv in labels if kv[0] != "__name__")
-
-
-@dataclass
-class Series:
-    """One stored series: sample times in ms (strictly increasing) and values."""
-
-    t: IntArray
-    v: FloatArray
-
-
-class SeriesStore:
-    """The raw series an expression selects from, keyed by label set (with __name__)."""
-
-    def __init__(self) -> None:
-        self.series: dict[Labels, Series] = {}
-
-    def add(self, labels: Labels, t_ms: Iterable[int], values: Iterable[float]) -> None:
-        t = np.asarray(list(t_ms), dtype=np.int64)
-        v = np.asarray(list(values), dtype=np.float64)
-        self.add_arrays(labels, t, v)
-
-    def add_arrays(self, labels: Labels, t: IntArray, v: FloatArray) -> None:
-        """Add samples (any order; the first of two at the same millisecond is kept)."""
-        order = np.argsort(t, kind="stable")
-        t, v = t[order], v[order]
-        if len(t) > 1:
-            keep = np.concatenate(([True], np.diff(t) != 0))
-            t, v = t[keep], v[keep]
-        if labels in self.series:
-            old = self.series[labels]
-            self.add_merged(labels, old, t, v)
-            return
-        self.series[labels] = Series(t, v)
-
-    def add_merged(self, labels: Labels, old: Series, t: IntArray, v: FloatArray) -> None:
-        tt = np.concatenate((old.t, t))
-        vv = np.concatenate((old.v, v))
-        order = np.argsort(tt, kind="stable")
-        tt, vv = tt[order], vv[order]
-        keep = np.concatenate(([True], np.diff(tt) != 0)) if len(tt) > 1 else np.ones(1, bool)
-        self.series[labels] = Series(tt[keep], vv[keep])
-
-    def select(self, matchers: tuple[promql_parser.Matcher, ...]) -> list[tuple[Labels, Series]]:
-        compiled = [(m, re.compile(m.value) if m.op in ("=~", "!~") else None) for m in matchers]
-        out = []
-        for labels in sorted(self.series):
-            if not len(self.series[labels].t):
-                continue
-            d = dict(labels)
-            if all(_matches(m, rx, d.get(m.label, "")) for m, rx in compiled):
-                out.append((labels, self.series[labels]))
-        return out
-
-
-def _select_one(matchers: tuple[promql_parser.Matcher, ...], labels: Labels) -> bool:
-    d = dict(labels)
-    return all(
-        _matches(m, re.compile(m.value) if m.op in ("=~", "!~") else None, d.get(m.label, ""))
-        for m in matchers
-    )
-
-
-def _matches(m: promql_parser.Matcher, rx: re.Pattern[str] | None, value: str) -> bool:
-    if m.op == "=":
-        return value == m.value
-    if m.op == "!=":
-        return value != m.value
-    assert rx is not None
-    full = rx.fullmatch(value) is not None
-    return full if m.op == "=~" else not full
 
 
 @dataclass
@@ -157,18 +79,18 @@ class Evaluator:
         # Results of recording rules on this same grid: visible at their own step only.
         self.recorded = recorded or {}
 
-    def eval(self, expr: promql_parser.Expr) -> Value:
-        if isinstance(expr, promql_parser.Number):
+    def eval(self, expr: promql_ast.Expr) -> Value:
+        if isinstance(expr, promql_ast.Number):
             return np.full(self.n, expr.value, dtype=np.float64)
-        if isinstance(expr, promql_parser.VectorSelector):
+        if isinstance(expr, promql_ast.VectorSelector):
             return self.instant(expr)
-        if isinstance(expr, promql_parser.MatrixSelector):
+        if isinstance(expr, promql_ast.MatrixSelector):
             raise QueryError("PromQL: a range selector must be the argument of a function")
-        if isinstance(expr, promql_parser.FunctionCall):
+        if isinstance(expr, promql_ast.FunctionCall):
             return self.call(expr)
-        if isinstance(expr, promql_parser.Aggregate):
+        if isinstance(expr, promql_ast.Aggregate):
             return self.aggregate(expr)
-        if isinstance(expr, promql_parser.Unary):
+        if isinstance(expr, promql_ast.Unary):
             inner = self.eval(expr.expr)
             if isinstance(inner, Vec):
                 return Vec({drop_name(k): (-v, p) for k, (v, p) in inner.items.items()})
@@ -177,7 +99,7 @@ class Evaluator:
 
     # --- selectors and functions -------------------------------------------------------
 
-    def instant(self, sel: promql_parser.VectorSelector) -> Vec:
+    def instant(self, sel: promql_ast.VectorSelector) -> Vec:
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
         for labels, s in self.store.select(sel.matchers):
             idx = np.searchsorted(s.t, self.ts, side="right") - 1
@@ -187,20 +109,20 @@ class Evaluator:
             if present.any():
                 out[labels] = (s.v[safe], present)
         for labels, (values, present) in self.recorded.items():
-            if _select_one(sel.matchers, labels):
+            if select_one(sel.matchers, labels):
                 out[labels] = _merge(out, labels, values, present)
         return Vec(out)
 
-    def call(self, call: promql_parser.FunctionCall) -> Vec:
+    def call(self, call: promql_ast.FunctionCall) -> Vec:
         ms = call.arg
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
-        if any(_select_one(ms.selector.matchers, k) for k in self.recorded):
+        if any(select_one(ms.selector.matchers, k) for k in self.recorded):
             raise QueryError("PromQL: range selectors over recorded series are not supported")
         for labels, s in self.store.select(ms.selector.matchers):
             lo = np.searchsorted(s.t, self.ts - ms.range_ms, side="left")
             hi = np.searchsorted(s.t, self.ts, side="right")
             if call.func in ("rate", "increase", "delta"):
-                values, present = _extrapolated_rate(
+                values, present = extrapolated_rate(
                     s,
                     lo,
                     hi,
@@ -210,9 +132,9 @@ class Evaluator:
                     is_rate=call.func == "rate",
                 )
             elif call.func == "deriv":
-                values, present = _deriv(s, lo, hi)
+                values, present = deriv(s, lo, hi)
             else:
-                values, present = _extreme_over_time(s, lo, hi, call.func == "max_over_time")
+                values, present = extreme_over_time(s, lo, hi, call.func == "max_over_time")
             if present.any():
                 key = drop_name(labels)
                 if key in out and (out[key][1] & present).any():
@@ -228,7 +150,7 @@ class Evaluator:
 
     # --- aggregation ---------------------------------------------------------------------
 
-    def aggregate(self, agg: promql_parser.Aggregate) -> Vec:
+    def aggregate(self, agg: promql_ast.Aggregate) -> Vec:
         inner = self.eval(agg.expr)
         if not isinstance(inner, Vec):
             raise QueryError(f"PromQL: {agg.op}() needs an instant vector, got a scalar")
@@ -262,15 +184,15 @@ class Evaluator:
 
     # --- binary operators ----------------------------------------------------------------
 
-    def binary(self, b: promql_parser.Binary) -> Value:
+    def binary(self, b: promql_ast.Binary) -> Value:
         lhs = self.eval(b.lhs)
         rhs = self.eval(b.rhs)
-        if b.op in promql_parser.SET_OPS:
+        if b.op in promql_ast.SET_OPS:
             if not isinstance(lhs, Vec) or not isinstance(rhs, Vec):
                 raise QueryError(f"PromQL: {b.op!r} needs instant vectors on both sides")
             return self.set_op(b, lhs, rhs)
         if not isinstance(lhs, Vec) and not isinstance(rhs, Vec):
-            if b.op in promql_parser.COMPARISONS and not b.return_bool:
+            if b.op in promql_ast.COMPARISONS and not b.return_bool:
                 raise QueryError("PromQL: comparisons between scalars must use bool")
             v, _ = _apply(b.op, lhs, rhs, True)
             return v
@@ -278,13 +200,13 @@ class Evaluator:
             return self.vector_vector(b, lhs, rhs)
         return self.vector_scalar(b, lhs, rhs)
 
-    def vector_scalar(self, b: promql_parser.Binary, lhs: Value, rhs: Value) -> Vec:
+    def vector_scalar(self, b: promql_ast.Binary, lhs: Value, rhs: Value) -> Vec:
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
         vec, swap = (lhs, False) if isinstance(lhs, Vec) else (rhs, True)
         scalar = rhs if not swap else lhs
         assert isinstance(vec, Vec)
         assert not isinstance(scalar, Vec)
-        comparison = b.op in promql_parser.COMPARISONS
+        comparison = b.op in promql_ast.COMPARISONS
         for labels, (values, present) in vec.items.items():
             lv, rv = (scalar, values) if swap else (values, scalar)
             result, keep = _apply(b.op, lv, rv, b.return_bool)
@@ -296,12 +218,12 @@ class Evaluator:
                 out[key] = _merge(out, key, result, p)
         return Vec(out)
 
-    def vector_vector(self, b: promql_parser.Binary, lhs: Vec, rhs: Vec) -> Vec:
+    def vector_vector(self, b: promql_ast.Binary, lhs: Vec, rhs: Vec) -> Vec:
         sig = _signature(b.matching)
         right = self.by_signature(rhs, sig, "right")
         out: dict[Labels, tuple[FloatArray, BoolArray]] = {}
         matched: dict[Labels, BoolArray] = {}
-        comparison = b.op in promql_parser.COMPARISONS
+        comparison = b.op in promql_ast.COMPARISONS
         for labels in sorted(lhs.items):
             lv, lp = lhs.items[labels]
             s = sig(labels)
@@ -349,7 +271,7 @@ class Evaluator:
                 merged[s] = (v, p)
         return merged
 
-    def set_op(self, b: promql_parser.Binary, lhs: Vec, rhs: Vec) -> Vec:
+    def set_op(self, b: promql_ast.Binary, lhs: Vec, rhs: Vec) -> Vec:
         sig = _signature(b.matching)
         rhs_present: dict[Labels, BoolArray] = {}
         for labels, (_, p) in rhs.items.items():
@@ -377,7 +299,7 @@ class Evaluator:
 
 
 class SigFn:
-    def __init__(self, matching: promql_parser.VectorMatching) -> None:
+    def __init__(self, matching: promql_ast.VectorMatching) -> None:
         self.on = matching.on
         self.labels = frozenset(matching.labels)
 
@@ -387,7 +309,7 @@ class SigFn:
         return tuple(kv for kv in labels if kv[0] not in self.labels and kv[0] != "__name__")
 
 
-def _signature(matching: promql_parser.VectorMatching) -> SigFn:
+def _signature(matching: promql_ast.VectorMatching) -> SigFn:
     return SigFn(matching)
 
 
@@ -430,148 +352,7 @@ def _apply(
     return lv, cmp
 
 
-# --- range functions, vectorised over evaluation times ----------------------------------
-
-
-def _extrapolated_rate(
-    s: Series,
-    lo: IntArray,
-    hi: IntArray,
-    ts: IntArray,
-    range_ms: int,
-    *,
-    is_counter: bool,
-    is_rate: bool,
-) -> tuple[FloatArray, BoolArray]:
-    n = hi - lo
-    present = n >= 2
-    out = np.zeros(len(ts), dtype=np.float64)
-    if not present.any():
-        return out, present
-    first_i = np.where(present, lo, 0)
-    last_i = np.where(present, hi - 1, 0)
-    first_v = s.v[first_i]
-    result = s.v[last_i] - first_v
-    if is_counter and len(s.v) > 1:
-        drops = np.concatenate(([False], s.v[1:] < s.v[:-1]))
-        count = np.cumsum(drops)
-        # Drops at sample positions lo+1 .. hi-1 fall inside the window.
-        inside = np.where(present, count[last_i] - count[first_i], 0)
-        for k in np.nonzero(inside > 0)[0]:
-            acc = result[k]
-            for i in range(int(lo[k]) + 1, int(hi[k])):
-                if s.v[i] < s.v[i - 1]:
-                    acc += s.v[i - 1]
-            result[k] = acc
-    range_start = ts - range_ms
-    duration_to_start = (s.t[first_i] - range_start).astype(np.float64) / 1000
-    duration_to_end = (ts - s.t[last_i]).astype(np.float64) / 1000
-    sampled = (s.t[last_i] - s.t[first_i]).astype(np.float64) / 1000
-    with np.errstate(divide="ignore", invalid="ignore"):
-        avg = sampled / np.maximum(n - 1, 1).astype(np.float64)
-        if is_counter:
-            to_zero = sampled * (first_v / result)
-            use_zero = (result > 0) & (first_v >= 0) & (to_zero < duration_to_start)
-            duration_to_start = np.where(use_zero, to_zero, duration_to_start)
-        threshold = avg * 1.1
-        interval = sampled.copy()
-        interval += np.where(duration_to_start < threshold, duration_to_start, avg / 2)
-        interval += np.where(duration_to_end < threshold, duration_to_end, avg / 2)
-        factor = interval / sampled
-        if is_rate:
-            factor /= _go_seconds(range_ms)
-        result = result * factor
-    return np.where(present, result, 0.0), present
-
-
-def _go_seconds(ms: int) -> float:
-    """time.Duration.Seconds() for a whole number of milliseconds."""
-    ns = ms * 1_000_000
-    return float(ns // 1_000_000_000) + float(ns % 1_000_000_000) / 1e9
-
-
-def _window_blocks(lo: IntArray, hi: IntArray, block: int = 2048) -> Iterable[slice]:
-    for start in range(0, len(lo), block):
-        yield slice(start, min(start + block, len(lo)))
-
-
-def _kahan_inc(inc: FloatArray, total: FloatArray, c: FloatArray) -> tuple[FloatArray, FloatArray]:
-    t = total + inc
-    c = c + np.where(np.abs(total) >= np.abs(inc), (total - t) + inc, (inc - t) + total)
-    return t, c
-
-
-def _deriv(s: Series, lo: IntArray, hi: IntArray) -> tuple[FloatArray, BoolArray]:
-    n_eval = len(lo)
-    n = hi - lo
-    present = n >= 2
-    out = np.zeros(n_eval, dtype=np.float64)
-    for blk in _window_blocks(lo, hi):
-        b_lo, b_n, b_present = lo[blk], n[blk], present[blk]
-        if not b_present.any():
-            continue
-        width = int(b_n.max())
-        size = len(b_lo)
-        first = np.where(b_present, b_lo, 0)
-        t0 = s.t[first]
-        y0 = s.v[first]
-        sx = np.zeros(size)
-        cx = np.zeros(size)
-        sy = np.zeros(size)
-        cy = np.zeros(size)
-        sxy = np.zeros(size)
-        cxy = np.zeros(size)
-        sx2 = np.zeros(size)
-        cx2 = np.zeros(size)
-        const = np.ones(size, dtype=bool)
-        for j in range(width):
-            m = b_present & (j < b_n)
-            idx = np.where(m, b_lo + j, 0)
-            y = s.v[idx]
-            x = (s.t[idx] - t0).astype(np.float64) / 1e3
-            const &= ~m | (y == y0)
-            zero = np.zeros(size)
-            xm, ym = np.where(m, x, zero), np.where(m, y, zero)
-            nsx, ncx = _kahan_inc(xm, sx, cx)
-            nsy, ncy = _kahan_inc(ym, sy, cy)
-            nsxy, ncxy = _kahan_inc(xm * ym, sxy, cxy)
-            nsx2, ncx2 = _kahan_inc(xm * xm, sx2, cx2)
-            sx, cx = np.where(m, nsx, sx), np.where(m, ncx, cx)
-            sy, cy = np.where(m, nsy, sy), np.where(m, ncy, cy)
-            sxy, cxy = np.where(m, nsxy, sxy), np.where(m, ncxy, cxy)
-            sx2, cx2 = np.where(m, nsx2, sx2), np.where(m, ncx2, cx2)
-        cnt = b_n.astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sx, sy, sxy, sx2 = sx + cx, sy + cy, sxy + cxy, sx2 + cx2
-            cov = sxy - sx * sy / cnt
-            var = sx2 - sx * sx / cnt
-            slope = cov / var
-        slope = np.where(const, np.where(np.isinf(y0), np.nan, 0.0), slope)
-        out[blk] = np.where(b_present, slope, 0.0)
-    return out, present
-
-
-def _extreme_over_time(
-    s: Series, lo: IntArray, hi: IntArray, want_max: bool
-) -> tuple[FloatArray, BoolArray]:
-    n = hi - lo
-    present = n >= 1
-    out = np.zeros(len(lo), dtype=np.float64)
-    pick = np.fmax if want_max else np.fmin
-    for blk in _window_blocks(lo, hi):
-        b_lo, b_n, b_present = lo[blk], n[blk], present[blk]
-        if not b_present.any():
-            continue
-        acc = s.v[np.where(b_present, b_lo, 0)].copy()
-        for j in range(1, int(b_n.max())):
-            m = b_present & (j < b_n)
-            y = s.v[np.where(m, b_lo + j, 0)]
-            acc = np.where(m, pick(acc, y), acc)
-        out[blk] = np.where(b_present, acc, 0.0)
-    return out, present
-
-
-def evaluate(expr: promql_parser.Expr | str, store: SeriesStore, ts_ms: IntArray) -> Vec:
+def evaluate(expr: promql_ast.Expr | str, store: SeriesStore, ts_ms: IntArray) -> Vec:
     """Evaluate an expression at every time of `ts_ms`; a scalar result is refused."""
     node = promql_parser.parse(expr) if isinstance(expr, str) else expr
     result = Evaluator(store, ts_ms).eval(node)

@@ -23,9 +23,10 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from relplan.alerts import promql_eval, promql_parser
+from relplan.alerts import promql_ast, promql_eval, promql_parser
 from relplan.alerts.health import AlertTimeline, evaluate_rules, firing_at
-from relplan.alerts.promql_eval import IntArray, Labels, SeriesStore, Vec
+from relplan.alerts.promql_eval import Vec
+from relplan.alerts.promql_series import IntArray, Labels, SeriesStore
 from relplan.alerts.rules import (
     AlertRule,
     RecordingRule,
@@ -125,7 +126,7 @@ def build_unit_test(
     timelines = evaluate_rules(store, ts, alerts, records)
     alert_tests: list[dict[str, Any]] = []
     for k in range(len(ts)):
-        at = promql_parser.format_duration_ms(int(ts[k] - origin))
+        at = promql_ast.format_duration_ms(int(ts[k] - origin))
         for tl in timelines:
             exp = []
             for labels, ann in firing_at(tl, k):
@@ -136,11 +137,11 @@ def build_unit_test(
         expr_tests = _value_checks(store, ts, origin, alerts, records)
     doc = {
         "rule_files": [rule_file],
-        "evaluation_interval": promql_parser.format_duration_ms(step_ms),
+        "evaluation_interval": promql_ast.format_duration_ms(step_ms),
         "tests": [
             {
                 "name": "relplan offline evaluation",
-                "interval": promql_parser.format_duration_ms(interval),
+                "interval": promql_ast.format_duration_ms(interval),
                 "input_series": series,
                 "alert_rule_test": alert_tests,
                 "promql_expr_test": expr_tests,
@@ -169,13 +170,13 @@ def _value_checks(
         promql_parser.parse(a.expr) for a in alerts
     ]
     for root in roots:
-        for node in promql_parser.subexpressions(root):
+        for node in promql_ast.subexpressions(root):
             if (
-                isinstance(node, promql_parser.Number)
-                or promql_parser.metric_names(node) & recorded_names
+                isinstance(node, promql_ast.Number)
+                or promql_ast.metric_names(node) & recorded_names
             ):
                 continue
-            text = promql_parser.to_string(node)
+            text = promql_ast.to_string(node)
             if text in seen:
                 continue
             seen.add(text)
@@ -195,7 +196,7 @@ def _value_checks(
                 out.append(
                     {
                         "expr": text,
-                        "eval_time": promql_parser.format_duration_ms(int(ts[k] - origin)),
+                        "eval_time": promql_ast.format_duration_ms(int(ts[k] - origin)),
                         "exp_samples": samples,
                     }
                 )
@@ -288,18 +289,18 @@ def write_unit_test(
     alerts = [
         r
         for r in health_rules(label, thresholds, names, proxy=True)
-        if promql_parser.metric_names(promql_parser.parse(r.expr)) <= set(info.present)
+        if promql_ast.metric_names(promql_parser.parse(r.expr)) <= set(info.present)
     ]
     t_min = min(v[0] for v in info.present.values())
     t_max = max(v[1] for v in info.present.values())
     lo = t_min if start is None else start
     hi = t_max if end is None else end
     lookback = max(
-        promql_parser.max_lookback_ms(promql_parser.parse(r.expr), promql_eval.LOOKBACK_DELTA_MS)
+        promql_ast.max_lookback_ms(promql_parser.parse(r.expr), promql_eval.LOOKBACK_DELTA_MS)
         for r in alerts
     )
     needed = sorted(
-        {n for r in alerts for n in promql_parser.metric_names(promql_parser.parse(r.expr))}
+        {n for r in alerts for n in promql_ast.metric_names(promql_parser.parse(r.expr))}
     )
     store = load_store(con, needed, lo - lookback / 1000, hi)
     if not out_dir.is_dir():

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from relplan.alerts import promql_parser
+from relplan.alerts import promql_ast, promql_parser
 from relplan.errors import QueryError, UsageError
 from relplan.models import StrictModel
 
@@ -128,7 +128,7 @@ def parse_thresholds(items: list[str] | None) -> Thresholds:
             try:
                 if key.startswith("for_"):
                     values[key] = (
-                        promql_parser.parse_duration_ms(value) / 1000
+                        promql_ast.parse_duration_ms(value) / 1000
                         if not re.fullmatch(r"\d+(\.\d+)?", value)
                         else float(value)
                     )
@@ -159,7 +159,7 @@ def num_text(x: float) -> str:
 
 
 def _dur(seconds: float) -> str:
-    return promql_parser.format_duration_ms(round(seconds * 1000))
+    return promql_ast.format_duration_ms(round(seconds * 1000))
 
 
 def health_rules(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from relplan.alerts import promql_parser
+from relplan.alerts import promql_ast, promql_parser
 from relplan.alerts.rules import (
     AlertRule,
     RecordingRule,
@@ -124,8 +124,8 @@ def slo_rules(
             BurnTier(
                 severity=severity,
                 budget_share=share,
-                long_window=promql_parser.format_duration_ms(long_s * 1000),
-                short_window=promql_parser.format_duration_ms(short_s * 1000),
+                long_window=promql_ast.format_duration_ms(long_s * 1000),
+                short_window=promql_ast.format_duration_ms(short_s * 1000),
                 burn_rate=burn,
                 error_ratio_threshold=burn * budget,
             )
@@ -137,12 +137,12 @@ def slo_rules(
         )
     group = f"relplan-slo-{name}"
     windows = sorted(
-        {promql_parser.parse_duration_ms(t.long_window) for t in tiers}
-        | {promql_parser.parse_duration_ms(t.short_window) for t in tiers}
+        {promql_ast.parse_duration_ms(t.long_window) for t in tiers}
+        | {promql_ast.parse_duration_ms(t.short_window) for t in tiers}
     )
     records = []
     for w in windows:
-        wtext = promql_parser.format_duration_ms(w)
+        wtext = promql_ast.format_duration_ms(w)
         records.append(
             RecordingRule(
                 record=f"slo:sli_error:ratio_rate{wtext}",

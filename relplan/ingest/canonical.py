@@ -17,18 +17,15 @@ ingest/engine_macros.sql, created by stage.create_stage inside the ingest transa
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
-from relplan.ingest.detect import (
-    ENGINE_COLUMNS,
-    PROXY_COLUMNS,
-    PROXY_REQUIRED,
-    parquet_columns,
-)
+from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
+from relplan.ingest.detect import parquet_columns
 from relplan.ingest.files import FileInfo, first_unreadable_line
 
 
@@ -41,9 +38,36 @@ def _duck_msg(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _delete(con: duckdb.DuckDBPyConnection, kind: str, source_id: int) -> None:
-    q = sql.load(f"ingest/delete_stage_{kind}")
-    con.execute(q.text, q.bind({"source_id": source_id}))
+@dataclass(frozen=True)
+class _KindQueries:
+    """The query files that stage one kind of canonical record."""
+
+    read_jsonl: str
+    read_jsonl_lines: str
+    read_csv: str
+    read_parquet: str
+    rowids: str
+    delete: str
+
+
+_QUERIES = {
+    "proxy": _KindQueries(
+        read_jsonl="ingest/proxy_read_jsonl",
+        read_jsonl_lines="ingest/proxy_read_jsonl_lines",
+        read_csv="ingest/proxy_read_csv",
+        read_parquet="ingest/proxy_read_parquet",
+        rowids="ingest/stage_rowids_proxy",
+        delete="ingest/delete_stage_proxy",
+    ),
+    "engine": _KindQueries(
+        read_jsonl="ingest/engine_read_jsonl",
+        read_jsonl_lines="ingest/engine_read_jsonl_lines",
+        read_csv="ingest/engine_read_csv",
+        read_parquet="ingest/engine_read_parquet",
+        rowids="ingest/stage_rowids_engine",
+        delete="ingest/delete_stage_engine",
+    ),
+}
 
 
 def _jsonl_unknown_columns(info: FileInfo, kind: str) -> list[str]:
@@ -64,13 +88,13 @@ def stage_jsonl(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     kind, path, sid = staged.kind, str(info.path), staged.source_id
+    queries = _QUERIES[kind]
     staged.unknown_columns = _jsonl_unknown_columns(info, kind)
 
     def lines_reader() -> None:
-        _delete(con, kind, sid)
-        q = sql.load(f"ingest/{kind}_read_jsonl_lines")
+        sql.run(con, queries.delete, {"source_id": sid})
         try:
-            con.execute(q.text, q.bind({"path": path, "source_id": sid}))
+            sql.run(con, queries.read_jsonl_lines, {"path": path, "source_id": sid})
         except duckdb.Error as exc:
             bad = first_unreadable_line(info.path)
             if bad is not None:
@@ -80,34 +104,30 @@ def stage_jsonl(
     if opts.exact:
         lines_reader()
         return
-    fast = sql.load(f"ingest/{kind}_read_jsonl")
-    con.execute("set preserve_insertion_order = true")
+    sql.run(con, "ingest/keep_insertion_order")
     try:
-        con.execute(fast.text, fast.bind({"path": path, "source_id": sid}))
+        sql.run(con, queries.read_jsonl, {"path": path, "source_id": sid})
     except duckdb.Error as exc:
         # The transaction is aborted (the driver resets the setting after its rollback).
         raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
-    con.execute("set preserve_insertion_order = false")
-    q = sql.load(f"ingest/stage_rowids_{kind}")
-    lo, hi, n = con.execute(q.text, q.bind({"source_id": sid})).fetchone() or (None, None, 0)
+    sql.run(con, "ingest/free_insertion_order")
+    staged_rows = sql.one(con, queries.rowids, {"source_id": sid}) or {}
+    lo, hi, n = staged_rows.get("first_rowid"), staged_rows.get("last_rowid"), staged_rows.get("n")
     if lo is None or hi is None or n != info.lines or hi - lo + 1 != n:
         # Blank lines (or a gap in rowids): record order does not give line numbers.
         lines_reader()
         return
-    qb = sql.load("ingest/stage_set_base")
-    con.execute(qb.text, qb.bind({"source_id": sid, "base": lo}))
+    sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": lo})
     staged.restage_with_raw = lines_reader
 
 
 def _table_columns(con: duckdb.DuckDBPyConnection, info: FileInfo, container: str) -> list[str]:
     if container == "parquet":
         return parquet_columns(info)
-    q = sql.load("ingest/csv_header")
     try:
-        cur = con.execute(q.text, q.bind({"path": str(info.path)}))
+        return sql.columns(con, "ingest/csv_header", {"path": str(info.path)})
     except duckdb.Error as exc:
         raise InputError(f"cannot read as CSV: {_duck_msg(exc)}", str(info.path), 1) from exc
-    return [str(d[0]) for d in cur.description or []]
 
 
 def stage_table(
@@ -148,9 +168,10 @@ def stage_table(
             "ingest/direct_parquet_engine_stats",
         ]
         return
-    q = sql.load(f"ingest/{kind}_read_{container}")
+    queries = _QUERIES[kind]
+    read = queries.read_parquet if container == "parquet" else queries.read_csv
     try:
-        con.execute(q.text, q.bind({"path": path, "source_id": sid, "keep_raw": opts.skip}))
+        sql.run(con, read, {"path": path, "source_id": sid, "keep_raw": opts.skip})
     except duckdb.Error as exc:
         if not opts.exact:  # the transaction is aborted: start again, exactly
             raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
@@ -176,17 +197,16 @@ _NUMERIC = (
 def _canonical_types(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     """Whether every engine column the Parquet file has is a number or a string as the
     contract says (then it can be inserted directly, without conversions)."""
-    q = sql.load("ingest/parquet_types")
     try:
-        types = dict(con.execute(q.text, q.bind({"path": path})).fetchall())
+        described = sql.rows(con, "ingest/parquet_types", {"path": path})
     except duckdb.Error:
         return False
-    strings = {"type", "execution_id", "event", "replica"}
-    for col in ENGINE_COLUMNS:
-        typ = types.get(col)
+    types = {r["column_name"]: r["column_type"] for r in described}
+    for col in ENGINE_TRACE:
+        typ = types.get(col.name)
         if typ is None:
             continue
-        ok = typ == "VARCHAR" if col in strings else str(typ).startswith(_NUMERIC)
+        ok = typ == "VARCHAR" if col.kind == "string" else str(typ).startswith(_NUMERIC)
         if not ok:
             return False
     return True

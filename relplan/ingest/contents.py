@@ -73,15 +73,10 @@ class InspectReport(StrictModel):
     manifests: list[InspectManifest]
 
 
-def _rows(con: Any, name: str) -> list[dict[str, Any]]:
-    cur = con.execute(sql.load(name).text)
-    cols = [d[0] for d in cur.description or []]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-
-
 def inspect_workspace(db: Path) -> InspectReport:
     with open_workspace(db, read_only=True) as con:
-        tables = {t: int(r["n"]) for t in TABLES for r in _count(con, t)}
+        counted = {str(r["table"]): int(r["n"]) for r in sql.rows(con, "inspect/table_rows")}
+        tables = {t: counted[t] for t in TABLES}
         sources = [
             InspectSource(
                 source_id=r["source_id"],
@@ -96,9 +91,9 @@ def inspect_workspace(db: Path) -> InspectReport:
                 notes=list(r["notes"] or []),
                 ingested_at=r["ingested_at"].astimezone(dt.timezone.utc).isoformat(),
             )
-            for r in _rows(con, "inspect/sources")
+            for r in sql.rows(con, "inspect/sources")
         ]
-        rejects = [InspectReject(**r) for r in _rows(con, "inspect/rejects")]
+        rejects = [InspectReject(**r) for r in sql.rows(con, "inspect/rejects")]
         metrics = [
             InspectMetric(
                 name=r["name"],
@@ -109,16 +104,16 @@ def inspect_workspace(db: Path) -> InspectReport:
                 t_min=r["t_min"],
                 t_max=r["t_max"],
             )
-            for r in _rows(con, "inspect/metrics")
+            for r in sql.rows(con, "inspect/metrics")
         ]
         phases: dict[int, list[dict[str, Any]]] = {}
-        for p in _rows(con, "inspect/phases"):
+        for p in sql.rows(con, "inspect/phases"):
             phases.setdefault(p["source_id"], []).append(
                 {"name": p["name"], "start_s": p["start_s"], "end_s": p["end_s"]}
             )
         manifests = [
             InspectManifest(**m, phases=phases.get(m["source_id"], []))
-            for m in _rows(con, "inspect/manifests")
+            for m in sql.rows(con, "inspect/manifests")
         ]
     return InspectReport(
         workspace=str(db),
@@ -129,14 +124,6 @@ def inspect_workspace(db: Path) -> InspectReport:
         metrics=metrics,
         manifests=manifests,
     )
-
-
-def _count(con: Any, table: str) -> list[dict[str, Any]]:
-    # Table names come from the TABLES allow-list, never from input.
-    if table not in TABLES:
-        raise ValueError(table)
-    row = con.execute(f"select count(*) from {table}").fetchone()
-    return [{"n": row[0] if row else 0}]
 
 
 def render_inspect(rep: InspectReport) -> str:

@@ -31,41 +31,6 @@ FORMATS = {
     "run_json": ("manifest",),
 }
 
-PROXY_COLUMNS = (
-    "call_id",
-    "attempt",
-    "t_planned",
-    "t_sent",
-    "t_end",
-    "outcome",
-    "execution_id",
-    "attached",
-    "t_cancel",
-    "status",
-    "model",
-    "replica",
-    "prompt_tokens",
-    "max_tokens",
-)
-PROXY_REQUIRED = ("call_id", "attempt", "t_sent", "t_end", "outcome")
-ENGINE_COLUMNS = (
-    "type",
-    "t",
-    "execution_id",
-    "event",
-    "prompt_tokens",
-    "replica",
-    "step",
-    "t_issue",
-    "t_done",
-    "prompt_computed",
-    "prompt_cached",
-    "decode_tokens",
-    "num_running",
-    "num_waiting",
-    "num_batched_tokens",
-    "kv_usage",
-)
 MANIFEST_KEYS = (
     "capacity_calls_per_s",
     "deadline_s",

@@ -76,8 +76,8 @@ class Session:
         self.staged: list[Staged] = []
         self.skipped: list[SkippedInput] = []
         self.hashes: dict[str, str] = {}
-        row = con.execute(sql.load("ingest/next_source_id").text).fetchone()
-        self.next_id = int(row[0]) if row else 1
+        row = sql.one(con, "ingest/next_source_id")
+        self.next_id = int(row["source_id"]) if row else 1
         create_stage(con, on_disk=input_bytes > memory_limit_bytes() // 2)
 
     def new_id(self) -> int:
@@ -87,13 +87,15 @@ class Session:
 
     def known(self, sha256: str, path: str) -> str | None:
         """Why this content adds nothing (already stored or repeated), else None."""
-        q = sql.load("ingest/source_by_hash")
-        row = self.con.execute(q.text, q.bind({"sha256": sha256})).fetchone()
-        if row is not None:
-            same = display_path(row[1]) in (display_path(str(Path(path).resolve())), path)
-            where = "" if same else f" ({display_path(row[1])})"
+        stored = sql.rows(self.con, "ingest/source_by_hash", {"sha256": sha256})
+        if stored:
+            first = stored[0]
+            shown = display_path(first["path"])
+            same = shown in (display_path(str(Path(path).resolve())), path)
+            where = "" if same else f" ({shown})"
             return (
-                f"already in the workspace as source {row[0]}{where}: same content, nothing added"
+                f"already in the workspace as source {first['source_id']}{where}:"
+                " same content, nothing added"
             )
         if sha256 in self.hashes:
             return f"same content as {self.hashes[sha256]} earlier in this ingest, nothing added"
@@ -142,21 +144,21 @@ def in_transaction(
     """Stage with `stage` and commit, all in one transaction; once more with exact readers
     if a fast reader gave up."""
     for exact in (False, True):
-        con.execute("begin transaction")
+        con.begin()
         try:
             session = Session(con, replace(opts, exact=exact), input_bytes)
             stage(session)
             report = commit(session)
-            con.execute("commit")
+            con.commit()
             return report
         except FastPathFailed:
-            con.execute("rollback")
-            con.execute("set preserve_insertion_order = false")
+            con.rollback()
+            sql.run(con, "ingest/free_insertion_order")
             if exact:
                 raise
         except BaseException:
-            con.execute("rollback")
-            con.execute("set preserve_insertion_order = false")
+            con.rollback()
+            sql.run(con, "ingest/free_insertion_order")
             raise
     raise AssertionError("unreachable")
 
@@ -174,8 +176,7 @@ def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
         format=det.format,
         sha256="",
     )
-    q = sql.load("ingest/stage_source")
-    session.con.execute(q.text, q.bind({"source_id": staged.source_id, "path": str(path)}))
+    sql.run(session.con, "ingest/stage_source", {"source_id": staged.source_id, "path": str(path)})
     READERS[det.format](session.con, info, staged, session.opts)
     staged.sha256 = info.sha256
     why = session.known(info.sha256, str(path))
@@ -187,9 +188,12 @@ def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
 
 
 def _unstage(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
-    for kind in ("proxy", "engine", "metrics"):
-        q = sql.load(f"ingest/delete_stage_{kind}")
-        con.execute(q.text, q.bind({"source_id": source_id}))
+    for query in (
+        "ingest/delete_stage_proxy",
+        "ingest/delete_stage_engine",
+        "ingest/delete_stage_metrics",
+    ):
+        sql.run(con, query, {"source_id": source_id})
 
 
 def add_staged(session: Session, staged: Staged) -> None:
@@ -203,9 +207,7 @@ def add_staged(session: Session, staged: Staged) -> None:
 
 
 def _summaries(con: duckdb.DuckDBPyConnection) -> dict[int, dict[str, Any]]:
-    cur = con.execute(sql.load("ingest/source_summary").text)
-    names = [d[0] for d in cur.description or []]
-    return {int(r[0]): dict(zip(names, r, strict=True)) for r in cur.fetchall()}
+    return {int(r["source_id"]): r for r in sql.rows(con, "ingest/source_summary")}
 
 
 def commit(session: Session) -> IngestReport:
@@ -241,26 +243,7 @@ def commit(session: Session) -> IngestReport:
         row = summary.get(s.source_id, {})
         kept = int(row.get("kept") or 0) + s.extra_rows
         refused = int(row.get("refused") or 0)
-        q = sql.load("ingest/insert_source")
-        con.execute(
-            q.text,
-            q.bind(
-                {
-                    "source_id": s.source_id,
-                    "path": s.path,
-                    "kind": s.kind,
-                    "format": s.format,
-                    "sha256": s.sha256,
-                    "rows": kept,
-                    "rejected": refused,
-                    "t_min": row.get("t_min"),
-                    "t_max": row.get("t_max"),
-                    "unknown_columns": s.unknown_columns,
-                    "notes": s.notes,
-                    "ingested_at": now,
-                }
-            ),
-        )
+        _insert_source(con, s, kept, refused, row.get("t_min"), row.get("t_max"), now)
         reports.append(
             SourceReport(
                 source_id=s.source_id,
@@ -276,18 +259,19 @@ def commit(session: Session) -> IngestReport:
             )
         )
     refused_total = sum(int(r.get("refused") or 0) for r in summary.values())
-    variant = "kept" if refused_total else "all"
-    con.execute(sql.load(f"ingest/engine_rows_{variant}").text)
-    con.execute(sql.load(f"ingest/metrics_rows_{variant}").text)
     if refused_total:
+        sql.run(con, "ingest/engine_rows_kept")
+        sql.run(con, "ingest/metrics_rows_kept")
         # Rejects first: the checks read the workspace (attempt numbers already stored),
         # so they must run before this ingest's own attempts are in it.
-        res = con.execute(sql.load("ingest/insert_rejects").text).fetchone()
-        counts["rejects"] = int(res[0]) if res else 0
+        counts["rejects"] = sql.affected(con, "ingest/insert_rejects")
+    else:
+        sql.run(con, "ingest/engine_rows_all")
+        sql.run(con, "ingest/metrics_rows_all")
     for table, name in _INSERTS:
-        res = con.execute(sql.load(name).text).fetchone()
-        if res and res[0]:
-            counts[table] = int(res[0])
+        n = sql.affected(con, name)
+        if n:
+            counts[table] = n
     for s in session.staged:
         if s.direct:
             reports.append(_insert_direct(con, s, counts, now))
@@ -305,37 +289,16 @@ def _insert_direct(
     kept = 0
     for name in s.direct:
         table = name.removeprefix("ingest/direct_parquet_")
-        q = sql.load(name)
         try:
-            res = con.execute(q.text, q.bind({"path": s.path, "source_id": s.source_id})).fetchone()
+            n = sql.affected(con, name, {"path": s.path, "source_id": s.source_id})
         except duckdb.Error as exc:
             raise FastPathFailed(str(exc)) from exc
-        n = int(res[0]) if res else 0
         kept += n
         if n:
             counts[table] = counts.get(table, 0) + n
-    qs = sql.load("ingest/direct_span")
-    span = con.execute(qs.text, qs.bind({"source_id": s.source_id})).fetchone() or (None, None)
-    q = sql.load("ingest/insert_source")
-    con.execute(
-        q.text,
-        q.bind(
-            {
-                "source_id": s.source_id,
-                "path": s.path,
-                "kind": s.kind,
-                "format": s.format,
-                "sha256": s.sha256,
-                "rows": kept,
-                "rejected": 0,
-                "t_min": span[0],
-                "t_max": span[1],
-                "unknown_columns": s.unknown_columns,
-                "notes": s.notes,
-                "ingested_at": now,
-            }
-        ),
-    )
+    span = sql.one(con, "ingest/direct_span", {"source_id": s.source_id}) or {}
+    t_min, t_max = span.get("t_min"), span.get("t_max")
+    _insert_source(con, s, kept, 0, t_min, t_max, now)
     return SourceReport(
         source_id=s.source_id,
         path=s.path,
@@ -343,8 +306,37 @@ def _insert_direct(
         format=s.format,
         rows=kept,
         rejected=0,
-        t_min=span[0],
-        t_max=span[1],
+        t_min=t_min,
+        t_max=t_max,
         unknown_columns=s.unknown_columns,
         notes=s.notes,
+    )
+
+
+def _insert_source(
+    con: duckdb.DuckDBPyConnection,
+    s: Staged,
+    kept: int,
+    refused: int,
+    t_min: float | None,
+    t_max: float | None,
+    now: dt.datetime,
+) -> None:
+    sql.run(
+        con,
+        "ingest/insert_source",
+        {
+            "source_id": s.source_id,
+            "path": s.path,
+            "kind": s.kind,
+            "format": s.format,
+            "sha256": s.sha256,
+            "rows": kept,
+            "rejected": refused,
+            "t_min": t_min,
+            "t_max": t_max,
+            "unknown_columns": s.unknown_columns,
+            "notes": s.notes,
+            "ingested_at": now,
+        },
     )

@@ -135,8 +135,7 @@ def stage_envoy(
             **cols,
         )
     w.flush()
-    q = sql.load("ingest/envoy_number_attempts")
-    con.execute(q.text, q.bind({"source_id": staged.source_id}))
+    sql.run(con, "ingest/envoy_number_attempts", {"source_id": staged.source_id})
     staged.unknown_columns = sorted(unknown)
     staged.notes.append(
         "attempts numbered by START_TIME within each call; execution_id unknown from Envoy logs"

@@ -43,33 +43,24 @@ def stage_manifest(
 
 
 def _store(con: duckdb.DuckDBPyConnection, source_id: int, m: RunManifest, doc: str) -> None:
-    q = sql.load("ingest/insert_manifest")
-    con.execute(
-        q.text,
-        q.bind(
-            {
-                "source_id": source_id,
-                "name": m.name,
-                "capacity": m.capacity_calls_per_s,
-                "deadline": m.deadline_s,
-                "window": m.delivery_window_s,
-                "overload_phase": m.overload_phase,
-                "t0": m.t0,
-                "notes": m.notes,
-                "manifest": doc,
-            }
-        ),
+    sql.run(
+        con,
+        "ingest/insert_manifest",
+        {
+            "source_id": source_id,
+            "name": m.name,
+            "capacity": m.capacity_calls_per_s,
+            "deadline": m.deadline_s,
+            "window": m.delivery_window_s,
+            "overload_phase": m.overload_phase,
+            "t0": m.t0,
+            "notes": m.notes,
+            "manifest": doc,
+        },
     )
-    qp = sql.load("ingest/insert_phase")
     for p in m.phases:
-        con.execute(
-            qp.text,
-            qp.bind(
-                {
-                    "source_id": source_id,
-                    "name": p.name,
-                    "start_s": p.start,
-                    "end_s": p.end,
-                }
-            ),
+        sql.run(
+            con,
+            "ingest/insert_phase",
+            {"source_id": source_id, "name": p.name, "start_s": p.start, "end_s": p.end},
         )

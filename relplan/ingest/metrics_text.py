@@ -130,19 +130,17 @@ def _finish_notes(staged: Staged, st: _State) -> None:
     meta = [(n, *v) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)]
 
     def store(con: duckdb.DuckDBPyConnection) -> None:
-        q = sql.load("ingest/insert_metric_meta")
         for name, typ, help_, unit in meta:
-            con.execute(
-                q.text,
-                q.bind(
-                    {
-                        "name": name,
-                        "type": typ,
-                        "help": help_,
-                        "unit": unit,
-                        "source_id": staged.source_id,
-                    }
-                ),
+            sql.run(
+                con,
+                "ingest/insert_metric_meta",
+                {
+                    "name": name,
+                    "type": typ,
+                    "help": help_,
+                    "unit": unit,
+                    "source_id": staged.source_id,
+                },
             )
 
     staged.finish.append(store)

@@ -15,61 +15,33 @@ import duckdb
 import pyarrow as pa
 
 from relplan import sql
+from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG, STAGE_PREFIX, Column, stage_type
 from relplan.workspace import DEFAULT_MEMORY_LIMIT
 
 BATCH_ROWS = 50_000
 
 _LABELS = pa.map_(pa.string(), pa.string())
 
+_ARROW = {
+    "VARCHAR": pa.string(),
+    "BOOLEAN": pa.bool_(),
+    "DOUBLE": pa.float64(),
+    "INTEGER": pa.int32(),
+    "BIGINT": pa.int64(),
+}
+
+
+def _stage_schema(record: tuple[Column, ...]) -> pa.Schema:
+    """A staging table's Arrow schema: the common prefix, then the record's columns."""
+    return pa.schema(
+        [(name, _ARROW[typ]) for name, typ in STAGE_PREFIX]
+        + [(c.name, _ARROW[stage_type(c.kind)]) for c in record]
+    )
+
+
 SCHEMAS: dict[str, pa.Schema] = {
-    "stage_proxy": pa.schema(
-        [
-            ("source_id", pa.int32()),
-            ("ln", pa.int64()),
-            ("raw", pa.string()),
-            ("perr", pa.string()),
-            ("origin", pa.string()),
-            ("call_id", pa.string()),
-            ("attempt", pa.float64()),
-            ("t_planned", pa.float64()),
-            ("t_sent", pa.float64()),
-            ("t_end", pa.float64()),
-            ("outcome", pa.string()),
-            ("execution_id", pa.string()),
-            ("attached", pa.bool_()),
-            ("t_cancel", pa.float64()),
-            ("status", pa.float64()),
-            ("model", pa.string()),
-            ("replica", pa.string()),
-            ("prompt_tokens", pa.float64()),
-            ("max_tokens", pa.float64()),
-        ]
-    ),
-    "stage_engine": pa.schema(
-        [
-            ("source_id", pa.int32()),
-            ("ln", pa.int64()),
-            ("raw", pa.string()),
-            ("perr", pa.string()),
-            ("origin", pa.string()),
-            ("type", pa.string()),
-            ("t", pa.float64()),
-            ("execution_id", pa.string()),
-            ("event", pa.string()),
-            ("prompt_tokens", pa.float64()),
-            ("replica", pa.string()),
-            ("step", pa.float64()),
-            ("t_issue", pa.float64()),
-            ("t_done", pa.float64()),
-            ("prompt_computed", pa.float64()),
-            ("prompt_cached", pa.float64()),
-            ("decode_tokens", pa.float64()),
-            ("num_running", pa.float64()),
-            ("num_waiting", pa.float64()),
-            ("num_batched_tokens", pa.float64()),
-            ("kv_usage", pa.float64()),
-        ]
-    ),
+    "stage_proxy": _stage_schema(PROXY_LOG),
+    "stage_engine": _stage_schema(ENGINE_TRACE),
     "stage_metrics": pa.schema(
         [
             ("source_id", pa.int32()),
@@ -84,10 +56,10 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
 }
 
-_INSERT = {
-    "stage_proxy": "insert into stage_proxy select * from _relplan_batch",
-    "stage_engine": "insert into stage_engine select * from _relplan_batch",
-    "stage_metrics": "insert into stage_metrics select * from _relplan_batch",
+_APPEND = {
+    "stage_proxy": "ingest/append_batch_stage_proxy",
+    "stage_engine": "ingest/append_batch_stage_engine",
+    "stage_metrics": "ingest/append_batch_stage_metrics",
 }
 
 
@@ -105,17 +77,17 @@ def create_stage(con: duckdb.DuckDBPyConnection, *, on_disk: bool = False) -> No
     inside the ingest transaction: the tables never outlive it (drop_stage, or rollback).
     `on_disk` puts the staging tables in the workspace file (large inputs: compressed row
     groups instead of spilled temp blocks) rather than in temp storage (faster when small)."""
-    con.execute(sql.load("ingest/macros").text)
-    con.execute(sql.load("ingest/proxy_macros").text)
-    con.execute(sql.load("ingest/engine_macros").text)
-    con.execute(sql.load("ingest/stage_tables_on_disk" if on_disk else "ingest/stage_tables").text)
+    sql.run(con, "ingest/macros")
+    sql.run(con, "ingest/proxy_macros")
+    sql.run(con, "ingest/engine_macros")
+    sql.run(con, "ingest/stage_tables_on_disk" if on_disk else "ingest/stage_tables")
     for view in (
         "ingest/proxy_checked",
         "ingest/engine_typed",
         "ingest/engine_checked",
         "ingest/metrics_checked",
     ):
-        con.execute(sql.load(view).text)
+        sql.run(con, view)
 
 
 class StageWriter:
@@ -141,7 +113,7 @@ class StageWriter:
         batch = pa.table(cols, schema=self.schema)
         self.con.register("_relplan_batch", batch)
         try:
-            self.con.execute(_INSERT[self.table])
+            sql.run(self.con, _APPEND[self.table])
         finally:
             self.con.unregister("_relplan_batch")
         self.count += len(self.rows)
@@ -150,4 +122,4 @@ class StageWriter:
 
 def drop_stage(con: duckdb.DuckDBPyConnection) -> None:
     """Drop the staging tables before the ingest transaction commits."""
-    con.execute(sql.load("ingest/drop_stage_tables").text)
+    sql.run(con, "ingest/drop_stage_tables")

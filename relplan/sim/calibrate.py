@@ -118,10 +118,10 @@ def calibrate_seed(
     finished_seen = 0
     for i, (_, a, b) in enumerate(sim.phases):
         sim.advance(b + 1e-9)  # includes the scrape at the stage's end
-        pts = [(s[0], s[2]) for s in sim.samples if a <= s[0] <= b]
+        pts = [(s.t, s.waiting) for s in sim.samples if a <= s.t <= b]
         slope = _slope(pts)
         at_end = pts[-1][1] if pts else 0
-        n_fin = sim.engine.c_stop + sim.engine.c_length
+        n_fin = sim.engine.success_stop_total + sim.engine.success_length_total
         done_rate = (n_fin - finished_seen) / (b - a)
         finished_seen = n_fin
         rate = start + i * step

@@ -16,22 +16,40 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from relplan.sim.events import EventKind
+
 if TYPE_CHECKING:
-    from relplan.sim.engine import Execution
+    from relplan.sim.execution import Execution
     from relplan.sim.proxy import Proxy
 
 
 class Call:
-    __slots__ = ("attempts", "cid", "done", "ex", "idx", "max_tokens", "out", "prompt", "t_planned")
+    __slots__ = (
+        "attempts",
+        "call_id",
+        "done",
+        "ex",
+        "idx",
+        "max_tokens",
+        "output_tokens",
+        "prompt_tokens",
+        "t_planned",
+    )
 
     def __init__(
-        self, idx: int, cid: str, t_planned: float, prompt: int, out: int, max_tokens: int
+        self,
+        idx: int,
+        call_id: str,
+        t_planned: float,
+        prompt_tokens: int,
+        output_tokens: int,
+        max_tokens: int,
     ) -> None:
         self.idx = idx
-        self.cid = cid
+        self.call_id = call_id
         self.t_planned = t_planned
-        self.prompt = prompt
-        self.out = out
+        self.prompt_tokens = prompt_tokens
+        self.output_tokens = output_tokens
         self.max_tokens = max_tokens
         self.attempts: list[Attempt] = []
         self.done = False
@@ -43,7 +61,7 @@ class Attempt:
         "attached",
         "call",
         "ex",
-        "n",
+        "number",
         "outcome",
         "queued",
         "status",
@@ -53,9 +71,9 @@ class Attempt:
         "waiting",
     )
 
-    def __init__(self, call: Call, n: int, t_sent: float) -> None:
+    def __init__(self, call: Call, number: int, t_sent: float) -> None:
         self.call = call
-        self.n = n
+        self.number = number  # 0 for the first attempt, then 1, 2, ... for retries
         self.t_sent = t_sent
         self.t_end: float | None = None
         self.outcome: str | None = None
@@ -103,14 +121,14 @@ class Clients:
         self.open_calls = 0
 
     def send(self, call: Call, t: float) -> None:
-        n = len(call.attempts)
-        if n == 0:
+        number = len(call.attempts)
+        if number == 0:
             self.open_calls += 1
-        att = Attempt(call, n, t)
+        att = Attempt(call, number, t)
         call.attempts.append(att)
         self.attempts.append(att)
         if self.cfg.deadline_s is not None:
-            self.push(t + self.cfg.deadline_s, 2, att)
+            self.push(t + self.cfg.deadline_s, EventKind.DEADLINE, att)
         assert self.proxy is not None
         self.proxy.receive(att, t)
 
@@ -144,10 +162,10 @@ class Clients:
     def _failed(self, att: Attempt, t: float) -> None:
         call = att.call
         cfg = self.cfg
-        if att.n < cfg.max_retries:
+        if att.number < cfg.max_retries:
             t_next = t + self.rng.uniform(cfg.backoff_min_s, cfg.backoff_max_s)
             if t_next <= call.t_planned + cfg.delivery_window_s and t_next < self.t_last_send:
-                self.push(t_next, 3, call)
+                self.push(t_next, EventKind.RETRY, call)
                 return
         call.done = True
         self.open_calls -= 1

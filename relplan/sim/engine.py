@@ -43,120 +43,32 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any
 
 from relplan.sim.costmodel import CostModel
-
-# Execution states
-NEW, WAITING, PREFILL, DECODING, FINISHING, FINISHED, ABORTED, REJECTED = range(8)
-
-# Event codes (index into EVENT_NAMES)
-EV_ARRIVED, EV_SCHEDULED, EV_FIRST_TOKEN, EV_PREEMPTED, EV_ABORTED, EV_FINISHED, EV_REJECTED = (
-    range(7)
-)
-EVENT_NAMES = (
-    "arrived",
-    "scheduled",
-    "first_token",
-    "preempted",
-    "aborted",
-    "finished",
-    "rejected",
+from relplan.sim.execution import (
+    ABORTED,
+    DECODING,
+    FINISHED,
+    FINISHING,
+    NEW,
+    PREFILL,
+    REJECTED,
+    WAITING,
+    EngineConfig,
+    EngineEvent,
+    EngineListener,
+    Execution,
 )
 
-
-class Execution:
-    """One request the engine runs. `idx` indexes the run's execution table."""
-
-    __slots__ = (
-        "adm",
-        "attached",
-        "blocks_held",
-        "cached",
-        "call",
-        "cancel_sent",
-        "cb",
-        "creator",
-        "eid",
-        "first_done",
-        "g0",
-        "gen",
-        "idx",
-        "k0",
-        "k_fin",
-        "max_tokens",
-        "n0",
-        "num_computed",
-        "out",
-        "prompt",
-        "scheduled_once",
-        "state",
-        "target",
-    )
-
-    def __init__(
-        self, idx: int, eid: str, prompt: int, out: int, max_tokens: int, call: object = None
-    ) -> None:
-        self.idx = idx
-        self.eid = eid
-        self.prompt = prompt
-        self.out = out
-        self.max_tokens = max_tokens
-        self.call = call
-        self.creator: object = None
-        self.attached: list[object] = []
-        self.cancel_sent = False
-        self.state = NEW
-        self.adm = 0
-        self.cached = 0
-        self.cb = 0
-        self.target = prompt
-        self.num_computed = 0
-        self.gen = 0
-        self.g0 = 0
-        self.n0 = 0
-        self.k0 = 0
-        self.k_fin = -1
-        self.blocks_held = 0
-        self.first_done = False
-        self.scheduled_once = False
-
-
-class EngineListener(Protocol):
-    def on_finished(self, ex: Execution, t: float) -> None: ...
-    def on_aborted(self, ex: Execution, t: float) -> None: ...
-    def on_rejected(self, ex: Execution, t: float) -> None: ...
-
-
-class EngineConfig:
-    __slots__ = (
-        "async_depth",
-        "block_size",
-        "max_num_batched_tokens",
-        "max_num_seqs",
-        "num_blocks",
-        "prefix_tokens",
-        "waiting_cap",
-    )
-
-    def __init__(
-        self,
-        *,
-        max_num_batched_tokens: int = 8192,
-        max_num_seqs: int = 256,
-        block_size: int = 16,
-        num_blocks: int = 62_500,
-        prefix_tokens: int = 2000,
-        waiting_cap: int | None = None,
-        async_depth: int = 2,
-    ) -> None:
-        self.max_num_batched_tokens = max_num_batched_tokens
-        self.max_num_seqs = max_num_seqs
-        self.block_size = block_size
-        self.num_blocks = num_blocks
-        self.prefix_tokens = prefix_tokens
-        self.waiting_cap = waiting_cap
-        self.async_depth = async_depth
+# An issued step whose results are not observed yet: a list (built once per step, where a
+# class instance costs 3 % of a run) [step, t_done, completers, finishers, decode_tokens]:
+# completers are the prefills completed in it (each produced a token), finishers the
+# executions whose last token it computes, decode_tokens the tokens of running decoders (an
+# abort takes its execution's tokens out of the steps still in flight).
+InFlightStep = list[Any]
+_STEP = 0
+_DECODE_TOKENS = 4
 
 
 class Engine:
@@ -168,20 +80,20 @@ class Engine:
         listener: EngineListener,
     ) -> None:
         self.cfg = cfg
-        self.bs = cfg.block_size
-        self.budget = cfg.max_num_batched_tokens
+        self.block_size = cfg.block_size
+        self.token_budget = cfg.max_num_batched_tokens
         self.max_seqs = cfg.max_num_seqs
-        self.depth = cfg.async_depth
+        self.async_depth = cfg.async_depth
         self.waiting_cap = cfg.waiting_cap
         self.pinned_blocks = cfg.prefix_tokens // cfg.block_size
         self.free = cfg.num_blocks - self.pinned_blocks
         self.num_blocks = cfg.num_blocks
         # cost coefficients, pre-multiplied by speed and converted to seconds
         s = cost.speed / 1000.0
-        self.ca = cost.a_ms * s
-        self.cb_ = cost.b_ms_per_token * s
-        self.cc = cost.c_ms_per_pair * s
-        self.cf = cost.f_ms_per_context_token * s
+        self.cost_per_step_s = cost.a_ms * s
+        self.cost_per_token_s = cost.b_ms_per_token * s
+        self.cost_per_pair_s = cost.c_ms_per_pair * s
+        self.cost_per_context_token_s = cost.f_ms_per_context_token * s
         self.push_done = push_done
         self.listener = listener
 
@@ -190,226 +102,224 @@ class Engine:
         self.running: dict[Execution, None] = {}  # admission order; prefill + decoding
         self.prefilling: list[Execution] = []
         self.n_finishing = 0
-        self.n_dec = 0
-        self.dec_s = 0  # sum over decoders of (n0 - k0 + 1); context sum = dec_s + n_dec * K
-        self.buckets: list[dict[Execution, None]] = [{} for _ in range(self.bs)]
-        self.fin_cal: dict[int, list[Execution]] = {}
-        self.adm_seq = 0
-        self.k_next = 0  # next step number to issue
-        self.gpu_free = 0.0
-        self.inflight: deque[list[object]] = deque()
+        self.n_decoding = 0
+        # sum over decoders of (tokens_at_join - decode_from_step + 1): their context at
+        # step k is this sum + n_decoding * k
+        self.decode_offset_sum = 0
+        # decoders by the step residue (mod block_size) at which they need a new block
+        self.block_boundary: list[dict[Execution, None]] = [{} for _ in range(self.block_size)]
+        self.last_step_due: dict[int, list[Execution]] = {}  # step -> decoders ending there
+        self.admissions = 0
+        self.next_step = 0  # number of the next step to issue
+        self.gpu_free_at = 0.0
+        self.in_flight: deque[InFlightStep] = deque()
 
         # counters (vLLM metrics)
-        self.c_prompt = 0
-        self.c_gen = 0
-        self.c_queries = 0
-        self.c_hits = 0
-        self.c_preempt = 0
-        self.c_stop = 0
-        self.c_length = 0
+        self.prompt_tokens_total = 0
+        self.generation_tokens_total = 0
+        self.prefix_queries_total = 0
+        self.prefix_hits_total = 0
+        self.preemptions_total = 0
+        self.success_stop_total = 0
+        self.success_length_total = 0
 
-        # records
-        self.ev_t: list[float] = []
-        self.ev_x: list[int] = []
-        self.ev_code: list[int] = []
-        self.ev_prompt: list[int | None] = []
-        self.pf_step: list[int] = []
-        self.pf_x: list[int] = []
-        self.pf_comp: list[int] = []
-        self.pf_cached: list[int] = []
-        self.pf_dec: list[int] = []
-        self.sp_x: list[int] = []
-        self.sp_k0: list[int] = []
-        self.sp_k1: list[int] = []
-        self.st_issue: list[float] = []
-        self.st_done: list[float] = []
-        self.st_running: list[int] = []
-        self.st_waiting: list[int] = []
-        self.st_batched: list[int] = []
-        self.st_kv: list[float] = []
+        # records: lifecycle events
+        self.event_t: list[float] = []
+        self.event_execution: list[int] = []
+        self.event_kind: list[int] = []
+        self.event_prompt_tokens: list[int | None] = []
+        # records: prefill (step, execution) rows
+        self.prefill_step: list[int] = []
+        self.prefill_execution: list[int] = []
+        self.prefill_computed: list[int] = []
+        self.prefill_cached: list[int] = []
+        self.prefill_decode_tokens: list[int] = []
+        # records: decode spans, one decode token per step in [first_step, end_step)
+        self.span_execution: list[int] = []
+        self.span_first_step: list[int] = []
+        self.span_end_step: list[int] = []
+        # records: one row per step
+        self.step_t_issue: list[float] = []
+        self.step_t_done: list[float] = []
+        self.step_running: list[int] = []
+        self.step_waiting: list[int] = []
+        self.step_batched_tokens: list[int] = []
+        self.step_kv_usage: list[float] = []
 
     # ---- helpers -------------------------------------------------------------------------
 
-    def _event(self, t: float, ex: Execution, code: int, prompt: int | None = None) -> None:
-        self.ev_t.append(t)
-        self.ev_x.append(ex.idx)
-        self.ev_code.append(code)
-        self.ev_prompt.append(prompt)
+    def _event(self, t: float, ex: Execution, kind: int, prompt_tokens: int | None = None) -> None:
+        self.event_t.append(t)
+        self.event_execution.append(ex.idx)
+        self.event_kind.append(kind)
+        self.event_prompt_tokens.append(prompt_tokens)
 
-    def kv_usage(self) -> float:
-        used = self.num_blocks - self.free
-        return used / self.num_blocks
+    def _leave_decode(self, ex: Execution, end_step: int) -> int:
+        """Remove a decoder from the aggregates; record its span; return its KV tokens at
+        `end_step`."""
+        self.n_decoding -= 1
+        self.decode_offset_sum -= ex.tokens_at_join - ex.decode_from_step + 1
+        del self.block_boundary[(ex.decode_from_step - ex.tokens_at_join) % self.block_size][ex]
+        if end_step > ex.decode_from_step:
+            self.span_execution.append(ex.idx)
+            self.span_first_step.append(ex.decode_from_step)
+            self.span_end_step.append(end_step)
+        ex.generated = ex.generated_at_join + (end_step - ex.decode_from_step)
+        return ex.tokens_at_join + (end_step - ex.decode_from_step)
 
-    def num_running(self) -> int:
-        return len(self.running) + self.n_finishing
-
-    def _leave_decode(self, ex: Execution, k_end: int) -> int:
-        """Remove a decoder from the aggregates; record its span; return KV tokens at k_end."""
-        self.n_dec -= 1
-        self.dec_s -= ex.n0 - ex.k0 + 1
-        del self.buckets[(ex.k0 - ex.n0) % self.bs][ex]
-        if k_end > ex.k0:
-            self.sp_x.append(ex.idx)
-            self.sp_k0.append(ex.k0)
-            self.sp_k1.append(k_end)
-        ex.gen = ex.g0 + (k_end - ex.k0)
-        return ex.n0 + (k_end - ex.k0)
-
-    def _join_decode(self, ex: Execution, k0: int) -> None:
+    def _join_decode(self, ex: Execution, first_step: int) -> None:
         ex.state = DECODING
-        ex.k0 = k0
-        ex.g0 = ex.gen
-        n0 = ex.num_computed
-        ex.n0 = n0
-        self.n_dec += 1
-        self.dec_s += n0 - k0 + 1
-        self.buckets[(k0 - n0) % self.bs][ex] = None
-        k_fin = k0 + ex.out - ex.gen - 1
-        ex.k_fin = k_fin
-        cal = self.fin_cal.get(k_fin)
-        if cal is None:
-            self.fin_cal[k_fin] = [ex]
+        ex.decode_from_step = first_step
+        ex.generated_at_join = ex.generated
+        tokens = ex.num_computed
+        ex.tokens_at_join = tokens
+        self.n_decoding += 1
+        self.decode_offset_sum += tokens - first_step + 1
+        self.block_boundary[(first_step - tokens) % self.block_size][ex] = None
+        last_step = first_step + ex.output_tokens - ex.generated - 1
+        ex.last_step = last_step
+        due = self.last_step_due.get(last_step)
+        if due is None:
+            self.last_step_due[last_step] = [ex]
         else:
-            cal.append(ex)
+            due.append(ex)
 
     def _prefill_chunk(
         self,
-        k: int,
+        step: int,
         ex: Execution,
-        nc: int,
+        computed: int,
         chunk: int,
         cached: int,
         completers: list[Execution],
     ) -> None:
-        """Record that `ex` (with `nc` prompt tokens computed) computes `chunk` more in step k,
-        `cached` of its tokens found in the prefix cache; a prefill that completes its target
-        in this step produces its first decode token and joins `completers`."""
-        self.pf_step.append(k)
-        self.pf_x.append(ex.idx)
-        self.pf_comp.append(chunk)
-        self.pf_cached.append(cached)
-        nc += chunk
-        ex.num_computed = nc
-        if nc == ex.target:
-            self.pf_dec.append(1)
+        """Record that `ex` (with `computed` prompt tokens computed) computes `chunk` more in
+        `step`, `cached` of its tokens found in the prefix cache; a prefill that completes its
+        target in this step produces its first decode token and joins `completers`."""
+        self.prefill_step.append(step)
+        self.prefill_execution.append(ex.idx)
+        self.prefill_computed.append(chunk)
+        self.prefill_cached.append(cached)
+        computed += chunk
+        ex.num_computed = computed
+        if computed == ex.target:
+            self.prefill_decode_tokens.append(1)
             completers.append(ex)
         else:
-            self.pf_dec.append(0)
+            self.prefill_decode_tokens.append(0)
 
-    def _preempt(self, ex: Execution, k: int, now: float) -> None:
-        bs = self.bs
+    def _preempt(self, ex: Execution, step: int, now: float) -> None:
+        block_size = self.block_size
         if ex.state == DECODING:
-            n = self._leave_decode(ex, k)
-            self.free += -(-n // bs) - ex.cb
+            tokens = self._leave_decode(ex, step)
+            self.free += -(-tokens // block_size) - ex.cached_blocks  # -(-a // b): ceil(a / b)
         else:  # PREFILL
-            self.free += -(-ex.num_computed // bs) - ex.cb
+            self.free += -(-ex.num_computed // block_size) - ex.cached_blocks
             self.prefilling.remove(ex)
         del self.running[ex]
         ex.state = WAITING
-        ex.target = ex.prompt + ex.gen
+        ex.target = ex.prompt_tokens + ex.generated
         ex.num_computed = 0
         self.waiting.appendleft(ex)
         self.n_waiting += 1
-        self.c_preempt += 1
-        self._event(now, ex, EV_PREEMPTED)
-
-    def _last_running(self) -> Execution:
-        return next(reversed(self.running))
+        self.preemptions_total += 1
+        self._event(now, ex, EngineEvent.PREEMPTED)
 
     # ---- inputs --------------------------------------------------------------------------
 
     def arrive(self, ex: Execution, now: float) -> bool:
         """A request reaches the engine. Returns False when refused (waiting-queue cap)."""
-        self._event(now, ex, EV_ARRIVED, ex.prompt)
+        self._event(now, ex, EngineEvent.ARRIVED, ex.prompt_tokens)
         if self.waiting_cap is not None and self.n_waiting >= self.waiting_cap:
             ex.state = REJECTED
-            self._event(now, ex, EV_REJECTED)
+            self._event(now, ex, EngineEvent.REJECTED)
             self.listener.on_rejected(ex, now)
             return False
-        bs = self.bs
-        ex.cached = min(self.pinned_blocks * bs, ((ex.prompt - 1) // bs) * bs)
-        ex.cb = ex.cached // bs
+        block_size = self.block_size
+        ex.cached = min(
+            self.pinned_blocks * block_size, ((ex.prompt_tokens - 1) // block_size) * block_size
+        )
+        ex.cached_blocks = ex.cached // block_size
         ex.state = WAITING
         self.waiting.append(ex)
         self.n_waiting += 1
-        if len(self.inflight) < self.depth:
+        if len(self.in_flight) < self.async_depth:
             self.try_issue(now)
         return True
 
     def abort(self, ex: Execution, now: float) -> bool:
         """The engine receives an abort. Returns False when the execution had already ended."""
-        st = ex.state
-        if st >= FINISHED or st == NEW:
+        state = ex.state
+        if state >= FINISHED or state == NEW:
             return False
-        bs = self.bs
-        if st == WAITING:
+        block_size = self.block_size
+        if state == WAITING:
             self.n_waiting -= 1  # lazily skipped in the deque
-        elif st == PREFILL:
-            self.free += -(-ex.num_computed // bs) - ex.cb
+        elif state == PREFILL:
+            self.free += -(-ex.num_computed // block_size) - ex.cached_blocks
             self.prefilling.remove(ex)
             del self.running[ex]
-        elif st == DECODING:
-            k = self.k_next
-            n = self._leave_decode(ex, k)
-            self.free += -(-n // bs) - ex.cb
+        elif state == DECODING:
+            tokens = self._leave_decode(ex, self.next_step)
+            self.free += -(-tokens // block_size) - ex.cached_blocks
             del self.running[ex]
-            for entry in self.inflight:
-                if entry[0] >= ex.k0:  # type: ignore[operator]
-                    entry[4] -= 1  # type: ignore[operator]
+            for entry in self.in_flight:
+                if entry[_STEP] >= ex.decode_from_step:
+                    entry[_DECODE_TOKENS] -= 1
         else:  # FINISHING: last token scheduled, step not done yet
             self.free += ex.blocks_held
             self.n_finishing -= 1
-            for entry in self.inflight:
-                if ex.k0 <= entry[0] <= ex.k_fin:  # type: ignore[operator]
-                    entry[4] -= 1  # type: ignore[operator]
+            for entry in self.in_flight:
+                if ex.decode_from_step <= entry[_STEP] <= ex.last_step:
+                    entry[_DECODE_TOKENS] -= 1
         ex.state = ABORTED
-        self._event(now, ex, EV_ABORTED)
+        self._event(now, ex, EngineEvent.ABORTED)
         self.listener.on_aborted(ex, now)
-        if len(self.inflight) < self.depth:
+        if len(self.in_flight) < self.async_depth:
             self.try_issue(now)
         return True
 
     # ---- the step loop -------------------------------------------------------------------
 
     def try_issue(self, now: float) -> None:
-        while len(self.inflight) < self.depth:
-            if not (self.n_dec or self.prefilling or self.n_waiting):
+        while len(self.in_flight) < self.async_depth:
+            if not (self.n_decoding or self.prefilling or self.n_waiting):
                 return
             if not self._issue(now):
                 return
 
     def _issue(self, now: float) -> bool:
-        k = self.k_next
-        bs = self.bs
+        step = self.next_step
+        block_size = self.block_size
         preempted = False
         running = self.running
 
         # 1. decoders crossing a block boundary need one block each
-        bucket = self.buckets[k % bs]
-        need = len(bucket)
-        if need:
-            if need <= self.free:
-                self.free -= need
+        crossing = self.block_boundary[step % block_size]
+        blocks_needed = len(crossing)
+        if blocks_needed:
+            if blocks_needed <= self.free:
+                self.free -= blocks_needed
             else:
-                for ex in sorted(bucket, key=_adm_key):
+                for ex in sorted(crossing, key=_admission_order):
                     if ex.state != DECODING:
                         continue
                     while self.free < 1:
                         victim = next(reversed(running))
-                        self._preempt(victim, k, now)
+                        self._preempt(victim, step, now)
                         preempted = True
                         if victim is ex:
                             break
                     if ex.state == DECODING:
                         self.free -= 1
 
-        n_dec = self.n_dec
-        ctx = self.dec_s + n_dec * k
-        tokens_left = self.budget - n_dec
+        n_decoding = self.n_decoding
+        context_tokens = self.decode_offset_sum + n_decoding * step
+        tokens_left = self.token_budget - n_decoding
 
         # 2. running prefills, in admission order
-        pf_tokens = 0
-        attn = 0.0
+        prefill_tokens = 0
+        attention_pairs = 0.0
         completers: list[Execution] = []
         if self.prefilling and tokens_left > 0:
             for ex in list(self.prefilling):
@@ -417,24 +327,25 @@ class Engine:
                     break
                 if ex.state != PREFILL:
                     continue
-                nc = ex.num_computed
-                chunk = ex.target - nc
+                computed = ex.num_computed
+                chunk = ex.target - computed
                 if chunk > tokens_left:
                     chunk = tokens_left
-                need = -(-(nc + chunk) // bs) - -(-nc // bs)
-                while need > self.free:
+                # blocks for the chunk: ceil((computed + chunk) / bs) - ceil(computed / bs)
+                blocks_needed = -(-(computed + chunk) // block_size) - -(-computed // block_size)
+                while blocks_needed > self.free:
                     victim = next(reversed(running))
-                    self._preempt(victim, k, now)
+                    self._preempt(victim, step, now)
                     preempted = True
                     if victim is ex:
                         break
                 if ex.state != PREFILL:
                     continue
-                self.free -= need
-                self._prefill_chunk(k, ex, nc, chunk, 0, completers)
-                pf_tokens += chunk
+                self.free -= blocks_needed
+                self._prefill_chunk(step, ex, computed, chunk, 0, completers)
+                prefill_tokens += chunk
                 tokens_left -= chunk
-                attn += chunk * (nc + chunk * 0.5)
+                attention_pairs += chunk * (computed + chunk * 0.5)
 
         # 3. admit waiting executions, FCFS, unless something was preempted in this step
         if not preempted and tokens_left > 0 and self.n_waiting:
@@ -447,45 +358,45 @@ class Engine:
                     continue
                 if len(running) + self.n_finishing >= max_seqs:
                     break
-                nc = ex.cached
-                chunk = ex.target - nc
+                computed = ex.cached
+                chunk = ex.target - computed
                 if chunk > tokens_left:
                     chunk = tokens_left
-                need = -(-(nc + chunk) // bs) - ex.cb
-                if need > self.free:
+                blocks_needed = -(-(computed + chunk) // block_size) - ex.cached_blocks
+                if blocks_needed > self.free:
                     break
                 waiting.popleft()
                 self.n_waiting -= 1
-                self.free -= need
+                self.free -= blocks_needed
                 if not ex.scheduled_once:
                     ex.scheduled_once = True
-                    self._event(now, ex, EV_SCHEDULED)
-                if ex.adm == 0:
+                    self._event(now, ex, EngineEvent.SCHEDULED)
+                if ex.admission == 0:
                     # first admission from the waiting queue (preempted re-admissions are
                     # kept apart by vLLM and not exported)
-                    self.c_queries += ex.prompt
-                    self.c_hits += nc
-                self.adm_seq += 1
-                ex.adm = self.adm_seq
+                    self.prefix_queries_total += ex.prompt_tokens
+                    self.prefix_hits_total += computed
+                self.admissions += 1
+                ex.admission = self.admissions
                 ex.state = PREFILL
                 running[ex] = None
                 self.prefilling.append(ex)
-                self._prefill_chunk(k, ex, nc, chunk, nc, completers)
-                pf_tokens += chunk
+                self._prefill_chunk(step, ex, computed, chunk, computed, completers)
+                prefill_tokens += chunk
                 tokens_left -= chunk
-                attn += chunk * (nc + chunk * 0.5)
+                attention_pairs += chunk * (computed + chunk * 0.5)
 
-        if n_dec == 0 and pf_tokens == 0:
+        if n_decoding == 0 and prefill_tokens == 0:
             return False
 
         # 4. decoders whose last token is in this step stop being scheduled
         finishers: list[Execution] = []
-        cal = self.fin_cal.pop(k, None)
-        if cal is not None:
-            for ex in cal:
-                if ex.state == DECODING and ex.k_fin == k:
-                    n = self._leave_decode(ex, k + 1)
-                    ex.blocks_held = -(-n // bs) - ex.cb
+        due = self.last_step_due.pop(step, None)
+        if due is not None:
+            for ex in due:
+                if ex.state == DECODING and ex.last_step == step:
+                    tokens = self._leave_decode(ex, step + 1)
+                    ex.blocks_held = -(-tokens // block_size) - ex.cached_blocks
                     del running[ex]
                     ex.state = FINISHING
                     self.n_finishing += 1
@@ -494,60 +405,62 @@ class Engine:
         # 5. prefills completed in this step produce a token; they decode from the next step
         for ex in completers:
             self.prefilling.remove(ex)
-            ex.gen += 1
-            if ex.gen >= ex.out:
-                ex.blocks_held = -(-ex.num_computed // bs) - ex.cb
+            ex.generated += 1
+            if ex.generated >= ex.output_tokens:
+                ex.blocks_held = -(-ex.num_computed // block_size) - ex.cached_blocks
                 del running[ex]
                 ex.state = FINISHING
-                ex.k0 = k + 1  # its token is counted as a completer, not as a decode
-                ex.k_fin = k
+                ex.decode_from_step = step + 1  # its token is counted as a completer's
+                ex.last_step = step
                 self.n_finishing += 1
                 finishers.append(ex)
             else:
-                self._join_decode(ex, k + 1)
+                self._join_decode(ex, step + 1)
 
-        cost = self.ca + self.cb_ * (pf_tokens + n_dec) + self.cc * attn + self.cf * ctx
-        start = now if now > self.gpu_free else self.gpu_free
+        cost = (
+            self.cost_per_step_s
+            + self.cost_per_token_s * (prefill_tokens + n_decoding)
+            + self.cost_per_pair_s * attention_pairs
+            + self.cost_per_context_token_s * context_tokens
+        )
+        start = now if now > self.gpu_free_at else self.gpu_free_at
         t_done = start + cost
-        self.gpu_free = t_done
-        self.k_next = k + 1
-        self.inflight.append([k, t_done, completers, finishers, n_dec])
+        self.gpu_free_at = t_done
+        self.next_step = step + 1
+        self.in_flight.append([step, t_done, completers, finishers, n_decoding])
         self.push_done(t_done)
-        self.st_issue.append(now)
-        self.st_done.append(t_done)
-        self.st_running.append(len(running) + self.n_finishing)
-        self.st_waiting.append(self.n_waiting)
-        self.st_batched.append(pf_tokens + n_dec)
-        self.st_kv.append((self.num_blocks - self.free) / self.num_blocks)
+        self.step_t_issue.append(now)
+        self.step_t_done.append(t_done)
+        self.step_running.append(len(running) + self.n_finishing)
+        self.step_waiting.append(self.n_waiting)
+        self.step_batched_tokens.append(prefill_tokens + n_decoding)
+        self.step_kv_usage.append((self.num_blocks - self.free) / self.num_blocks)
         return True
 
     def step_done(self, now: float) -> None:
-        entry = self.inflight.popleft()
-        completers: list[Execution] = entry[2]  # type: ignore[assignment]
-        finishers: list[Execution] = entry[3]  # type: ignore[assignment]
-        gen: int = entry[4]  # type: ignore[assignment]
+        _, _, completers, finishers, generated = self.in_flight.popleft()
         for ex in completers:
             if ex.state != ABORTED:
-                gen += 1
-                if not ex.first_done:
-                    ex.first_done = True
-                    self.c_prompt += ex.prompt
-                    self._event(now, ex, EV_FIRST_TOKEN)
-        self.c_gen += gen
+                generated += 1
+                if not ex.first_token_seen:
+                    ex.first_token_seen = True
+                    self.prompt_tokens_total += ex.prompt_tokens
+                    self._event(now, ex, EngineEvent.FIRST_TOKEN)
+        self.generation_tokens_total += generated
         listener = self.listener
         for ex in finishers:
             if ex.state == FINISHING:
                 ex.state = FINISHED
                 self.free += ex.blocks_held
                 self.n_finishing -= 1
-                self._event(now, ex, EV_FINISHED)
-                if ex.out >= ex.max_tokens:
-                    self.c_length += 1
+                self._event(now, ex, EngineEvent.FINISHED)
+                if ex.output_tokens >= ex.max_tokens:
+                    self.success_length_total += 1
                 else:
-                    self.c_stop += 1
+                    self.success_stop_total += 1
                 listener.on_finished(ex, now)
         self.try_issue(now)
 
 
-def _adm_key(ex: Execution) -> int:
-    return ex.adm
+def _admission_order(ex: Execution) -> int:
+    return ex.admission

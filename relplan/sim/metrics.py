@@ -20,31 +20,59 @@ family, series by series, every sample with its timestamp in epoch seconds, and 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-# (family, type, help, sample index in a scrape tuple, extra labels)
-_FAMILIES: tuple[tuple[str, str, str, int, str], ...] = (
-    ("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", 1, ""),
-    ("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", 2, ""),
-    ("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", 3, ""),
-    ("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.", 4, ""),
-    ("vllm:generation_tokens", "counter", "Number of generation tokens processed.", 5, ""),
+if TYPE_CHECKING:
+    from relplan.sim.simulator import Sample
+
+# (family, type, help, the Sample field it reports)
+_FAMILIES: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "vllm:num_requests_running",
+        "gauge",
+        "Number of requests in model execution batches.",
+        "running",
+    ),
+    (
+        "vllm:num_requests_waiting",
+        "gauge",
+        "Number of requests waiting to be processed.",
+        "waiting",
+    ),
+    ("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", "kv_usage"),
+    ("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.", "prompt_tokens"),
+    (
+        "vllm:generation_tokens",
+        "counter",
+        "Number of generation tokens processed.",
+        "generation_tokens",
+    ),
     (
         "vllm:prefix_cache_queries",
         "counter",
         "Prefix cache queries, in terms of number of queried tokens.",
-        6,
-        "",
+        "prefix_cache_queries",
     ),
     (
         "vllm:prefix_cache_hits",
         "counter",
         "Prefix cache hits, in terms of number of cached tokens.",
-        7,
-        "",
+        "prefix_cache_hits",
     ),
-    ("vllm:num_preemptions", "counter", "Cumulative number of preemption from the engine.", 8, ""),
+    (
+        "vllm:num_preemptions",
+        "counter",
+        "Cumulative number of preemption from the engine.",
+        "preemptions",
+    ),
 )
 _SUCCESS_HELP = "Count of successfully processed requests."
+# finished_reason -> the Sample field counting it (None: always 0, as an abort moves nothing)
+_SUCCESS_REASONS: tuple[tuple[str, str | None], ...] = (
+    ("abort", None),
+    ("length", "success_length"),
+    ("stop", "success_stop"),
+)
 
 
 def _fmt_value(v: float | int) -> str:
@@ -54,29 +82,30 @@ def _fmt_value(v: float | int) -> str:
 
 
 def render_openmetrics(
-    samples: Sequence[Sequence[float | int]], t0: float, model_name: str, engine: str = "0"
+    samples: Sequence[Sample], t0: float, model_name: str, engine: str = "0"
 ) -> str:
-    """OpenMetrics text for the scrape tuples of `Simulation.samples`."""
+    """OpenMetrics text for the scrapes of `Simulation.samples`."""
     base = f'engine="{engine}",model_name="{_escape(model_name)}"'
-    times = [f"{t0 + s[0]:.3f}" for s in samples]
+    times = [f"{t0 + s.t:.3f}" for s in samples]
     out: list[str] = []
-    for family, kind, help_, idx, _ in _FAMILIES:
+    for family, kind, help_, field in _FAMILIES:
         out.append(f"# HELP {family} {help_}")
         out.append(f"# TYPE {family} {kind}")
         name = family + "_total" if kind == "counter" else family
         prefix = f"{name}{{{base}}} "
         out.extend(
-            f"{prefix}{_fmt_value(s[idx])} {ts}" for s, ts in zip(samples, times, strict=False)
+            f"{prefix}{_fmt_value(getattr(s, field))} {ts}"
+            for s, ts in zip(samples, times, strict=False)
         )
     out.append(f"# HELP vllm:request_success {_SUCCESS_HELP}")
     out.append("# TYPE vllm:request_success counter")
-    for reason, idx in (("abort", -1), ("length", 10), ("stop", 9)):
+    for reason, counted in _SUCCESS_REASONS:
         prefix = (
             f'vllm:request_success_total{{engine="{engine}",finished_reason="{reason}",'
             f'model_name="{_escape(model_name)}"}} '
         )
         out.extend(
-            f"{prefix}{0 if idx < 0 else _fmt_value(s[idx])} {ts}"
+            f"{prefix}{0 if counted is None else _fmt_value(getattr(s, counted))} {ts}"
             for s, ts in zip(samples, times, strict=False)
         )
     out.append("# EOF")

@@ -32,7 +32,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from relplan.sim.engine import FINISHED, NEW, Engine, Execution
+from relplan.sim.engine import Engine
+from relplan.sim.events import EventKind
+from relplan.sim.execution import FINISHED, NEW, Execution
 
 if TYPE_CHECKING:
     from relplan.sim.clients import Attempt, Clients
@@ -109,14 +111,14 @@ class Proxy:
                 firsts.popleft()
             while retries and retries[0] <= lo:
                 retries.popleft()
-            if att.n == 0:
+            if att.number == 0:
                 firsts.append(t)
             elif len(retries) + 1 > cfg.budget_ratio * len(firsts):
                 self.clients.refused(att, t, 429, "shed")
                 return
             else:
                 retries.append(t)
-        if self.coalesce and att.n > 0:
+        if self.coalesce and att.number > 0:
             ex = att.call.ex
             if ex is not None and NEW < ex.state < FINISHED and not ex.cancel_sent:
                 att.ex = ex
@@ -186,7 +188,7 @@ class Proxy:
         if mode == "immediate":
             self.cancel(att, t)
         else:
-            self.push(t + self.cfg.cancel_delay_s, 4, att)
+            self.push(t + self.cfg.cancel_delay_s, EventKind.CANCEL, att)
 
     def cancel(self, att: Attempt, t: float) -> None:
         """Cancellation acts for an attempt whose client left (now, or after the delay)."""
@@ -203,7 +205,7 @@ class Proxy:
         ex.cancel_sent = True
         att.t_cancel = t
         if self.cfg.abort_delay_s > 0:
-            self.push(t + self.cfg.abort_delay_s, 5, ex)
+            self.push(t + self.cfg.abort_delay_s, EventKind.ABORT, ex)
         else:
             assert self.engine is not None
             self.engine.abort(ex, t)

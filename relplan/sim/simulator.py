@@ -2,11 +2,7 @@
 
 Time runs in seconds from t0 (0.0); the writer adds the run's epoch t0. Events sit in one heap
 ordered by (time, insertion number), so ties resolve in a fixed order and a seed gives the
-same run byte for byte. Event kinds:
-
-    0 engine step done      1 call arrives (first attempt)   2 attempt deadline
-    3 retry sent            4 deferred cancellation fires    5 abort reaches the engine
-    6 metrics scrape
+same run byte for byte. Event kinds: `EventKind` (events.py).
 
 The run ends after the last phase once every call has resolved (delivered, or out of retries
 or delivery window), at the next metrics scrape, so the metrics end with a sample of the
@@ -20,17 +16,32 @@ import math
 import random
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
+from typing import NamedTuple
 
 from relplan.sim.clients import Attempt, Call, ClientConfig, Clients
-from relplan.sim.engine import Engine, EngineConfig, Execution
+from relplan.sim.engine import Engine
+from relplan.sim.events import EventKind
+from relplan.sim.execution import EngineConfig, Execution
 from relplan.sim.profiles import Profile
 from relplan.sim.proxy import Proxy, ProxyConfig
 from relplan.sim.scenario import Scenario
 from relplan.sim.workloads import make_calls, phase_bounds
 
-# a scrape: t, running, waiting, kv_usage, prompt, generation, queries, hits, preemptions,
-# success stop, success length
-Sample = tuple[float, int, int, float, int, int, int, int, int, int, int]
+
+class Sample(NamedTuple):
+    """One metrics scrape of the engine: its gauges and counters at `t`."""
+
+    t: float
+    running: int
+    waiting: int
+    kv_usage: float
+    prompt_tokens: int
+    generation_tokens: int
+    prefix_cache_queries: int
+    prefix_cache_hits: int
+    preemptions: int
+    success_stop: int
+    success_length: int
 
 
 @dataclass
@@ -103,33 +114,38 @@ class Simulation:
         self.proxy.clients = self.clients
         self.clients.proxy = self.proxy
         width = max(5, len(str(len(times))))
-        for i, (t, p, o, m) in enumerate(zip(times, prompts, outs, maxt, strict=False)):
-            call = Call(i, f"call-{i:0{width}d}", t, p, o, m)
+        for i, (t, prompt, output, max_tokens) in enumerate(
+            zip(times, prompts, outs, maxt, strict=False)
+        ):
+            call = Call(i, f"call-{i:0{width}d}", t, prompt, output, max_tokens)
             self.calls.append(call)
-            self.push(t, 1, call)
+            self.push(t, EventKind.ARRIVAL, call)
         self.scrape_s = scn.metrics.scrape_interval_s
-        self.push(0.0, 6, None)
+        self.push(0.0, EventKind.SCRAPE, None)
 
-    def add_call(self, t: float, prompt: int, out: int, max_tokens: int = 2048) -> Call:
+    def add_call(
+        self, t: float, prompt_tokens: int, output_tokens: int, max_tokens: int = 2048
+    ) -> Call:
         """Plan one more call (tests and hand-built timelines); ids continue the sequence."""
-        call = Call(len(self.calls), f"call-{len(self.calls):05d}", t, prompt, out, max_tokens)
+        n = len(self.calls)
+        call = Call(n, f"call-{n:05d}", t, prompt_tokens, output_tokens, max_tokens)
         self.calls.append(call)
-        self.push(t, 1, call)
+        self.push(t, EventKind.ARRIVAL, call)
         return call
 
     def push(self, t: float, kind: int, obj: object) -> None:
         heappush(self.heap, (t, next(self._seq), kind, obj))
 
     def _push_done(self, t: float) -> None:
-        heappush(self.heap, (t, next(self._seq), 0, None))
+        heappush(self.heap, (t, next(self._seq), EventKind.STEP_DONE, None))
 
     def _new_execution(self, att: Attempt) -> Execution:
         call = att.call
         ex = Execution(
             len(self.executions),
-            f"{call.cid}-{att.n}",
-            call.prompt,
-            call.out,
+            f"{call.call_id}-{att.number}",
+            call.prompt_tokens,
+            call.output_tokens,
             call.max_tokens,
             call,
         )
@@ -140,18 +156,18 @@ class Simulation:
     def _scrape(self, t: float) -> None:
         e = self.engine
         self.samples.append(
-            (
+            Sample(
                 t,
                 len(e.running) + e.n_finishing,
                 e.n_waiting,
                 (e.num_blocks - e.free) / e.num_blocks,
-                e.c_prompt,
-                e.c_gen,
-                e.c_queries,
-                e.c_hits,
-                e.c_preempt,
-                e.c_stop,
-                e.c_length,
+                e.prompt_tokens_total,
+                e.generation_tokens_total,
+                e.prefix_queries_total,
+                e.prefix_hits_total,
+                e.preemptions_total,
+                e.success_stop_total,
+                e.success_length_total,
             )
         )
 
@@ -165,27 +181,33 @@ class Simulation:
         send = clients.send
         t_end = self.t_end
         scrape_s = self.scrape_s
+        # the kinds as locals: the loop compares them once per event
+        step_done_kind = EventKind.STEP_DONE
+        sends = (EventKind.ARRIVAL, EventKind.RETRY)
+        deadline = EventKind.DEADLINE
+        cancel = EventKind.CANCEL
+        abort = EventKind.ABORT
         while heap:
             if heap[0][0] >= until:
                 self.now = until
                 return False
             t, _, kind, obj = heappop(heap)
-            if kind == 0:
+            if kind == step_done_kind:
                 step_done(t)
-            elif kind == 1 or kind == 3:
+            elif kind in sends:
                 send(obj, t)  # type: ignore[arg-type]
-            elif kind == 2:
+            elif kind == deadline:
                 clients.timeout(obj, t)  # type: ignore[arg-type]
-            elif kind == 4:
+            elif kind == cancel:
                 proxy.cancel(obj, t)  # type: ignore[arg-type]
-            elif kind == 5:
+            elif kind == abort:
                 engine.abort(obj, t)  # type: ignore[arg-type]
-            else:
+            else:  # EventKind.SCRAPE
                 self._scrape(t)
                 if self._stopping:
                     self.now = t
                     break
-                heappush(heap, (t + scrape_s, next(self._seq), 6, None))
+                heappush(heap, (t + scrape_s, next(self._seq), EventKind.SCRAPE, None))
             if not self._stopping and t >= t_end and clients.open_calls == 0:
                 # every call has resolved: run on to the next scrape, so the metrics end
                 # with a sample of the final state, and stop there

@@ -51,7 +51,9 @@ class PrefillFigures(StrictModel):
     before_first_token_share: float | None
 
 
-class LittlesLaw(StrictModel):
+class HoldQueueFigures(StrictModel):
+    """Little's law on the hold phase, as `relplan analyze` computes it (littles_law)."""
+
     phase: str | None
     l_waiting: float | None
     lambda_per_s: float | None
@@ -82,7 +84,7 @@ class SimSummary(StrictModel):
     after_overload: AfterOverload
     retry_share_of_executions: float | None
     prefill: PrefillFigures
-    littles_law: LittlesLaw
+    littles_law: HoldQueueFigures
     counter_shortfall_hold: float | None
 
 
@@ -119,7 +121,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
 
     con = duckdb.connect()
     try:
-        con.execute(sql.load("schema").text)
+        sql.run(con, "schema")
         man = load_run(con, out)
         res = analyze(
             con,
@@ -171,7 +173,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
     lw = None
     if hold is not None and res.littles_law is not None:
         lw = _row(res.littles_law.windows, hold.name)
-    littles = LittlesLaw(
+    littles = HoldQueueFigures(
         phase=None if hold is None else hold.name,
         l_waiting=None if lw is None else lw.waiting_l,
         lambda_per_s=None if lw is None else lw.lambda_per_s,

@@ -31,7 +31,7 @@ import math
 import random
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from relplan.errors import InputError
 from relplan.sim.scenario import Scenario, WorkloadSpec
@@ -100,21 +100,22 @@ def make_calls(scn: Scenario, capacity: float | None, seed: int) -> tuple[Calls,
         times = poisson_arrivals(wl, capacity, rng_arr)
         picks = [records[int(rng_len.random() * len(records))] for _ in times]
         _, syn_outs = draw_lengths(wl, len(times), rng_len)
-        prompts = [max(1, r[1]) for r in picks]
-        outs = [o if r[2] is None else max(1, r[2]) for r, o in zip(picks, syn_outs, strict=False)]
-        maxt = [wl.max_tokens if r[3] is None else r[3] for r in picks]
+        prompts = [max(1, r.prompt_tokens) for r in picks]
+        outs = [
+            o if r.output_tokens is None else max(1, r.output_tokens)
+            for r, o in zip(picks, syn_outs, strict=False)
+        ]
+        maxt = [wl.max_tokens if r.max_tokens is None else r.max_tokens for r in picks]
         outs = [min(o, m) for o, m in zip(outs, maxt, strict=False)]
         return (times, prompts, outs), maxt
-    t_first = records[0][0] + wl.trace.start_s
-    chosen = [
-        r for r in records if r[0] >= t_first and (r[0] - t_first) / wl.trace.time_scale < end
-    ]
-    times = [(r[0] - t_first) / wl.trace.time_scale for r in chosen]
+    t_first = records[0].t + wl.trace.start_s
+    chosen = [r for r in records if r.t >= t_first and (r.t - t_first) / wl.trace.time_scale < end]
+    times = [(r.t - t_first) / wl.trace.time_scale for r in chosen]
     _, syn_outs = draw_lengths(wl, len(chosen), rng_len)
-    prompts = [max(1, r[1]) for r in chosen]
-    maxt = [wl.max_tokens if r[3] is None else r[3] for r in chosen]
+    prompts = [max(1, r.prompt_tokens) for r in chosen]
+    maxt = [wl.max_tokens if r.max_tokens is None else r.max_tokens for r in chosen]
     outs = [
-        min(m, o if r[2] is None else max(1, r[2]))
+        min(m, o if r.output_tokens is None else max(1, r.output_tokens))
         for r, o, m in zip(chosen, syn_outs, maxt, strict=False)
     ]
     return (times, prompts, outs), maxt
@@ -122,7 +123,15 @@ def make_calls(scn: Scenario, capacity: float | None, seed: int) -> tuple[Calls,
 
 # ---- trace readers ---------------------------------------------------------------------
 
-TraceRecord = tuple[float, int, int | None, int | None]  # t (s), prompt, output, max_tokens
+
+class TraceRecord(NamedTuple):
+    """One request of a trace: its time (s), prompt length and, when known, output length
+    and max_tokens."""
+
+    t: float
+    prompt_tokens: int
+    output_tokens: int | None
+    max_tokens: int | None
 
 
 def detect_format(path: str) -> str:
@@ -164,7 +173,7 @@ def read_trace(path: str, fmt: str = "auto") -> list[TraceRecord]:
         recs = _read_proxy(path)
     if not recs:
         raise InputError("the trace holds no requests", path)
-    recs.sort(key=lambda r: r[0])
+    recs.sort(key=lambda r: r.t)
     return recs
 
 
@@ -228,7 +237,7 @@ def _parse_azure(fh: TextIO, path: str) -> list[TraceRecord]:
         if ts.tzinfo is None:
             ts = ts.replace(tzinfo=timezone.utc)
         out.append(
-            (
+            TraceRecord(
                 ts.timestamp(),
                 _int_field(row[ic], "ContextTokens", path, line),
                 _int_field(row[ig], "GeneratedTokens", path, line),
@@ -271,7 +280,7 @@ def _read_burstgpt(path: str) -> list[TraceRecord]:
                         f"Timestamp must be seconds, got {row[it]!r}", path, line
                     ) from None
                 out.append(
-                    (
+                    TraceRecord(
                         ts,
                         _int_field(row[ip], "Request tokens", path, line),
                         _int_field(row[io], "Response tokens", path, line),
@@ -309,7 +318,7 @@ def _parse_mooncake(fh: TextIO, path: str) -> list[TraceRecord]:
         if not isinstance(ts, (int, float)) or isinstance(ts, bool):
             raise InputError(f"timestamp must be milliseconds, got {ts!r}", path, line)
         out.append(
-            (
+            TraceRecord(
                 float(ts) / 1000.0,
                 _int_field(rec["input_length"], "input_length", path, line),
                 _int_field(rec["output_length"], "output_length", path, line),
@@ -353,5 +362,9 @@ def _read_proxy(path: str) -> list[TraceRecord]:
                 row["_row"] + line_offset,
             )
         mt = row["max_tokens"] if has_max else None
-        out.append((float(t), int(row["prompt_tokens"]), None, int(mt) if mt is not None else None))
+        out.append(
+            TraceRecord(
+                float(t), int(row["prompt_tokens"]), None, int(mt) if mt is not None else None
+            )
+        )
     return out

@@ -26,8 +26,9 @@ import polars as pl
 
 from relplan import __version__
 from relplan.errors import InputError
+from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG
 from relplan.models import Phase, RunManifest
-from relplan.sim.engine import EVENT_NAMES
+from relplan.sim.execution import EVENT_NAMES
 from relplan.sim.metrics import render_openmetrics
 from relplan.sim.scenario import PhaseSpec
 from relplan.sim.simulator import Simulation
@@ -36,24 +37,15 @@ T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 
 FILES = ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json")
 
-_ENGINE_SCHEMA: dict[str, Any] = {
-    "type": pl.String,
-    "t": pl.Float64,
-    "execution_id": pl.String,
-    "event": pl.String,
-    "prompt_tokens": pl.Int64,
-    "replica": pl.String,
-    "step": pl.Int64,
-    "t_issue": pl.Float64,
-    "t_done": pl.Float64,
-    "prompt_computed": pl.Int64,
-    "prompt_cached": pl.Int64,
-    "decode_tokens": pl.Int64,
-    "num_running": pl.Int64,
-    "num_waiting": pl.Int64,
-    "num_batched_tokens": pl.Int64,
-    "kv_usage": pl.Float64,
+_POLARS: dict[str, Any] = {
+    "string": pl.String,
+    "integer": pl.Int64,
+    "number": pl.Float64,
+    "time": pl.Float64,
+    "boolean": pl.Boolean,
 }
+_PROXY_SCHEMA: dict[str, Any] = {c.name: _POLARS[c.kind] for c in PROXY_LOG}
+_ENGINE_SCHEMA: dict[str, Any] = {c.name: _POLARS[c.kind] for c in ENGINE_TRACE}
 
 
 def proxy_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
@@ -64,115 +56,114 @@ def proxy_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
     outcome = [a.outcome if a.outcome is not None else "client_gone" for a in atts]
     return pl.DataFrame(
         {
-            "call_id": [a.call.cid for a in atts],
-            "attempt": [a.n for a in atts],
+            "call_id": [a.call.call_id for a in atts],
+            "attempt": [a.number for a in atts],
             "t_planned": [a.call.t_planned + t0 for a in atts],
             "t_sent": [a.t_sent + t0 for a in atts],
             "t_end": [t + t0 for t in rows_t_end],
             "outcome": outcome,
-            "execution_id": [None if a.ex is None else a.ex.eid for a in atts],
+            "execution_id": [None if a.ex is None else a.ex.execution_id for a in atts],
             "attached": [a.attached for a in atts],
             "t_cancel": [None if a.t_cancel is None else a.t_cancel + t0 for a in atts],
             "status": [a.status for a in atts],
             "model": [model] * len(atts),
             "replica": [None] * len(atts),
-            "prompt_tokens": [a.call.prompt for a in atts],
+            "prompt_tokens": [a.call.prompt_tokens for a in atts],
             "max_tokens": [a.call.max_tokens for a in atts],
         },
-        schema={
-            "call_id": pl.String,
-            "attempt": pl.Int64,
-            "t_planned": pl.Float64,
-            "t_sent": pl.Float64,
-            "t_end": pl.Float64,
-            "outcome": pl.String,
-            "execution_id": pl.String,
-            "attached": pl.Boolean,
-            "t_cancel": pl.Float64,
-            "status": pl.Int64,
-            "model": pl.String,
-            "replica": pl.String,
-            "prompt_tokens": pl.Int64,
-            "max_tokens": pl.Int64,
-        },
+        schema=_PROXY_SCHEMA,
     )
 
 
 def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
     e = sim.engine
-    eids = pl.Series("eid", [x.eid for x in sim.executions], dtype=pl.String)
-    names = pl.Series("names", list(EVENT_NAMES), dtype=pl.String)
-    ev = pl.DataFrame(
-        {
-            "t": e.ev_t,
-            "x": e.ev_x,
-            "code": e.ev_code,
-            "prompt_tokens": e.ev_prompt,
-        },
-        schema={"t": pl.Float64, "x": pl.Int64, "code": pl.Int64, "prompt_tokens": pl.Int64},
+    execution_ids = pl.Series(
+        "execution_id", [x.execution_id for x in sim.executions], dtype=pl.String
     )
-    events = ev.select(
+    names = pl.Series("names", list(EVENT_NAMES), dtype=pl.String)
+    recorded = pl.DataFrame(
+        {
+            "t": e.event_t,
+            "execution": e.event_execution,
+            "kind": e.event_kind,
+            "prompt_tokens": e.event_prompt_tokens,
+        },
+        schema={
+            "t": pl.Float64,
+            "execution": pl.Int64,
+            "kind": pl.Int64,
+            "prompt_tokens": pl.Int64,
+        },
+    )
+    events = recorded.select(
         pl.lit("event").alias("type"),
         (pl.col("t") + t0).alias("t"),
-        eids.gather(ev["x"]).alias("execution_id"),
-        names.gather(ev["code"]).alias("event"),
+        execution_ids.gather(recorded["execution"]).alias("execution_id"),
+        names.gather(recorded["kind"]).alias("event"),
         pl.col("prompt_tokens"),
     )
 
-    t_issue = pl.Series("t_issue", e.st_issue, dtype=pl.Float64) + t0
-    t_done = pl.Series("t_done", e.st_done, dtype=pl.Float64) + t0
-    pf = pl.DataFrame(
+    t_issue = pl.Series("t_issue", e.step_t_issue, dtype=pl.Float64) + t0
+    t_done = pl.Series("t_done", e.step_t_done, dtype=pl.Float64) + t0
+    prefills = pl.DataFrame(
         {
-            "step": e.pf_step,
-            "x": e.pf_x,
-            "prompt_computed": e.pf_comp,
-            "prompt_cached": e.pf_cached,
-            "decode_tokens": e.pf_dec,
+            "step": e.prefill_step,
+            "execution": e.prefill_execution,
+            "prompt_computed": e.prefill_computed,
+            "prompt_cached": e.prefill_cached,
+            "decode_tokens": e.prefill_decode_tokens,
         },
         schema={
             "step": pl.Int64,
-            "x": pl.Int64,
+            "execution": pl.Int64,
             "prompt_computed": pl.Int64,
             "prompt_cached": pl.Int64,
             "decode_tokens": pl.Int64,
         },
     )
     spans = pl.DataFrame(
-        {"x": e.sp_x, "k0": e.sp_k0, "k1": e.sp_k1},
-        schema={"x": pl.Int64, "k0": pl.Int64, "k1": pl.Int64},
+        {
+            "execution": e.span_execution,
+            "first_step": e.span_first_step,
+            "end_step": e.span_end_step,
+        },
+        schema={"execution": pl.Int64, "first_step": pl.Int64, "end_step": pl.Int64},
     )
-    dec = (
-        spans.select(pl.col("x"), pl.int_ranges("k0", "k1", dtype=pl.Int64).alias("step"))
+    decodes = (
+        spans.select(
+            pl.col("execution"),
+            pl.int_ranges("first_step", "end_step", dtype=pl.Int64).alias("step"),
+        )
         .explode("step")
         .select(
             pl.col("step"),
-            pl.col("x"),
+            pl.col("execution"),
             pl.lit(0, dtype=pl.Int64).alias("prompt_computed"),
             pl.lit(0, dtype=pl.Int64).alias("prompt_cached"),
             pl.lit(1, dtype=pl.Int64).alias("decode_tokens"),
         )
     )
-    st = pl.concat([pf, dec]).sort(["step", "x"])
-    steps = st.select(
+    pairs = pl.concat([prefills, decodes]).sort(["step", "execution"])
+    steps = pairs.select(
         pl.lit("step").alias("type"),
-        eids.gather(st["x"]).alias("execution_id"),
+        execution_ids.gather(pairs["execution"]).alias("execution_id"),
         pl.col("step"),
-        t_issue.gather(st["step"]).alias("t_issue"),
-        t_done.gather(st["step"]).alias("t_done"),
+        t_issue.gather(pairs["step"]).alias("t_issue"),
+        t_done.gather(pairs["step"]).alias("t_done"),
         pl.col("prompt_computed"),
         pl.col("prompt_cached"),
         pl.col("decode_tokens"),
     )
-    n = len(e.st_issue)
+    n = len(e.step_t_issue)
     stats = pl.DataFrame(
         {
             "type": ["stats"] * n,
             "step": range(n),
             "t_issue": t_issue,
-            "num_running": e.st_running,
-            "num_waiting": e.st_waiting,
-            "num_batched_tokens": e.st_batched,
-            "kv_usage": e.st_kv,
+            "num_running": e.step_running,
+            "num_waiting": e.step_waiting,
+            "num_batched_tokens": e.step_batched_tokens,
+            "kv_usage": e.step_kv_usage,
         },
         schema={
             "type": pl.String,
@@ -216,7 +207,7 @@ def manifest(sim: Simulation, meta: dict[str, Any], t0: float = T0) -> RunManife
             "calls": len(sim.calls),
             "attempts": len(sim.clients.attempts),
             "executions": len(sim.executions),
-            "steps": sim.engine.k_next,
+            "steps": sim.engine.next_step,
             "end_s": sim.now,
             "phase_rates_calls_per_s": {
                 p.name: _rate(p, sim.capacity) for p in scn.workload.phases

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from relplan import workspace
-from relplan.alerts.promql_eval import SeriesStore, make_labels
+from relplan.alerts.promql_series import SeriesStore, make_labels
 
 T0 = 1_764_460_800_000  # the simulator's epoch, in ms
 STEP_MS = 15_000

@@ -35,8 +35,7 @@ def state(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     try:
         out: dict[str, list[tuple[Any, ...]]] = {}
         for t in TABLES:
-            # Table names come from the schema's allow-list.
-            out[t] = sorted(con.execute(f"select * from {t}").fetchall(), key=repr)
+            out[t] = sorted(con.table(t).fetchall(), key=repr)
         return out
     finally:
         con.close()
