@@ -25,6 +25,7 @@ TABLES = (
     "sources",
     "attempts",
     "events",
+    "request_ids",
     "steps",
     "engine_stats",
     "metric_samples",
