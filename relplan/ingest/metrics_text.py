@@ -27,9 +27,11 @@ which early V1 counted in blocks): a note says so and analyses may alias them. L
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
+import pyarrow as pa
 
 from relplan import sql
 from relplan.errors import InputError
@@ -58,6 +60,8 @@ class SampleError(ValueError):
 
 
 def _unescape(value: str) -> str:
+    if "\\" not in value:
+        return value
     return _ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), value)
 
 
@@ -136,25 +140,38 @@ def _finish_notes(staged: Staged, st: _State) -> None:
             f"old vLLM metric name {old} stored as exported (newer name: {OLD_VLLM_NAMES[old]})"
         )
     # Families whose samples were dropped as `_created` keep no metadata either.
-    meta = [(n, *v) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)]
+    meta = [
+        (n, v[0], v[1], v[2]) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)
+    ]
+
+    staged.finish.append(meta_store(staged.source_id, meta))
+
+
+def meta_store(
+    source_id: int, meta: list[tuple[str, str | None, str | None, str | None]]
+) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """The metric_meta insert of one source (name, type, help, unit), run at commit."""
 
     def store(con: duckdb.DuckDBPyConnection) -> None:
-        q = sql.load("ingest/insert_metric_meta")
-        for name, typ, help_, unit in meta:
-            con.execute(
-                q.text,
-                q.bind(
-                    {
-                        "name": name,
-                        "type": typ,
-                        "help": help_,
-                        "unit": unit,
-                        "source_id": staged.source_id,
-                    }
-                ),
-            )
+        if not meta:
+            return
+        cols = list(zip(*meta, strict=True))
+        batch = pa.table(
+            {
+                "name": pa.array(cols[0], pa.string()),
+                "type": pa.array(cols[1], pa.string()),
+                "help": pa.array(cols[2], pa.string()),
+                "unit": pa.array(cols[3], pa.string()),
+                "source_id": pa.array([source_id] * len(meta), pa.int32()),
+            }
+        )
+        con.register("_relplan_metric_meta", batch)
+        try:
+            con.execute(sql.load("ingest/insert_metric_meta_batch").text)
+        finally:
+            con.unregister("_relplan_metric_meta")
 
-    staged.finish.append(store)
+    return store
 
 
 def _sample(

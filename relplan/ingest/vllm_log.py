@@ -84,6 +84,8 @@ class _Clock:
         self.year = year
         self.last_month: int | None = None
         self.rollovers = 0
+        self.last_key: tuple[int | None, int, int, str] | None = None
+        self.last_t = 0.0
 
     def time(self, m: re.Match[str], path: str, n: int) -> float:
         if m.group("ts"):
@@ -103,17 +105,25 @@ class _Clock:
             self.year += 1
             self.rollovers += 1
         self.last_month = month
-        frac = (m.group("frac") or ".0").replace(",", ".")
+        frac = m.group("frac")
+        hms = m.group("hms")
+        key = (self.year, month, day, hms)
+        if key != self.last_key:  # lines of one second share it: parse once
+            self.last_key, self.last_t = key, self._seconds(month, day, hms, m)
+        return self.last_t + (float(frac.replace(",", ".")) if frac else 0.0)
+
+    def _seconds(self, month: int, day: int, hms: str, m: re.Match[str]) -> float:
+        h, mi, sec = int(hms[:2]), int(hms[3:5]), int(hms[6:8])
         try:
-            stamp = dt.datetime.strptime(
-                f"{self.year}-{month:02d}-{day:02d} {m.group('hms')}", "%Y-%m-%d %H:%M:%S"
-            ).replace(tzinfo=dt.timezone.utc)
+            if h > 23 or mi > 59 or sec > 59:
+                raise ValueError("time out of range")
+            midnight = dt.datetime(self.year or 0, month, day, tzinfo=dt.timezone.utc)
         except ValueError as exc:
             raise _BadTime(
-                f"cannot read the date {m.group('mon')}-{m.group('day')} {m.group('hms')}"
+                f"cannot read the date {m.group('mon')}-{m.group('day')} {hms}"
                 f" in {self.year}: {exc}; expected vLLM's MM-DD HH:MM:SS"
             ) from exc
-        return stamp.timestamp() + float(frac)
+        return midnight.timestamp() + h * 3600 + mi * 60 + sec
 
 
 def prompt_tokens(msg: str) -> int | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from relplan import sql
+from relplan.ingest import metrics_text
 from relplan.values import parse_number
 
 _ENGINE = re.compile(r"^Engine (\d+): ")
@@ -135,18 +135,7 @@ class StatsTally:
 
 def meta_store(source_id: int, names: set[str]) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """metric_meta rows for the gauges a log's stats lines gave (Staged.finish)."""
-    rows = sorted(names)
-
-    def store(con: duckdb.DuckDBPyConnection) -> None:
-        q = sql.load("ingest/insert_metric_meta")
-        for name in rows:
-            values = {
-                "name": name,
-                "type": "gauge",
-                "help": f"from vLLM's stats log line: {HELP[name]}",
-                "unit": None,
-                "source_id": source_id,
-            }
-            con.execute(q.text, q.bind(values))
-
-    return store
+    meta: list[tuple[str, str | None, str | None, str | None]] = [
+        (name, "gauge", f"from vLLM's stats log line: {HELP[name]}", None) for name in sorted(names)
+    ]
+    return metrics_text.meta_store(source_id, meta)
