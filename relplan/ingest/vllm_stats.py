@@ -123,9 +123,8 @@ class StatsTally:
         out: list[str] = []
         if self.lines:
             out.append(
-                f"{self.lines} stats lines -> {self.samples} metric samples"
-                f" ({', '.join(sorted(self.names))}); throughput is a rate over the logging"
-                " interval, not a counter"
+                f"{self.lines} stats lines -> {self.samples} metric samples of"
+                f" {len(self.names)} vllm: gauges (throughput: tokens/s over the interval)"
             )
         if self.unmapped:
             fields = ", ".join(f"{k} ({v}x)" for k, v in sorted(self.unmapped.items()))
