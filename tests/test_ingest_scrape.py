@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from relplan.errors import InputError
-from relplan.ingest.scrape_time import time_from_name
+from relplan.errors import InputError, UsageError
+from relplan.ingest.scrape_time import parse_at, time_from_name
 from tests.ingest_util import ingest, rows, write_lines
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
@@ -170,3 +170,11 @@ def test_timestamped_dump_is_still_openmetrics(tmp_path: Path) -> None:
     f = write_lines(tmp_path / "d.om", ["# TYPE a gauge", "a 1 1764460800", "# EOF"])
     src = ingest(tmp_path / "w.duckdb", f).sources[0]
     assert src.format == "openmetrics"
+
+
+def test_parse_at_takes_rfc3339_or_epoch_and_refuses_naive_times() -> None:
+    assert parse_at("2025-11-30T00:00:05Z") == T0 + 5
+    assert parse_at("1764460805") == T0 + 5
+    with pytest.raises(UsageError) as err:
+        parse_at("2025-11-30T00:00:05")
+    assert str(err.value).startswith("--at: cannot read")

@@ -15,6 +15,9 @@ import datetime as dt
 import re
 from pathlib import Path
 
+from relplan.errors import UsageError
+from relplan.values import parse_time
+
 _EXTENDED = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt_](\d\d)[:-](\d\d)[:-](\d\d)(?:[.,](\d+))?([zZ]|[+-]\d\d(?::?\d\d)?)"
 )
@@ -52,3 +55,15 @@ def time_from_name(path: Path) -> tuple[float, str] | None:
         value = float(text)
         return (value / 1000.0 if len(text) == 13 else value), text
     return None
+
+
+def parse_at(text: str) -> float:
+    """`--at TIME` for IngestOptions.at: epoch seconds or RFC 3339 with an offset."""
+    t = parse_time(text)
+    if t is None:
+        raise UsageError(
+            "--at",
+            f"cannot read {text[:60]!r} as a time; expected RFC 3339 with an offset"
+            " (2025-11-30T00:00:05Z) or epoch seconds",
+        )
+    return t
