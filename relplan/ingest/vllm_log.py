@@ -35,7 +35,6 @@ note as stored, merged into another line's row, ignored, or rejected.
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import re
 from collections import Counter
 
@@ -46,8 +45,8 @@ from relplan.ingest import vllm_stats
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, open_text_lines
 from relplan.ingest.stage import StageWriter
+from relplan.ingest.vllm_clock import BadTime, Clock
 from relplan.ingest.vllm_ids import RequestIds, strip_engine_suffix
-from relplan.values import parse_rfc3339
 
 _LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 _LINE = re.compile(
@@ -73,57 +72,6 @@ _GENERATED = re.compile(r"^Generated response ([^\s:]+).*finish_reason: (\S+?)\s
 _TOKEN_IDS = re.compile(r"prompt_token_ids: (\[[\d,\s]*\]|None)")
 _PROMPT = re.compile(r"prompt: ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 _REJECTING = ("(bad request)", "(input error)")
-
-
-class _BadTime(ValueError):
-    pass
-
-
-class _Clock:
-    def __init__(self, year: int | None) -> None:
-        self.year = year
-        self.last_month: int | None = None
-        self.rollovers = 0
-        self.last_key: tuple[int | None, int, int, str] | None = None
-        self.last_t = 0.0
-
-    def time(self, m: re.Match[str], path: str, n: int) -> float:
-        if m.group("ts"):
-            t = parse_rfc3339(m.group("ts"))
-            if t is None:
-                raise _BadTime(f"cannot read the timestamp prefix {m.group('ts')!r}")
-            return t
-        if self.year is None:
-            raise InputError(
-                "vLLM's timestamp has no year; pass --year YYYY, or use logs with a container"
-                " RFC 3339 prefix (docker logs --timestamps, kubectl logs --timestamps)",
-                path,
-                n,
-            )
-        month, day = int(m.group("mon")), int(m.group("day"))
-        if self.last_month is not None and month < self.last_month and self.last_month == 12:
-            self.year += 1
-            self.rollovers += 1
-        self.last_month = month
-        frac = m.group("frac")
-        hms = m.group("hms")
-        key = (self.year, month, day, hms)
-        if key != self.last_key:  # lines of one second share it: parse once
-            self.last_key, self.last_t = key, self._seconds(month, day, hms, m)
-        return self.last_t + (float(frac.replace(",", ".")) if frac else 0.0)
-
-    def _seconds(self, month: int, day: int, hms: str, m: re.Match[str]) -> float:
-        h, mi, sec = int(hms[:2]), int(hms[3:5]), int(hms[6:8])
-        try:
-            if h > 23 or mi > 59 or sec > 59:
-                raise ValueError("time out of range")
-            midnight = dt.datetime(self.year or 0, month, day, tzinfo=dt.timezone.utc)
-        except ValueError as exc:
-            raise _BadTime(
-                f"cannot read the date {m.group('mon')}-{m.group('day')} {hms}"
-                f" in {self.year}: {exc}; expected vLLM's MM-DD HH:MM:SS"
-            ) from exc
-        return midnight.timestamp() + h * 3600 + mi * 60 + sec
 
 
 def prompt_tokens(msg: str) -> int | None:
@@ -153,7 +101,7 @@ class _Reader:
         self.opts = opts
         self.engine = StageWriter(con, "stage_engine")
         self.metrics = StageWriter(con, "stage_metrics")
-        self.clock = _Clock(opts.year)
+        self.clock = Clock(opts.year)
         self.ids = RequestIds(staged.source_id)
         # external id -> (line, time, raw, prompt_tokens) of a Received line awaiting Added
         self.pending: dict[str, tuple[int, float, str, int | None]] = {}
@@ -224,7 +172,7 @@ class _Reader:
             if mm:
                 try:
                     t = self.clock.time(m, self.path, n)
-                except _BadTime as exc:
+                except BadTime as exc:
                     return self.reject(n, line, str(exc))
                 v1 = (m.group("loc") or "").endswith("async_llm.py")
                 return handler(mm, n, t, line, msg, v1)
@@ -234,7 +182,7 @@ class _Reader:
         try:
             t = self.clock.time(m, self.path, n)
             parsed = vllm_stats.parse_stats(msg)
-        except (_BadTime, vllm_stats.StatsLineError) as exc:
+        except (BadTime, vllm_stats.StatsLineError) as exc:
             self.metrics.add(source_id=self.staged.source_id, ln=n, raw=line, perr=str(exc))
             return "rejected"
         for name, value in parsed.samples:
