@@ -51,6 +51,16 @@ create table if not exists events (            -- formats.md section 2, type = "
     source_row bigint not null
 );
 
+-- vLLM logs: the ids of one execution, so engine executions join to gateway records.
+-- Added with issue 12; `create table if not exists` gives older workspaces the empty table.
+create table if not exists request_ids (
+    execution_id varchar not null,    -- as in events.execution_id (vLLM's internal id)
+    external_id varchar not null,     -- vLLM's external id, the API response's id: chatcmpl-<X-Request-Id>
+    client_id varchar,                -- the client's X-Request-Id inside it; NULL without a known prefix
+    source_id integer not null,
+    source_row bigint not null
+);
+
 create table if not exists steps (             -- formats.md section 2, type = "step"
     step bigint not null,
     t_issue double not null,

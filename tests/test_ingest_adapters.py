@@ -141,7 +141,7 @@ def test_vllm_v1_log_with_year(tmp_path: Path) -> None:
     rep = ingest(db, ADAPTERS / "vllm_v1.log", year=2025)
     assert (rep.sources[0].kind, rep.sources[0].format) == ("engine", "vllm_log")
     assert _events(db) == V1_EVENTS
-    assert "3 other lines ignored" in rep.sources[0].notes[0]
+    assert "2 ignored (1 not a vLLM log line, 1 other vLLM line)" in rep.sources[0].notes[0]
 
 
 def test_vllm_v1_log_with_container_timestamps_needs_no_year(tmp_path: Path) -> None:

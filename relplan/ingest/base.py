@@ -22,6 +22,9 @@ class IngestOptions:
     fmt: str | None = None
     on_error: str = "fail"  # fail | skip
     year: int | None = None  # for vLLM log timestamps that lack one
+    # When a timestamp-less /metrics scrape was taken (epoch seconds; `--at`), for files whose
+    # names carry no time (relplan/ingest/scrape_time.py).
+    at: float | None = None
     call_id_field: str = "x-request-id"  # Envoy access logs: the field holding the call id
     # Set by the driver on its second attempt, after a fast reader failed: read every file
     # the exact way (line by line / converting), which names the bad record.

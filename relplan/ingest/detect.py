@@ -1,8 +1,9 @@
 """Telling what a file holds from its content (columns, `# TYPE`/`# EOF`, manifest keys).
 
 Kinds: proxy, engine, metrics, manifest. Formats (the `sources.format` values):
-jsonl, csv, parquet (canonical proxy/engine), openmetrics, scrape, query_range (metrics),
-vllm_log (engine events), envoy (proxy attempts), run_json (manifest).
+jsonl, csv, parquet (canonical proxy/engine), openmetrics, scrape, exposition (one
+timestamp-less /metrics scrape), query_range (metrics), vllm_log (engine events, request ids
+and stats samples), envoy (proxy attempts), run_json (manifest).
 
 `--kind` narrows the choice (e.g. `--kind engine` on a log file means a vLLM log) and
 `--format` forces one. Detection reads only the first 64 KiB of the content.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from relplan.errors import InputError, UsageError
 from relplan.ingest.files import PARQUET_MAGIC, FileInfo
+from relplan.ingest.metrics_text import SampleError, parse_sample
 
 KINDS = ("proxy", "engine", "metrics", "manifest")
 FORMATS = {
@@ -25,6 +27,7 @@ FORMATS = {
     "parquet": ("proxy", "engine"),
     "openmetrics": ("metrics",),
     "scrape": ("metrics",),
+    "exposition": ("metrics",),
     "query_range": ("metrics",),
     "vllm_log": ("engine",),
     "envoy": ("proxy",),
@@ -218,7 +221,7 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
     if _VLLM_LINE.search(text):
         return Detected("engine", "vllm_log")
     if first.startswith(("# TYPE", "# HELP", "# UNIT", "# EOF")) or _SAMPLE.match(first):
-        return Detected("metrics", "openmetrics")
+        return Detected("metrics", "openmetrics" if _samples_have_times(text) else "exposition")
     if name.endswith(".csv") or "," in first:
         cols = {c.strip().strip('"') for c in first.split(",")}
         k = _kind_from_keys(cols) or (kind if kind in ("proxy", "engine") else None)
@@ -237,6 +240,19 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
         path,
         1,
     )
+
+
+def _samples_have_times(text: str) -> bool:
+    """Whether the first sample line in the head carries a timestamp (an OpenMetrics dump):
+    a plain `/metrics` scrape has none."""
+    for line in text.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#"):
+            try:
+                return parse_sample(s)[3] is not None
+            except SampleError:
+                return True  # malformed: the OpenMetrics reader names the line
+    return True
 
 
 def _detect_document(info: FileInfo, kind: str | None) -> Detected:

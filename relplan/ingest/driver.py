@@ -50,6 +50,7 @@ READERS: dict[str, Reader] = {
     "parquet": canonical.stage_table,
     "openmetrics": metrics_text.stage_openmetrics,
     "scrape": metrics_text.stage_scrape,
+    "exposition": metrics_text.stage_exposition,
     "query_range": promjson.stage_query_range_file,
     "vllm_log": vllm_log.stage_vllm_log,
     "envoy": envoy.stage_envoy,

@@ -10,8 +10,14 @@ host:8000/metrics`), each after a line `# SCRAPE <epoch seconds | RFC 3339>`; sa
 time unless they carry their own timestamp (milliseconds in the text format; a value below
 1e11 is taken as seconds).
 
-Both: a `<name>_created` sample is dropped when a counter, histogram or summary family of that
-base name was declared (prometheus_client exports the creation time as a gauge beside each
+Single scrapes (`curl host:8000/metrics` saved to a file: text exposition 0.0.4, no sample
+timestamps, no `# EOF`; or OpenMetrics negotiated, with `# EOF`): every sample takes the time in
+the file's name (relplan/ingest/scrape_time.py), else `IngestOptions.at` (`--at`); without either
+the file is refused with a message naming both and `relplan record` (with --on-error skip its
+samples are kept in rejects).
+
+All: a `<name>_created` sample is dropped when a counter, histogram or summary family of that
+base name was declared, or is a `vllm:` name (prometheus_client exports the creation time as a gauge beside each
 counter; it is not a sample of the counter) and the number dropped is noted. Names are stored
 as exported, old vLLM names included (`vllm:gpu_cache_usage_perc`, `vllm:gpu_prefix_cache_*`,
 which early V1 counted in blocks): a note says so and analyses may alias them. Labels
@@ -21,14 +27,17 @@ which early V1 counted in blocks): a note says so and analyses may alias them. L
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
+import pyarrow as pa
 
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.scrape_time import time_from_name
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
 
@@ -51,6 +60,8 @@ class SampleError(ValueError):
 
 
 def _unescape(value: str) -> str:
+    if "\\" not in value:
+        return value
     return _ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), value)
 
 
@@ -101,6 +112,8 @@ class _State:
     def is_created_of_counter(self, name: str) -> bool:
         if not name.endswith("_created"):
             return False
+        if name.startswith("vllm:"):  # vLLM has no metric of its own ending in _created
+            return True
         base = name[: -len("_created")]
         return any(self.families.get(b) in _COUNTER_LIKE for b in (base, base + "_total"))
 
@@ -127,23 +140,38 @@ def _finish_notes(staged: Staged, st: _State) -> None:
             f"old vLLM metric name {old} stored as exported (newer name: {OLD_VLLM_NAMES[old]})"
         )
     # Families whose samples were dropped as `_created` keep no metadata either.
-    meta = [(n, *v) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)]
+    meta = [
+        (n, v[0], v[1], v[2]) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)
+    ]
+
+    staged.finish.append(meta_store(staged.source_id, meta))
+
+
+def meta_store(
+    source_id: int, meta: list[tuple[str, str | None, str | None, str | None]]
+) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """The metric_meta insert of one source (name, type, help, unit), run at commit."""
 
     def store(con: duckdb.DuckDBPyConnection) -> None:
-        for name, typ, help_, unit in meta:
-            sql.run(
-                con,
-                "ingest/insert_metric_meta",
-                {
-                    "name": name,
-                    "type": typ,
-                    "help": help_,
-                    "unit": unit,
-                    "source_id": staged.source_id,
-                },
-            )
+        if not meta:
+            return
+        cols = list(zip(*meta, strict=True))
+        batch = pa.table(
+            {
+                "name": pa.array(cols[0], pa.string()),
+                "type": pa.array(cols[1], pa.string()),
+                "help": pa.array(cols[2], pa.string()),
+                "unit": pa.array(cols[3], pa.string()),
+                "source_id": pa.array([source_id] * len(meta), pa.int32()),
+            }
+        )
+        con.register("_relplan_metric_meta", batch)
+        try:
+            con.execute(sql.load("ingest/insert_metric_meta_batch").text)
+        finally:
+            con.unregister("_relplan_metric_meta")
 
-    staged.finish.append(store)
+    return store
 
 
 def _sample(
@@ -155,15 +183,17 @@ def _sample(
     t: float | None,
     ts_scale_ms: bool,
     keep_raw: bool,
-) -> None:
+    no_time: str | None = None,
+) -> str:
+    """Stage one sample line; returns what became of it (stored, created, rejected)."""
     try:
         name, labels, value, ts = parse_sample(line)
     except SampleError as exc:
         w.add(source_id=staged.source_id, ln=n, raw=line, perr=str(exc))
-        return
+        return "rejected"
     if st.is_created_of_counter(name):
         st.created_dropped += 1
-        return
+        return "created"
     if ts is not None:
         tv = parse_time(ts)
         if tv is None:
@@ -173,8 +203,11 @@ def _sample(
                 raw=line,
                 perr=f"timestamp {ts[:40]!r} is not a number; expected epoch seconds",
             )
-            return
+            return "rejected"
         t = tv / 1000.0 if ts_scale_ms and tv > 1e11 else tv
+    elif t is None and no_time is not None:
+        w.add(source_id=staged.source_id, ln=n, raw=line, perr=no_time)
+        return "rejected"
     if name in OLD_VLLM_NAMES:
         st.old_names.add(name)
     st.names.add(name)
@@ -188,6 +221,7 @@ def _sample(
         labels=labels,
         value=value,
     )
+    return "stored"
 
 
 def stage_openmetrics(
@@ -266,3 +300,77 @@ def stage_scrape(
     w.flush()
     staged.notes.append(f"{scrapes} scrapes")
     _finish_notes(staged, st)
+
+
+NO_TIME = (
+    "this /metrics scrape has no timestamps and no time was given for it; pass --at TIME (when it was"
+    " taken: RFC 3339 with an offset or epoch seconds), put the time in the file name"
+    " (metrics-2025-11-30T00-00-05Z.prom or metrics-1764460805.prom), or capture with"
+    " `relplan record`, which writes the scrape times"
+)
+
+
+def stage_exposition(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    path = str(info.path)
+    named = time_from_name(info.path)
+    t = named[0] if named is not None else opts.at
+    w = StageWriter(con, "stage_metrics")
+    st = _State()
+    tally = {"stored": 0, "created": 0, "rejected": 0, "meta": 0, "comment": 0, "blank": 0}
+    eof_line: int | None = None
+    for n, line in open_text_lines(info.path):
+        s = line.strip()
+        if eof_line is not None and s:
+            w.add(
+                source_id=staged.source_id,
+                ln=n,
+                raw=line,
+                perr="content after # EOF; expected # EOF to be the last line",
+            )
+            tally["rejected"] += 1
+        elif not s:
+            tally["blank"] += 1
+        elif s == "# EOF":
+            eof_line = n
+            tally["meta"] += 1
+        elif s.startswith("#"):
+            m = _META.match(s)
+            if m:
+                st.see_meta(m.group(1), m.group(2), m.group(3))
+            tally["meta" if m else "comment"] += 1
+        else:
+            what = _sample(w, st, staged, n, s, t, True, opts.skip, NO_TIME)
+            if what == "rejected" and t is None and not opts.skip:
+                w.flush()
+                raise InputError(NO_TIME, path, n)
+            tally[what] += 1
+    w.flush()
+    if named is not None:
+        staged.notes.append(f"scrape time {named[1]} from the file name")
+    elif t is not None:
+        staged.notes.append("scrape time from --at")
+    total = sum(tally.values())
+    staged.notes.append(
+        f"{total} lines: {tally['stored']} samples stored, {tally['meta']} # HELP/# TYPE/# EOF"
+        f" lines (metric_meta), {tally['created']} _created samples dropped,"
+        f" {tally['comment'] + tally['blank']} blank or comment lines ignored,"
+        f" {tally['rejected']} rejected"
+    )
+    untyped = sorted(n for n in st.names if not _declared(st, n))
+    if untyped:
+        staged.notes.append(
+            f"{len(untyped)} sample names without a # TYPE line in the file (a fragment?):"
+            f" {', '.join(untyped[:5])}{', ...' if len(untyped) > 5 else ''}"
+        )
+    _finish_notes(staged, st)
+
+
+def _declared(st: _State, name: str) -> bool:
+    if name in st.families:
+        return True
+    for suffix in ("_bucket", "_sum", "_count", "_total"):
+        if name.endswith(suffix) and name[: -len(suffix)] in st.families:
+            return True
+    return False

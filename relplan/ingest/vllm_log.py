@@ -1,189 +1,361 @@
-"""vLLM request-log lines (`--enable-log-requests`) -> engine lifecycle events.
+"""vLLM server logs (V1 and V0) -> engine lifecycle events, request ids and stats samples.
 
-Lines understood (V1 and V0; the `(APIServer pid=N)` prefix and the `[file.py:NN]` or
-`file.py:NN]` location are optional):
-    INFO 11-30 00:00:01 [logger.py:49] Received request chatcmpl-X: params: ...   -> arrived
-    INFO 11-30 00:00:01 [async_llm.py:382] Added request chatcmpl-X-1a2b3c4d.   (internal id)
-    INFO 11-30 00:00:09 [async_llm.py:431] Aborted request(s) chatcmpl-X-1a2b3c4d. -> aborted
-    INFO 11-30 00:00:09 [async_llm.py:402] Request chatcmpl-X aborted.            -> aborted
-    INFO 11-30 00:00:07 async_llm_engine.py:140] Finished request cmpl-Y-0.     (V0) -> finished
-    INFO 11-30 00:00:09 async_llm_engine.py:150] Aborted request cmpl-Y-0.      (V0) -> aborted
-Every other line is ignored (counted in a note).
+Lines understood (docs/formats-vllm.md has the templates and where vLLM writes them; the
+`(APIServer pid=N)` prefix, a docker-compose `name | ` prefix, a container RFC 3339 prefix and
+the `[file.py:NN]` or `file.py:NN]` location are optional):
+    Received request X: [prompt: '..', ]params: ...      -> arrived (prompt_tokens, see below)
+    Request X details: prompt: .., prompt_token_ids: ..  (DEBUG) -> prompt_tokens of X's arrival
+    Added request X-1a2b3c4d.                            -> the internal id (request_ids)
+    Aborted request(s) A,B.  /  Aborted request X.       -> aborted
+    Request X aborted.                                   -> aborted (once per execution)
+    Request X failed (bad request|input error)...        -> rejected
+    Request X failed (engine dead). / failed due to ..   -> aborted (reason counted in a note)
+    Generated response X..: ..., finish_reason: F        -> finished (F = abort: aborted;
+                                                            F = None, a streaming delta: ignored)
+    Finished request X.                                  -> finished (V0)
+    [Engine 000: ]Avg prompt throughput: ...             -> metric samples (vllm_stats.py)
 
-Ids: V1 logs the external id (`chatcmpl-<X-Request-Id>`) on "Received" and "Request ... aborted",
-and the internal id (external + `-<8 hex>`) on "Added" and "Aborted request(s)". The execution
-id stored is the internal id when an "Added" line gives one (so a resent X-Request-Id still
-makes distinct executions); "arrived" takes the time of "Received" (else of "Added"). One
-aborted event is kept per execution (V1 logs both abort lines).
+Ids: V1 logs the external id (`chatcmpl-<X-Request-Id>`) on Received / Request .. aborted /
+failed / Generated, and the internal id (external + `-<8 hex>`) on Added and Aborted
+request(s). events.execution_id is the internal id when an Added line gives it (a resent
+X-Request-Id makes distinct executions); request_ids keeps internal, external and client id.
+One terminal event (aborted, rejected, finished) is kept per execution: a client disconnect
+logs both abort lines, the second is merged.
 
-Time: a container runtime's RFC 3339 prefix (`docker logs --timestamps`, `kubectl logs
---timestamps`) is used when present: it has the year, the zone and sub-seconds. Otherwise
-vLLM's own `MM-DD HH:MM:SS` (taken as UTC) needs `--year`; a month going from December to
-January moves to the next year. prompt_tokens is left empty: the logged token ids may be
-truncated by --max-log-len.
+prompt_tokens: the number of logged prompt_token_ids, unless `--max-log-len` may have cut the
+list: when no prompt text is logged to compare with, or the text has exactly as many
+characters as there are ids (both cut at the same length), it stays NULL.
+
+Time: a container RFC 3339 prefix when present, else vLLM's `MM-DD HH:MM:SS` (UTC) with
+`--year`; a December -> January turn moves to the next year. A line whose date cannot be
+read is refused (kept in rejects with --on-error skip). Every physical line is counted in a
+note as stored, merged into another line's row, ignored, or rejected.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import ast
 import re
+from collections import Counter
 
 import duckdb
 
 from relplan.errors import InputError
+from relplan.ingest import vllm_stats
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, open_text_lines
 from relplan.ingest.stage import StageWriter
-from relplan.values import parse_rfc3339
+from relplan.ingest.vllm_clock import BadTime, Clock
+from relplan.ingest.vllm_ids import RequestIds, strip_engine_suffix
 
+_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 _LINE = re.compile(
-    r"^(?:(?P<ts>\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?(?:[zZ]|[+-]\d\d:?\d\d))\s+)?"
+    r"^(?:[\w.-]+\s+\|\s)?"  # docker-compose: "service  | <line>"
+    r"(?:(?P<ts>\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?(?:[zZ]|[+-]\d\d:?\d\d))\s+)?"
     r"(?:(?:stdout|stderr)\s+[FP]\s+)?"  # CRI log format: "<ts> stdout F <line>"
     r"(?:\([\w-]+ pid=\d+\)\s+)?"
-    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"
+    rf"(?P<level>{_LEVEL})\s+"
     r"(?P<mon>\d\d)-(?P<day>\d\d)\s+(?P<hms>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?\s+"
-    r"(?:\[?[\w./-]+:\d+\]\s*)?(?P<msg>.*)$"
+    r"(?:\[?(?P<loc>[\w./-]+):\d+\]\s*)?(?P<msg>.*)$"
 )
+# A second log record run into a stats line without a newline (seen in vLLM issue 18115).
+_RUN_IN = re.compile(rf"(?<=%)(?={_LEVEL} \d\d-\d\d \d\d:\d\d:\d\d )")
 _RECEIVED = re.compile(r"^Received request ([^\s:]+)")
+_DETAILS = re.compile(r"^Request (\S+) details: ")
 _ADDED = re.compile(r"^Added request (\S+?)\.?$")
 _ABORTED_MANY = re.compile(r"^Aborted request\(s\) (.+?)\.?$")
-_ABORTED_V0 = re.compile(r"^Aborted request (\S+?)\.?$")
+_ABORTED_ONE = re.compile(r"^Aborted request (\S+?)\.?$")
 _REQ_ABORTED = re.compile(r"^Request (\S+) aborted\.?$")
+_FAILED = re.compile(r"^Request (\S+) failed\b\s*(.*?)\.?$")
 _FINISHED = re.compile(r"^Finished request (\S+?)\.?$")
-_INTERNAL = re.compile(r"^(.+)-[0-9a-f]{8}$")
+_GENERATED = re.compile(r"^Generated response ([^\s:]+).*finish_reason: (\S+?)\s*$")
+_TOKEN_IDS = re.compile(r"prompt_token_ids: (\[[\d,\s]*\]|None)")
+_PROMPT = re.compile(r"prompt: ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+_REJECTING = ("(bad request)", "(input error)")
 
 
-class _Clock:
-    def __init__(self, year: int | None) -> None:
-        self.year = year
-        self.last_month: int | None = None
-        self.rollovers = 0
-
-    def time(self, m: re.Match[str], path: str, n: int) -> float:
-        if m.group("ts"):
-            t = parse_rfc3339(m.group("ts"))
-            if t is None:
-                raise InputError(f"cannot read the timestamp prefix {m.group('ts')!r}", path, n)
-            return t
-        if self.year is None:
-            raise InputError(
-                "vLLM's timestamp has no year; pass --year YYYY, or use logs with a container"
-                " RFC 3339 prefix (docker logs --timestamps, kubectl logs --timestamps)",
-                path,
-                n,
-            )
-        month, day = int(m.group("mon")), int(m.group("day"))
-        if self.last_month is not None and month < self.last_month and self.last_month == 12:
-            self.year += 1
-            self.rollovers += 1
-        self.last_month = month
-        frac = (m.group("frac") or ".0").replace(",", ".")
-        try:
-            stamp = dt.datetime.strptime(
-                f"{self.year}-{month:02d}-{day:02d} {m.group('hms')}", "%Y-%m-%d %H:%M:%S"
-            ).replace(tzinfo=dt.timezone.utc)
-        except ValueError as exc:
-            raise InputError(
-                f"cannot read the date {m.group('mon')}-{m.group('day')} {m.group('hms')}"
-                f" in {self.year}: {exc}",
-                path,
-                n,
-            ) from exc
-        return stamp.timestamp() + float(frac)
+def prompt_tokens(msg: str) -> int | None:
+    """The prompt length a Received/details line gives, None when it cannot be trusted."""
+    ids = _TOKEN_IDS.search(msg)
+    if ids is None or ids.group(1) == "None":
+        return None
+    count = len(re.findall(r"\d+", ids.group(1)))
+    pm = _PROMPT.search(msg)
+    if pm is None:
+        return None
+    try:
+        text = ast.literal_eval(pm.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    return None if not isinstance(text, str) or len(text) == count else count
 
 
-def stage_vllm_log(
-    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
-) -> None:
-    path = str(info.path)
-    w = StageWriter(con, "stage_engine")
-    clock = _Clock(opts.year)
-    pending: dict[str, tuple[int, float, str]] = {}  # external id -> (line, time, raw)
-    internal_of: dict[str, str] = {}  # external id -> latest internal id
-    aborted: set[str] = set()
-    ignored = 0
-    events = 0
+class _Reader:
+    """State of one log file: pending arrivals, id maps, tallies."""
 
-    def emit(n: int, t: float, exec_id: str, event: str, raw: str) -> None:
-        nonlocal events
-        events += 1
-        w.add(
-            source_id=staged.source_id,
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+    ) -> None:
+        self.path = str(info.path)
+        self.staged = staged
+        self.opts = opts
+        self.engine = StageWriter(con, "stage_engine")
+        self.metrics = StageWriter(con, "stage_metrics")
+        self.clock = Clock(opts.year)
+        self.ids = RequestIds(staged.source_id)
+        # external id -> (line, time, raw, prompt_tokens) of a Received line awaiting Added
+        self.pending: dict[str, tuple[int, float, str, int | None]] = {}
+        self.internal_of: dict[str, str] = {}  # external id -> latest internal id
+        self.terminal: set[str] = set()
+        self.events = 0
+        self.tokens = Counter[str]()
+        self.failed = Counter[str]()
+        self.derived = 0
+        self.stats = vllm_stats.StatsTally()
+        self.lines = Counter[str]()  # category -> physical lines
+
+    # -- rows -------------------------------------------------------------------------------
+    def emit(
+        self, n: int, t: float, exec_id: str, event: str, raw: str, tokens: int | None = None
+    ) -> None:
+        self.events += 1
+        self.engine.add(
+            source_id=self.staged.source_id,
             ln=n,
-            raw=raw if opts.skip else None,
+            raw=raw if self.opts.skip else None,
             perr=None,
             origin="vllm_log",
             type="event",
             t=t,
             execution_id=exec_id,
             event=event,
+            prompt_tokens=tokens,
         )
 
-    def resolve(rid: str) -> str:
-        return internal_of.get(rid, rid)
+    def reject(self, n: int, raw: str, reason: str) -> str:
+        self.engine.add(
+            source_id=self.staged.source_id, ln=n, raw=raw, perr=reason, origin="vllm_log"
+        )
+        return "rejected"
 
-    for n, line in open_text_lines(info.path):
+    def arrive(self, ext: str, exec_id: str, id_line: int) -> None:
+        pn, pt, praw, ptok = self.pending.pop(ext)
+        self.tokens["known" if ptok is not None else "unknown"] += 1
+        self.emit(pn, pt, exec_id, "arrived", praw, ptok)
+        self.ids.note(exec_id, ext, id_line)
+
+    # -- one record -------------------------------------------------------------------------
+    def line(self, n: int, line: str) -> str:
+        """Handle one physical line; returns its category for the line tally."""
         m = _LINE.match(line)
         if not m:
-            ignored += 1 if line.strip() else 0
-            continue
+            return "ignored: not a vLLM log line" if line.strip() else "ignored: blank"
         msg = m.group("msg").strip()
-        kind = None
-        for rx, k in (
-            (_RECEIVED, "received"),
-            (_ADDED, "added"),
-            (_ABORTED_MANY, "aborted_many"),
-            (_REQ_ABORTED, "req_aborted"),
-            (_ABORTED_V0, "aborted"),
-            (_FINISHED, "finished"),
+        if vllm_stats.is_stats(msg):
+            run_in = _RUN_IN.search(msg)
+            if run_in is not None:  # the rest is a record of its own on the same line
+                self.line(n, msg[run_in.start() :])
+                msg = msg[: run_in.start()]
+            return self.stats_line(n, line, m, msg)
+        for rx, handler in (
+            (_RECEIVED, self.received),
+            (_DETAILS, self.details),
+            (_ADDED, self.added),
+            (_ABORTED_MANY, self.aborted_many),
+            (_REQ_ABORTED, self.req_aborted),
+            (_ABORTED_ONE, self.aborted_one),
+            (_FAILED, self.failed_line),
+            (_FINISHED, self.finished),
+            (_GENERATED, self.generated),
         ):
             mm = rx.match(msg)
             if mm:
-                kind = k
-                arg = mm.group(1)
-                break
-        if kind is None:
-            ignored += 1
-            continue
-        t = clock.time(m, path, n)
-        if kind == "received":
-            if arg in pending:  # a resend before its Added: the earlier one arrived alone
-                pn, pt, praw = pending.pop(arg)
-                emit(pn, pt, arg, "arrived", praw)
-            pending[arg] = (n, t, line)
-        elif kind == "added":
-            im = _INTERNAL.match(arg)
-            ext = im.group(1) if im and im.group(1) in pending else arg
-            internal_of[ext] = arg
-            if ext in pending:
-                pn, pt, praw = pending.pop(ext)
-                emit(pn, pt, arg, "arrived", praw)
-            else:
-                emit(n, t, arg, "arrived", line)
-        elif kind == "finished":
-            emit(n, t, resolve(arg), "finished", line)
-        else:
-            ids = [s.strip() for s in arg.split(",")] if kind == "aborted_many" else [arg]
-            for rid in ids:
-                if not rid:
+                try:
+                    t = self.clock.time(m, self.path, n)
+                except BadTime as exc:
+                    return self.reject(n, line, str(exc))
+                v1 = (m.group("loc") or "").endswith("async_llm.py")
+                return handler(mm, n, t, line, msg, v1)
+        return "ignored: other vLLM line"
+
+    def stats_line(self, n: int, line: str, m: re.Match[str], msg: str) -> str:
+        try:
+            t = self.clock.time(m, self.path, n)
+            parsed = vllm_stats.parse_stats(msg)
+        except (BadTime, vllm_stats.StatsLineError) as exc:
+            self.metrics.add(source_id=self.staged.source_id, ln=n, raw=line, perr=str(exc))
+            return "rejected"
+        for name, value in parsed.samples:
+            self.metrics.add(
+                source_id=self.staged.source_id,
+                ln=n,
+                raw=line if self.opts.skip else None,
+                perr=None,
+                t=t,
+                name=name,
+                labels=parsed.labels,
+                value=value,
+            )
+            self.stats.names.add(name)
+        self.stats.lines += 1
+        self.stats.samples += len(parsed.samples)
+        self.stats.unmapped.update(parsed.unmapped)
+        return "stored: stats"
+
+    def received(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
+        ext = mm.group(1)
+        if ext in self.pending:  # a resend before its Added: the earlier one arrived alone
+            self.arrive(ext, ext, self.pending[ext][0])
+        self.pending[ext] = (n, t, line, prompt_tokens(msg))
+        return "stored: request"
+
+    def details(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
+        ext = mm.group(1)
+        tokens = prompt_tokens(msg)
+        if ext in self.pending and tokens is not None:
+            pn, pt, praw, _ = self.pending[ext]
+            self.pending[ext] = (pn, pt, praw, tokens)
+            return "merged: prompt details"
+        return "ignored: prompt details without a usable token count"
+
+    def added(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
+        arg = mm.group(1)
+        stripped = strip_engine_suffix(arg)
+        ext = arg if arg in self.pending else stripped if stripped in self.pending else None
+        if ext is not None:
+            self.internal_of[ext] = arg
+            self.arrive(ext, arg, n)
+            return "stored: request"
+        ext = self.external(arg, v1)
+        self.tokens["unknown"] += 1
+        self.emit(n, t, arg, "arrived", line)
+        self.ids.note(arg, ext, n)
+        return "stored: request"
+
+    def external(self, internal: str, v1: bool) -> str:
+        """The external id of an internal id no Received line paired with."""
+        stripped = strip_engine_suffix(internal) if v1 else None
+        if stripped is None:
+            return internal
+        self.derived += 1
+        self.internal_of[stripped] = internal
+        return stripped
+
+    def end(
+        self, ids: list[str], n: int, t: float, line: str, event: str, internal: bool, v1: bool
+    ) -> str:
+        stored = False
+        for rid in ids:
+            exec_id = self.internal_of.get(rid, rid)
+            if exec_id not in self.ids.seen:
+                ext = self.external(rid, v1) if internal else rid
+                if ext in self.terminal:  # "Request X aborted." came first
                     continue
-                exec_id = resolve(rid)
-                if exec_id in aborted:
-                    continue
-                aborted.add(exec_id)
-                emit(n, t, exec_id, "aborted", line)
-    for ext, (pn, pt, praw) in pending.items():
-        emit(pn, pt, ext, "arrived", praw)
-    w.flush()
-    staged.notes.append(
-        f"{events} lifecycle events from request-log lines; {ignored} other lines ignored"
-    )
-    staged.notes.append("prompt_tokens not available from vLLM logs (token ids may be truncated)")
-    if clock.rollovers:
-        staged.notes.append(f"year advanced {clock.rollovers} time(s) at a December-January turn")
-    if events == 0:
+                self.ids.note(exec_id, ext, n)
+            if exec_id in self.terminal:
+                continue
+            self.terminal.add(exec_id)
+            self.emit(n, t, exec_id, event, line)
+            stored = True
+        return "stored: request" if stored else "merged: second terminal line of an execution"
+
+    def aborted_many(
+        self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool
+    ) -> str:
+        ids = [s.strip() for s in mm.group(1).split(",") if s.strip()]
+        return self.end(ids, n, t, line, "aborted", True, v1)
+
+    def aborted_one(
+        self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool
+    ) -> str:
+        return self.end([mm.group(1)], n, t, line, "aborted", True, v1)
+
+    def req_aborted(
+        self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool
+    ) -> str:
+        return self.end([mm.group(1)], n, t, line, "aborted", False, v1)
+
+    def failed_line(
+        self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool
+    ) -> str:
+        why = mm.group(2)
+        rejecting = why.startswith(_REJECTING)
+        self.failed[why.split(":")[0] or "(no reason)"] += 1
+        return self.end(
+            [mm.group(1)], n, t, line, "rejected" if rejecting else "aborted", False, v1
+        )
+
+    def finished(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
+        return self.end([mm.group(1)], n, t, line, "finished", False, v1)
+
+    def generated(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
+        reason = mm.group(2).rstrip(".,")
+        if reason == "None":
+            return "ignored: streaming delta (finish_reason None)"
+        event = "aborted" if reason == "abort" else "finished"
+        return self.end([mm.group(1)], n, t, line, event, False, v1)
+
+    # -- end of file ------------------------------------------------------------------------
+    def close(self) -> None:
+        for ext in list(self.pending):
+            self.arrive(ext, ext, self.pending[ext][0])
+        self.engine.flush()
+        self.metrics.flush()
+        self.staged.finish.append(self.ids.store())
+        self.staged.finish.append(vllm_stats.meta_store(self.staged.source_id, self.stats.names))
+        self.staged.extra_rows += len(self.ids.rows)
+        self.staged.notes.extend(self.notes())
+
+    def notes(self) -> list[str]:
+        total = sum(self.lines.values())
+        groups: dict[str, Counter[str]] = {}
+        for cat, k in self.lines.items():
+            head, _, what = cat.partition(": ")
+            groups.setdefault(head, Counter())[what or head] += k
+
+        def part(head: str) -> str:
+            c = groups.get(head, Counter())
+            inner = ", ".join(f"{v} {k}" for k, v in sorted(c.items()) if k != head)
+            return f"{sum(c.values())} {head}" + (f" ({inner})" if inner else "")
+
+        out = [
+            f"{total} lines: {part('stored')}, {part('merged')}, {part('ignored')},"
+            f" {part('rejected')}; {self.events} events, {len(self.ids.rows)} request ids"
+        ]
+        out += self.stats.notes()
+        if self.tokens:
+            out.append(
+                f"prompt_tokens from logged prompt_token_ids on {self.tokens['known']} of"
+                f" {self.tokens.total()} arrivals (NULL where not logged or possibly cut by"
+                " --max-log-len)"
+            )
+        if self.derived:
+            out.append(
+                f"{self.derived} external ids derived by removing the engine's 8-hex suffix"
+                " (no Received line to pair with)"
+            )
+        if self.failed:
+            out.append(
+                "failed requests: "
+                + ", ".join(f"{k} {v}x" for k, v in sorted(self.failed.items()))
+                + " ((bad request)/(input error) stored as rejected, others as aborted)"
+            )
+        if self.clock.rollovers:
+            out.append(f"year advanced {self.clock.rollovers} time(s) at a December-January turn")
+        return out
+
+
+def stage_vllm_log(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    reader = _Reader(con, info, staged, opts)
+    for n, line in open_text_lines(info.path):
+        reader.lines[reader.line(n, line)] += 1
+    reader.close()
+    if reader.events == 0 and reader.stats.samples == 0 and not reader.lines["rejected"]:
         raise InputError(
-            "no request-lifecycle lines found (Received/Added/Aborted/Finished request); was the"
-            " server started with --enable-log-requests?",
-            path,
+            "no request-lifecycle lines (Received/Added/Aborted/Finished request) and no stats"
+            " lines (Avg prompt throughput: ...) found; was the server started with"
+            " --enable-log-requests?",
+            reader.path,
         )

@@ -28,6 +28,7 @@ TABLES = (
     "sources",
     "attempts",
     "events",
+    "request_ids",
     "steps",
     "engine_stats",
     "metric_samples",
