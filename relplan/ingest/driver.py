@@ -32,7 +32,21 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest import canonical, envoy, manifest, metrics_text, promjson, vllm_log
+from relplan.ingest import (
+    canonical,
+    envoy,
+    gateway_envoy_text,
+    gateway_kong,
+    gateway_litellm,
+    gateway_mapping,
+    gateway_nginx,
+    loadtest_guidellm,
+    loadtest_vllm_bench,
+    manifest,
+    metrics_text,
+    promjson,
+    vllm_log,
+)
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import detect
 from relplan.ingest.files import FileInfo, digest, expand, peek
@@ -54,6 +68,13 @@ READERS: dict[str, Reader] = {
     "vllm_log": vllm_log.stage_vllm_log,
     "envoy": envoy.stage_envoy,
     "run_json": manifest.stage_manifest,
+    "envoy_text": gateway_envoy_text.stage_envoy_text,
+    "nginx": gateway_nginx.stage_nginx,
+    "kong": gateway_kong.stage_kong,
+    "litellm": gateway_litellm.stage_litellm,
+    "mapped": gateway_mapping.stage_mapped,
+    "guidellm": loadtest_guidellm.stage_guidellm,
+    "vllm_bench": loadtest_vllm_bench.stage_vllm_bench,
 }
 
 _INSERTS = (
@@ -166,7 +187,9 @@ def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
     content already in the workspace is then dropped from staging and reported as skipped."""
     size, gz, head = peek(path)
     info = FileInfo(path, size, gz, head, pool.submit(digest, path))
-    det = detect(info, session.opts.kind, session.opts.fmt)
+    # A mapping file (--map) says how to read the inputs, unless --format says otherwise.
+    fmt = session.opts.fmt or ("mapped" if session.opts.map_file is not None else None)
+    det = detect(info, session.opts.kind, fmt)
     staged = Staged(
         source_id=session.new_id(),
         path=str(path.resolve()),
