@@ -49,6 +49,7 @@ from relplan.ingest import (
 )
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import detect
+from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.files import FileInfo, digest, expand, peek
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
@@ -187,8 +188,10 @@ def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
     content already in the workspace is then dropped from staging and reported as skipped."""
     size, gz, head = peek(path)
     info = FileInfo(path, size, gz, head, pool.submit(digest, path))
-    # A mapping file (--map) says how to read the inputs, unless --format says otherwise.
-    fmt = session.opts.fmt or ("mapped" if session.opts.map_file is not None else None)
+    # A mapping file (--map) or a log format string (--log-format) says how to read the
+    # inputs, unless --format says otherwise.
+    o = session.opts
+    fmt = o.fmt or ("mapped" if o.map_file is not None else from_log_format(o.log_format))
     det = detect(info, session.opts.kind, fmt)
     staged = Staged(
         source_id=session.new_id(),
