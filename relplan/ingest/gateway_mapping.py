@@ -23,14 +23,16 @@ worked examples (tests/test_ingest_gateway_mapping.py runs them).
     execution_id = "engine_request_id"
     [time]
     format = "rfc3339"                  # rfc3339 | epoch_s | epoch_ms | epoch_us | epoch_ns
-                                        # or a strptime pattern ("%d/%b/%Y:%H:%M:%S %z")
-    duration_unit = "ms"                # s | ms | us (duration and first_byte)
+                                        # or a strptime pattern ("%d/%b/%Y:%H:%M:%S %z";
+                                        # without %z the time is taken as UTC)
+    duration_unit = "ms"                # s | ms | us | ns (duration and first_byte)
     [[outcome_rules]]                   # first match wins; then the status rule
     field = "flags"
     contains = "DC"                     # or equals = ["499", "0"]
     outcome = "client_gone"
 The status rule: 0 and 499 client_gone, 429 shed, 1xx-3xx delivered, else error; with no
-status and no matching rule the record is refused.
+status and no matching rule the record is refused. The status is stored as logged (a
+negative one, HAProxy's -1 for no response, as NULL).
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 _EPOCH = {"epoch_s": 1.0, "epoch_ms": 1e-3, "epoch_us": 1e-6, "epoch_ns": 1e-9}
 
 
@@ -96,7 +98,7 @@ class Fields(StrictModel):
 
 class TimeSpec(StrictModel):
     format: str = "rfc3339"
-    duration_unit: Literal["s", "ms", "us"] = "ms"
+    duration_unit: Literal["s", "ms", "us", "ns"] = "ms"
 
 
 class OutcomeRule(StrictModel):
@@ -157,9 +159,12 @@ def read_time(value: Any, spec: TimeSpec) -> float | None:
     if spec.format == "rfc3339":
         return parse_time(s)
     try:
-        return dt.datetime.strptime(s, spec.format).timestamp()
+        stamp = dt.datetime.strptime(s, spec.format)
     except ValueError:
         return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.timezone.utc)
+    return stamp.timestamp()
 
 
 def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | None]:
@@ -190,6 +195,8 @@ def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | N
     status = as_int(get(f.status))
     if f.status is not None and text(get(f.status)) is not None and status is None:
         return {}, f"{f.status} (status) {str(get(f.status))[:20]!r} is not an HTTP status"
+    if status is not None and status < 0:
+        status = None  # e.g. HAProxy's -1: no response
     outcome = text(get(f.outcome))
     if outcome is None:
         for rule in m.outcome_rules:
@@ -210,7 +217,7 @@ def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | N
         "t_sent": t_sent,
         "t_end": t_end,
         "outcome": outcome,
-        "status": None if status in (0, 499) else status,
+        "status": status,
         "replica": text(get(f.replica)),
         "model": text(get(f.model)),
         "prompt_tokens": as_float(get(f.prompt_tokens)),
