@@ -124,7 +124,9 @@ def test_call_key_groups_downstream_requests_and_attempt_field_numbers_them(
     tmp_path: Path,
 ) -> None:
     fmt = ENVOY_DEFAULT + ' "%REQ(IDEMPOTENCY-KEY)%" "%REQ(X-STAINLESS-RETRY-COUNT)%"'
-    base = '"POST /v1/completions HTTP/1.1" {code} - 1 2 {dur} - "-" "sdk" "{rid}" "h" "10.0.0.7:80"'
+    base = (
+        '"POST /v1/completions HTTP/1.1" {code} - 1 2 {dur} - "-" "sdk" "{rid}" "h" "10.0.0.7:80"'
+    )
     lines = [
         "[2025-11-30T00:00:00.000Z] " + base.format(code=503, dur=100, rid="r1") + ' "k1" "0"',
         "[2025-11-30T00:00:02.000Z] " + base.format(code=200, dur=900, rid="r2") + ' "k1" "1"',
@@ -137,7 +139,9 @@ def test_call_key_groups_downstream_requests_and_attempt_field_numbers_them(
         ("k1", 1, "delivered"),
     ]
     db2 = tmp_path / "w2.duckdb"
-    ingest(db2, p, log_format=fmt, call_key="idempotency-key", attempt_field="x-stainless-retry-count")
+    ingest(
+        db2, p, log_format=fmt, call_key="idempotency-key", attempt_field="x-stainless-retry-count"
+    )
     assert [r[:2] for r in rows(db2, ATTEMPTS)] == [("k1", 0), ("k1", 1)]
 
 

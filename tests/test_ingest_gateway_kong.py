@@ -45,7 +45,9 @@ def _issue6820_object() -> dict[str, object]:
     one that answered the client with 504, is hand-made too (the excerpt was cut there)."""
     text = (PUB / "kong_tries_fragment_issue6820.txt").read_text()
     tries = json.loads("{" + text.rstrip().rstrip(",") + "]}")["tries"]
-    tries.append({"balancer_latency": 0, "port": 80, "ip": "172.20.0.4", "balancer_start": 1612821180458})
+    tries.append(
+        {"balancer_latency": 0, "port": 80, "ip": "172.20.0.4", "balancer_start": 1612821180458}
+    )
     return {
         "started_at": 1612821178452,
         "latencies": {"request": 3007, "proxy": 3000, "kong": 7},
@@ -79,7 +81,10 @@ def test_call_key_header_groups_requests_and_a_missing_one_names_the_record(
 ) -> None:
     obj = _issue6820_object()
     p = write_lines(tmp_path / "kong.jsonl", [json.dumps(obj), json.dumps({**obj, "request": {}})])
-    with pytest.raises(InputError, match=r"kong\.jsonl:2: request header Idempotency-Key \(the call key\) is missing"):
+    with pytest.raises(
+        InputError,
+        match=r"kong\.jsonl:2: request header Idempotency-Key \(the call key\) is missing",
+    ):
         ingest(tmp_path / "w.duckdb", p, call_key="Idempotency-Key")
     db = tmp_path / "s.duckdb"
     rep = ingest(db, p, call_key="Idempotency-Key", on_error="skip")

@@ -27,7 +27,11 @@ END = 1737710446.851954
 @pytest.mark.parametrize(
     ("name", "call_id", "replica"),
     [
-        ("litellm_spend_logs_payload_fixture.json", "chatcmpl-2283081b-dc89-41f6-93e6-d4f914774027", None),
+        (
+            "litellm_spend_logs_payload_fixture.json",
+            "chatcmpl-2283081b-dc89-41f6-93e6-d4f914774027",
+            None,
+        ),
         (
             "litellm_standard_logging_payload_fixture.json",
             "chatcmpl-2299b6a2-82a3-465a-b47c-04e685a2227f",
@@ -43,18 +47,40 @@ def test_published_fixture_is_one_call_and_amplification_is_not_measurable(
     src = rep.sources[0]
     assert (src.format, src.rows, src.rejected) == ("litellm", 1, 0)
     assert rows(db, ATTEMPTS) == [
-        (call_id, 0, pytest.approx(START), pytest.approx(END), "delivered", 200, replica, "gpt-4o", 10)
+        (
+            call_id,
+            0,
+            pytest.approx(START),
+            pytest.approx(END),
+            "delivered",
+            200,
+            replica,
+            "gpt-4o",
+            10,
+        )
     ]
     assert any("not measurable for 1 of 1 calls" in n for n in src.notes)
 
 
-def _row(rid: str, retries: int | None, fallbacks: int | None, status: str, code: str) -> dict[str, object]:
-    meta = {"attempted_retries": retries, "attempted_fallbacks": fallbacks,
-            "error_information": {"error_code": code} if code else None}
+def _row(
+    rid: str, retries: int | None, fallbacks: int | None, status: str, code: str
+) -> dict[str, object]:
+    meta = {
+        "attempted_retries": retries,
+        "attempted_fallbacks": fallbacks,
+        "error_information": {"error_code": code} if code else None,
+    }
     return {
-        "request_id": rid, "call_type": "acompletion", "spend": 0.0, "startTime": "2025-11-30 00:00:00.000",
-        "endTime": "2025-11-30 00:00:09.500", "api_base": "http://vllm-1:8000/v1",
-        "model_group": "llama", "model": "llama", "prompt_tokens": 100, "status": status,
+        "request_id": rid,
+        "call_type": "acompletion",
+        "spend": 0.0,
+        "startTime": "2025-11-30 00:00:00.000",
+        "endTime": "2025-11-30 00:00:09.500",
+        "api_base": "http://vllm-1:8000/v1",
+        "model_group": "llama",
+        "model": "llama",
+        "prompt_tokens": 100,
+        "status": status,
         "metadata": json.dumps(meta),
     }
 

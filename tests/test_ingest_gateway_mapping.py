@@ -69,13 +69,18 @@ def test_a_bad_mapping_file_names_the_key(tmp_path: Path) -> None:
     m = tmp_path / "m.toml"
     m.write_text('format = "jsonl"\n[fields]\ncall_id = "id"\nstart = "t"\n')
     log = write_lines(tmp_path / "a.jsonl", ['{"id": "x", "t": 1}'])
-    with pytest.raises(InputError, match=r"m\.toml: mapping file: fields: Value error, give exactly one of end and duration"):
+    with pytest.raises(
+        InputError,
+        match=r"m\.toml: mapping file: fields: Value error, give exactly one of end and duration",
+    ):
         ingest(tmp_path / "w.duckdb", log, map_file=m)
 
 
 def test_a_record_the_mapping_cannot_read_names_its_line(tmp_path: Path) -> None:
     m = tmp_path / "m.toml"
-    m.write_text('[fields]\ncall_id = "id"\nstart = "t"\nduration = "d"\nstatus = "s"\n[time]\nformat = "epoch_ms"\n')
+    m.write_text(
+        '[fields]\ncall_id = "id"\nstart = "t"\nduration = "d"\nstatus = "s"\n[time]\nformat = "epoch_ms"\n'
+    )
     log = write_lines(
         tmp_path / "a.jsonl",
         ['{"id": "x", "t": 1000, "d": 5, "s": 200}', '{"id": "y", "t": "soon", "d": 5, "s": 200}'],
@@ -88,7 +93,9 @@ CANONICAL = EXAMPLES["canonical"]["toml"]
 
 
 @pytest.mark.slow
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     st.dictionaries(
         st.text("abc", min_size=1, max_size=3),
@@ -117,13 +124,27 @@ def test_canonical_attempts_written_through_a_mapping_read_back_unchanged(
     for call, tries in calls.items():
         for i, (sent, dur, outcome, status, host, prompt) in enumerate(tries):
             expect.append((call, i, sent, sent + dur, outcome, status, host, prompt))
-            lines.append(json.dumps({"call": call, "try": i, "sent": sent, "ended": sent + dur,
-                                     "result": outcome, "http": status, "host": host,
-                                     "usage": {"prompt": prompt}}))
+            lines.append(
+                json.dumps(
+                    {
+                        "call": call,
+                        "try": i,
+                        "sent": sent,
+                        "ended": sent + dur,
+                        "result": outcome,
+                        "http": status,
+                        "host": host,
+                        "usage": {"prompt": prompt},
+                    }
+                )
+            )
     (tmp / "m.toml").write_text(CANONICAL)
     log = write_lines(tmp / "a.jsonl", lines)
     db = tmp / "w.duckdb"
     ingest(db, log, map_file=tmp / "m.toml")
-    got = rows(db, "select call_id, attempt, t_sent, t_end, outcome, status, replica,"
-               " prompt_tokens from attempts order by call_id, attempt")
+    got = rows(
+        db,
+        "select call_id, attempt, t_sent, t_end, outcome, status, replica,"
+        " prompt_tokens from attempts order by call_id, attempt",
+    )
     assert got == sorted(expect)

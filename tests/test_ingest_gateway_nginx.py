@@ -153,7 +153,9 @@ def test_canonical_tries_written_as_upstream_lists_read_back_unchanged(
             + " "
             + ", ".join(f"{ms / 1000:.3f}" for ms, _, _ in tries)
         )
-        lines.append(_line(start + total_ms / 1000, tries[-1][1], total_ms / 1000, f"k{c}", "0", ups))
+        lines.append(
+            _line(start + total_ms / 1000, tries[-1][1], total_ms / 1000, f"k{c}", "0", ups)
+        )
         t = start
         for i, (ms, status, host) in enumerate(tries):
             last = i == len(tries) - 1

@@ -33,12 +33,18 @@ def _report() -> dict[str, object]:
         "benchmarks": [
             {
                 "type_": "generative_benchmark",
-                "metrics": {"request_totals": {"successful": 3, "incomplete": 1, "errored": 1, "total": 5}},
+                "metrics": {
+                    "request_totals": {"successful": 3, "incomplete": 1, "errored": 1, "total": 5}
+                },
                 "requests": {
-                    "successful": [_req("a", T0 + 0.1, T0 + 2.1, status="completed"),
-                                   _req("b", T0 + 1.0, T0 + 3.5, status="completed")],
-                    "incomplete": [_req("c", T0 + 4.0, None, status="in_progress"),
-                                   _req("q", None, None, status="queued")],
+                    "successful": [
+                        _req("a", T0 + 0.1, T0 + 2.1, status="completed"),
+                        _req("b", T0 + 1.0, T0 + 3.5, status="completed"),
+                    ],
+                    "incomplete": [
+                        _req("c", T0 + 4.0, None, status="in_progress"),
+                        _req("q", None, None, status="queued"),
+                    ],
                     "errored": [_req("d", T0 + 1.5, T0 + 1.6, status="errored", error="500")],
                     "total": None,
                 },

@@ -66,7 +66,8 @@ def test_requests_are_placed_so_the_last_end_is_the_run_date(tmp_path: Path) -> 
     for (cid, att, t_sent, t_end, outcome, ptoks, model), s, i in zip(
         got, starts, range(9), strict=True
     ):
-        assert cid == f"vllm-bench-20260120-101500-{i}" and att == 0
+        assert cid == f"vllm-bench-20260120-101500-{i}"
+        assert att == 0
         assert t_sent == pytest.approx(date - (last_end - s), abs=1e-6)
         ok = i < 8
         assert outcome == ("delivered" if ok else "error")

@@ -49,8 +49,8 @@ from relplan.ingest import (
 )
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import detect
-from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.files import FileInfo, digest, expand, peek
+from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 

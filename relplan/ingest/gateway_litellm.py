@@ -22,10 +22,8 @@ A payload with a trace_id is one attempt of the call trace_id (numbered by start
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import duckdb
@@ -35,6 +33,7 @@ from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_int,
+    csv_records,
     dig,
     hidden_tries,
     json_records,
@@ -125,25 +124,11 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
     return [*hidden_tries(extra, t_sent, last), last], extra, None
 
 
-def _csv_rows(info: FileInfo) -> Iterator[tuple[int, str, Any]]:
-    with info.path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        while True:
-            start = reader.line_num + 1  # the header is read with the first row
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            start = max(start, 2)
-            raw = ",".join(str(v) for v in row.values())
-            yield start, raw, dict(row)
-
-
 def stage_litellm(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     name = info.path.name.lower().removesuffix(".gz")
-    rows = _csv_rows(info) if name.endswith(".csv") else json_records(info.path)
+    rows = csv_records(info.path) if name.endswith(".csv") else json_records(info.path)
     sink = AttemptSink(con, staged.source_id, "litellm", opts.skip)
     not_logged = 0
     traced = 0

@@ -37,9 +37,7 @@ negative one, HAProxy's -1 for no response, as NULL).
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -57,6 +55,7 @@ from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_float,
     as_int,
+    csv_records,
     dig,
     json_records,
     outcome_of,
@@ -236,10 +235,7 @@ def _records(info: FileInfo, m: Mapping) -> Iterator[tuple[int, str, Any]]:
     if m.format == "jsonl":
         yield from json_records(info.path)
     elif m.format == "csv":
-        with info.path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            for row in reader:
-                yield reader.line_num, json.dumps(row), dict(row)
+        yield from csv_records(info.path)
     else:
         rx = re.compile(m.pattern or "")
         for n, line in open_text_lines(info.path):

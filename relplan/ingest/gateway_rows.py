@@ -16,6 +16,7 @@ and their timing is not.
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ import duckdb
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.files import open_text_lines
-from relplan.ingest.stage import StageWriter
+from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 OUTCOMES = ("delivered", "client_gone", "shed", "error")
 
@@ -50,19 +51,21 @@ def as_int(value: Any) -> int | None:
     """A whole number from a JSON/text field ('-', '', None and non-numbers give None)."""
     if value is None or isinstance(value, bool):
         return None
+    if isinstance(value, int):
+        return value
     try:
-        f = float(str(value).strip())
+        f = value if isinstance(value, float) else float(str(value).strip())
     except ValueError:
         return None
-    return int(f) if f == f and f == int(f) else None
+    return int(f) if f == f and abs(f) != float("inf") and f == int(f) else None
 
 
 def as_float(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     try:
-        f = float(str(value).strip())
-    except ValueError:
+        f = float(value) if isinstance(value, (int, float)) else float(str(value).strip())
+    except (ValueError, OverflowError):
         return None
     return f if f == f and abs(f) != float("inf") else None
 
@@ -108,22 +111,19 @@ class AttemptSink:
         self.writer.add(source_id=self.source_id, ln=ln, raw=raw, perr=reason, origin=self.origin)
 
     def call(self, ln: int, raw: str, tries: list[dict[str, Any]], hidden: int = 0) -> None:
-        """One record: its tries in order (each a dict of attempt columns; `attempt` is the
-        number within the record unless given)."""
+        """One record: its tries in order (each a dict of attempt columns, taken over as the
+        staged row; `attempt` is the number within the record unless given)."""
         self.records += 1
         self.hidden += hidden
-        for i, t in enumerate(tries):
-            row = {"attached": False, **t}
+        keep = raw if self.keep_raw else None
+        for i, row in enumerate(tries):
+            row.setdefault("attached", False)
             row.setdefault("attempt", float(i))
-            self.attempts += 1
-            self.writer.add(
-                source_id=self.source_id,
-                ln=ln,
-                raw=raw if self.keep_raw else None,
-                perr=None,
-                origin=self.origin,
-                **row,
-            )
+            row.update(source_id=self.source_id, ln=ln, raw=keep, perr=None, origin=self.origin)
+            self.writer.rows.append(row)
+        self.attempts += len(tries)
+        if len(self.writer.rows) >= BATCH_ROWS:
+            self.writer.flush()
 
     def finish(self, notes: list[str]) -> None:
         self.writer.flush()
@@ -148,6 +148,31 @@ def hidden_tries(n: int, t_start: float, base: dict[str, Any]) -> list[dict[str,
         {**keep, "t_sent": t_start, "t_end": t_start, "outcome": "error", "status": None}
         for _ in range(n)
     ]
+
+
+def csv_records(path: Path) -> Iterator[tuple[int, str, Any]]:
+    """(line, raw text, row as a dict) for a CSV file with a header, streaming (gzip-aware;
+    bytes that are not UTF-8 raise InputError naming the line). `line` is the record's first
+    line."""
+    raw_lines: list[str] = []
+
+    def source() -> Iterator[str]:
+        for _, line in open_text_lines(path):
+            raw_lines.append(line)
+            yield line + "\n"
+
+    reader = csv.DictReader(source())
+    try:
+        while True:
+            start = max(reader.line_num + 1, 2)
+            raw_lines.clear()
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            yield start, "\n".join(raw_lines), dict(row)
+    except csv.Error as exc:
+        raise InputError(f"not valid CSV ({exc})", str(path), reader.line_num) from exc
 
 
 def json_records(path: Path) -> Iterator[tuple[int, str, Any]]:
@@ -194,13 +219,12 @@ def _document_values(
     def more() -> bool:
         # Doubling the lines read keeps a value spread over many lines linear to decode.
         nonlocal buf, eof
-        got = False
         chunk[0] *= 2
-        for _, line in itertools.islice(lines, chunk[0]):
-            buf += line + "\n"
-            got = True
+        got = [line for _, line in itertools.islice(lines, chunk[0])]
+        if got:
+            buf += "\n".join(got) + "\n"  # one copy per read, not one per line
         eof = not got
-        return got
+        return bool(got)
 
     more()
     opened = False
