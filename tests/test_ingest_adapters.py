@@ -186,9 +186,11 @@ def test_envoy_log_maps_outcomes_and_numbers_attempts_by_start_time(tmp_path: Pa
         ("call-1", 0, T0, T0, T0 + 120, "client_gone", None, "10.0.0.7:8000", None, 1),
         ("call-1", 1, T0, T0 + 121, T0 + 150.5, "delivered", 200, "10.0.0.7:8000", None, 2),
         ("call-2", 0, T0 + 2, T0 + 2, T0 + 2.003, "shed", 429, None, None, 3),
-        ("call-2", 1, T0 + 2, T0 + 3, T0 + 63, "error", 504, "10.0.0.8:8000", None, 4),
-        # x-stainless-retry-count went back to 0 here; START_TIME order still says attempt 2.
-        ("call-2", 2, T0 + 2, T0 + 70.5, T0 + 72, "delivered", 200, "10.0.0.8:8000", None, 5),
+        # UPSTREAM_REQUEST_ATTEMPT_COUNT 2: Envoy's own first try, known by count only.
+        ("call-2", 1, T0 + 2, T0 + 3, T0 + 3, "error", None, None, None, 4),
+        ("call-2", 2, T0 + 2, T0 + 3, T0 + 63, "error", 504, "10.0.0.8:8000", None, 4),
+        # x-stainless-retry-count went back to 0 here; START_TIME order still says attempt 3.
+        ("call-2", 3, T0 + 2, T0 + 70.5, T0 + 72, "delivered", 200, "10.0.0.8:8000", None, 5),
     ]
     assert "x-stainless-retry-count" in rep.sources[0].unknown_columns
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 
@@ -26,6 +27,16 @@ class IngestOptions:
     # names carry no time (relplan/ingest/scrape_time.py).
     at: float | None = None
     call_id_field: str = "x-request-id"  # Envoy access logs: the field holding the call id
+    # Gateway logs (docs/formats-gateways.md): a header/field naming the call when the log
+    # has no stable per-call key (Idempotency-Key, X-Request-Id set by the caller), and the
+    # field giving the attempt number (x-stainless-retry-count).
+    call_key: str | None = None
+    attempt_field: str | None = None
+    log_format: str | None = None  # nginx `log_format` / Envoy format string of the log
+    map_file: Path | None = None  # a TOML mapping file for any other gateway's log
+    # `vllm bench serve` results: wall-clock time (epoch s) of the run's first request start;
+    # without it the run is anchored to its `date` field.
+    bench_start: float | None = None
     # Set by the driver on its second attempt, after a fast reader failed: read every file
     # the exact way (line by line / converting), which names the bad record.
     exact: bool = False

@@ -32,6 +32,14 @@ FORMATS = {
     "vllm_log": ("engine",),
     "envoy": ("proxy",),
     "run_json": ("manifest",),
+    # Gateway logs and load-test results (gateway_detect.py, docs/formats-gateways.md).
+    "envoy_text": ("proxy",),
+    "nginx": ("proxy",),
+    "kong": ("proxy",),
+    "litellm": ("proxy",),
+    "mapped": ("proxy",),
+    "guidellm": ("proxy",),
+    "vllm_bench": ("proxy",),
 }
 
 MANIFEST_KEYS = (
@@ -175,6 +183,8 @@ def _head_keys(info: FileInfo, max_lines: int = 200) -> set[str]:
 
 
 def _detect(info: FileInfo, kind: str | None) -> Detected:
+    from relplan.ingest import gateway_detect  # imports the readers, which import this module
+
     path = str(info.path)
     name = info.path.name.lower().removesuffix(".gz")
     if info.head[:4] == PARQUET_MAGIC:
@@ -191,6 +201,8 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
     if not info.head.strip():
         raise InputError("the file is empty; expected records", path)
     first = _first_text_line(info)
+    if first.startswith("[") and (gw := gateway_detect.from_text(first)) is not None:
+        return Detected("proxy", gw)  # an Envoy text log: [START_TIME] "METHOD ...
     if first.startswith("{") or first.startswith("["):
         keys = _head_keys(info)
         if not keys:
@@ -201,6 +213,9 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             return Detected("metrics", "query_range")
         if "name" in keys and keys & set(MANIFEST_KEYS) and not keys & {"call_id", "type"}:
             return Detected("manifest", "run_json")
+        gw = gateway_detect.from_keys(keys)
+        if gw is not None:
+            return Detected("proxy", gw)
         k = _kind_from_keys(keys)
         if k is not None:
             return Detected(k, "jsonl")
@@ -220,10 +235,15 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
     text = info.head.decode("utf-8", errors="replace")
     if _VLLM_LINE.search(text):
         return Detected("engine", "vllm_log")
+    gw = gateway_detect.from_text(first)
+    if gw is not None:
+        return Detected("proxy", gw)
     if first.startswith(("# TYPE", "# HELP", "# UNIT", "# EOF")) or _SAMPLE.match(first):
         return Detected("metrics", "openmetrics" if _samples_have_times(text) else "exposition")
     if name.endswith(".csv") or "," in first:
         cols = {c.strip().strip('"') for c in first.split(",")}
+        if gateway_detect.from_keys(cols) == "litellm":
+            return Detected("proxy", "litellm")
         k = _kind_from_keys(cols) or (kind if kind in ("proxy", "engine") else None)
         if k is not None:
             return Detected(k, "csv")
@@ -268,6 +288,11 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
         raise InputError(
             f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path
         ) from exc
+    from relplan.ingest import gateway_detect
+
+    gw = gateway_detect.from_document(doc)
+    if gw is not None:
+        return Detected("proxy", gw)
     if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errorType" in doc):
         return Detected("metrics", "query_range")
     if isinstance(doc, dict) and "name" in doc:

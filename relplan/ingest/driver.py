@@ -32,10 +32,25 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest import canonical, envoy, manifest, metrics_text, promjson, vllm_log
+from relplan.ingest import (
+    canonical,
+    envoy,
+    gateway_envoy_text,
+    gateway_kong,
+    gateway_litellm,
+    gateway_mapping,
+    gateway_nginx,
+    loadtest_guidellm,
+    loadtest_vllm_bench,
+    manifest,
+    metrics_text,
+    promjson,
+    vllm_log,
+)
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import detect
 from relplan.ingest.files import FileInfo, digest, expand, peek
+from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 
@@ -55,6 +70,13 @@ READERS: dict[str, Reader] = {
     "vllm_log": vllm_log.stage_vllm_log,
     "envoy": envoy.stage_envoy,
     "run_json": manifest.stage_manifest,
+    "envoy_text": gateway_envoy_text.stage_envoy_text,
+    "nginx": gateway_nginx.stage_nginx,
+    "kong": gateway_kong.stage_kong,
+    "litellm": gateway_litellm.stage_litellm,
+    "mapped": gateway_mapping.stage_mapped,
+    "guidellm": loadtest_guidellm.stage_guidellm,
+    "vllm_bench": loadtest_vllm_bench.stage_vllm_bench,
 }
 
 _INSERTS = (
@@ -169,7 +191,11 @@ def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
     content already in the workspace is then dropped from staging and reported as skipped."""
     size, gz, head = peek(path)
     info = FileInfo(path, size, gz, head, pool.submit(digest, path))
-    det = detect(info, session.opts.kind, session.opts.fmt)
+    # A mapping file (--map) or a log format string (--log-format) says how to read the
+    # inputs, unless --format says otherwise.
+    o = session.opts
+    fmt = o.fmt or ("mapped" if o.map_file is not None else from_log_format(o.log_format))
+    det = detect(info, session.opts.kind, fmt)
     staged = Staged(
         source_id=session.new_id(),
         path=str(path.resolve()),

@@ -7,34 +7,48 @@ start_time all work). Mapping:
   t_sent       START_TIME (RFC 3339, or epoch seconds)
   t_end        t_sent + DURATION (milliseconds)
   status       RESPONSE_CODE (0, "downstream disconnected", is stored as no status)
-  outcome      client_gone if RESPONSE_CODE is 0 or RESPONSE_FLAGS has DC; shed if 429 or the
-               flags have RL (rate limited) or UO (overflow); delivered for 1xx-3xx; else error
-               (UT upstream timeout, URX retry limit, UC upstream reset, 5xx, other 4xx)
-  attempt      0, 1, 2, ... in START_TIME order within the call. Retry counters in the log
-               (x-stainless-retry-count, UPSTREAM_REQUEST_ATTEMPT_COUNT) are not used: the SDK
-               counter restarts with every call that reuses an id, and Envoy's counts its own
-               upstream tries within one downstream request.
-  replica      UPSTREAM_HOST; model from a `model` field when present
+  outcome      client_gone if RESPONSE_CODE is 0 or RESPONSE_FLAGS has DC (the client went
+               away); shed if 429 or the flags have RL (rate limited), UO (overflow) or UH (no
+               healthy upstream); delivered for 1xx-3xx; else error (UT upstream timeout,
+               URX retry limit reached, UC upstream connection terminated, 5xx, other 4xx)
+  attempt      Envoy writes one entry per downstream request. Each entry is one client
+               attempt; entries of one call are numbered 0, 1, 2, ... in START_TIME order (or
+               by the attempt field, e.g. x-stainless-retry-count, when one is named).
+               UPSTREAM_REQUEST_ATTEMPT_COUNT = N > 1 means Envoy itself retried upstream
+               inside the entry: the entry becomes N attempts, the first N - 1 known by count
+               only (placed at START_TIME with zero length, outcome error, status and replica
+               unknown), the last one the logged result. 0 means never sent upstream.
+               For one entry per upstream try, log with the router's `upstream_log`.
+  replica      UPSTREAM_HOST (the host of the last try); model from a `model` field
 execution_id stays empty (Envoy does not know the engine's id) and attached is false.
-Fields not listed are ignored (reported as unknown columns from the first records).
+Fields not listed are ignored (reported as unknown columns from the first records). The
+default text format is read by gateway_envoy_text.py into the same records.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
 
-from relplan import sql
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.detect import envoy_key
 from relplan.ingest.files import FileInfo, open_text_lines
-from relplan.ingest.stage import StageWriter
+from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries
 from relplan.values import parse_number, parse_time
 
-_USED = {"start_time", "duration", "response_code", "response_flags", "upstream_host", "model"}
-_SHED_FLAGS = {"RL", "UO"}
+_USED = {
+    "start_time",
+    "duration",
+    "response_code",
+    "response_flags",
+    "upstream_host",
+    "model",
+    "upstream_request_attempt_count",
+}
+_SHED_FLAGS = {"RL", "UO", "UH"}
 
 
 def _flags(value: Any) -> set[str]:
@@ -81,6 +95,12 @@ def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], st
         outcome = "delivered"
     else:
         outcome = "error"
+    count_text = _text(f.get("upstream_request_attempt_count"))
+    tries = as_int(count_text) if count_text is not None else 1
+    if tries is None or tries < 0:
+        return {}, f"UPSTREAM_REQUEST_ATTEMPT_COUNT {count_text!r} is not a whole number >= 0"
+    if tries == 0 and outcome == "error" and code in (502, 503, 504):
+        outcome = "shed"  # answered by Envoy without trying an upstream
     return {
         "call_id": call_id,
         "t_sent": t_sent,
@@ -88,55 +108,82 @@ def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], st
         "outcome": outcome,
         "status": None if code == 0 else code,
         "attached": False,
-        "replica": _text(f.get("upstream_host")),
+        "replica": _text(f.get("upstream_host")) if tries else None,
         "model": _text(f.get("model")),
+        "upstream_tries": tries,
     }, None
 
 
 def stage_envoy(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
-    w = StageWriter(con, "stage_proxy")
-    used = _USED | {envoy_key(opts.call_id_field)}
+    def records() -> Iterable[tuple[int, str, dict[str, Any] | str]]:
+        for n, line in open_text_lines(info.path):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                yield n, line, "malformed JSON; expected one JSON access-log record per line"
+                continue
+            yield n, line, rec if isinstance(rec, dict) else "expected a JSON object per line"
+
+    stage_envoy_records(con, staged, opts, records(), "envoy")
+
+
+def stage_envoy_records(
+    con: duckdb.DuckDBPyConnection,
+    staged: Staged,
+    opts: IngestOptions,
+    records: Iterable[tuple[int, str, dict[str, Any] | str]],
+    origin: str,
+) -> None:
+    """Stage Envoy records (JSON objects, or fields read from text lines; a string is the
+    reason the line is no record) and number their attempts within each call."""
+    call_field = opts.call_key or opts.call_id_field
+    attempt_key = envoy_key(opts.attempt_field) if opts.attempt_field else None
+    sink = AttemptSink(con, staged.source_id, origin, opts.skip, renumber=attempt_key is None)
+    used = _USED | {envoy_key(call_field)} | ({attempt_key} if attempt_key else set())
     unknown: set[str] = set()
-    for n, line in open_text_lines(info.path):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            w.add(
-                source_id=staged.source_id,
-                ln=n,
-                raw=line,
-                origin="envoy",
-                perr="malformed JSON; expected one JSON access-log record per line",
-            )
-            continue
-        if not isinstance(rec, dict):
-            w.add(
-                source_id=staged.source_id,
-                ln=n,
-                raw=line,
-                origin="envoy",
-                perr="expected a JSON object per line",
-            )
+    upstream_retried = 0
+    for n, line, rec in records:
+        if isinstance(rec, str):
+            sink.reject(n, line, rec)
             continue
         if n <= 1000:
             unknown.update(k for k in rec if envoy_key(k) not in used)
-        cols, err = map_record(rec, opts.call_id_field)
-        w.add(
-            source_id=staged.source_id,
-            ln=n,
-            raw=line if opts.skip or err else None,
-            perr=err,
-            origin="envoy",
-            attempt=0.0,
-            **cols,
-        )
-    w.flush()
-    sql.run(con, "ingest/envoy_number_attempts", {"source_id": staged.source_id})
+        cols, err = map_record(rec, call_field)
+        if err is not None:
+            sink.reject(n, line, err)
+            continue
+        first = 0.0
+        if attempt_key is not None:
+            given = as_int(_text({envoy_key(k): v for k, v in rec.items()}.get(attempt_key)))
+            if given is None or given < 0:
+                sink.reject(n, line, f"{opts.attempt_field} is missing or not a whole number >= 0")
+                continue
+            first = float(given)
+        n_tries = max(int(cols.pop("upstream_tries")), 1)
+        upstream_retried += n_tries > 1
+        tries = [*hidden_tries(n_tries - 1, cols["t_sent"], cols), cols]
+        for i, t in enumerate(tries):
+            t["attempt"] = first + i if attempt_key else float(i)
+        sink.call(n, line, tries, hidden=n_tries - 1)
+    sink.finish(staged.notes)
     staged.unknown_columns = sorted(unknown)
     staged.notes.append(
-        "attempts numbered by START_TIME within each call; execution_id unknown from Envoy logs"
+        "one entry per downstream request = one client attempt, numbered by "
+        + (f"{opts.attempt_field}" if attempt_key else "START_TIME")
+        + f" within each call (the call is {call_field}); execution_id unknown from Envoy logs"
     )
+    if upstream_retried:
+        staged.notes.append(
+            f"{upstream_retried} entries were retried upstream by Envoy"
+            " (UPSTREAM_REQUEST_ATTEMPT_COUNT > 1)"
+        )
+    if envoy_key(call_field) == "x_request_id" and not opts.call_key:
+        staged.notes.append(
+            "calls are grouped by x-request-id: Envoy makes a fresh one per downstream request"
+            " unless the caller sends it, so client retries group into one call only when the"
+            " caller reuses it (else name the caller's header with call_key)"
+        )

@@ -1,0 +1,124 @@
+"""`vllm bench serve --save-result --save-detailed` JSON -> proxy attempts (one per request).
+
+The file is one JSON object per run (`--append-result` adds more, one per line). Each request
+i of a run is one call `<label or vllm-bench>-<date>-<i>` with one attempt (the benchmark client does not retry):
+  t_sent      start_times[i], placed in time (below)
+  t_end       t_sent + latencies[i] (else ttfts[i] + sum(itls[i]), the e2e of older files)
+  outcome     delivered when errors[i] is "", else error (then latency 0 means unknown:
+              t_end = t_sent)
+  prompt_tokens  input_lens[i];  model  model_id
+status, replica and execution_id are not in the file (NULL).
+
+Placing in time: start_times come from `time.perf_counter()`, a monotonic clock whose zero
+is arbitrary; only differences are meaningful. The run is anchored so that its last
+request end falls on `date` (`%Y%m%d-%H%M%S`, written after the run, in the local time of
+the machine that ran it, taken as UTC), i.e. t = date - (max end - start_times[i]). The
+absolute time is then right to a second plus that machine's UTC offset; relative times are
+exact. IngestOptions.bench_start (the wall-clock time of the first request) overrides it.
+Files without start_times (before 2026-01) cannot place requests and are refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import duckdb
+
+from relplan.ingest.base import IngestOptions, Staged
+from relplan.ingest.files import FileInfo
+from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
+
+BENCH_KEYS = {"date", "start_times", "num_prompts", "duration", "completed"}
+
+
+def is_bench(keys: set[str]) -> bool:
+    return {"date", "completed", "failed"} <= keys and bool(keys & {"ttfts", "start_times"})
+
+
+def _item(values: Any, i: int) -> Any:
+    return values[i] if isinstance(values, list) and i < len(values) else None
+
+
+def map_run(
+    run: dict[str, Any], ln: int, opts: IngestOptions
+) -> tuple[list[dict[str, Any]], str | None, str | None]:
+    """The attempts of one run, why it cannot be read, and how it was placed in time."""
+    starts = run.get("start_times")
+    if not isinstance(starts, list) or not starts:
+        return (
+            [],
+            (
+                "no start_times (vllm bench serve writes them with --save-detailed since 2026-01);"
+                " requests cannot be placed in time"
+            ),
+            None,
+        )
+    date = text(run.get("date"))
+    n = len(starts)
+    ends: list[float] = []
+    for i in range(n):
+        s = as_float(starts[i])
+        if s is None:
+            return [], f"start_times[{i}] is not a number", None
+        lat = as_float(_item(run.get("latencies"), i))
+        if lat is None:
+            ttft = as_float(_item(run.get("ttfts"), i)) or 0.0
+            itl = _item(run.get("itls"), i)
+            lat = ttft + sum(as_float(x) or 0.0 for x in itl) if isinstance(itl, list) else ttft
+        ends.append(s + max(lat, 0.0))
+    first, last_end = min(float(x) for x in starts), max(ends)
+    if opts.bench_start is not None:
+        shift, how = opts.bench_start - first, "by bench_start"
+    else:
+        if date is None:
+            return [], "no date and no bench_start; cannot place the run in time", None
+        try:
+            anchor = dt.datetime.strptime(date, "%Y%m%d-%H%M%S").replace(tzinfo=dt.timezone.utc)
+        except ValueError:
+            return [], f"date {date!r} is not %Y%m%d-%H%M%S", None
+        shift = anchor.timestamp() - last_end
+        how = f"by its date {date} (local time of the benchmark machine, taken as UTC)"
+    tag = "-".join(x for x in (text(run.get("label")) or "vllm-bench", date) if x)
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        t0 = float(starts[i]) + shift
+        err = text(_item(run.get("errors"), i))
+        ok = err is None
+        out.append(
+            {
+                "call_id": f"{tag}-{i}",
+                "t_sent": t0,
+                "t_end": ends[i] + shift if ok else t0,
+                "outcome": "delivered" if ok else "error",
+                "status": None,
+                "model": text(run.get("model_id")),
+                "prompt_tokens": as_int(_item(run.get("input_lens"), i)),
+            }
+        )
+    return out, None, how
+
+
+def stage_vllm_bench(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    sink = AttemptSink(con, staged.source_id, "vllm_bench", opts.skip)
+    placed: list[str] = []
+    for n, raw, run in json_records(info.path):
+        short = raw[:500]
+        if not isinstance(run, dict):
+            sink.reject(n, short, "expected a vllm bench serve result object")
+            continue
+        tries, err, how = map_run(run, n, opts)
+        if err is not None:
+            sink.reject(n, short, err)
+            continue
+        for t in tries:
+            sink.call(n, short, [t])
+        placed.append(f"run on line {n} ({len(tries)} requests) placed {how}")
+    sink.finish(staged.notes)
+    staged.notes.extend(placed)
+    staged.notes.append(
+        "start_times are time.perf_counter() (monotonic): relative times are exact, the"
+        " absolute placement is not; no HTTP status, replica or request id in the file"
+    )
