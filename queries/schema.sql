@@ -22,7 +22,7 @@ create table if not exists sources (
 -- Workspaces created before `notes` existed get it here (additive).
 alter table sources add column if not exists notes varchar[];
 
-create table if not exists attempts (          -- formats.md section 1 (kind: proxy)
+create table if not exists attempts (          -- docs/formats.md, Proxy attempts log (kind: proxy)
     call_id varchar not null,
     attempt integer not null,
     t_planned double not null,        -- defaults to t_sent of attempt 0 at ingest
@@ -41,7 +41,7 @@ create table if not exists attempts (          -- formats.md section 1 (kind: pr
     source_row bigint not null
 );
 
-create table if not exists events (            -- formats.md section 2, type = "event"
+create table if not exists events (            -- docs/formats.md, Engine trace, type = "event"
     t double not null,
     execution_id varchar not null,
     event varchar not null,           -- arrived | scheduled | first_token | preempted | aborted | finished | rejected
@@ -61,7 +61,7 @@ create table if not exists request_ids (
     source_row bigint not null
 );
 
-create table if not exists steps (             -- formats.md section 2, type = "step"
+create table if not exists steps (             -- docs/formats.md, Engine trace, type = "step"
     step bigint not null,
     t_issue double not null,
     t_done double not null,
@@ -74,7 +74,7 @@ create table if not exists steps (             -- formats.md section 2, type = "
     source_row bigint not null
 );
 
-create table if not exists engine_stats (      -- formats.md section 2, type = "stats"
+create table if not exists engine_stats (      -- docs/formats.md, Engine trace, type = "stats"
     step bigint not null,
     t_issue double not null,
     num_running bigint,
@@ -86,7 +86,7 @@ create table if not exists engine_stats (      -- formats.md section 2, type = "
     source_row bigint not null
 );
 
-create table if not exists metric_samples (    -- formats.md section 3, stored long
+create table if not exists metric_samples (    -- docs/formats.md, Metrics, stored long
     t double not null,
     name varchar not null,            -- as exported, e.g. vllm:prompt_tokens_total
     labels map(varchar, varchar) not null,
@@ -103,7 +103,7 @@ create table if not exists metric_meta (       -- # TYPE / # HELP / # UNIT lines
     source_id integer not null
 );
 
-create table if not exists manifests (         -- formats.md section 5 (run.json)
+create table if not exists manifests (         -- docs/formats.md, Run manifest (run.json)
     source_id integer not null,
     name varchar not null,
     capacity_calls_per_s double,

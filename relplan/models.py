@@ -30,7 +30,7 @@ class Phase(StrictModel):
 
 
 class RunManifest(StrictModel):
-    """`run.json` (formats.md section 5). Flags given to a command override it."""
+    """`run.json` (docs/formats.md, Run manifest). Flags given to a command override it."""
 
     name: str
     capacity_calls_per_s: float | None = Field(default=None, gt=0)

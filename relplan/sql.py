@@ -1,6 +1,6 @@
 """Loads `queries/**/*.sql` and checks each file's declared parameters against its uses.
 
-Rules (STYLE.md): one query per file; the header comment is its docstring and has a line
+Rules (docs/development.md, the section on SQL files): one query per file; the header comment is its docstring and has a line
 `-- params: a, b` (or `-- params:` with nothing after it); DuckDB named parameters (`$a`)
 only. A parameter declared but unused, or used but undeclared, is refused with the file's
 name. Placeholders inside comments and string literals do not count as uses.

@@ -97,7 +97,7 @@ def test_counter_rise_follows_the_reset_rule_and_adjacent_windows_add_up(
         v = d if i in resets else v + d
         values.append(v)
     # a reset that does not drop the value is indistinguishable from no reset: the rule
-    # (formats.md) sees only drops
+    # (docs/analyses.md, Conventions: counter rise) sees only drops
     rises = [
         values[i] - values[i - 1] if values[i] >= values[i - 1] else values[i]
         for i in range(1, len(values))

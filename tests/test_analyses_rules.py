@@ -1,4 +1,4 @@
-"""The conventions and verdict rules of analyses.md, each on a run built for it."""
+"""The conventions and verdict rules of docs/analyses.md (Conventions, delivery), each on a run built for it."""
 
 from __future__ import annotations
 

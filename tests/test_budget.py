@@ -1,4 +1,4 @@
-"""relplan budget: hand-computed cases (analyses.md section I) and invariants."""
+"""relplan budget: hand-computed cases (docs/planning.md, budget) and invariants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adapters for what deployments already have (formats.md section 4), on realistic samples in
+"""Adapters for what deployments already have (docs/formats.md: Metrics, vLLM server log, Envoy access log), on realistic samples in
 tests/data/ingest/adapters, with hand-checked rows."""
 
 from __future__ import annotations

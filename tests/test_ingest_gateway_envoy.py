@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from relplan.errors import InputError
 from relplan.ingest.gateway_envoy_text import ENVOY_DEFAULT
-from tests.ingest_util import ingest, rows, write_lines
+from tests.helpers.ingest import ingest, rows, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 ATTEMPTS = (

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ingest_util import ingest, rows, write_lines
+from tests.helpers.ingest import ingest, rows, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 ATTEMPTS = (

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.errors import InputError
-from tests.ingest_util import ingest, rows, write_lines
+from tests.helpers.ingest import ingest, rows, write_lines
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "formats-gateways.md"
 _BLOCK = re.compile(r"```(\w+) example=(\w+)\n(.*?)```", re.DOTALL)

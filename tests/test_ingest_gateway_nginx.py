@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.errors import InputError
-from tests.ingest_util import ingest, rows, write_lines
+from tests.helpers.ingest import ingest, rows, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 ATTEMPTS = (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ingest_util import ingest, rows
+from tests.helpers.ingest import ingest, rows
 
 T0 = 1764460800.0
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from tests.ingest_util import ingest, rows
+from tests.helpers.ingest import ingest, rows
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 ATTEMPTS = (

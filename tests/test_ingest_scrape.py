@@ -12,7 +12,7 @@ import pytest
 
 from relplan.errors import InputError, UsageError
 from relplan.ingest.scrape_time import parse_at, time_from_name
-from tests.ingest_util import ingest, rows, write_lines
+from tests.helpers.ingest import ingest, rows, write_lines
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 SCRAPES = sorted(PUBLISHED.glob("*.prom"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.ingest_util import ingest, rows
+from tests.helpers.ingest import ingest, rows
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 LOGS = sorted(PUBLISHED.glob("vllm_v*_server_log_*.txt"))

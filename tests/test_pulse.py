@@ -1,4 +1,4 @@
-"""relplan pulse: hand-computed backlog arithmetic (analyses.md section H)."""
+"""relplan pulse: hand-computed backlog arithmetic (docs/planning.md, pulse)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from relplan.sim.scenario import Scenario, WorkloadSpec
 from relplan.sim.workloads import draw_lengths, make_calls, read_trace
 
 
-def test_synthetic_lengths_follow_the_spec_defaults() -> None:
+def test_synthetic_lengths_follow_the_documented_defaults() -> None:
     """Prompts Normal(12000, 1200) (at least prefix + 1); outputs lognormal, median 300,
     sigma 0.44 (mean ~330), capped at max_tokens."""
     prompts, outs = draw_lengths(WorkloadSpec(), 20000, random.Random(7))

@@ -1,4 +1,4 @@
--- The engine record rules (formats.md section 2) as macros, so staged checks
+-- The engine record rules (docs/formats.md, Engine trace) as macros, so staged checks
 -- (ingest/engine_checked.sql) and the direct Parquet inserts (ingest_direct_parquet_*.sql)
 -- apply exactly the same ones.
 -- rp_engine_type: `type`, or, when absent, what the fields say: `event` -> event,

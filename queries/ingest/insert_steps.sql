@@ -1,5 +1,5 @@
 -- Store the engine step records that passed of this ingest; absent prompt_cached and
--- decode_tokens are 0 (formats.md section 2).
+-- decode_tokens are 0 (docs/formats.md, Engine trace).
 -- params:
 insert into steps
 select

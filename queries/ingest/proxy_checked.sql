@@ -1,5 +1,5 @@
 -- The staged proxy attempts with the reason each breaks the contract (NULL when it is fine)
--- and t_planned filled in. Checks (formats.md section 1): required fields present, attempt a
+-- and t_planned filled in. Checks (docs/formats.md, Proxy attempts log): required fields present, attempt a
 -- whole number >= 0, outcome a known value, t_end >= t_sent, attached => execution_id,
 -- shed => no execution_id, token counts and status whole numbers >= 0, finite times, and
 -- attempt numbers distinct per call: within this ingest (the later line is the bad one) and

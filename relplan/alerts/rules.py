@@ -1,25 +1,25 @@
-"""The engine health signals of analyses.md J as Prometheus rules, and the rule file writer.
+"""The engine health signals (docs/analyses.md, health; docs/alerts.md) as Prometheus rules, and the rule file writer.
 
 One definition serves both roads: `health_rules()` builds the alerting rules (expression,
 `for`, labels, annotations) that `relplan alerts export` writes and that the offline
 evaluator (evaluate.py) runs, so relplan's verdicts and Prometheus's come from the same text.
 
-Choices (documented in the README too):
+Choices (documented in docs/alerts.md, The rules and the choices behind them):
 - Every signal is aggregated per replica with `sum by (L)` (`max by (L)` for the cache usage),
   where L is the replica label. The analyses pick L from the data (replica, pod or instance,
   first present); the exported file defaults to `instance`, which Prometheus attaches to
   every scraped series, so the file works as deployed (`--replica-label pod` on Kubernetes).
-- Queue growing: analyses.md J writes `deriv(...[10m]) > 0`; on an idle replica a single
+- Queue growing: the literal rule is `deriv(...[10m]) > 0`; on an idle replica a single
   waiting request inside the window makes the slope positive for minutes (a healthy
   simulated run fired it), so the default threshold is 0.01 requests/s (a queue 6 longer
   every 10 minutes); `--threshold queue_slope=0` gives the literal rule.
 - `for:` defaults: 1m for the engine signals (two or more evaluations at the usual 15-30 s
   interval, so a single noisy evaluation does not page), 2m for the queue trend, and 15s for
-  the counter divergence, which is "two consecutive evaluations" (analyses.md conventions 5)
+  the counter divergence, which is "two consecutive evaluations" (docs/analyses.md, Conventions: rolling series)
   at any evaluation interval of 15 s or more.
 - Counter divergence uses `increase()` over 1m for both counters; both counters are scraped
   together, so the extrapolation factors are equal except near a counter's zero point. The
-  exact, non-extrapolated rise of analyses.md D is the analyses' own figure.
+  exact, non-extrapolated rise is the counters analysis's own figure (docs/analyses.md, counters).
 - Retry amplification assumes Envoy's Prometheus stats: `envoy_cluster_upstream_rq_total`
   (upstream requests, retries included) and `envoy_cluster_upstream_rq_retry` (retries), by
   `envoy_cluster_name`. Amplification = attempts / (attempts - retries).
@@ -169,7 +169,7 @@ def health_rules(
     *,
     proxy: bool = True,
 ) -> list[AlertRule]:
-    """The alerting rules of analyses.md J (and retry amplification when `proxy`)."""
+    """The alerting rules of the health signals (docs/alerts.md) (and retry amplification when `proxy`)."""
     th = thresholds or Thresholds()
     L = check_label(replica_label)
     n = {k: v[0] for k, v in METRIC_ALTERNATIVES.items()}

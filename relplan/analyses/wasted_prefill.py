@@ -7,7 +7,7 @@ windows here), for all replicas and per replica. Every computed token
 lands in exactly one fate: delivered, finished_for_nobody, finished (no proxy log: delivery
 unknown), aborted, unfinished, unknown (steps of an execution with no lifecycle event).
 Shares are of all computed prompt tokens in the window, except the in-flight share, which is
-of the aborted executions' computed prompt tokens (as the spec defines it).
+of the aborted executions' computed prompt tokens (docs/analyses.md, wasted_prefill).
 """
 
 from __future__ import annotations

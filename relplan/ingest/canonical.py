@@ -1,4 +1,4 @@
-"""The canonical proxy and engine formats (formats.md sections 1-2) in JSONL, CSV or Parquet.
+"""The canonical proxy and engine formats (docs/formats.md, Proxy attempts log and Engine trace) in JSONL, CSV or Parquet.
 
 DuckDB reads the files with explicit column types (queries/ingest_{proxy,engine}_read_*.sql).
 JSON Lines has two readers: DuckDB's typed JSON reader (fast; it stages in file order, and
@@ -142,14 +142,14 @@ def stage_table(
         if missing:
             raise InputError(
                 f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; expected"
-                f" {', '.join(PROXY_REQUIRED)} (formats.md section 1)",
+                f" {', '.join(PROXY_REQUIRED)} (docs/formats.md, Proxy attempts log)",
                 path,
                 line,
             )
     elif not set(cols) & {"type", "event", "prompt_computed", "num_running", "kv_usage"}:
         raise InputError(
             "no type column and none of event, prompt_computed, num_running, kv_usage; expected"
-            " engine records (formats.md section 2)",
+            " engine records (docs/formats.md, Engine trace)",
             path,
             line,
         )

@@ -249,7 +249,7 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             return Detected(k, "csv")
         raise InputError(
             f"cannot tell what this CSV file holds (header: {first[:120]}); expected the proxy or"
-            " engine columns of formats.md",
+            " engine columns of docs/formats.md",
             path,
             1,
         )

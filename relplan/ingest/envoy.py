@@ -1,4 +1,4 @@
-"""Envoy JSON access logs -> proxy attempts (formats.md section 4).
+"""Envoy JSON access logs -> proxy attempts (docs/formats.md, Envoy access log).
 
 One log record is one downstream request: one attempt of a call. Field names are matched
 case-insensitively with `%` and `-`/`_` differences ignored (START_TIME, %START_TIME%,

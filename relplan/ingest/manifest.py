@@ -1,4 +1,4 @@
-"""`run.json` run manifests (formats.md section 5) -> manifests and phases.
+"""`run.json` run manifests (docs/formats.md, Run manifest) -> manifests and phases.
 
 The file is validated by `RunManifest` (unknown keys refused; provenance belongs under
 "meta"). Errors name the JSON location: `run.json: phases.1.end: ...`.

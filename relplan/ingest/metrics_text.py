@@ -1,4 +1,4 @@
-"""Prometheus metrics as text: OpenMetrics files and scrape logs (formats.md sections 3-4).
+"""Prometheus metrics as text: OpenMetrics files and scrape logs (docs/formats.md, Metrics).
 
 OpenMetrics (`promtool tsdb dump-openmetrics`, the simulator's metrics.om.txt): `# TYPE`,
 `# HELP`, `# UNIT` lines, samples `name{label="v",...} value timestamp` with the timestamp in

@@ -1,1 +1,1 @@
-"""Planners: pure arithmetic that needs no data (analyses.md sections H and I)."""
+"""Planners: pure arithmetic that needs no data (docs/planning.md)."""

@@ -1,4 +1,4 @@
-"""Error-budget burn from crash rate x stream duration (analyses.md section I).
+"""Error-budget burn from crash rate x stream duration (docs/planning.md, budget).
 
 A crash kills every stream its replica is serving. With C crashes per replica per window,
 K concurrent streams per replica and N replicas, C*N*K streams die per window. Streams of mean
@@ -6,10 +6,10 @@ duration d give N*K/d*T requests per window T, of which (1 - SLO) may fail. Burn
 allowed: it grows linearly with both C and d, so long streams turn a tolerable crash rate into
 a blown budget. The break-even duration (1 - SLO)*T/C is where crashes alone burn exactly 1x.
 
-Choices where the spec leaves one (documented in the README too):
+Choices (documented in docs/planning.md, budget):
 - Undrained planned restarts kill streams like crashes do; `fraction_killed` is killed over
-  requests, i.e. the spec's C*d/T plus P*d/T when planned restarts are not drained.
-- The break-even duration is for crashes alone, as the spec defines it.
+  requests, i.e. C*d/T plus P*d/T when planned restarts are not drained.
+- The break-even duration is for crashes alone (docs/planning.md, budget).
 - Capacity lost counts every restart, drained or not: (C + P) * r * N replica-minutes.
 """
 

@@ -1,4 +1,4 @@
-"""Backlog arithmetic for an overload pulse (analyses.md section H). No data needed.
+"""Backlog arithmetic for an overload pulse (docs/planning.md, pulse). No data needed.
 
 A pulse at P x capacity for S seconds leaves (P - 1) * S seconds of full-speed engine work
 queued. If that backlog is longer than the client's deadline D, every queued attempt waits
@@ -6,7 +6,7 @@ past its deadline: the client leaves and (with retries) sends the call again, so
 offered load becomes H * (1 + R) x capacity. When that exceeds capacity too, the queue can
 never drain: the collapse risk of a metastable failure.
 
-Choices where the spec leaves one: a pulse at or below capacity leaves no backlog; the
+Choices (docs/planning.md, pulse): a pulse at or below capacity leaves no backlog; the
 "retry ratio" is retries per call in the hold (0.5 = half the calls retry once), so the hold's
 offered load is H * (1 + ratio) and stays under capacity while ratio < 1/H - 1.
 """

@@ -1,4 +1,4 @@
-"""Capacity calibration by a staged ramp (simulator.md, "Defaults": Calibration).
+"""Capacity calibration by a staged ramp (docs/simulate.md, Engine profiles and calibration).
 
 For each seed, patient clients (no deadline, no retries) arrive as a Poisson process in
 stages of `stage_seconds` (300 s) whose rate rises by `step` (0.05 calls/s) from `start`.

@@ -1,4 +1,4 @@
-"""Step-duration cost model (simulator.md, "Defaults").
+"""Step-duration cost model (docs/simulate.md, The model: step cost).
 
     step_ms = speed * (a + b * (prefill tokens + decode sequences)
                        + c * sum_i N_i * (C_i + N_i / 2)
@@ -7,7 +7,7 @@
 summed over the step's prefill chunks i (N new tokens computed after C tokens already in the
 KV cache, cached prefix included) and its decodes j (context L tokens). The coefficients are
 least-squares fits to forward-pass timings of a 7B-class decoder on an H200
-(`shared/data/gpu-step-costs/`); `speed` is one factor per engine profile that brings the
+(tests/data/gpu-step-costs/, with its provenance in README.md there); `speed` is one factor per engine profile that brings the
 calibrated capacity to the profile's target (see `profiles/*.toml` for how it was set).
 
 The engine inlines this formula in its step loop for speed; `step_cost_ms` is the reference

@@ -1,5 +1,5 @@
 """A vLLM-V1-like engine: continuous batching with chunked prefill, a prefix cache, a paged KV
-cache with preemption by recomputation, and asynchronous scheduling (simulator.md).
+cache with preemption by recomputation, and asynchronous scheduling (docs/simulate.md, The model).
 
 Per step (issued by `_issue`):
 1. running executions are served first, in admission order: every decoding execution gets one
@@ -24,7 +24,7 @@ frees its blocks at once; steps issued before it still compute its tokens, so th
 trace ("in flight at the abort"), but their outputs are discarded (no `first_token`, no
 `finished`, no generation tokens counted).
 
-Choices where vLLM's behaviour is not pinned by the spec:
+Choices where vLLM's behaviour leaves one (docs/simulate.md, The model):
 - output lengths are known to the model, so the scheduler never schedules a token past the
   last one (vLLM may compute one extra token past a stop token under async scheduling);
 - an execution whose last token is scheduled stops counting for scheduling but keeps its

@@ -1,4 +1,4 @@
-"""The engine's Prometheus metrics as OpenMetrics text (formats.md section 3).
+"""The engine's Prometheus metrics as OpenMetrics text (docs/formats.md, Metrics).
 
 The simulator scrapes the engine every `scrape_interval_s` (5 s) from t0 and keeps vLLM's
 counting rules (the engine implements them; see engine.py):

@@ -1,4 +1,4 @@
-"""The proxy between clients and the engine, with the overload controls of simulator.md.
+"""The proxy between clients and the engine, with the overload controls of docs/simulate.md, The model.
 
 For each attempt that reaches it, in this order:
 1. retry budget (retries only): refused with 429 unless the retries admitted in the last

@@ -3,7 +3,7 @@
 A scenario names everything a run needs: workload phases (rates as multiples of the engine's
 calibrated capacity C^, or absolute calls/s for calibration ramps), length distributions or a
 real trace, client, proxy and engine settings, and the engine profile. Defaults are the
-"Defaults that pin the behaviour down" of simulator.md, so a file only states what differs.
+defaults listed in docs/simulate.md (Built-in scenarios, The model), so a file only states what differs.
 
 Built-in scenarios live in `relplan/sim/scenarios/NAME.toml`; `load_scenario(NAME|FILE)` takes
 either. `--set` takes a dotted path into the model (`proxy.cancellation=deferred(10)`,

@@ -2,7 +2,7 @@
 
 The four files are ingested into an in-memory workspace by `relplan ingest`'s readers and
 `relplan.analyses.analyze` runs on it with its defaults, so every figure has one
-implementation, the analyses' (analyses.md A-E), and the summary of a simulated run is what
+implementation, the analyses' (docs/analyses.md: amplification, delivery, wasted_prefill, counters, littles_law), and the summary of a simulated run is what
 an analysis of its files says. This module only picks the figures and renames them:
 
 - `capacity_calls_per_s`, `deadline_s`, `delivery_window_s`: Ĉ, D, W (from run.json);

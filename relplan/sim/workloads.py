@@ -1,6 +1,6 @@
 """Workloads: planned arrivals and prompt/output lengths, synthetic or from real traces.
 
-Synthetic (simulator.md defaults): Poisson arrivals per phase at `rate_x` x C^ (or
+Synthetic (docs/simulate.md, Built-in scenarios): Poisson arrivals per phase at `rate_x` x C^ (or
 `rate_per_s`), restarted at each phase boundary; prompts Normal(mean, sd) rounded, at least
 prefix + 1; outputs lognormal(ln median, sigma) rounded, at least 1, capped by `max_tokens`.
 Arrivals and lengths come from separate seeded `random.Random` streams, so two conditions
@@ -14,7 +14,7 @@ Traces (`workload.trace`):
   tokens keep their arrival and get 1 output token);
 - `mooncake`: Mooncake JSON Lines with `timestamp` (milliseconds), `input_length`,
   `output_length` (other fields such as `hash_ids` are ignored);
-- `proxy`: a relplan proxy log (formats.md section 1; Parquet, CSV or JSONL): first attempts
+- `proxy`: a relplan proxy log (docs/formats.md, Proxy attempts log; Parquet, CSV or JSONL): first attempts
   give arrivals (`t_planned`, else `t_sent`) and `prompt_tokens`; a proxy log has no output
   lengths, so those are drawn from the synthetic output distribution (`max_tokens` from the
   log when present).
@@ -343,7 +343,7 @@ def _read_proxy(path: str) -> list[TraceRecord]:
         raise InputError(f"cannot read proxy log: {exc}", path) from None
     for col in ("call_id", "attempt", "t_sent"):
         if col not in df.columns:
-            raise InputError(f"proxy log lacks column {col!r} (formats.md section 1)", path)
+            raise InputError(f"proxy log lacks column {col!r} (docs/formats.md, Proxy attempts log)", path)
     if "prompt_tokens" not in df.columns:
         raise InputError("proxy log lacks prompt_tokens, needed for a workload", path)
     first = df.with_row_index("_row").filter(pl.col("attempt") == 0)

@@ -1,4 +1,4 @@
-"""Writes a finished simulation in the canonical formats (formats.md; common brief contract).
+"""Writes a finished simulation in the canonical formats (docs/formats.md; docs/simulate.md, Files written).
 
 - `proxy.parquet`: one row per attempt, in the order attempts were sent;
 - `engine.parquet`: ONE file with a `type` column: `event` rows (time order), then `step` rows
