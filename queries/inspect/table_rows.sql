@@ -4,6 +4,7 @@
 select 'sources' as "table", count(*) as n from sources
 union all select 'attempts', count(*) from attempts
 union all select 'events', count(*) from events
+union all select 'request_ids', count(*) from request_ids
 union all select 'steps', count(*) from steps
 union all select 'engine_stats', count(*) from engine_stats
 union all select 'metric_samples', count(*) from metric_samples

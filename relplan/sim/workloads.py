@@ -343,7 +343,9 @@ def _read_proxy(path: str) -> list[TraceRecord]:
         raise InputError(f"cannot read proxy log: {exc}", path) from None
     for col in ("call_id", "attempt", "t_sent"):
         if col not in df.columns:
-            raise InputError(f"proxy log lacks column {col!r} (docs/formats.md, Proxy attempts log)", path)
+            raise InputError(
+                f"proxy log lacks column {col!r} (docs/formats.md, Proxy attempts log)", path
+            )
     if "prompt_tokens" not in df.columns:
         raise InputError("proxy log lacks prompt_tokens, needed for a workload", path)
     first = df.with_row_index("_row").filter(pl.col("attempt") == 0)
