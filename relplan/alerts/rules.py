@@ -162,6 +162,33 @@ def _dur(seconds: float) -> str:
     return promql_ast.format_duration_ms(round(seconds * 1000))
 
 
+def _health_rule(
+    signal: str,
+    alert: str,
+    expr: str,
+    for_s: float,
+    *,
+    summary: str,
+    description: str,
+    runbook_section: str,
+    severity: str = "warning",
+) -> AlertRule:
+    """One alerting rule of the health group, its runbook pointing to `runbook_section`."""
+    return AlertRule(
+        signal=signal,
+        alert=alert,
+        expr=expr,
+        for_s=for_s,
+        labels={"severity": severity},
+        annotations={
+            "summary": summary,
+            "description": description,
+            "runbook": RUNBOOK.format(section=runbook_section),
+        },
+        group=HEALTH_GROUP,
+    )
+
+
 def health_rules(
     replica_label: str = EXPORT_REPLICA_LABEL,
     thresholds: Thresholds | None = None,
@@ -177,100 +204,81 @@ def health_rules(
     who = f"{{{{ $labels.{L} }}}}"
     value = '{{ printf "%.2f" $value }}'
     rules = [
-        AlertRule(
-            signal="preemption_storm",
-            alert="RelplanPreemptionStorm",
-            expr=f"sum by ({L}) (rate({n['preemptions']}[5m])) > {num_text(th.preemption_rate)}",
-            for_s=th.for_preemption_storm,
-            labels={"severity": "warning"},
-            annotations={
-                "summary": f"vLLM replica {who}: preemption storm",
-                "description": (
-                    f"{value} preemptions/s over 5m (threshold {num_text(th.preemption_rate)}/s):"
-                    " running requests are evicted from the KV cache and their prefill is"
-                    " recomputed, so the replica does the same work twice."
-                ),
-                "runbook": RUNBOOK.format(section="wasted prefill and engine health"),
-            },
-            group=HEALTH_GROUP,
+        _health_rule(
+            "preemption_storm",
+            "RelplanPreemptionStorm",
+            f"sum by ({L}) (rate({n['preemptions']}[5m])) > {num_text(th.preemption_rate)}",
+            th.for_preemption_storm,
+            summary=f"vLLM replica {who}: preemption storm",
+            description=(
+                f"{value} preemptions/s over 5m (threshold {num_text(th.preemption_rate)}/s):"
+                " running requests are evicted from the KV cache and their prefill is"
+                " recomputed, so the replica does the same work twice."
+            ),
+            runbook_section="wasted prefill and engine health",
         ),
-        AlertRule(
-            signal="cache_full_while_queueing",
-            alert="RelplanCacheFullWhileQueueing",
-            expr=(
+        _health_rule(
+            "cache_full_while_queueing",
+            "RelplanCacheFullWhileQueueing",
+            (
                 f"max by ({L}) (max_over_time({n['kv_usage']}[10m])) > {num_text(th.kv_usage)}"
                 f" and on ({L}) sum by ({L}) ({n['waiting']}) > {num_text(th.waiting)}"
             ),
-            for_s=th.for_cache_full_while_queueing,
-            labels={"severity": "warning"},
-            annotations={
-                "summary": f"vLLM replica {who}: KV cache full while requests queue",
-                "description": (
-                    f"KV cache usage reached {value} (max over 10m, threshold"
-                    f" {num_text(th.kv_usage)}) while more than {num_text(th.waiting)} requests wait:"
-                    " admission is blocked by memory, not by compute."
-                ),
-                "runbook": RUNBOOK.format(section="Little's law and engine health"),
-            },
-            group=HEALTH_GROUP,
+            th.for_cache_full_while_queueing,
+            summary=f"vLLM replica {who}: KV cache full while requests queue",
+            description=(
+                f"KV cache usage reached {value} (max over 10m, threshold"
+                f" {num_text(th.kv_usage)}) while more than {num_text(th.waiting)} requests wait:"
+                " admission is blocked by memory, not by compute."
+            ),
+            runbook_section="Little's law and engine health",
         ),
-        AlertRule(
-            signal="queue_growing",
-            alert="RelplanQueueGrowing",
-            expr=f"sum by ({L}) (deriv({n['waiting']}[10m])) > {num_text(th.queue_slope)}",
-            for_s=th.for_queue_growing,
-            labels={"severity": "warning"},
-            annotations={
-                "summary": f"vLLM replica {who}: waiting queue keeps growing",
-                "description": (
-                    f"The waiting queue grows by {value} requests/s (least-squares slope over"
-                    f" 10m, threshold {num_text(th.queue_slope)}/s): arrivals, retries included,"
-                    " exceed what the replica serves."
-                ),
-                "runbook": RUNBOOK.format(section="amplification and delivery"),
-            },
-            group=HEALTH_GROUP,
+        _health_rule(
+            "queue_growing",
+            "RelplanQueueGrowing",
+            f"sum by ({L}) (deriv({n['waiting']}[10m])) > {num_text(th.queue_slope)}",
+            th.for_queue_growing,
+            summary=f"vLLM replica {who}: waiting queue keeps growing",
+            description=(
+                f"The waiting queue grows by {value} requests/s (least-squares slope over"
+                f" 10m, threshold {num_text(th.queue_slope)}/s): arrivals, retries included,"
+                " exceed what the replica serves."
+            ),
+            runbook_section="amplification and delivery",
         ),
-        AlertRule(
-            signal="stuck_replica",
-            alert="RelplanStuckReplica",
-            expr=(
+        _health_rule(
+            "stuck_replica",
+            "RelplanStuckReplica",
+            (
                 f"sum by ({L}) ({n['running']}) > 0 and on ({L})"
                 f" sum by ({L}) (increase({n['generation_tokens']}[1m])) == 0"
             ),
-            for_s=th.for_stuck_replica,
-            labels={"severity": "page"},
-            annotations={
-                "summary": f"vLLM replica {who}: requests running but no tokens generated",
-                "description": (
-                    f"{value} requests are running and the generation-token counter did not"
-                    " move for 1m: the engine is stuck (hung step, dead worker, NCCL wait)."
-                ),
-                "runbook": RUNBOOK.format(section="engine health"),
-            },
-            group=HEALTH_GROUP,
+            th.for_stuck_replica,
+            summary=f"vLLM replica {who}: requests running but no tokens generated",
+            description=(
+                f"{value} requests are running and the generation-token counter did not"
+                " move for 1m: the engine is stuck (hung step, dead worker, NCCL wait)."
+            ),
+            runbook_section="engine health",
+            severity="page",
         ),
-        AlertRule(
-            signal="counter_divergence",
-            alert="RelplanCounterDivergence",
-            expr=(
+        _health_rule(
+            "counter_divergence",
+            "RelplanCounterDivergence",
+            (
                 f"1 - sum by ({L}) (increase({n['prompt_tokens']}[1m]))"
                 f" / sum by ({L}) (increase({n['prefix_queries']}[1m])) > {num_text(th.shortfall)}"
                 f" and on ({L}) sum by ({L}) (increase({n['prefix_queries']}[1m])) > 0"
             ),
-            for_s=th.for_counter_divergence,
-            labels={"severity": "warning"},
-            annotations={
-                "summary": f"vLLM replica {who}: prompt-token counter misses scheduled prefill",
-                "description": (
-                    f"Shortfall {value} (threshold {num_text(th.shortfall)}): over 1m the"
-                    " prompt-token counter rose that much less than the prefix-cache query"
-                    " counter, so prefills are aborted before their first token, work the"
-                    " dashboards do not show."
-                ),
-                "runbook": RUNBOOK.format(section="counters and wasted prefill"),
-            },
-            group=HEALTH_GROUP,
+            th.for_counter_divergence,
+            summary=f"vLLM replica {who}: prompt-token counter misses scheduled prefill",
+            description=(
+                f"Shortfall {value} (threshold {num_text(th.shortfall)}): over 1m the"
+                " prompt-token counter rose that much less than the prefix-cache query"
+                " counter, so prefills are aborted before their first token, work the"
+                " dashboards do not show."
+            ),
+            runbook_section="counters and wasted prefill",
         ),
     ]
     if proxy:
