@@ -79,6 +79,7 @@ def test_only_accepts_exactly_the_registry_names() -> None:
         AnalyzeOptions(only=["queue"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("module", "forbidden"),
     [
@@ -128,6 +129,7 @@ def test_a_toy_analysis_added_by_the_recipe_is_in_analyze_json(db: Path) -> None
 
 
 @pytest.mark.usefixtures("toy_registered")
+@pytest.mark.slow
 def test_a_toy_analysis_added_by_the_recipe_is_in_the_report(db: Path) -> None:
     with workspace.open_workspace(db, read_only=True) as con:
         data = collect_report_data(

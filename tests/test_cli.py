@@ -307,6 +307,7 @@ def test_alerts_eval_from_is_seconds_from_t0_not_1970(tmp_path: object) -> None:
     assert json.loads(relative.stdout)["evaluations"] == 21
 
 
+@pytest.mark.slow
 def test_analyze_from_to_take_every_time_form_alike(tmp_path: object) -> None:
     """--from 60 / 1m / t0+60 epoch / RFC 3339 give one window; --bin and --step durations."""
     from pathlib import Path

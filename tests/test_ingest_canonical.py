@@ -206,6 +206,7 @@ def test_a_directory_ingests_everything_in_one_call(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_reingesting_the_same_content_adds_nothing_and_says_so(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     ingest(db, INCIDENT)

@@ -108,6 +108,7 @@ CONSOLE = [
 SESSIONS = [pytest.param(path, id=_id(path)) for path in FILES if _blocks(path, "shell-session")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "index"), CONSOLE)
 def test_console_examples_print_what_they_show(
     path: Path, index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -122,6 +123,7 @@ def test_console_examples_print_what_they_show(
         _rewrite(path, {index: outputs})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SESSIONS)
 def test_shell_sessions_print_what_they_show(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
