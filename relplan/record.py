@@ -66,7 +66,9 @@ def scrape(url: str, timeout: float) -> bytes:
             body: bytes = resp.read()
     except urllib.error.HTTPError as exc:
         exc.close()  # the error holds the open reply
-        raise InputError(f"HTTP {exc.code} {exc.reason}; expected 200 and /metrics text", url) from None
+        raise InputError(
+            f"HTTP {exc.code} {exc.reason}; expected 200 and /metrics text", url
+        ) from None
     except urllib.error.URLError as exc:
         raise InputError(f"cannot reach the server ({exc.reason})", url) from exc
     except TimeoutError as exc:
