@@ -1,4 +1,4 @@
-"""Parse rate of the gateway and load-test adapters (docs/formats-gateways.md): one generated
+"""Parse rate of the gateway and load-test adapters (docs/formats.md): one generated
 file per format, ingested into a fresh workspace; prints records, attempts stored, file size,
 wall time, records/s and MB/s.
 

@@ -1,5 +1,5 @@
 """Envoy access logs: the default text format, Istio's, a given format string, and the JSON
-form's response flags and UPSTREAM_REQUEST_ATTEMPT_COUNT (docs/formats-gateways.md).
+form's response flags and UPSTREAM_REQUEST_ATTEMPT_COUNT (docs/formats.md).
 
 Published examples: tests/data/published/ (SOURCES.md section 4). No published Envoy line
 shows DC, UT, URX or %UPSTREAM_REQUEST_ATTEMPT_COUNT%: the lines for those here are hand-made

@@ -1,4 +1,4 @@
-"""Kong http-log / file-log JSON (docs/formats-gateways.md).
+"""Kong http-log / file-log JSON (docs/formats.md).
 
 Published: the Kong docs' log sample (Kong 3.8, one try) and the real `tries` array of Kong
 issue 6820 (two failed tries, 504), which is a fragment: the object around it here is

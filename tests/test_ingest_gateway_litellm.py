@@ -1,4 +1,4 @@
-"""LiteLLM spend logs and the standard logging payload (docs/formats-gateways.md).
+"""LiteLLM spend logs and the standard logging payload (docs/formats.md).
 
 Published: LiteLLM's own test fixtures (one SpendLogs row, one StandardLoggingPayload; both
 with null retry counts). No published export has attempted_retries > 0: the rows with

@@ -1,5 +1,5 @@
 """Mapping files (TOML) for any other gateway: the worked examples of
-docs/formats-gateways.md run as written, errors name the mapping, and a lossless mapping reads
+docs/formats.md run as written, errors name the mapping, and a lossless mapping reads
 canonical attempts back unchanged."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from relplan.errors import InputError
 from tests.helpers.ingest import ingest, rows, write_lines
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "formats-gateways.md"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 _BLOCK = re.compile(r"```(\w+) example=(\w+)\n(.*?)```", re.DOTALL)
 _EXPECT = re.compile(r"<!-- expect (\w+): (.*?) -->")
 

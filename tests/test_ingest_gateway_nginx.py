@@ -1,4 +1,4 @@
-"""nginx / ingress-nginx access logs with upstream lists (docs/formats-gateways.md).
+"""nginx / ingress-nginx access logs with upstream lists (docs/formats.md).
 
 Published example: tests/data/published/nginx_ingress_upstreaminfo_issue4312_499_retries.log
 (SOURCES.md section 5: 8 tries, 7 x 504 then the client closed, 499). No published plain-nginx

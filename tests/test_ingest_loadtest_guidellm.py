@@ -1,4 +1,4 @@
-"""GuideLLM `benchmarks.json` (docs/formats-gateways.md).
+"""GuideLLM `benchmarks.json` (docs/formats.md).
 
 No GuideLLM report was published: the report here is hand-made from the 0.4 schema
 (GenerativeBenchmark, GenerativeRequestStats, RequestInfo.timings), and says so.

@@ -1,4 +1,4 @@
-"""`vllm bench serve --save-result --save-detailed` results (docs/formats-gateways.md).
+"""`vllm bench serve --save-result --save-detailed` results (docs/formats.md).
 
 No complete result JSON was published; the start_times below are the real ones of vLLM PR
 32667 (tests/data/published/vllm_bench_serve_start_times_jq_pr32667.txt). The rest of the

@@ -3,47 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from relplan.cli.options import DbOption, JsonFlag
+from relplan.cli.options import DbOption, JsonFlag, input_flags
 from relplan.cli.progress import ProgressBar
 from relplan.errors import UsageError
 from relplan.values import parse_duration, parse_instant
 
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
+
+@input_flags
 def ingest(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(help="Files or directories to ingest.", show_default=False),
     ] = None,
     db: DbOption = None,
-    kind: Annotated[
-        str | None, typer.Option(help="Force the kind: proxy, engine, metrics or manifest.")
-    ] = None,
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="Force the format: jsonl, csv, parquet, openmetrics, scrape, query_range,"
-            " vllm_log, envoy, run_json.",
-        ),
-    ] = None,
-    on_error: Annotated[
-        str,
-        typer.Option(
-            "--on-error",
-            help="fail: stop at the first bad record; skip: keep"
-            " going and store bad records in rejects.",
-        ),
-    ] = "fail",
-    year: Annotated[
-        int | None, typer.Option(help="Year of vLLM log timestamps that carry none.")
-    ] = None,
-    call_id_field: Annotated[
-        str, typer.Option(help="Envoy access logs: the field holding the call id.")
-    ] = "x-request-id",
     prometheus_url: Annotated[
         str | None, typer.Option(help="Pull metrics live from this Prometheus-compatible API.")
     ] = None,
@@ -62,6 +41,8 @@ def ingest(
         str, typer.Option(metavar="DURATION", help="Live pull: resolution, e.g. 5s or 1m.")
     ] = "15s",
     json_out: JsonFlag = False,
+    *,
+    inputs: IngestOptions,
 ) -> None:
     """Load proxy logs, engine traces, metrics and run manifests into the workspace.
 
@@ -77,11 +58,7 @@ def ingest(
     from relplan import ingest as ingest_mod
     from relplan.workspace import resolve_db
 
-    if on_error not in ("fail", "skip"):
-        raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")
-    opts = ingest_mod.IngestOptions(
-        kind=kind, fmt=fmt, on_error=on_error, year=year, call_id_field=call_id_field
-    )
+    opts = inputs
     target = resolve_db(db)
     if prometheus_url is not None:
         if paths:

@@ -1,19 +1,28 @@
 """Options shared by several commands, declared once, and the flag-value helpers they use.
 
+The input flags of `relplan ingest` and `relplan report PATH` are one group: `@input_flags`
+adds every one of them to a command and hands the command one `inputs: IngestOptions`
+(relplan/ingest/base.py), so the two commands cannot drift apart (tests/test_cli_inputs.py).
+
 Value syntax (durations, times, SLOs) is relplan/values.py's; this module only names the flags.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer import _click as click
 from typer.core import TyperCommand
 
-from relplan.values import parse_duration, parse_time_flag, positive
+from relplan.errors import UsageError
+from relplan.values import parse_duration, parse_instant, parse_time_flag, positive
+
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
 DB_HELP = "Workspace file (default: $RELPLAN_DB or ./relplan.duckdb)."
 TIME_HELP = "seconds from t0 (120, 2m), epoch seconds or RFC 3339 with an offset"
@@ -96,6 +105,12 @@ def _analysis_names() -> str:
     return ", ".join(analyses.ANALYSES)
 
 
+def _format_names() -> str:
+    from relplan.ingest.detect import FORMATS
+
+    return ", ".join(FORMATS)
+
+
 def _finding_names() -> str:
     from relplan.analyses.findings import FAIL_ON
 
@@ -105,6 +120,7 @@ def _finding_names() -> str:
 LAZY_HELP: dict[str, Callable[[], str]] = {
     "{analyses}": _analysis_names,
     "{findings}": _finding_names,
+    "{formats}": _format_names,
 }
 
 
@@ -121,3 +137,187 @@ class LazyHelpCommand(TyperCommand):
                         text = text.replace(key, names())
                 p.help = text  # type: ignore[attr-defined]
         return params
+
+
+# The input flags (see the module docstring).
+
+_KW = inspect.Parameter.KEYWORD_ONLY
+
+
+def _flag(name: str, default: Any, annotation: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, _KW, default=default, annotation=annotation)
+
+
+# One row per IngestOptions field a user sets. `{formats}` is filled in by LazyHelpCommand
+# from relplan.ingest.detect.FORMATS (a heavy import, done only for --help and the reference).
+_PARAMS = [
+    _flag(
+        "kind",
+        None,
+        Annotated[
+            str | None, typer.Option(help="Force the kind: proxy, engine, metrics or manifest.")
+        ],
+    ),
+    _flag(
+        "fmt",
+        None,
+        Annotated[str | None, typer.Option("--format", help="Force the format: {formats}.")],
+    ),
+    _flag(
+        "on_error",
+        "fail",
+        Annotated[
+            str,
+            typer.Option(
+                "--on-error",
+                help="fail: stop at the first bad record; skip: keep going and store bad"
+                " records in rejects.",
+            ),
+        ],
+    ),
+    _flag(
+        "year",
+        None,
+        Annotated[int | None, typer.Option(help="Year of vLLM log timestamps that carry none.")],
+    ),
+    _flag(
+        "at",
+        None,
+        Annotated[
+            str | None,
+            typer.Option(
+                metavar="TIME",
+                help="When a timestamp-less /metrics scrape was taken (RFC 3339 with an offset"
+                " or epoch seconds), for files whose names carry no time.",
+            ),
+        ],
+    ),
+    _flag(
+        "map_file",
+        None,
+        Annotated[
+            Path | None,
+            typer.Option(
+                "--map",
+                metavar="FILE",
+                exists=True,
+                dir_okay=False,
+                help="TOML mapping file for any other gateway's log (docs/formats.md).",
+            ),
+        ],
+    ),
+    _flag(
+        "call_key",
+        None,
+        Annotated[
+            str | None,
+            typer.Option(
+                metavar="HEADER",
+                help="Gateway logs without a per-call key: the header the caller sets per call"
+                " (Idempotency-Key, X-Request-Id); its lines are the tries of one call.",
+            ),
+        ],
+    ),
+    _flag(
+        "attempt_field",
+        None,
+        Annotated[
+            str | None,
+            typer.Option(
+                metavar="FIELD",
+                help="Gateway logs: the field giving the attempt number (x-stainless-retry-count).",
+            ),
+        ],
+    ),
+    _flag(
+        "log_format",
+        None,
+        Annotated[
+            str | None,
+            typer.Option(
+                metavar="STRING",
+                help="The access log's format string: nginx `log_format` ($remote_addr ...)"
+                " or Envoy's (%START_TIME% ...).",
+            ),
+        ],
+    ),
+    _flag(
+        "bench_start",
+        None,
+        Annotated[
+            str | None,
+            typer.Option(
+                metavar="TIME",
+                help="`vllm bench serve` results: wall-clock time of the first request"
+                " (default: the run's `date`).",
+            ),
+        ],
+    ),
+    _flag(
+        "call_id_field",
+        "x-request-id",
+        Annotated[str, typer.Option(help="Envoy JSON access logs: the field holding the call id.")],
+    ),
+]
+
+INPUT_FLAGS = tuple(p.name for p in _PARAMS)
+
+
+def build_inputs(
+    *,
+    kind: str | None = None,
+    fmt: str | None = None,
+    on_error: str = "fail",
+    year: int | None = None,
+    at: str | None = None,
+    map_file: Path | None = None,
+    call_key: str | None = None,
+    attempt_field: str | None = None,
+    log_format: str | None = None,
+    bench_start: str | None = None,
+    call_id_field: str = "x-request-id",
+) -> IngestOptions:
+    """IngestOptions from the flags' values, each checked and named in its error."""
+    from relplan.ingest.base import IngestOptions
+    from relplan.ingest.scrape_time import parse_at
+
+    if on_error not in ("fail", "skip"):
+        raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")
+    return IngestOptions(
+        kind=kind,
+        fmt=fmt,
+        on_error=on_error,
+        year=year,
+        at=None if at is None else parse_at(at),
+        call_id_field=call_id_field,
+        call_key=call_key,
+        attempt_field=attempt_field,
+        log_format=log_format,
+        map_file=map_file,
+        bench_start=None if bench_start is None else parse_instant(bench_start, "--bench-start"),
+    )
+
+
+def input_flags(func: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the input flags; it receives them as `inputs: IngestOptions`.
+
+    The command's own parameters keep their order; the input flags follow them. typer reads
+    the signature set here (`__signature__`), so the flags exist in --help and the reference.
+    """
+    # `inputs: IngestOptions` names a type imported only for type checking (the ingest
+    # package is heavy); the other annotations are evaluated as typer would.
+    sig = inspect.signature(func, eval_str=True, locals={"IngestOptions": object})
+    if "inputs" not in sig.parameters:
+        raise TypeError(f"{func.__name__} takes no `inputs` parameter")
+    own = [p for p in sig.parameters.values() if p.name != "inputs"]
+
+    def command(**values: Any) -> None:
+        flags = {name: values.pop(name) for name in INPUT_FLAGS}
+        func(**values, inputs=build_inputs(**flags))
+
+    command.__name__ = func.__name__
+    command.__qualname__ = func.__qualname__
+    command.__doc__ = func.__doc__
+    command.__module__ = func.__module__
+    command.__signature__ = sig.replace(parameters=[*own, *_PARAMS])  # type: ignore[attr-defined]
+    return command

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,10 +16,15 @@ from relplan.cli.options import (
     JsonFlag,
     PhasesOption,
     duration_flag,
+    input_flags,
     positive_flag,
 )
 
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
+
+@input_flags
 def report(
     path: Annotated[
         Path | None,
@@ -63,8 +68,13 @@ def report(
     deadline: DeadlineOption = None,
     delivery_window: DeliveryWindowOption = None,
     json_out: JsonFlag = False,
+    *,
+    inputs: IngestOptions,
 ) -> None:
     """The HTML incident report: verdict, charts and tables of every analysis, one offline page.
+
+    A raw-input PATH is read with the same input flags as `relplan ingest` (--kind, --format,
+    --at, --map, ...).
 
     Prints the path of the page written (with --json, one object naming every file written);
     its size goes to stderr.
@@ -81,7 +91,14 @@ def report(
         delivery_window=duration_flag(delivery_window, "--delivery-window"),
     )
     files = report_mod.make_report(
-        path, db=db, out=out, png_dir=png, svg_dir=svg, json_path=data_json, opts=opts
+        path,
+        db=db,
+        out=out,
+        png_dir=png,
+        svg_dir=svg,
+        json_path=data_json,
+        opts=opts,
+        inputs=inputs,
     )
     if json_out:
         written = {

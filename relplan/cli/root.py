@@ -22,7 +22,7 @@ from typer._click import exceptions as click_exc
 from typer.core import TyperGroup
 
 from relplan import __version__
-from relplan.cli import alerts, analyze, ingest, planning, report, simulate
+from relplan.cli import alerts, analyze, ingest, planning, record, report, simulate
 from relplan.cli.options import LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
 
@@ -120,10 +120,11 @@ app.command()(planning.budget)
 app.command()(planning.pulse)
 app.command(cls=LazyHelpCommand)(analyze.analyze)
 app.add_typer(simulate.simulate_app, name="simulate")
-app.command()(ingest.ingest)
+app.command(cls=LazyHelpCommand)(ingest.ingest)
 app.command("inspect")(ingest.inspect)
+app.command()(record.record)
 app.add_typer(alerts.alerts_app, name="alerts")
-app.command()(report.report)
+app.command(cls=LazyHelpCommand)(report.report)
 
 
 def main() -> None:

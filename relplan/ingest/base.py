@@ -27,7 +27,7 @@ class IngestOptions:
     # names carry no time (relplan/ingest/scrape_time.py).
     at: float | None = None
     call_id_field: str = "x-request-id"  # Envoy access logs: the field holding the call id
-    # Gateway logs (docs/formats-gateways.md): a header/field naming the call when the log
+    # Gateway logs (docs/formats.md): a header/field naming the call when the log
     # has no stable per-call key (Idempotency-Key, X-Request-Id set by the caller), and the
     # field giving the attempt number (x-stainless-retry-count).
     call_key: str | None = None

@@ -32,7 +32,7 @@ FORMATS = {
     "vllm_log": ("engine",),
     "envoy": ("proxy",),
     "run_json": ("manifest",),
-    # Gateway logs and load-test results (gateway_detect.py, docs/formats-gateways.md).
+    # Gateway logs and load-test results (gateway_detect.py, docs/formats.md).
     "envoy_text": ("proxy",),
     "nginx": ("proxy",),
     "kong": ("proxy",),

@@ -3,7 +3,7 @@
 In the spirit of GoAccess's `--log-format`: the file says how records are split (JSON Lines /
 JSON documents, CSV with a header, or a regular expression with named groups per line),
 which field holds each attempt column, how times read, and the outcome rules. Fields of JSON
-records are dotted paths (`request.headers.x-request-id`). docs/formats-gateways.md has
+records are dotted paths (`request.headers.x-request-id`). docs/formats.md has
 worked examples (tests/test_ingest_gateway_mapping.py runs them).
 
     format = "jsonl"                    # jsonl | csv | regex

@@ -1,6 +1,6 @@
 """When a timestamp-less `/metrics` scrape was taken: from its file name, else `--at`.
 
-Naming rule (docs/formats-vllm.md): the file name holds one time with an explicit zone, as
+Naming rule (docs/formats.md): the file name holds one time with an explicit zone, as
     metrics-2025-11-30T00:00:05Z.prom     RFC 3339
     metrics-2025-11-30T00-00-05Z.prom     the same with '-' for ':' (date -u +%Y-%m-%dT%H-%M-%SZ)
     metrics-20251130T000005Z.prom         ISO 8601 basic

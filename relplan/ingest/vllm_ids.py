@@ -1,5 +1,5 @@
 """vLLM request ids: the internal id an execution has in the engine, the external id the API
-response carries, and the client's X-Request-Id inside it (docs/formats-vllm.md).
+response carries, and the client's X-Request-Id inside it (docs/formats.md).
 
 API layer: external id = `chatcmpl-<X-Request-Id>` (chat; `cmpl-<id>-<i>` for completions, one
 per prompt; `chat-` in 0.6-era releases), or `<prefix>-<random hex>` when the client sent none.

@@ -1,6 +1,6 @@
 """vLLM server logs (V1 and V0) -> engine lifecycle events, request ids and stats samples.
 
-Lines understood (docs/formats-vllm.md has the templates and where vLLM writes them; the
+Lines understood (docs/formats.md has the templates and where vLLM writes them; the
 `(APIServer pid=N)` prefix, a docker-compose `name | ` prefix, a container RFC 3339 prefix and
 the `[file.py:NN]` or `file.py:NN]` location are optional):
     Received request X: [prompt: '..', ]params: ...      -> arrived (prompt_tokens, see below)

@@ -1,4 +1,4 @@
-"""vLLM's periodic stats log line -> metric samples under the vLLM metric names (docs/formats-vllm.md).
+"""vLLM's periodic stats log line -> metric samples under the vLLM metric names (docs/formats.md).
 
 V1 (`vllm/v1/metrics/loggers.py`, every 5-10 s per engine):
     Engine 000: Avg prompt throughput: 10.8 tokens/s, Avg generation throughput: 34.3 tokens/s,

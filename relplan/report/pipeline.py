@@ -87,9 +87,10 @@ def is_workspace_file(path: Path) -> bool:
 
 @contextmanager
 def _open_inputs(
-    path: Path | None, db: Path | None
+    path: Path | None, db: Path | None, inputs: IngestOptions
 ) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
-    """A connection on the workspace to report on, and a fallback run name."""
+    """A connection on the workspace to report on, and a fallback run name; raw inputs are
+    ingested with `inputs` (the input flags)."""
     if path is None:
         ws = workspace.resolve_db(db)
         with workspace.open_workspace(ws, read_only=True) as con:
@@ -106,14 +107,14 @@ def _open_inputs(
     name = path.name if path.is_dir() else path.stem.split(".")[0]
     if db is not None:
         with workspace.open_workspace(db) as con:
-            ingest_files(con, [path], IngestOptions())
+            ingest_files(con, [path], inputs)
             yield con, name
         return
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
         workspace.open_workspace(Path(tmp) / "workspace.duckdb") as con,
     ):
-        ingest_files(con, [path], IngestOptions())
+        ingest_files(con, [path], inputs)
         yield con, name
 
 
@@ -127,6 +128,7 @@ def make_report(
     json_path: Path | None = None,
     opts: AnalyzeOptions | None = None,
     generated_at: datetime | None = None,
+    inputs: IngestOptions | None = None,
 ) -> ReportFiles:
     """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
@@ -135,7 +137,7 @@ def make_report(
     for flag, folder in (("--png", png_dir), ("--svg", svg_dir)):
         if folder is not None and folder.exists() and not folder.is_dir():
             raise UsageError(flag, f"{folder} exists and is not a directory")
-    with _open_inputs(path, db) as (con, fallback):
+    with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback):
         data = collect_report_data(
             con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when
         )

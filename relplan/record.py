@@ -1,0 +1,176 @@
+"""`relplan record`: sample a live `/metrics` endpoint into a scrape log that ingest reads.
+
+Each scrape is appended to the file as one block (docs/formats.md, Metrics: scrape logs):
+
+    # SCRAPE 2025-11-30T00:00:05.123Z
+    <the text exposition exactly as the server sent it>
+
+with the time the request was sent (UTC, milliseconds), the way Prometheus stamps a scrape.
+A block is written and flushed whole; a write cut short (Ctrl-C, a full disk) is cut off
+again, so the file only ever holds complete scrapes and ingests as it is.
+
+Scrapes are taken every `every` seconds from the start (a scrape slower than that skips the
+ticks it overran, it does not pile them up) until `duration` has passed. The first scrape
+must succeed: an unreachable URL, a non-200 answer or a reply that is not text exposition is
+an InputError naming the URL, and nothing is written. A later failed scrape is counted and
+skipped (the gap shows as a missing block), so a server restarting during an incident does
+not end the recording.
+
+Standard library only (urllib): this module is imported by the CLI's `record` command and
+loads no heavy library.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from relplan.errors import InputError
+
+# Ask for the classic text format (what `curl /metrics` prints); OpenMetrics is accepted too.
+ACCEPT = "text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5"
+TEXT_TYPES = ("text/plain", "application/openmetrics-text")
+MARK = b"# SCRAPE "
+
+
+@dataclass
+class Recording:
+    """What a recording wrote: complete scrapes kept, failed scrapes skipped, bytes added."""
+
+    out: Path
+    scrapes: int = 0
+    failed: int = 0
+    bytes_written: int = 0
+    last_error: str | None = None
+    interrupted: bool = False
+    planned: int = 0
+
+
+Progress = Callable[[int, int], None]
+
+
+def scrape(url: str, timeout: float) -> bytes:
+    """One GET of `url`: the body of a 200 text-exposition reply, else an InputError."""
+    req = urllib.request.Request(url, headers={"Accept": ACCEPT, "User-Agent": "relplan-record"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            status = resp.status
+            ctype = resp.headers.get("Content-Type", "")
+            body: bytes = resp.read()
+    except urllib.error.HTTPError as exc:
+        exc.close()  # the error holds the open reply
+        raise InputError(
+            f"HTTP {exc.code} {exc.reason}; expected 200 and /metrics text", url
+        ) from None
+    except urllib.error.URLError as exc:
+        raise InputError(f"cannot reach the server ({exc.reason})", url) from exc
+    except TimeoutError as exc:
+        raise InputError(f"no answer within {timeout:g} s (--timeout)", url) from exc
+    except OSError as exc:
+        raise InputError(f"reading the reply failed ({exc})", url) from exc
+    if status != 200:
+        raise InputError(f"HTTP {status}; expected 200 and /metrics text", url) from None
+    base = ctype.split(";", 1)[0].strip().lower()
+    if base not in TEXT_TYPES:
+        shown = ctype or "no Content-Type"
+        raise InputError(
+            f"the reply is {shown}, not metrics text; expected text/plain (Prometheus text"
+            " exposition) or application/openmetrics-text: is this the /metrics URL?",
+            url,
+        )
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the reply is not UTF-8 text (byte {exc.start})", url) from exc
+    return body
+
+
+def scrape_block(taken: float, body: bytes) -> bytes:
+    """One scrape-log block: the `# SCRAPE` line with the time taken, then the body."""
+    stamp = dt.datetime.fromtimestamp(taken, dt.timezone.utc).isoformat(timespec="milliseconds")
+    head = MARK + stamp.replace("+00:00", "Z").encode("ascii") + b"\n"
+    return head + body + (b"" if body.endswith(b"\n") else b"\n")
+
+
+def _check_out(out: Path) -> None:
+    """An existing non-empty file is appended to only when it is a scrape log already."""
+    if out.is_dir():
+        raise InputError("is a directory; give a file such as metrics.scrape.txt", str(out))
+    if out.exists() and out.stat().st_size > 0:
+        with out.open("rb") as fh:
+            head = fh.read(len(MARK))
+        if head != MARK:
+            raise InputError(
+                "exists and is not a scrape log (no '# SCRAPE' first line); not appending to it",
+                str(out),
+            )
+
+
+def _append(fh: BinaryIO, block: bytes) -> None:
+    good = fh.tell()
+    try:
+        fh.write(block)
+        fh.flush()
+    except BaseException:
+        fh.truncate(good)  # never leave half a scrape
+        fh.seek(good)
+        raise
+
+
+def record(
+    url: str,
+    out: Path,
+    *,
+    every: float,
+    duration: float,
+    timeout: float,
+    progress: Progress | None = None,
+    clock: Callable[[], float] = time.time,
+    monotonic: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Recording:
+    """Scrape `url` every `every` s for `duration` s, appending each scrape to `out`.
+
+    Ctrl-C stops the recording cleanly: the result says `interrupted` and how many complete
+    scrapes the file kept. `progress(done, planned)` is called after each tick.
+    """
+    _check_out(out)
+    rec = Recording(out=out, planned=max(1, math.ceil(duration / every)))
+    first = scrape(url, timeout)  # fail fast, before the file is touched
+    started = monotonic()
+    taken = clock()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("ab") as fh:
+        try:
+            body: bytes | None = first
+            tick = 0
+            while True:
+                if body is not None:
+                    block = scrape_block(taken, body)
+                    _append(fh, block)
+                    rec.scrapes += 1
+                    rec.bytes_written += len(block)
+                if progress is not None:
+                    progress(rec.scrapes + rec.failed, rec.planned)
+                elapsed = monotonic() - started
+                tick = max(tick + 1, math.floor(elapsed / every) + 1)
+                if tick * every >= duration:
+                    break
+                sleep(max(0.0, started + tick * every - monotonic()))
+                taken = clock()
+                try:
+                    body = scrape(url, timeout)
+                except InputError as exc:
+                    body = None
+                    rec.failed += 1
+                    rec.last_error = str(exc)
+        except KeyboardInterrupt:
+            rec.interrupted = True
+    return rec

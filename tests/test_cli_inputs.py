@@ -1,0 +1,249 @@
+"""`relplan ingest` and `relplan report PATH` take the same input flags (relplan/cli/options.py
+`@input_flags`), and pass each one through to the ingest."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer import _click as click
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from relplan.cli import app
+from relplan.cli.options import INPUT_FLAGS
+from relplan.ingest.base import IngestOptions
+from relplan.ingest.detect import FORMATS
+from tests.helpers.ingest import rows, write_lines
+
+runner = CliRunner()
+PUB = Path(__file__).resolve().parent / "data" / "published"
+T0 = 1764460800.0  # 2025-11-30T00:00:00Z
+# A plain-nginx format with millisecond times and the caller's headers (hand-made, as in
+# tests/test_ingest_gateway_nginx.py).
+NGINX_FMT = (
+    '$remote_addr [$msec] "$request" $status $request_time "$http_idempotency_key"'
+    ' "$http_x_stainless_retry_count" $upstream_addr $upstream_status $upstream_response_time'
+)
+# The flags issue 12 asks both commands to take (the user-facing names).
+ISSUE_FLAGS = {
+    "--kind",
+    "--format",
+    "--on-error",
+    "--year",
+    "--at",
+    "--map",
+    "--call-key",
+    "--attempt-field",
+    "--log-format",
+    "--bench-start",
+    "--call-id-field",
+}
+
+
+def _command(name: str) -> click.Command:
+    root = get_command(app)
+    ctx = click.Context(root)
+    cmd = root.get_command(ctx, name)  # type: ignore[attr-defined]
+    assert cmd is not None
+    return cmd  # type: ignore[no-any-return]
+
+
+def _input_options(name: str) -> dict[str, tuple[str, ...]]:
+    """The input flags of a command: parameter name -> its option strings."""
+    return {
+        p.name: tuple(p.opts)
+        for p in _command(name).params
+        if p.param_type_name == "option" and p.name in INPUT_FLAGS
+    }
+
+
+def test_ingest_and_report_take_exactly_the_same_input_flags() -> None:
+    ingest, report = _input_options("ingest"), _input_options("report")
+    assert ingest == report
+    assert set(ingest) == set(INPUT_FLAGS)
+    assert {o for opts in ingest.values() for o in opts} == ISSUE_FLAGS
+
+
+def test_every_ingest_option_a_user_sets_has_a_flag() -> None:
+    fields = {f.name for f in dataclasses.fields(IngestOptions)} - {"exact"}
+    assert fields == set(INPUT_FLAGS)
+
+
+def test_the_format_help_lists_every_format_detect_knows() -> None:
+    for name in ("ingest", "report"):
+        res = runner.invoke(app, [name, "--help"], terminal_width=400)
+        assert res.exit_code == 0
+        line = next(ln for ln in res.stdout.splitlines() if ln.strip().startswith("--format"))
+        listed = line.split("Force the format:", 1)[1].strip().rstrip(".").split(", ")
+        assert listed == list(FORMATS)
+
+
+# flag arguments -> the IngestOptions they must give (every flag once, two forms of a time).
+PASS_THROUGH: list[tuple[list[str], dict[str, Any]]] = [
+    (["--kind", "proxy"], {"kind": "proxy"}),
+    (["--format", "nginx"], {"fmt": "nginx"}),
+    (["--on-error", "skip"], {"on_error": "skip"}),
+    (["--year", "2024"], {"year": 2024}),
+    (["--at", "2025-11-30T00:00:05Z"], {"at": T0 + 5}),
+    (["--at", str(T0 + 5)], {"at": T0 + 5}),
+    (["--call-key", "Idempotency-Key"], {"call_key": "Idempotency-Key"}),
+    (["--attempt-field", "x-stainless-retry-count"], {"attempt_field": "x-stainless-retry-count"}),
+    (["--log-format", NGINX_FMT], {"log_format": NGINX_FMT}),
+    (["--bench-start", "2025-11-30T00:00:00Z"], {"bench_start": T0}),
+    (["--call-id-field", "x-call"], {"call_id_field": "x-call"}),
+]
+
+
+@pytest.fixture
+def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, IngestOptions]:
+    """Stands in for the ingest behind both commands and keeps the options each was given."""
+    import relplan.ingest
+    from relplan.report import pipeline
+
+    got: dict[str, IngestOptions] = {}
+
+    def fake_ingest(db: Path, paths: list[Path], opts: IngestOptions, progress: Any) -> Any:
+        got["ingest"] = opts
+        raise SystemExit(0)
+
+    def fake_report(path: Path | None, **kw: Any) -> Any:
+        got["report"] = kw["inputs"]
+        raise SystemExit(0)
+
+    monkeypatch.setattr(relplan.ingest, "ingest_paths", fake_ingest)
+    monkeypatch.setattr(pipeline, "make_report", fake_report)
+    monkeypatch.setenv("RELPLAN_DB", str(tmp_path / "w.duckdb"))
+    return got
+
+
+@pytest.mark.parametrize("command", ["ingest", "report"])
+@pytest.mark.parametrize(("args", "expected"), PASS_THROUGH, ids=lambda v: str(v)[:30])
+def test_each_input_flag_reaches_the_ingest_options(
+    captured: dict[str, IngestOptions],
+    tmp_path: Path,
+    command: str,
+    args: list[str],
+    expected: dict[str, Any],
+) -> None:
+    res = runner.invoke(app, [command, str(tmp_path), *args])
+    assert res.exit_code == 0, res.stderr
+    assert captured[command] == IngestOptions(**expected)
+
+
+@pytest.mark.parametrize("command", ["ingest", "report"])
+def test_the_map_file_reaches_the_ingest_options_and_must_exist(
+    captured: dict[str, IngestOptions], tmp_path: Path, command: str
+) -> None:
+    mapping = tmp_path / "gw.toml"
+    mapping.write_text("")
+    res = runner.invoke(app, [command, str(tmp_path), "--map", str(mapping)])
+    assert res.exit_code == 0, res.stderr
+    assert captured[command] == IngestOptions(map_file=mapping)
+    res = runner.invoke(app, [command, str(tmp_path), "--map", str(tmp_path / "none.toml")])
+    assert res.exit_code == 2
+    assert "--map" in res.stderr
+    assert "does not exist" in res.stderr
+
+
+@pytest.mark.parametrize("command", ["ingest", "report"])
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--on-error", "ignore"], "--on-error"),
+        (["--at", "yesterday"], "--at"),
+        (["--bench-start", "120"], "--bench-start"),
+    ],
+)
+def test_a_bad_input_flag_is_the_same_usage_error_on_both_commands(
+    captured: dict[str, IngestOptions], tmp_path: Path, command: str, args: list[str], flag: str
+) -> None:
+    res = runner.invoke(app, [command, str(tmp_path), *args])
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"relplan: error: {flag}: ")
+    assert command not in captured
+
+
+def _nginx_log(path: Path) -> Path:
+    def line(ms: float, status: int, rt: float, key: str, retry: str, ups: str) -> str:
+        return (
+            f'10.0.0.1 [{ms:.3f}] "POST /v1/chat/completions HTTP/1.1" {status} {rt:.3f}'
+            f' "{key}" "{retry}" {ups}'
+        )
+
+    return write_lines(
+        path,
+        [
+            line(T0 + 30, 499, 30.0, "k1", "0", "10.0.0.7:80 - 30.000"),
+            line(T0 + 33, 200, 2.0, "k1", "1", "10.0.0.8:80 200 2.000"),
+            line(T0 + 40, 200, 2.5, "k2", "0", "10.0.0.7:80, 10.0.0.8:80 502, 200 0.500, 2.000"),
+        ],
+    )
+
+
+ATTEMPTS = "select call_id, attempt, outcome, status from attempts order by call_id, attempt"
+NGINX_ATTEMPTS = [
+    ("k1", 0, "client_gone", None),
+    ("k1", 1, "delivered", 200),
+    ("k2", 0, "error", 502),
+    ("k2", 1, "delivered", 200),
+]
+
+
+def test_ingest_reads_an_nginx_log_with_log_format_and_call_key(tmp_path: Path) -> None:
+    log = _nginx_log(tmp_path / "access.log")
+    db = tmp_path / "w.duckdb"
+    args = ["--log-format", NGINX_FMT, "--call-key", "$http_idempotency_key"]
+    res = runner.invoke(app, ["ingest", str(log), "--db", str(db), *args])
+    assert res.exit_code == 0, res.stderr
+    assert rows(db, ATTEMPTS) == NGINX_ATTEMPTS
+
+
+@pytest.mark.slow
+def test_report_reads_an_nginx_log_with_log_format_and_call_key(tmp_path: Path) -> None:
+    log = _nginx_log(tmp_path / "access.log")
+    db = tmp_path / "w.duckdb"
+    args = ["--log-format", NGINX_FMT, "--call-key", "$http_idempotency_key"]
+    out = tmp_path / "r.html"
+    res = runner.invoke(app, ["report", str(log), "--db", str(db), "--out", str(out), *args])
+    assert res.exit_code == 0, res.stderr
+    assert out.is_file()
+    assert rows(db, ATTEMPTS) == NGINX_ATTEMPTS
+
+
+def _two_scrapes(folder: Path) -> Path:
+    """A scrape with no time in its name (it needs --at) and one named a minute later."""
+    folder.mkdir()
+    src = PUB / "vllm_metrics_v1_prodstack318.prom"
+    shutil.copy(src, folder / "scrape.prom")
+    later = folder / f"metrics-{int(T0) + 60}.prom"
+    later.write_text(src.read_text(encoding="utf-8") + "# the next scrape\n", encoding="utf-8")
+    return folder
+
+
+SCRAPE_TIMES = "select distinct t from metric_samples order by t"
+
+
+def test_ingest_times_an_unnamed_scrape_with_at(tmp_path: Path) -> None:
+    folder = _two_scrapes(tmp_path / "scrapes")
+    db = tmp_path / "w.duckdb"
+    res = runner.invoke(app, ["ingest", str(folder), "--db", str(db), "--at", str(T0)])
+    assert res.exit_code == 0, res.stderr
+    assert rows(db, SCRAPE_TIMES) == [(T0,), (T0 + 60,)]
+
+
+@pytest.mark.slow
+def test_report_times_an_unnamed_scrape_with_at(tmp_path: Path) -> None:
+    folder = _two_scrapes(tmp_path / "scrapes")
+    db = tmp_path / "w.duckdb"
+    out = tmp_path / "r.html"
+    args = ["--at", "2025-11-30T00:00:00Z", "--db", str(db), "--out", str(out)]
+    res = runner.invoke(app, ["report", str(folder), *args])
+    assert res.exit_code == 0, res.stderr
+    assert rows(db, SCRAPE_TIMES) == [(T0,), (T0 + 60,)]
+    without = runner.invoke(app, ["report", str(folder), "--out", str(out)])
+    assert without.exit_code == 2
+    assert "--at TIME" in without.stderr
