@@ -129,3 +129,8 @@ create table if not exists rejects (           -- bad records kept by --on-error
     raw varchar not null,
     reason varchar not null
 );
+
+create table if not exists relplan_meta (      -- facts about the workspace itself
+    key varchar primary key,                   -- schema_version
+    value varchar not null
+);

@@ -20,6 +20,7 @@ the 5m lookback.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,10 @@ from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
 
 DEFAULT_STEP_S = 15.0
+# Bounds on the evaluation grid (bounded_window): a stated limit on evaluations per rule,
+# and how far beyond the samples the window may reach before it is clipped to them.
+MAX_EVALUATIONS = 200_000
+CLIP_SLACK_S = 3600.0
 
 
 class FiringInterval(StrictModel):
@@ -101,6 +106,34 @@ def grid(start: float, end: float, step: float) -> IntArray:
         raise UsageError("--to", "the end of the window is before its start")
     count = (end_ms - start_ms) // step_ms + 1
     return start_ms + step_ms * np.arange(count, dtype=np.int64)
+
+
+def bounded_window(
+    start: float, end: float, step: float, t_min: float, t_max: float, slack: float
+) -> tuple[float, float]:
+    """The evaluation window, bounded by the data: refused when it lies wholly outside the
+    samples (more than `slack`, the rules' lookback, away); the part further than
+    max(`slack`, CLIP_SLACK_S) beyond them is dropped (no rule can see a sample there);
+    refused when it would still take more than MAX_EVALUATIONS evaluations."""
+    if start > t_max + slack or end < t_min - slack:
+        raise UsageError(
+            "--from" if start > t_max else "--to",
+            f"the window {start:.3f}..{end:.3f} lies outside the metric samples"
+            f" ({t_min:.3f}..{t_max:.3f}); nothing to evaluate",
+        )
+    margin = max(slack, CLIP_SLACK_S)
+    start = max(start, t_min - margin)
+    end = min(end, t_max + margin)
+    if step > 0:
+        count = math.floor((end - start) / step) + 1
+        if count > MAX_EVALUATIONS:
+            raise UsageError(
+                "--step",
+                f"evaluating every {step:g} s over {end - start:,.0f} s of metric samples"
+                f" would take {count:,} evaluations, over the limit of {MAX_EVALUATIONS:,};"
+                " use a longer --step or a narrower --from/--to",
+            )
+    return start, end
 
 
 def alert_labels(series: Labels, rule: AlertRule) -> Labels:
@@ -293,13 +326,14 @@ def evaluate_health(
     t_max = max(v[1] for v in info.present.values())
     start = t_min if start is None else start
     end = t_max if end is None else end
-    ts = grid(start, end, step)
     alert_rules = health_rules(label or "replica", rules, names, proxy=True)
     parsed = [promql_parser.parse(r.expr) for r in alert_rules]
     needed = sorted({n for p in parsed for n in promql_ast.metric_names(p)})
     lookback = (
         max(promql_ast.max_lookback_ms(p, promql_eval.LOOKBACK_DELTA_MS) for p in parsed) / 1000
     )
+    start, end = bounded_window(start, end, step, t_min, t_max, lookback)
+    ts = grid(start, end, step)
     store = load_store(con, needed, start - lookback, end)
     signals: list[SignalResult] = []
     replicas: set[str] = set()

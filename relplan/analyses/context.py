@@ -10,7 +10,13 @@ Conventions (docs/analyses.md, conventions 1-2, 8):
   phase with the highest arrival rate (calls by t_planned; engine arrivals without a proxy log).
 - Flags override run.json: `--phases`, `--capacity`, `--deadline`, `--delivery-window`.
 - `--from/--to` narrow the whole run to `[from, to]`; phases are clipped to it and a phase
-  left empty by the clip is dropped. Times given on the command line are seconds from t0,
+  left empty by the clip is dropped. A window wholly outside the data is refused; one that
+  reaches far beyond it (more than the data's span, at least an hour) is clipped to the data,
+  with a note.
+- Work is bounded by the data, not by its timestamps: a series has at most MAX_BINS bins
+  (auto) or MAX_SERIES_BINS (`--bin`, widened with a note past that), and the rolling
+  series at most MAX_ROLLING_EVALUATIONS evaluations (`--step` widened with a note), so one
+  record with an outlier timestamp cannot make an analysis build millions of windows. Times given on the command line are seconds from t0,
   or absolute epoch seconds when larger than 1e8 (a date after 1973), the same rule as
   `--phases`.
 """
@@ -105,6 +111,16 @@ class RunContext(StrictModel):
                 out.append(Window(p.name, a, b, False))
         return out
 
+    def rolling_bounds(self) -> tuple[float, float]:
+        """The part of the window a rolling series over the metrics covers (rolling_bounds)."""
+        m = next((x for x in self.sources if x.kind == "metrics"), None)
+        span = (
+            None
+            if m is None or m.start_s is None or m.end_s is None
+            else (self.t0 + m.start_s, self.t0 + m.end_s)
+        )
+        return rolling_bounds(self.window_start, self.window_end, span, self.rolling_window_s)
+
     def overload_end(self) -> float | None:
         for p in self.phases:
             if p.name == self.overload_phase:
@@ -112,10 +128,13 @@ class RunContext(StrictModel):
         return None
 
     def bins(self, width: float, origin: float | None = None, tag: str = "bin") -> list[Window]:
-        """Half-open bins of `width` from `origin` (default the window start) to its end.
+        """Half-open bins of `width` from `origin` (default the window start) to its end,
+        at most MAX_SERIES_BINS of them (the series bins never reach it: `bin_s` is sized
+        for the window; bins from a later origin, such as the recovery search, stop there).
         Named `\x1f<tag><i>` so they can share one query with the phases without a clash."""
         start = self.window_start if origin is None else origin
         n = max(0, math.ceil((self.window_end - start) / width - 1e-9))
+        n = min(n, MAX_SERIES_BINS)
         return [
             Window(f"\x1f{tag}{i}", start + i * width, start + (i + 1) * width, False)
             for i in range(n)
@@ -150,10 +169,48 @@ class Window:
 # window in the windowed queries).
 BIN_WIDTHS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 21600.0, 86400.0)
 MAX_BINS = 200
+# A given --bin is widened past this many bins; the rolling --step past this many evaluations.
+MAX_SERIES_BINS = 2_000
+MAX_ROLLING_EVALUATIONS = 20_000
+# --from/--to reaching beyond the data by more than max(its span, this) are clipped to it.
+WINDOW_SLACK_S = 3600.0
+DAY_S = 86400.0
 
 
 def auto_bin(span_s: float) -> float:
-    return next((w for w in BIN_WIDTHS if span_s / w <= MAX_BINS), BIN_WIDTHS[-1])
+    """30 s, widened for long windows; past a day, whole days (at most MAX_BINS bins)."""
+    fit = next((w for w in BIN_WIDTHS if span_s / w <= MAX_BINS), None)
+    if fit is not None:
+        return fit
+    return DAY_S * math.ceil(span_s / MAX_BINS / DAY_S)
+
+
+def bounded_bin(given: float | None, span_s: float, notes: list[str]) -> float:
+    """The series bin: `given` (--bin) unless it would make more than MAX_SERIES_BINS bins."""
+    if given is None:
+        return auto_bin(span_s)
+    if span_s / given <= MAX_SERIES_BINS:
+        return given
+    wide = auto_bin(span_s)
+    notes.append(
+        f"--bin {given:g} s would make {math.ceil(span_s / given):,} bins over the"
+        f" {span_s:,.0f} s window (at most {MAX_SERIES_BINS:,}); bins widened to {wide:g} s"
+    )
+    return wide
+
+
+def bounded_step(step: float, span_s: float, notes: list[str]) -> float:
+    """The rolling evaluation step: `step` unless the span needs more than
+    MAX_ROLLING_EVALUATIONS evaluations; then a whole multiple of it that fits."""
+    if span_s / step <= MAX_ROLLING_EVALUATIONS:
+        return step
+    wide = step * math.ceil(span_s / step / MAX_ROLLING_EVALUATIONS)
+    notes.append(
+        f"the rolling series would need {math.ceil(span_s / step):,} evaluations every"
+        f" {step:g} s over {span_s:,.0f} s (at most {MAX_ROLLING_EVALUATIONS:,}); evaluated"
+        f" every {wide:g} s instead"
+    )
+    return wide
 
 
 def window_params(windows: list[Window]) -> dict[str, Any]:
@@ -284,6 +341,8 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
             f"the window must end after it starts (from {window_start - t0:g} s"
             f" to {window_end - t0:g} s after t0)",
         )
+    data_lo = min([*mins, *([metrics_range[0]] if metrics_range else []), t0])
+    window_start, window_end = _bounded_window(window_start, window_end, data_lo, t_end, t0, notes)
 
     def pick(flag: float | None, manifest: float | None) -> tuple[float | None, str | None]:
         if flag is not None:
@@ -326,12 +385,52 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         delivery_window_s=window_w,
         delivery_window_source=window_w_source,
         rolling_window_s=opts.window,
-        rolling_step_s=opts.step,
-        bin_s=opts.bin if opts.bin is not None else auto_bin(window_end - window_start),
+        rolling_step_s=bounded_step(
+            opts.step, _rolling_span(spans, window_start, window_end, opts.window), notes
+        ),
+        bin_s=bounded_bin(opts.bin, window_end - window_start, notes),
         replica_labels=labels,
         sources=sources,
         notes=notes,
     )
+
+
+def _bounded_window(
+    a: float, b: float, data_lo: float, data_hi: float, t0: float, notes: list[str]
+) -> tuple[float, float]:
+    """Refuse a window wholly outside the data; clip one reaching far beyond it."""
+    if a > data_hi or b < data_lo:
+        flag = "--from" if a > data_hi else "--to"
+        raise UsageError(
+            flag,
+            f"the window {a - t0:g}..{b - t0:g} s lies outside the data"
+            f" ({data_lo - t0:g}..{data_hi - t0:g} s after t0)",
+        )
+    slack = max(data_hi - data_lo, WINDOW_SLACK_S)
+    ca = data_lo if a < data_lo - slack else a
+    cb = data_hi if b > data_hi + slack else b
+    if (ca, cb) != (a, b):
+        notes.append(
+            f"the window {a - t0:g}..{b - t0:g} s reaches far beyond the data"
+            f" ({data_lo - t0:g}..{data_hi - t0:g} s); clipped to {ca - t0:g}..{cb - t0:g} s"
+        )
+    return ca, cb
+
+
+def rolling_bounds(
+    a: float, b: float, metrics: tuple[float, float] | None, width: float
+) -> tuple[float, float]:
+    """Where a rolling series over the metrics is evaluated: the window [a, b], less what
+    lies further than max(an hour, `width`) from any metric sample (nothing rises there)."""
+    if metrics is None:
+        return a, b
+    slack = max(WINDOW_SLACK_S, width)
+    return max(a, metrics[0] - slack), min(b, metrics[1] + slack)
+
+
+def _rolling_span(spans: dict[str, Span], a: float, b: float, width: float) -> float:
+    lo, hi = rolling_bounds(a, b, spans["metrics"].range, width)
+    return max(0.0, hi - lo)
 
 
 def _overload_phase(

@@ -194,8 +194,9 @@ def _rolling(
     threshold: float,
 ) -> tuple[list[CounterPoint], list[AlarmInterval]]:
     w, s = ctx.rolling_window_s, ctx.rolling_step_s
-    k_first = math.ceil((ctx.window_start + w - ctx.t0) / s - 1e-9)
-    k_last = math.floor((ctx.window_end - ctx.t0) / s + 1e-9)
+    lo, hi = ctx.rolling_bounds()  # bounded by the metrics' span (docs: context.py)
+    k_first = math.ceil((lo + w - ctx.t0) / s - 1e-9)
+    k_last = math.floor((hi - ctx.t0) / s + 1e-9)
     if k_last < k_first:
         return [], []
     params = names | {"origin": ctx.t0, "step": s, "width": w, "k_first": k_first, "k_last": k_last}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from relplan.alerts.health import HealthResult, evaluate_health
 from relplan.analyses.inputs import Inputs
-from relplan.errors import NoDataError
+from relplan.errors import NoDataError, UsageError
 
 
 def missing(i: Inputs) -> str | None:
@@ -25,3 +25,5 @@ def run(i: Inputs) -> HealthResult:
         )
     except NoDataError as exc:
         raise NoDataError(f"engine health signals need vLLM metrics: {exc}") from exc
+    except UsageError as exc:  # the evaluation grid is out of bounds: say why, skip it
+        raise NoDataError(f"engine health signals not evaluated: {exc}") from exc

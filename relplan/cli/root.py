@@ -3,8 +3,11 @@
 Errors: a RelplanError (or a click usage error) becomes one line on stderr,
 `relplan: error: ...`, with exit code 2 (1 for findings under --fail-on). Ctrl-C (and the
 interrupt duckdb raises for it inside a query) becomes `relplan: interrupted; nothing stored`
-with exit code 130: every write is one transaction or an atomic rename. Anything else is a bug
-and keeps its traceback (without locals, so data never lands in one).
+with exit code 130: every write is one transaction or an atomic rename. A fault of the machine
+(disk full, a read-only folder, a file that cannot be read: an OSError, or duckdb's IO and
+permission errors) is one line naming the cause, exit 2. Anything else is a bug and keeps its
+traceback (without locals, so data never lands in one). Messages carry names from the inputs
+(paths, labels, ids): control characters in them are shown escaped (relplan/terminal.py).
 
 Start-up: this module and the command modules import only typer, the standard library and
 relplan's light modules; each command imports the heavy libraries (duckdb, polars, numpy,
@@ -25,6 +28,7 @@ from relplan import __version__
 from relplan.cli import alerts, analyze, ingest, planning, record, report, simulate
 from relplan.cli.options import LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
+from relplan.terminal import visible_lines
 
 
 class RelplanGroup(TyperGroup):
@@ -47,6 +51,8 @@ class RelplanGroup(TyperGroup):
             _fail(exc.format_message(), ExitCode.USAGE)
         except (Interrupted, typer.Abort, KeyboardInterrupt):
             _interrupted()
+        except Fault as exc:
+            _fail(str(exc), ExitCode.USAGE)
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: Any) -> Any:
@@ -58,11 +64,37 @@ class RelplanGroup(TyperGroup):
         except Exception as exc:
             if is_interrupt(exc):
                 raise Interrupted() from exc
+            fault = fault_message(exc)
+            if fault is not None:
+                raise Fault(fault) from exc
             raise
 
 
 class Interrupted(Exception):
     """Ctrl-C while a command ran (a KeyboardInterrupt, or duckdb's interrupt of a query)."""
+
+
+class Fault(Exception):
+    """The machine, not relplan, failed: disk full, no permission, an unreadable file."""
+
+
+# duckdb's errors that come from the machine or the file rather than from relplan's queries.
+_DUCKDB_FAULTS = ("IOException", "PermissionException", "OutOfMemoryException")
+
+
+def fault_message(exc: BaseException) -> str | None:
+    """One line naming the cause of a machine fault, None when `exc` is not one."""
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    duckdb = sys.modules.get("duckdb")
+    kinds = tuple(k for n in _DUCKDB_FAULTS if isinstance(k := getattr(duckdb, n, None), type))
+    if kinds and isinstance(exc, kinds):
+        text = " ".join(str(exc).split())
+        if "No space left" in text or "File too large" in text or "out of disk" in text.lower():
+            text = f"the disk is full or the file size limit was reached ({text})"
+        return f"{text}; the workspace was left as it was before the command"
+    return None
 
 
 def is_interrupt(exc: BaseException) -> bool:
@@ -77,7 +109,7 @@ def is_interrupt(exc: BaseException) -> bool:
 
 def _fail(message: str, code: int) -> NoReturn:
     kind = "finding" if code == ExitCode.FINDING else "error"
-    typer.echo(f"relplan: {kind}: {message}", err=True)
+    typer.echo(f"relplan: {kind}: {visible_lines(message)}", err=True)
     sys.exit(int(code))
 
 

@@ -37,6 +37,9 @@ class IngestOptions:
     # `vllm bench serve` results: wall-clock time (epoch s) of the run's first request start;
     # without it the run is anchored to its `date` field.
     bench_start: float | None = None
+    # A live Prometheus pull (`--prometheus-url`) must finish within this many seconds
+    # (`--timeout`), however slowly the server answers.
+    timeout: float = 180.0
     # Set by the driver on its second attempt, after a fast reader failed: read every file
     # the exact way (line by line / converting), which names the bad record.
     exact: bool = False

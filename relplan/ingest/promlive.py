@@ -7,6 +7,11 @@ VictoriaMetrics): `relplan ingest --prometheus-url URL --match REGEX --start T -
    at most 11,000 points per series (Prometheus refuses more).
 The responses become one source (path = the URL and query; sha256 over the response bodies,
 so pulling the same window twice adds nothing). Uses the standard library's urllib.
+
+Bounded: the whole pull must finish within `IngestOptions.timeout` seconds (`--timeout`), a
+server that trickles its answer included; one response may hold at most MAX_RESPONSE_BYTES;
+a reply without data (`"data": null`) is an input error. Metric names from the server go
+into the selector as PromQL string literals, escaped (`promql_string`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,26 +34,116 @@ from relplan.ingest.promjson import stage_response
 from relplan.ingest.stage import StageWriter
 
 MAX_POINTS = 11_000
-TIMEOUT_S = 30.0
+TIMEOUT_S = 30.0  # one socket operation (connect, one read)
+# One response larger than this is refused: it is parsed whole in memory (about ten times
+# its size as Python objects). 11,000 points of one series is about 0.5 MB.
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+_READ = 64 * 1024
 
 
-def _get(base: str, path: str, params: dict[str, str]) -> tuple[Any, bytes]:
+def promql_string(value: str) -> str:
+    """`value` as a PromQL double-quoted string literal: quotes, backslashes and control
+    characters escaped, so a label value can never end the literal or the selector."""
+    out = ['"']
+    for ch in value:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+class _Fetch:
+    """One GET, read in a worker thread so the caller can stop waiting at the deadline
+    (a server that sends a byte a second never lets a socket timeout fire)."""
+
+    def __init__(self, url: str, socket_timeout: float) -> None:
+        self.url = url
+        self.socket_timeout = socket_timeout
+        self.body: bytes | None = None
+        self.error: BaseException | None = None
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        try:
+            with urllib.request.urlopen(self.url, timeout=self.socket_timeout) as resp:
+                length = resp.headers.get("Content-Length")
+                if length is not None and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
+                    raise InputError(_too_large(), self.url)
+                parts: list[bytes] = []
+                size = 0
+                while not self.stop.is_set():
+                    part = resp.read1(_READ)
+                    if not part:
+                        break
+                    size += len(part)
+                    if size > MAX_RESPONSE_BYTES:
+                        raise InputError(_too_large(), self.url)
+                    parts.append(part)
+                self.body = b"".join(parts)
+        except BaseException as exc:  # handed to the caller's thread
+            self.error = exc
+
+
+def _too_large() -> str:
+    return (
+        f"the server's answer is larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB;"
+        " pull a narrower --match, a shorter window or a longer --step"
+    )
+
+
+def _get(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
-    try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:
-            body: bytes = resp.read()
-    except urllib.error.HTTPError as exc:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise InputError(_timed_out(), url)
+    fetch = _Fetch(url, min(TIMEOUT_S, left))
+    worker = threading.Thread(target=fetch.run, name="relplan-prometheus-get", daemon=True)
+    worker.start()
+    worker.join(left)
+    if worker.is_alive():
+        fetch.stop.set()
+        raise InputError(_timed_out(), url)
+    exc = fetch.error
+    if isinstance(exc, urllib.error.HTTPError):
         detail = exc.read().decode("utf-8", errors="replace")[:300]
         raise InputError(f"HTTP {exc.code} from the server: {detail}", url) from exc
-    except (urllib.error.URLError, OSError) as exc:
+    if isinstance(exc, TimeoutError):
+        raise InputError(_timed_out(), url) from exc
+    if isinstance(exc, (urllib.error.URLError, OSError)):
         reason = getattr(exc, "reason", exc)
         raise InputError(f"cannot reach the server: {reason}", url) from exc
+    if exc is not None:
+        raise exc
+    body = fetch.body or b""
     try:
         return json.loads(body), body
     except ValueError as exc:
         raise InputError(
             "the server's answer is not JSON; is this a Prometheus API URL?", url
         ) from exc
+
+
+def _timed_out() -> str:
+    return "the server did not answer within the deadline (--timeout); nothing stored"
+
+
+def _data(doc: Any, what: str, where: str) -> Any:
+    """The `data` of a successful API answer; a missing or null one is an input error."""
+    if not isinstance(doc, dict) or doc.get("status") != "success":
+        raise InputError(f"{what} failed: {str(doc)[:300]}", where)
+    if doc.get("data") is None:
+        raise InputError(f'{what}: the server answered "status": "success" with no data', where)
+    return doc["data"]
 
 
 def chunks(start: float, end: float, step: float) -> list[tuple[float, float]]:
@@ -79,10 +176,12 @@ def stage_pull(
         pattern = re.compile(match)
     except re.error as exc:
         raise UsageError("--match", f"not a valid regular expression: {exc}") from exc
-    names_doc, _ = _get(url, "/api/v1/label/__name__/values", {})
-    if not isinstance(names_doc, dict) or names_doc.get("status") != "success":
-        raise InputError(f"listing metric names failed: {names_doc}", url)
-    names = sorted(str(n) for n in names_doc.get("data", []) if pattern.fullmatch(str(n)))
+    deadline = time.monotonic() + opts.timeout
+    names_doc, _ = _get(url, "/api/v1/label/__name__/values", {}, deadline)
+    listed = _data(names_doc, "listing metric names", url)
+    if not isinstance(listed, list):
+        raise InputError("listing metric names: data is not a list of names", url)
+    names = sorted(str(n) for n in listed if pattern.fullmatch(str(n)))
     h = hashlib.sha256()
     h.update(f"{match}\n{start}\n{end}\n{step}\n".encode())
     shown = f"{url.rstrip('/')}/api/v1/query_range?match={match}&start={start:g}&end={end:g}&step={step:g}"
@@ -92,12 +191,13 @@ def stage_pull(
     for name in names:
         for s, e in chunks(start, end, step):
             params = {
-                "query": f'{{__name__="{name}"}}',
+                "query": f"{{__name__={promql_string(name)}}}",
                 "start": f"{s:.3f}",
                 "end": f"{e:.3f}",
                 "step": f"{step:g}",
             }
-            doc, body = _get(url, "/api/v1/query_range", params)
+            doc, body = _get(url, "/api/v1/query_range", params, deadline)
+            _data(doc, f"query_range for {name!r}", url)
             h.update(body)
             ordinal = stage_response(w, doc, staged, shown, opts, ordinal)
     w.flush()

@@ -1,8 +1,13 @@
 """The workspace: one DuckDB file holding everything ingested about an incident.
 
-Owns the schema (`queries/schema.sql`), the connection settings (a memory limit
-and a spill directory so inputs larger than memory still ingest) and the path rules:
-`--db`, else `$RELPLAN_DB`, else `./relplan.duckdb`.
+Owns the schema (`queries/schema.sql`) and its version (`relplan_meta`), the connection
+settings (a memory limit and a spill directory so inputs larger than memory still ingest)
+and the path rules: `--db`, else `$RELPLAN_DB`, else `./relplan.duckdb`.
+
+`--db` names a DuckDB workspace or a new path: any other file (a JSON Lines log, an SQLite
+database) or a directory is refused by its header before DuckDB opens it, so DuckDB never
+reads it as a database of another kind. The environment is input too: RELPLAN_MEMORY_LIMIT
+must be a size, and it reaches DuckDB as connection config, never as SQL text.
 
 What the workspace says about itself (the latest run manifest, the sources, the rows per
 table) is read in `relplan.workspace.facts`.
@@ -11,18 +16,29 @@ table) is read in `relplan.workspace.facts`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import duckdb
 
 from relplan import sql
-from relplan.errors import InputError, NoDataError
+from relplan.errors import InputError, NoDataError, UsageError
 
 DEFAULT_DB = Path("relplan.duckdb")
 # DuckDB's own limit for buffers it manages; it spills to the temp directory past this.
+# Validated when a workspace is opened (memory_limit()).
 DEFAULT_MEMORY_LIMIT = os.environ.get("RELPLAN_MEMORY_LIMIT", "1GB")
+MEMORY_LIMIT_ENV = "RELPLAN_MEMORY_LIMIT"
+_SIZE = re.compile(r"\d{1,15}(\.\d{1,6})?\s?([KMGT]i?)?B", re.IGNORECASE)
+
+# The version of queries/schema.sql a workspace follows, kept in relplan_meta. Workspaces
+# from before relplan_meta existed are version 1. Bump it with a migration in migrate().
+SCHEMA_VERSION = 1
+# A DuckDB database file has this magic at byte 8 (after the checksum of its header).
+DUCKDB_MAGIC = b"DUCK"
+_MAGIC_AT = 8
 
 TABLES = (
     "sources",
@@ -46,14 +62,68 @@ def resolve_db(db: Path | None) -> Path:
     return Path(env) if env else DEFAULT_DB
 
 
+def memory_limit() -> str:
+    """RELPLAN_MEMORY_LIMIT (default 1GB), refused unless it is a plain size such as 1GB,
+    512MB or 2GiB."""
+    value = os.environ.get(MEMORY_LIMIT_ENV, "1GB")
+    if not _SIZE.fullmatch(value.strip()):
+        raise UsageError(
+            MEMORY_LIMIT_ENV, f"expected a size such as 1GB, 512MB or 2GiB, got {value!r}"
+        )
+    return value.strip()
+
+
+def _foreign_kind(head: bytes) -> str:
+    if head.startswith(b"SQLite format 3\x00"):
+        return "an SQLite database"
+    if head.startswith(b"\x1f\x8b"):
+        return "a gzip file"
+    if head.startswith(b"PAR1"):
+        return "a Parquet file"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "a JSON file"
+    return "not a DuckDB database"
+
+
+def check_db_path(path: Path) -> None:
+    """Refuse a `--db` that is a directory or an existing file other than a DuckDB database.
+    An empty file or a missing path is a new workspace."""
+    where = str(path)
+    if path.is_dir():
+        raise InputError("is a directory; --db names a workspace file (new or existing)", where)
+    if not path.exists():
+        return
+    try:
+        with path.open("rb") as f:
+            head = f.read(64)
+    except OSError as exc:
+        raise InputError(f"cannot read the workspace: {exc.strerror or exc}", where) from exc
+    if not head:
+        return
+    if head[_MAGIC_AT : _MAGIC_AT + len(DUCKDB_MAGIC)] != DUCKDB_MAGIC:
+        if len(head) < _MAGIC_AT + len(DUCKDB_MAGIC):
+            kind = "too short to be a DuckDB database (truncated?)"
+        else:
+            kind = _foreign_kind(head)
+        raise InputError(
+            f"not a relplan workspace ({kind}); --db names a DuckDB workspace or a new path,"
+            " input files are given as arguments",
+            where,
+        )
+
+
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed and allowed) the workspace and make sure its schema exists."""
     if read_only and not path.exists():
         raise NoDataError(f"{path}: no workspace here; run `relplan ingest` first")
+    check_db_path(path)
     # Settings go in as connection config, not as SQL text: a path never becomes SQL.
     config: dict[str, str | bool | int | float | list[str]] = {
-        "memory_limit": DEFAULT_MEMORY_LIMIT,
+        "memory_limit": memory_limit(),
         "preserve_insertion_order": False,
+        # A workspace never needs an extension: none is installed or loaded behind its back.
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
     }
     if not read_only:
         config["temp_directory"] = str(path.with_name(path.name + ".tmp"))
@@ -61,15 +131,74 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         raise InputError(f"cannot open workspace: {exc}", str(path)) from exc
-    if not read_only:
-        con.execute(sql.load("schema").text)
+    try:
+        _check_version(con, path, read_only=read_only)
+    except BaseException:
+        con.close()
+        raise
     return con
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool) -> None:
+    """Refuse a DuckDB file that is not a relplan workspace or follows another schema
+    version; create (or complete) the schema when writing."""
+    try:
+        tables = _count(con, "workspace/table_count")
+        has_meta = _count(con, "workspace/meta_table_exists") > 0
+        version = SCHEMA_VERSION
+        if has_meta:
+            row = sql.rows(con, "workspace/schema_version")
+            version_text = str(row[0]["value"]) if row else "1"
+            if not version_text.isdigit():
+                raise InputError(
+                    f"the workspace's schema version {version_text!r} is not a number;"
+                    " not a workspace this relplan wrote",
+                    str(path),
+                )
+            version = int(version_text)
+        elif tables:
+            has_sources = bool(sql.rows(con, "workspace/table_exists", {"name": "sources"}))
+            if not has_sources:
+                raise InputError(
+                    "a DuckDB database but not a relplan workspace (no sources table);"
+                    " name a new path with --db",
+                    str(path),
+                )
+        if version != SCHEMA_VERSION:
+            newer = "a newer" if version > SCHEMA_VERSION else "an older"
+            raise InputError(
+                f"the workspace has schema version {version}, made by {newer} relplan; this"
+                f" relplan reads version {SCHEMA_VERSION} (docs/workspace.md, schema version):"
+                " use a matching relplan or ingest into a new --db",
+                str(path),
+            )
+        if not read_only:
+            con.execute(sql.load("schema").text)
+            sql.run(con, "workspace/set_schema_version", {"version": str(SCHEMA_VERSION)})
+    except duckdb.Error as exc:
+        raise InputError(
+            f"cannot read the workspace (damaged or truncated?): {exc}", str(path)
+        ) from exc
+
+
+def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:
+    row = sql.one(con, name)
+    return 0 if row is None else int(row["n"])
 
 
 @contextmanager
 def open_workspace(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The workspace for the length of a `with`. When the body fails on a writable
+    workspace (its transaction rolled back), a checkpoint returns the blocks the failed
+    transaction wrote, so the file does not stay grown by them."""
     con = connect(path, read_only=read_only)
     try:
         yield con
-    finally:
-        con.close()
+    except BaseException:
+        if not read_only:
+            with suppress(duckdb.Error):
+                sql.run(con, "workspace/checkpoint")
+        with suppress(duckdb.Error):
+            con.close()
+        raise
+    con.close()

@@ -1,0 +1,383 @@
+"""Faults are one line (issue 11): Ctrl-C, a full disk, a read-only folder, a hostile or
+broken Prometheus server. Each ends with one line on stderr and exit 130 or 2, and the
+workspace as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relplan.errors import InputError
+from relplan.ingest import IngestOptions, promlive, pull_prometheus
+from tests.helpers.ingest import INCIDENT, ingest, state
+
+T0 = 1_764_460_800.0
+
+
+def _big_proxy(path: Path, n: int, *, bad_last: bool = False) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            t = T0 + i * 0.01
+            rec = {
+                "call_id": f"big{i}",
+                "attempt": 0,
+                "t_sent": t,
+                "t_end": t + 1,
+                "outcome": "delivered",
+                "status": 200,
+                "model": "m",
+                "replica": f"r{i % 4}",
+                "prompt_tokens": 100,
+                "max_tokens": 10,
+            }
+            f.write(json.dumps(rec) + "\n")
+        if bad_last:
+            f.write('{"call_id": "bad", "attempt": "oops"}\n')
+    return path
+
+
+def _relplan(*args: str, **kw: Any) -> subprocess.Popen[str]:
+    def child() -> None:
+        # A shell's background job may have SIGINT ignored; the CLI must see it as a user would.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        pre = kw.get("pre")
+        if pre is not None:
+            pre()
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "relplan", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=child,  # only signal and rlimit set-up
+    )
+
+
+def _interrupt_once_open(proc: subprocess.Popen[str], db: Path, delay: float) -> str:
+    """SIGINT `delay` s after the child has the workspace open; returns its stderr."""
+    psutil = pytest.importorskip("psutil")
+    watched = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if any(f.path == str(db) for f in watched.open_files()):
+                break
+        except psutil.Error:
+            break
+        time.sleep(0.02)
+    time.sleep(delay)
+    assert proc.poll() is None, "finished before the interrupt; make the input bigger"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_ingest_is_one_line_exit_130_and_nothing_stored(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, INCIDENT / "proxy.jsonl")
+    before = state(db)
+    big = _big_proxy(tmp_path / "big.jsonl", 300_000)
+    proc = _relplan("ingest", "--db", str(db), str(big))
+    err = _interrupt_once_open(proc, db, 0.5)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+    assert state(db) == before
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_analyze_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, _big_proxy(tmp_path / "big.jsonl", 300_000))
+    proc = _relplan("analyze", "--db", str(db))
+    err = _interrupt_once_open(proc, db, 0.2)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+
+
+def _file_size_limit(limit: int) -> Any:
+    def pre() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit: EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return pre
+
+
+@pytest.mark.slow
+def test_a_full_disk_during_ingest_is_one_line_exit_2_and_data_intact(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, INCIDENT / "proxy.jsonl")
+    before = state(db)
+    big = _big_proxy(tmp_path / "big.jsonl", 200_000)
+    limit = db.stat().st_size + 1_000_000
+    proc = _relplan("ingest", "--db", str(db), str(big), pre=_file_size_limit(limit))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert err.startswith("relplan: error: the disk is full")
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+    assert state(db) == before
+    # and the next ingest, with room again, works
+    ingest(db, INCIDENT / "engine.jsonl")
+    assert state(db)["attempts"] == before["attempts"]
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)],
+        capture_output=True,
+        check=False,
+    )
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.mark.slow
+def test_a_full_tmpfs_during_ingest_is_one_line_exit_2_and_data_intact(
+    small_tmpfs: Path, tmp_path: Path
+) -> None:
+    db = small_tmpfs / "w.duckdb"
+    ingest(db, INCIDENT / "proxy.jsonl")
+    before = state(db)
+    big = _big_proxy(tmp_path / "big.jsonl", 200_000)
+    proc = _relplan("ingest", "--db", str(db), str(big))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert err.startswith("relplan: error: ")
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+    assert state(db) == before
+
+
+@pytest.mark.slow
+def test_a_read_only_folder_is_one_line_exit_2_and_still_readable(small_tmpfs: Path) -> None:
+    db = small_tmpfs / "w.duckdb"
+    ingest(db, INCIDENT / "proxy.jsonl")
+    before = state(db)
+    res = subprocess.run(
+        ["mount", "-o", "remount,ro", str(small_tmpfs)], capture_output=True, check=False
+    )
+    if res.returncode != 0:
+        pytest.skip("cannot remount the tmpfs read-only")
+    proc = _relplan("ingest", "--db", str(db), str(INCIDENT / "engine.jsonl"))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    assert err.startswith(f"relplan: error: {db}: cannot open workspace")
+    assert "Read-only file system" in err
+    assert err.count("\n") == 1
+    assert state(db) == before
+    proc = _relplan("analyze", "--db", str(db))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+
+
+@pytest.mark.slow
+def test_a_failed_big_ingest_does_not_grow_the_workspace(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, INCIDENT / "proxy.jsonl")
+    size = db.stat().st_size
+    before = state(db)
+    bad = _big_proxy(tmp_path / "bad.jsonl", 200_000, bad_last=True)
+    # under a small memory limit the staging tables go to the workspace file itself
+    env = {**os.environ, "RELPLAN_MEMORY_LIMIT": "100MB"}
+    res = subprocess.run(
+        [sys.executable, "-m", "relplan", "ingest", "--db", str(db), str(bad)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert res.returncode == 2, res.stderr
+    assert "bad.jsonl:200001: " in res.stderr
+    assert state(db) == before
+    assert db.stat().st_size == size
+
+
+# --- a hostile or broken Prometheus server -------------------------------------------------
+
+NAMES_OK = {"status": "success", "data": ["vllm:num_requests_waiting"]}
+
+
+class _Server:
+    """A loopback HTTP server whose answer to each path is set by the test."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+        self.handler: Any = None
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                url = urllib.parse.urlsplit(self.path)
+                qs = urllib.parse.parse_qs(url.query)
+                outer.queries.extend(qs.get("query", []))
+                outer.handler(self, url.path)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    s = _Server()
+    yield s
+    s.close()
+
+
+def _send_json(h: BaseHTTPRequestHandler, doc: Any) -> None:
+    body = json.dumps(doc).encode()
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+
+
+def _pull(server: _Server, tmp_path: Path, timeout: float = 10.0, match: str = "vllm:.*") -> Any:
+    return pull_prometheus(
+        tmp_path / "w.duckdb",
+        server.url,
+        match,
+        T0,
+        T0 + 60,
+        15.0,
+        IngestOptions(timeout=timeout),
+    )
+
+
+@pytest.mark.slow
+def test_a_trickling_server_cannot_hold_a_pull_past_its_deadline(
+    server: _Server, tmp_path: Path
+) -> None:
+    def trickle(h: BaseHTTPRequestHandler, path: str) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.end_headers()
+        try:
+            for ch in json.dumps(NAMES_OK) * 100:
+                h.wfile.write(ch.encode())
+                h.wfile.flush()
+                time.sleep(1.0)
+        except OSError:
+            pass
+
+    server.handler = trickle
+    started = time.monotonic()
+    with pytest.raises(InputError, match="did not answer within the deadline"):
+        _pull(server, tmp_path, timeout=2.5)
+    assert time.monotonic() - started < 5.0
+    assert state(tmp_path / "w.duckdb")["sources"] == []
+
+
+def test_a_response_too_large_is_refused_with_a_message(
+    server: _Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(promlive, "MAX_RESPONSE_BYTES", 1000)
+
+    def big(h: BaseHTTPRequestHandler, path: str) -> None:
+        if path.endswith("/values"):
+            _send_json(h, NAMES_OK)
+            return
+        values = [[T0 + i, "1"] for i in range(200)]
+        doc = {"metric": {"__name__": "vllm:num_requests_waiting"}, "values": values}
+        _send_json(h, {"status": "success", "data": {"resultType": "matrix", "result": [doc]}})
+
+    server.handler = big
+    with pytest.raises(InputError, match="larger than 0 MiB"):
+        _pull(server, tmp_path)
+
+
+def test_a_response_too_large_without_a_length_is_refused_while_read(
+    server: _Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(promlive, "MAX_RESPONSE_BYTES", 1000)
+
+    def endless(h: BaseHTTPRequestHandler, path: str) -> None:
+        h.send_response(200)
+        h.end_headers()
+        try:
+            for _ in range(100):
+                h.wfile.write(b" " * 500)
+        except OSError:
+            pass
+
+    server.handler = endless
+    with pytest.raises(InputError, match="larger than"):
+        _pull(server, tmp_path)
+
+
+@pytest.mark.parametrize("where", ["names", "query_range"])
+def test_a_reply_with_null_data_is_an_input_error(
+    server: _Server, tmp_path: Path, where: str
+) -> None:
+    def null(h: BaseHTTPRequestHandler, path: str) -> None:
+        if path.endswith("/values") and where != "names":
+            _send_json(h, NAMES_OK)
+        else:
+            _send_json(h, {"status": "success", "data": None})
+
+    server.handler = null
+    with pytest.raises(InputError, match="with no data"):
+        _pull(server, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ['vllm:x"} or vector(1) or {a="', "vllm:back\\slash", "vllm:new\nline", "vllm:tab\tcr\r"],
+)
+def test_metric_names_are_escaped_in_the_selector(
+    server: _Server, tmp_path: Path, name: str
+) -> None:
+    def answer(h: BaseHTTPRequestHandler, path: str) -> None:
+        if path.endswith("/values"):
+            _send_json(h, {"status": "success", "data": [name]})
+        else:
+            _send_json(h, {"status": "success", "data": {"resultType": "matrix", "result": []}})
+
+    server.handler = answer
+    _pull(server, tmp_path, match="(?s)vllm:.*")  # `.` matching the newline too
+    assert len(server.queries) == 1
+    query = server.queries[0]
+    assert query == "{__name__=" + promql_literal(name) + "}"
+    # the literal decodes back to the name and nothing follows it
+    inner = query[len("{__name__=") : -1]
+    assert json.loads(inner) == name
+
+
+def promql_literal(name: str) -> str:
+    return promlive.promql_string(name)
+
+
+def test_promql_string_escapes_what_would_end_the_literal() -> None:
+    assert promlive.promql_string('a"b') == '"a\\"b"'
+    assert promlive.promql_string("a\\b") == '"a\\\\b"'
+    assert promlive.promql_string("a\nb\x01") == '"a\\nb\\x01"'
