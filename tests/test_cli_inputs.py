@@ -69,7 +69,8 @@ def test_ingest_and_report_take_exactly_the_same_input_flags() -> None:
 
 
 def test_every_ingest_option_a_user_sets_has_a_flag() -> None:
-    fields = {f.name for f in dataclasses.fields(IngestOptions)} - {"exact"}
+    # `exact` is the driver's own; `timeout` bounds a live pull, a flag of `ingest` alone.
+    fields = {f.name for f in dataclasses.fields(IngestOptions)} - {"exact", "timeout"}
     assert fields == set(INPUT_FLAGS)
 
 
@@ -247,3 +248,25 @@ def test_report_times_an_unnamed_scrape_with_at(tmp_path: Path) -> None:
     without = runner.invoke(app, ["report", str(folder), "--out", str(out)])
     assert without.exit_code == 2
     assert "--at TIME" in without.stderr
+
+
+def test_the_live_pull_timeout_is_a_duration_flag_of_ingest() -> None:
+    """`--timeout` takes the duration syntax and names itself in its error; `report` pulls
+    nothing live and has no such flag."""
+    res = runner.invoke(
+        app,
+        [
+            "ingest",
+            "--prometheus-url",
+            "http://127.0.0.1:9",
+            "--start",
+            "2025-11-30T00:00:00Z",
+            "--end",
+            "2025-11-30T00:01:00Z",
+            "--timeout",
+            "soon",
+        ],
+    )
+    assert res.exit_code == 2
+    assert "--timeout" in res.stderr
+    assert "--timeout" not in runner.invoke(app, ["report", "--help"], terminal_width=400).stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -40,6 +41,13 @@ def ingest(
     step: Annotated[
         str, typer.Option(metavar="DURATION", help="Live pull: resolution, e.g. 5s or 1m.")
     ] = "15s",
+    timeout: Annotated[
+        str,
+        typer.Option(
+            metavar="DURATION",
+            help="Live pull: the whole pull's deadline, however slowly the server answers.",
+        ),
+    ] = "3m",
     json_out: JsonFlag = False,
     *,
     inputs: IngestOptions,
@@ -67,6 +75,7 @@ def ingest(
             raise UsageError("--start", "a live pull needs --start and --end")
         t_start = parse_instant(start, "--start")
         t_end = parse_instant(end, "--end")
+        opts = dataclasses.replace(opts, timeout=parse_duration(timeout, "--timeout"))
         rep = ingest_mod.pull_prometheus(
             target, prometheus_url, match, t_start, t_end, parse_duration(step, "--step"), opts
         )
