@@ -64,7 +64,11 @@ ENVOY_KEYS = (
 )
 
 _VLLM_LINE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d")
-_SAMPLE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+\S+")
+# A sample line: a metric name, optional labels, then a number (so a line of prose such as
+# "the pager went off" is not taken for one).
+_SAMPLE = re.compile(
+    r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+[-+]?(?:\d|\.\d|NaN|Nan|nan|Inf|inf)\S*(?:\s+\S+)?\s*$"
+)
 
 
 class UnknownContent(InputError):
@@ -271,7 +275,9 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             " engine columns of docs/formats.md",
             path,
             1,
-            what=f"a CSV file with header {first[:80]}",
+            what=f"a CSV file with header {first[:80]}"
+            if name.endswith(".csv")
+            else "text in none of relplan's input formats",
         )
     raise UnknownContent(
         "cannot tell what this file holds; expected JSON Lines, CSV, Parquet, OpenMetrics text,"
