@@ -496,3 +496,19 @@ def test_garbage_traces_give_input_errors_only(
     p.write_bytes(data)
     with contextlib.suppress(InputError):
         ingest(d / "w.duckdb", p, fmt=fmt, on_error="skip" if skip else "fail")
+
+
+def test_the_example_line_in_the_docs_ingests_as_written(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "formats-otel.md").read_text()
+    block = re.search(r"```json\n(.*?)\n```", doc, re.DOTALL)
+    assert block is not None
+    f = tmp_path / "otel.json"
+    f.write_text(block.group(1) + "\n")
+    db = tmp_path / "w.duckdb"
+    ingest(db, f)
+    assert [(ev, t, p) for _, ev, t, p, *_ in _events(db)] == [
+        ("arrived", 0.0, 120),
+        ("scheduled", 0.25, None),
+        ("first_token", 0.5, None),
+        ("finished", 2.0, None),
+    ]
