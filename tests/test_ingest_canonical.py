@@ -196,7 +196,7 @@ def test_a_directory_ingests_everything_in_one_call(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     rep = ingest(db, d)
     assert sorted(s.kind for s in rep.sources) == ["engine", "manifest", "metrics", "proxy"]
-    assert [s.reason for s in rep.skipped] == ["not a known input file type"]
+    assert [s.reason for s in rep.skipped] == ["not a known input (a Markdown document)"]
     assert rep.rows_by_table == {
         "attempts": 6,
         "events": 6,

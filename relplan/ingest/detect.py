@@ -3,10 +3,12 @@
 Kinds: proxy, engine, metrics, manifest. Formats (the `sources.format` values):
 jsonl, csv, parquet (canonical proxy/engine), openmetrics, scrape, exposition (one
 timestamp-less /metrics scrape), query_range (metrics), vllm_log (engine events, request ids
-and stats samples), envoy (proxy attempts), run_json (manifest).
+and stats samples), otlp_json / jaeger_json (vLLM's OpenTelemetry spans: engine events and
+request ids), envoy (proxy attempts), run_json (manifest).
 
 `--kind` narrows the choice (e.g. `--kind engine` on a log file means a vLLM log) and
-`--format` forces one. Detection reads only the first 64 KiB of the content.
+`--format` forces one. Detection reads only the first 64 KiB of the content. A file whose
+content is none of these raises `UnknownContent` (a directory walk skips it and lists it).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from relplan.errors import InputError, UsageError
 from relplan.ingest.files import PARQUET_MAGIC, FileInfo
 from relplan.ingest.metrics_text import SampleError, parse_sample
+from relplan.ingest.otel_json import trace_format
 
 KINDS = ("proxy", "engine", "metrics", "manifest")
 FORMATS = {
@@ -30,6 +33,8 @@ FORMATS = {
     "exposition": ("metrics",),
     "query_range": ("metrics",),
     "vllm_log": ("engine",),
+    "otlp_json": ("engine",),
+    "jaeger_json": ("engine",),
     "envoy": ("proxy",),
     "run_json": ("manifest",),
     # Gateway logs and load-test results (gateway_detect.py, docs/formats.md).
@@ -59,7 +64,20 @@ ENVOY_KEYS = (
 )
 
 _VLLM_LINE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d")
-_SAMPLE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+\S+")
+# A sample line: a metric name, optional labels, then a number (so a line of prose such as
+# "the pager went off" is not taken for one).
+_SAMPLE = re.compile(
+    r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+[-+]?(?:\d|\.\d|NaN|Nan|nan|Inf|inf)\S*(?:\s+\S+)?\s*$"
+)
+
+
+class UnknownContent(InputError):
+    """The content is none of relplan's inputs (as opposed to a known input that is broken).
+    `what` says what it looks like, for the ingest report."""
+
+    def __init__(self, message: str, path: str, line: int | None = None, what: str = "") -> None:
+        super().__init__(message, path, line)
+        self.what = what or message
 
 
 @dataclass(frozen=True)
@@ -192,15 +210,19 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
         k = _kind_from_keys(cols) or kind
         if k in ("proxy", "engine"):
             return Detected(k, "parquet")
-        raise InputError(
+        raise UnknownContent(
             f"cannot tell what this Parquet file holds (columns: {', '.join(sorted(cols))});"
             " expected the proxy columns (call_id, attempt, t_sent, t_end, outcome, ...) or the"
             " engine columns (type, t, execution_id, step, ...)",
             path,
+            what=f"a Parquet file with columns {', '.join(sorted(cols)[:8])}",
         )
     if not info.head.strip():
-        raise InputError("the file is empty; expected records", path)
+        raise UnknownContent("the file is empty; expected records", path, what="an empty file")
     first = _first_text_line(info)
+    traces = trace_format(info.head[:4096].decode("utf-8", errors="replace"))
+    if traces is not None:
+        return Detected("engine", traces)  # OTLP JSON or Jaeger JSON: vLLM's spans
     if first.startswith("[") and (gw := gateway_detect.from_text(first)) is not None:
         return Detected("proxy", gw)  # an Envoy text log: [START_TIME] "METHOD ...
     if first.startswith("{") or first.startswith("["):
@@ -223,12 +245,13 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             return Detected("proxy", "envoy")
         if kind in ("proxy", "engine"):
             return Detected(kind, "jsonl")
-        raise InputError(
+        raise UnknownContent(
             f"cannot tell what these JSON records hold (keys: {', '.join(sorted(keys)[:12])});"
             " expected proxy attempts (call_id, ...), engine records (type, execution_id, ...),"
             " Envoy access-log fields (start_time, duration, response_code, ...), or pass --kind",
             path,
             1,
+            what=f"JSON records with keys {', '.join(sorted(keys)[:8])}",
         )
     if first.startswith("# SCRAPE"):
         return Detected("metrics", "scrape")
@@ -247,18 +270,22 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
         k = _kind_from_keys(cols) or (kind if kind in ("proxy", "engine") else None)
         if k is not None:
             return Detected(k, "csv")
-        raise InputError(
+        raise UnknownContent(
             f"cannot tell what this CSV file holds (header: {first[:120]}); expected the proxy or"
             " engine columns of docs/formats.md",
             path,
             1,
+            what=f"a CSV file with header {first[:80]}"
+            if name.endswith(".csv")
+            else "text in none of relplan's input formats",
         )
-    raise InputError(
+    raise UnknownContent(
         "cannot tell what this file holds; expected JSON Lines, CSV, Parquet, OpenMetrics text,"
-        " a scrape log (# SCRAPE lines), a vLLM log, an Envoy JSON access log or run.json"
-        " (or pass --kind/--format)",
+        " a scrape log (# SCRAPE lines), a vLLM log, OTLP or Jaeger JSON traces, an Envoy JSON"
+        " access log or run.json (or pass --kind/--format)",
         path,
         1,
+        what="text in none of relplan's input formats",
     )
 
 
@@ -297,8 +324,9 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
         return Detected("metrics", "query_range")
     if isinstance(doc, dict) and "name" in doc:
         return Detected("manifest", "run_json")
-    raise InputError(
+    raise UnknownContent(
         "a JSON document that is neither a run manifest (name, phases, ...) nor a Prometheus"
         " query_range response (status, data)",
         path,
+        what="a JSON document that is none of relplan's inputs",
     )

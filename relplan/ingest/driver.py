@@ -35,6 +35,7 @@ from relplan.errors import InputError
 from relplan.ingest import (
     canonical,
     envoy,
+    foreign,
     gateway_envoy_text,
     gateway_kong,
     gateway_litellm,
@@ -44,12 +45,13 @@ from relplan.ingest import (
     loadtest_vllm_bench,
     manifest,
     metrics_text,
+    otel_traces,
     promjson,
     vllm_log,
 )
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
-from relplan.ingest.detect import detect
-from relplan.ingest.files import FileInfo, digest, expand, peek
+from relplan.ingest.detect import UnknownContent, detect
+from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, expand, peek
 from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
@@ -68,6 +70,8 @@ READERS: dict[str, Reader] = {
     "exposition": metrics_text.stage_exposition,
     "query_range": promjson.stage_query_range_file,
     "vllm_log": vllm_log.stage_vllm_log,
+    "otlp_json": otel_traces.stage_otlp_json,
+    "jaeger_json": otel_traces.stage_jaeger_json,
     "envoy": envoy.stage_envoy,
     "run_json": manifest.stage_manifest,
     "envoy_text": gateway_envoy_text.stage_envoy_text,
@@ -132,23 +136,30 @@ def ingest_files(
     opts: IngestOptions,
     progress: Progress | None = None,
 ) -> IngestReport:
-    files, dir_skipped = expand(list(paths))
+    paths = list(paths)
+    files, dir_skipped = expand(paths)
+    # Named on the command line: a file that is no known input is an error. Found in a
+    # directory: it is skipped and listed in the report.
+    named = {p.resolve() for p in paths if p.is_file()}
+    by_name = [SkippedInput(path=str(p), reason=foreign.not_an_input(p)) for p in dir_skipped]
     if not files:
+        listed = "; ".join(f"{s.path}: {s.reason}" for s in by_name[:5])
         raise InputError(
-            "no input files found (directories are searched for .jsonl, .csv,"
-            " .parquet, .json, .txt, .om, .prom, .log files)"
+            "no input files found (directories are searched for "
+            + ", ".join(KNOWN_SUFFIXES)
+            + " files, gzipped or not)"
+            + (f"; skipped {listed}" if listed else "")
         )
 
     def run(session: Session) -> None:
-        for p in dir_skipped:
-            session.skipped.append(SkippedInput(path=str(p), reason="not a known input file type"))
+        session.skipped.extend(by_name)
         total = sum(f.stat().st_size for f in files)
         done = 0
         with ThreadPoolExecutor(max_workers=1) as pool:
             for f in files:
                 if progress is not None:
                     progress(done, total, str(f))
-                stage_file(session, f, pool)
+                stage_file(session, f, pool, from_dir=f.resolve() not in named)
                 done += f.stat().st_size
         if progress is not None:
             progress(total, total, "")
@@ -186,16 +197,32 @@ def in_transaction(
     raise AssertionError("unreachable")
 
 
-def stage_file(session: Session, path: Path, pool: ThreadPoolExecutor) -> None:
+def stage_file(
+    session: Session, path: Path, pool: ThreadPoolExecutor, *, from_dir: bool = False
+) -> None:
     """Stage one file. Its hash and line count are computed in `pool` while DuckDB reads it;
-    content already in the workspace is then dropped from staging and reported as skipped."""
+    content already in the workspace is then dropped from staging and reported as skipped.
+    A file whose content is no known input is skipped and listed when it was found in a
+    directory (`from_dir`), an error when it was named."""
     size, gz, head = peek(path)
     info = FileInfo(path, size, gz, head, pool.submit(digest, path))
     # A mapping file (--map) or a log format string (--log-format) says how to read the
     # inputs, unless --format says otherwise.
     o = session.opts
     fmt = o.fmt or ("mapped" if o.map_file is not None else from_log_format(o.log_format))
-    det = detect(info, session.opts.kind, fmt)
+    try:
+        det = detect(info, session.opts.kind, fmt)
+    except UnknownContent as exc:
+        known = foreign.recognise(head)
+        if from_dir:
+            what = known or exc.what
+            session.skipped.append(
+                SkippedInput(path=str(path), reason=f"not a known input ({what})")
+            )
+            return
+        if known is not None:
+            raise InputError(f"not an incident record relplan ingests: {known}", str(path)) from exc
+        raise
     staged = Staged(
         source_id=session.new_id(),
         path=str(path.resolve()),
