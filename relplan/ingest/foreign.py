@@ -66,7 +66,7 @@ def recognise(head: bytes) -> str | None:
         return (
             "an OpenTelemetry Collector file-exporter file in proto format or compressed (a"
             " 4-byte length before each message); relplan reads the exporter's `format: json`"
-            " output without compression (docs/formats-otel.md)"
+            " output without compression (docs/formats.md)"
         )
     return None
 

@@ -1,5 +1,5 @@
 """vLLM's OpenTelemetry `llm_request` spans (OTLP JSON lines, Jaeger JSON) -> engine
-lifecycle events and request ids (docs/formats-otel.md).
+lifecycle events and request ids (docs/formats.md).
 
 One span (vLLM, `--otlp-traces-endpoint`) is one execution; its attributes (names from
 vLLM's `vllm/tracing.py` SpanAttributes) give, with t0 = the span's start (vLLM's
