@@ -16,7 +16,6 @@ ingest/engine_macros.sql, created by stage.create_stage inside the ingest transa
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import duckdb
@@ -26,7 +25,7 @@ from relplan.errors import InputError
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
 from relplan.ingest.detect import parquet_columns
-from relplan.ingest.files import FileInfo, first_unreadable_line
+from relplan.ingest.files import FileInfo, first_unreadable_line, json_loads
 
 
 def _known(kind: str) -> tuple[str, ...]:
@@ -76,7 +75,7 @@ def _jsonl_unknown_columns(info: FileInfo, kind: str) -> list[str]:
     seen: set[str] = set()
     for line in info.head.decode("utf-8", errors="replace").splitlines():
         try:
-            obj = json.loads(line)
+            obj = json_loads(line)
         except ValueError:
             continue
         if isinstance(obj, dict):

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
+import re
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from relplan.errors import InputError
 
@@ -94,17 +97,29 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     return out, skipped
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+# The longest first line detection reads whole (the JSON readers' maximum object size).
+MAX_FIRST_LINE = 16 * 1024 * 1024
+
+
 def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
-    """Size, whether gzip, and the first `head_size` bytes of the (decompressed) content."""
+    """Size, whether gzip, and the first `head_size` bytes of the (decompressed) content,
+    without a UTF-8 byte order mark; when those bytes hold no newline, the head runs on to
+    the end of the first line (up to MAX_FIRST_LINE), so a long first JSON record is seen
+    whole."""
     try:
         size = path.stat().st_size
         with path.open("rb") as f:
-            first = f.read(head_size)
-            gz = first[:2] == GZIP_MAGIC
-            if not gz:
-                return size, False, first
-        with gzip.open(path, "rb") as g:
-            return size, True, g.read(head_size)
+            gz = f.read(2) == GZIP_MAGIC
+        opener = gzip.open if gz else open
+        with opener(path, "rb") as g:
+            head = g.read(head_size)
+            while b"\n" not in head and len(head) < MAX_FIRST_LINE:
+                more = g.read(head_size)
+                if not more:
+                    break
+                head += more
+        return size, gz, head.removeprefix(UTF8_BOM)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
 
@@ -174,3 +189,27 @@ def first_unreadable_line(path: Path) -> tuple[int, str] | None:
                     f"{what}, which JSON does not allow unescaped; expected one JSON object per line",
                 )
     return None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def json_loads(text: str | bytes) -> Any:
+    """json.loads for input: ValueError (never RecursionError) for JSON nested too deeply,
+    and for a lone surrogate escape (`"\\ud800"`), which is no character and cannot be
+    stored as UTF-8; a UTF-8 byte order mark is allowed."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    text = text.removeprefix("\ufeff")
+    try:
+        doc = json.loads(text)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                "a lone surrogate escape (\\ud800-\\udfff), which is no character"
+            ) from exc
+    return doc
