@@ -25,7 +25,7 @@ from relplan.errors import InputError
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
 from relplan.ingest.detect import parquet_columns
-from relplan.ingest.files import FileInfo, first_unreadable_line, json_loads
+from relplan.ingest.files import FileInfo, duck_path, first_unreadable_line, json_loads
 
 
 def _known(kind: str) -> tuple[str, ...]:
@@ -93,7 +93,7 @@ def stage_jsonl(
     def lines_reader() -> None:
         sql.run(con, queries.delete, {"source_id": sid})
         try:
-            sql.run(con, queries.read_jsonl_lines, {"path": path, "source_id": sid})
+            sql.run(con, queries.read_jsonl_lines, {"path": duck_path(path), "source_id": sid})
         except duckdb.Error as exc:
             bad = first_unreadable_line(info.path)
             if bad is not None:
@@ -105,7 +105,7 @@ def stage_jsonl(
         return
     sql.run(con, "ingest/keep_insertion_order")
     try:
-        sql.run(con, queries.read_jsonl, {"path": path, "source_id": sid})
+        sql.run(con, queries.read_jsonl, {"path": duck_path(path), "source_id": sid})
     except duckdb.Error as exc:
         # The transaction is aborted (the driver resets the setting after its rollback).
         raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
@@ -124,7 +124,7 @@ def _table_columns(con: duckdb.DuckDBPyConnection, info: FileInfo, container: st
     if container == "parquet":
         return parquet_columns(info)
     try:
-        return sql.columns(con, "ingest/csv_header", {"path": str(info.path)})
+        return sql.columns(con, "ingest/csv_header", {"path": duck_path(info.path)})
     except duckdb.Error as exc:
         raise InputError(f"cannot read as CSV: {_duck_msg(exc)}", str(info.path), 1) from exc
 
@@ -170,7 +170,7 @@ def stage_table(
     queries = _QUERIES[kind]
     read = queries.read_parquet if container == "parquet" else queries.read_csv
     try:
-        sql.run(con, read, {"path": path, "source_id": sid, "keep_raw": opts.skip})
+        sql.run(con, read, {"path": duck_path(path), "source_id": sid, "keep_raw": opts.skip})
     except duckdb.Error as exc:
         if not opts.exact:  # the transaction is aborted: start again, exactly
             raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
@@ -197,7 +197,7 @@ def _canonical_types(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     """Whether every engine column the Parquet file has is a number or a string as the
     contract says (then it can be inserted directly, without conversions)."""
     try:
-        described = sql.rows(con, "ingest/parquet_types", {"path": path})
+        described = sql.rows(con, "ingest/parquet_types", {"path": duck_path(path)})
     except duckdb.Error:
         return False
     types = {r["column_name"]: r["column_type"] for r in described}

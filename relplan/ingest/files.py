@@ -191,6 +191,15 @@ def first_unreadable_line(path: Path) -> tuple[int, str] | None:
     return None
 
 
+_GLOB_CHARS = re.compile(r"[\[*?]")
+
+
+def duck_path(path: str | Path) -> str:
+    """`path` for DuckDB's file readers, which expand glob patterns: `[`, `*` and `?` are
+    wrapped in brackets (`p[1].jsonl` -> `p[[]1].jsonl`), so a file is read as itself."""
+    return _GLOB_CHARS.sub(lambda m: f"[{m.group(0)}]", str(path))
+
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
