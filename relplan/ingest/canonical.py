@@ -16,7 +16,9 @@ ingest/engine_macros.sql, created by stage.create_stage inside the ingest transa
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
@@ -25,7 +27,14 @@ from relplan.errors import InputError
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
 from relplan.ingest.detect import parquet_columns
-from relplan.ingest.files import FileInfo, duck_path, first_unreadable_line, json_loads
+from relplan.ingest.files import (
+    FileInfo,
+    duck_path,
+    first_unreadable_line,
+    json_loads,
+    readable_copy,
+)
+from relplan.ingest.stage import StageWriter
 
 
 def _known(kind: str) -> tuple[str, ...]:
@@ -92,6 +101,10 @@ def stage_jsonl(
 
     def lines_reader() -> None:
         sql.run(con, queries.delete, {"source_id": sid})
+        if opts.skip and first_unreadable_line(info.path) is not None:
+            # Checked first: a failed read would abort the transaction.
+            _stage_readable_lines(con, info, staged)
+            return
         try:
             sql.run(con, queries.read_jsonl_lines, {"path": duck_path(path), "source_id": sid})
         except duckdb.Error as exc:
@@ -118,6 +131,29 @@ def stage_jsonl(
         return
     sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": lo})
     staged.restage_with_raw = lines_reader
+
+
+def _stage_readable_lines(con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged) -> None:
+    """Skip mode, a file with lines DuckDB cannot read (not UTF-8, NUL bytes): read a copy
+    with those lines left empty, and stage each of them as a refused record with its line."""
+    queries = _QUERIES[staged.kind]
+    with tempfile.TemporaryDirectory(prefix="relplan-") as tmp:
+        copy = Path(tmp) / "lines.jsonl"
+        bad = readable_copy(info.path, copy)
+        try:
+            sql.run(
+                con,
+                queries.read_jsonl_lines,
+                {"path": duck_path(copy), "source_id": staged.source_id},
+            )
+        except duckdb.Error as exc:
+            raise InputError(
+                f"cannot read as JSON Lines: {_duck_msg(exc)}", str(info.path)
+            ) from exc
+    w = StageWriter(con, f"stage_{staged.kind}")
+    for n, text, why in bad:
+        w.add(source_id=staged.source_id, ln=n, raw=text, perr=why, origin="canonical")
+    w.flush()
 
 
 def _table_columns(con: duckdb.DuckDBPyConnection, info: FileInfo, container: str) -> list[str]:

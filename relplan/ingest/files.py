@@ -179,16 +179,51 @@ def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
 
 
+def _unreadable(text: str) -> str | None:
+    for ch, what in (("\x1f", "a raw 0x1F control byte"), ("\x00", "a NUL byte")):
+        if ch in text:
+            return f"{what}, which JSON does not allow unescaped; expected one JSON object per line"
+    return None
+
+
 def first_unreadable_line(path: Path) -> tuple[int, str] | None:
     """The first line DuckDB's line reader cannot take (not UTF-8, or a raw 0x1F/NUL byte)."""
-    for n, text in open_text_lines(path):
-        for ch, what in (("\x1f", "a raw 0x1F control byte"), ("\x00", "a NUL byte")):
-            if ch in text:
-                return (
-                    n,
-                    f"{what}, which JSON does not allow unescaped; expected one JSON object per line",
-                )
+    try:
+        for n, text in open_text_lines(path):
+            why = _unreadable(text)
+            if why is not None:
+                return n, why
+    except InputError as exc:
+        if exc.line is None:
+            raise
+        return exc.line, exc.reason
     return None
+
+
+def readable_copy(path: Path, out: Path) -> list[tuple[int, str, str]]:
+    """Write `path` (gzip or not) to `out` uncompressed with every line DuckDB's line reader
+    cannot take (not UTF-8, a raw 0x1F or NUL byte) left empty, so the others keep their line
+    numbers; return those lines as (line, text with bad bytes replaced, reason)."""
+    bad: list[tuple[int, str, str]] = []
+    with path.open("rb") as raw:
+        gz = raw.read(2) == GZIP_MAGIC
+    opener = gzip.open if gz else open
+    try:
+        with opener(path, "rb") as f, out.open("wb") as w:
+            for n, line in enumerate(f, start=1):
+                try:
+                    why = _unreadable(line.decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    why = f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                if why is None:
+                    w.write(line)
+                    continue
+                text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                bad.append((n, text.replace("\x00", "\ufffd").replace("\x1f", "\ufffd"), why))
+                w.write(b"\n")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", str(path)) from exc
+    return bad
 
 
 _GLOB_CHARS = re.compile(r"[\[*?]")
