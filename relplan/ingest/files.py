@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import re
 import zlib
 from collections.abc import Iterator
@@ -238,15 +239,27 @@ def duck_path(path: str | Path) -> str:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+def _not_json(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number; expected a finite number")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if math.isinf(x):
+        raise ValueError(f"{text[:40]} is too large for a number; expected a finite number")
+    return x
+
+
 def json_loads(text: str | bytes) -> Any:
     """json.loads for input: ValueError (never RecursionError) for JSON nested too deeply,
+    for NaN/Infinity (not JSON, though Python reads them) and numbers too large for a double,
     and for a lone surrogate escape (`"\\ud800"`), which is no character and cannot be
     stored as UTF-8; a UTF-8 byte order mark is allowed."""
     if isinstance(text, bytes):
         text = text.decode("utf-8-sig")
     text = text.removeprefix("\ufeff")
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
     if _SURROGATE_ESCAPE.search(text):
