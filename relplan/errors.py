@@ -34,6 +34,7 @@ class InputError(RelplanError):
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
         super().__init__(where + message)
+        self.reason = message
         self.path = path
         self.line = line
 

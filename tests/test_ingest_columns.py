@@ -75,7 +75,9 @@ def test_fast_json_reader_declares_every_column_with_its_staging_type(kind: str)
     block = re.search(r"columns = \{(.*?)\}", text, re.DOTALL)
     assert block is not None
     declared = re.findall(r"(\w+): '(\w+)'", block.group(1))
-    assert declared == _staged_types(RECORDS[kind])
+    # Numbers are read as JSON and converted by rp_fast_num, which refuses `true` and strings.
+    expected = [(n, "JSON" if t == "DOUBLE" else t) for n, t in _staged_types(RECORDS[kind])]
+    assert declared == expected
 
 
 @pytest.mark.parametrize("kind", ["proxy", "engine"])

@@ -7,7 +7,7 @@
 --   execution_id, a known event, prompt_tokens on `arrived` (canonical traces only: vLLM logs
 --   do not carry it); step: step, t_issue, t_done, execution_id, prompt_computed,
 --   t_done >= t_issue; stats: step, t_issue, kv_usage in 0..1; every count a whole number
---   >= 0 and every time finite.
+--   >= 0 that fits a bigint exactly (rp_bad_count) and every time plausible (rp_bad_epoch).
 -- rp_engine_csv(path) / rp_engine_parquet(path): a CSV or Parquet engine file (rp_csv_rows,
 --   rp_parquet_rows in ingest/macros.sql) unioned BY NAME with an empty typed template, so
 --   columns the file lacks are NULL; rp_engine_parquet_typed adds `type_` (rp_engine_type).
@@ -50,27 +50,30 @@ create or replace temp macro rp_engine_reason(
         when type = 'step' and t_done is null then 't_done is missing; expected a time'
         when type = 'step' and prompt_computed is null
             then 'prompt_computed is missing; expected the prompt tokens computed in this step'
-        when not (isfinite(coalesce(t, 0)) and isfinite(coalesce(t_issue, 0))
-                  and isfinite(coalesce(t_done, 0)))
-            then 'a time is not finite; expected epoch seconds or RFC 3339'
+        when coalesce(rp_bad_epoch('t', t), rp_bad_epoch('t_issue', t_issue),
+                      rp_bad_epoch('t_done', t_done)) is not null
+            then coalesce(rp_bad_epoch('t', t), rp_bad_epoch('t_issue', t_issue),
+                          rp_bad_epoch('t_done', t_done))
         when type = 'step' and t_done < t_issue
             then 't_done (' || t_done || ') is before t_issue (' || t_issue
                 || '); expected t_done >= t_issue'
-        when step < 0 or step <> floor(step) then 'step ' || step || ' is not a whole number >= 0'
-        when prompt_tokens < 0 or prompt_tokens <> floor(prompt_tokens)
-            then 'prompt_tokens ' || prompt_tokens || ' is not a whole number >= 0'
-        when prompt_computed < 0 or prompt_computed <> floor(prompt_computed)
-            then 'prompt_computed ' || prompt_computed || ' is not a whole number >= 0'
-        when prompt_cached < 0 or prompt_cached <> floor(prompt_cached)
-            then 'prompt_cached ' || prompt_cached || ' is not a whole number >= 0'
-        when decode_tokens < 0 or decode_tokens <> floor(decode_tokens)
-            then 'decode_tokens ' || decode_tokens || ' is not a whole number >= 0'
-        when num_running < 0 or num_running <> floor(num_running)
-            then 'num_running ' || num_running || ' is not a whole number >= 0'
-        when num_waiting < 0 or num_waiting <> floor(num_waiting)
-            then 'num_waiting ' || num_waiting || ' is not a whole number >= 0'
-        when num_batched_tokens < 0 or num_batched_tokens <> floor(num_batched_tokens)
-            then 'num_batched_tokens ' || num_batched_tokens || ' is not a whole number >= 0'
+        when coalesce(rp_bad_count('step', step, 9007199254740992),
+                      rp_bad_count('prompt_tokens', prompt_tokens, 9007199254740992),
+                      rp_bad_count('prompt_computed', prompt_computed, 9007199254740992),
+                      rp_bad_count('prompt_cached', prompt_cached, 9007199254740992),
+                      rp_bad_count('decode_tokens', decode_tokens, 9007199254740992),
+                      rp_bad_count('num_running', num_running, 9007199254740992),
+                      rp_bad_count('num_waiting', num_waiting, 9007199254740992),
+                      rp_bad_count('num_batched_tokens', num_batched_tokens, 9007199254740992)) is not null
+            then coalesce(rp_bad_count('step', step, 9007199254740992),
+                          rp_bad_count('prompt_tokens', prompt_tokens, 9007199254740992),
+                          rp_bad_count('prompt_computed', prompt_computed, 9007199254740992),
+                          rp_bad_count('prompt_cached', prompt_cached, 9007199254740992),
+                          rp_bad_count('decode_tokens', decode_tokens, 9007199254740992),
+                          rp_bad_count('num_running', num_running, 9007199254740992),
+                          rp_bad_count('num_waiting', num_waiting, 9007199254740992),
+                          rp_bad_count('num_batched_tokens', num_batched_tokens, 9007199254740992))
+        when isnan(kv_usage) then 'kv_usage is not a number; expected a fraction'
         when kv_usage < 0 or kv_usage > 1
             then 'kv_usage ' || kv_usage || ' is outside 0..1; expected a fraction'
     end;

@@ -3,8 +3,18 @@
 --   (Z, +02:00, +0200, +00) -> UTC epoch seconds; NULL when neither. Naive strings are refused.
 -- rp_num: a number or numeric string -> DOUBLE; NULL otherwise.
 -- rp_int: like rp_num but only whole numbers (3.0 yes, 3.5 no) -> DOUBLE holding an integer.
+-- rp_fast_num(x): a JSON value (the fast readers' numeric columns) -> DOUBLE; anything but a
+--   JSON number (true, a string, an object) raises, so the driver re-reads the file with the
+--   exact reader, which names the line (a boolean is never taken as 1).
 -- rp_bool: true/false (also t/f, 1/0, yes/no) -> BOOLEAN; NULL otherwise.
 -- rp_str: a string with surrounding blanks removed; '' -> NULL (an empty id is a missing id).
+-- rp_bad_epoch(name, x): why a converted time is not plausible, NULL when it is: not finite,
+--   negative, or at or after 2100-01-01 (4102444800). Epoch milliseconds, microseconds and
+--   nanoseconds (a time in 2000..2100 once divided by 1e3, 1e6, 1e9) are named as such and
+--   refused, not converted (docs/formats.md, Rules for every input). Times before 2000 are
+--   kept: they are seconds from a run's t0 (the simulator's traces).
+-- rp_bad_count(name, x, hi): why a converted count is not a whole number in 0..hi (the
+--   stored column's range), NULL when it is, so the later cast cannot fail.
 -- rp_csv_rows(path): a CSV file with a header row, every column as text, `_ln` its line (the
 --   header being line 1; quoted fields spanning lines would shift it).
 -- rp_parquet_rows(path): a Parquet file with its own types, `_ln` the 1-based row number.
@@ -17,6 +27,11 @@
 --   when it is.
 -- params:
 create or replace temp macro rp_num(x) as try_cast(x as double);
+create or replace temp macro rp_fast_num(x) as
+    case
+        when x is null or json_type(x) in ('UBIGINT', 'BIGINT', 'DOUBLE') then x::double
+        else error('a value is not a JSON number')
+    end;
 create or replace temp macro rp_time(x) as coalesce(
     try_cast(x as double),
     case
@@ -28,6 +43,27 @@ create or replace temp macro rp_int(x) as
     case when try_cast(x as double) = floor(try_cast(x as double)) then try_cast(x as double) end;
 create or replace temp macro rp_bool(x) as try_cast(x as boolean);
 create or replace temp macro rp_str(x) as nullif(trim(x::varchar), '');
+create or replace temp macro rp_bad_epoch(name, x) as
+    case
+        when x is null then null
+        when isnan(x) or isinf(x) then name || ' is not finite; expected epoch seconds or RFC 3339'
+        when x < 0 then name || ' ' || x || ' is negative; expected epoch seconds (or seconds'
+            || ' from the run''s start)'
+        when x >= 946684800e3 and x < 4102444800e3 then name || ' ' || x || ' looks like epoch'
+            || ' milliseconds; expected epoch seconds (divide by 1000)'
+        when x >= 946684800e6 and x < 4102444800e6 then name || ' ' || x || ' looks like epoch'
+            || ' microseconds; expected epoch seconds (divide by 1000000)'
+        when x >= 946684800e9 and x < 4102444800e9 then name || ' ' || x || ' looks like epoch'
+            || ' nanoseconds; expected epoch seconds (divide by 1000000000)'
+        when x >= 4102444800 then name || ' ' || x || ' is after 2100; expected epoch seconds'
+    end;
+create or replace temp macro rp_bad_count(name, x, hi) as
+    case
+        when x is null then null
+        when isnan(x) or isinf(x) then name || ' is not finite; expected a whole number >= 0'
+        when x < 0 or x <> floor(x) then name || ' ' || x || ' is not a whole number >= 0'
+        when x > hi then name || ' ' || x || ' is too large; expected at most ' || hi::bigint
+    end;
 -- Why a field failed to convert: NULL when it is absent or converted fine.
 create or replace temp macro rp_bad_time(name, x) as
     case when x is not null and rp_time(x) is null

@@ -1,7 +1,8 @@
 -- The staged proxy attempts with the reason each breaks the contract (NULL when it is fine)
 -- and t_planned filled in. Checks (docs/formats.md, Proxy attempts log): required fields present, attempt a
 -- whole number >= 0, outcome a known value, t_end >= t_sent, attached => execution_id,
--- shed => no execution_id, token counts and status whole numbers >= 0, finite times, and
+-- shed => no execution_id, token counts and status whole numbers >= 0 that fit their stored
+-- column (rp_bad_count), plausible times (rp_bad_epoch: no epoch milliseconds), and
 -- attempt numbers distinct per call: within this ingest (the later line is the bad one) and
 -- against attempts already in the workspace.
 -- t_planned, when absent, is t_sent of attempt 0 of the same call among the records of this
@@ -32,8 +33,8 @@ r as (
         coalesce(perr, case
             when call_id is null then 'call_id is missing; expected a string naming the call'
             when attempt is null then 'attempt is missing; expected a whole number >= 0'
-            when attempt < 0 or attempt <> floor(attempt)
-                then 'attempt ' || attempt || ' is not a whole number >= 0'
+            when rp_bad_count('attempt', attempt, 2147483647) is not null
+                then rp_bad_count('attempt', attempt, 2147483647)
             when t_sent is null then 't_sent is missing; expected a time'
             when t_end is null then 't_end is missing; expected a time'
             when outcome is null
@@ -41,9 +42,12 @@ r as (
             when outcome not in ('delivered', 'client_gone', 'shed', 'error')
                 then 'outcome ''' || left(outcome, 40)
                     || ''' is not one of delivered, client_gone, shed, error'
-            when not (isfinite(t_sent) and isfinite(t_end)
-                      and isfinite(coalesce(t_planned, 0)) and isfinite(coalesce(t_cancel, 0)))
-                then 'a time is not finite; expected epoch seconds or RFC 3339'
+            when coalesce(rp_bad_epoch('t_sent', t_sent), rp_bad_epoch('t_end', t_end),
+                          rp_bad_epoch('t_planned', t_planned), rp_bad_epoch('t_cancel', t_cancel))
+                    is not null
+                then coalesce(rp_bad_epoch('t_sent', t_sent), rp_bad_epoch('t_end', t_end),
+                              rp_bad_epoch('t_planned', t_planned),
+                              rp_bad_epoch('t_cancel', t_cancel))
             when t_end < t_sent
                 then 't_end (' || t_end || ') is before t_sent (' || t_sent
                     || '); expected t_end >= t_sent'
@@ -53,12 +57,12 @@ r as (
             when outcome = 'shed' and execution_id is not null
                 then 'outcome is shed but execution_id is ''' || left(execution_id, 60)
                     || '''; a shed attempt has no execution'
-            when status is not null and (status < 0 or status <> floor(status))
-                then 'status ' || status || ' is not a whole number >= 0'
-            when prompt_tokens is not null and (prompt_tokens < 0 or prompt_tokens <> floor(prompt_tokens))
-                then 'prompt_tokens ' || prompt_tokens || ' is not a whole number >= 0'
-            when max_tokens is not null and (max_tokens < 0 or max_tokens <> floor(max_tokens))
-                then 'max_tokens ' || max_tokens || ' is not a whole number >= 0'
+            when coalesce(rp_bad_count('status', status, 2147483647),
+                          rp_bad_count('prompt_tokens', prompt_tokens, 9007199254740992),
+                          rp_bad_count('max_tokens', max_tokens, 9007199254740992)) is not null
+                then coalesce(rp_bad_count('status', status, 2147483647),
+                              rp_bad_count('prompt_tokens', prompt_tokens, 9007199254740992),
+                              rp_bad_count('max_tokens', max_tokens, 9007199254740992))
             when dup_rank > 1 and first_source = source_id
                 then 'attempt ' || attempt::bigint || ' of call ''' || left(call_id, 60)
                     || ''' already appears on line ' || first_ln

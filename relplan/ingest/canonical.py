@@ -16,8 +16,9 @@ ingest/engine_macros.sql, created by stage.create_stage inside the ingest transa
 
 from __future__ import annotations
 
-import json
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
@@ -26,7 +27,14 @@ from relplan.errors import InputError
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
 from relplan.ingest.detect import parquet_columns
-from relplan.ingest.files import FileInfo, first_unreadable_line
+from relplan.ingest.files import (
+    FileInfo,
+    duck_path,
+    first_unreadable_line,
+    json_loads,
+    readable_copy,
+)
+from relplan.ingest.stage import StageWriter
 
 
 def _known(kind: str) -> tuple[str, ...]:
@@ -76,7 +84,7 @@ def _jsonl_unknown_columns(info: FileInfo, kind: str) -> list[str]:
     seen: set[str] = set()
     for line in info.head.decode("utf-8", errors="replace").splitlines():
         try:
-            obj = json.loads(line)
+            obj = json_loads(line)
         except ValueError:
             continue
         if isinstance(obj, dict):
@@ -93,8 +101,12 @@ def stage_jsonl(
 
     def lines_reader() -> None:
         sql.run(con, queries.delete, {"source_id": sid})
+        if opts.skip and first_unreadable_line(info.path) is not None:
+            # Checked first: a failed read would abort the transaction.
+            _stage_readable_lines(con, info, staged)
+            return
         try:
-            sql.run(con, queries.read_jsonl_lines, {"path": path, "source_id": sid})
+            sql.run(con, queries.read_jsonl_lines, {"path": duck_path(path), "source_id": sid})
         except duckdb.Error as exc:
             bad = first_unreadable_line(info.path)
             if bad is not None:
@@ -106,7 +118,7 @@ def stage_jsonl(
         return
     sql.run(con, "ingest/keep_insertion_order")
     try:
-        sql.run(con, queries.read_jsonl, {"path": path, "source_id": sid})
+        sql.run(con, queries.read_jsonl, {"path": duck_path(path), "source_id": sid})
     except duckdb.Error as exc:
         # The transaction is aborted (the driver resets the setting after its rollback).
         raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
@@ -121,11 +133,34 @@ def stage_jsonl(
     staged.restage_with_raw = lines_reader
 
 
+def _stage_readable_lines(con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged) -> None:
+    """Skip mode, a file with lines DuckDB cannot read (not UTF-8, NUL bytes): read a copy
+    with those lines left empty, and stage each of them as a refused record with its line."""
+    queries = _QUERIES[staged.kind]
+    with tempfile.TemporaryDirectory(prefix="relplan-") as tmp:
+        copy = Path(tmp) / "lines.jsonl"
+        bad = readable_copy(info.path, copy)
+        try:
+            sql.run(
+                con,
+                queries.read_jsonl_lines,
+                {"path": duck_path(copy), "source_id": staged.source_id},
+            )
+        except duckdb.Error as exc:
+            raise InputError(
+                f"cannot read as JSON Lines: {_duck_msg(exc)}", str(info.path)
+            ) from exc
+    w = StageWriter(con, f"stage_{staged.kind}")
+    for n, text, why in bad:
+        w.add(source_id=staged.source_id, ln=n, raw=text, perr=why, origin="canonical")
+    w.flush()
+
+
 def _table_columns(con: duckdb.DuckDBPyConnection, info: FileInfo, container: str) -> list[str]:
     if container == "parquet":
         return parquet_columns(info)
     try:
-        return sql.columns(con, "ingest/csv_header", {"path": str(info.path)})
+        return sql.columns(con, "ingest/csv_header", {"path": duck_path(info.path)})
     except duckdb.Error as exc:
         raise InputError(f"cannot read as CSV: {_duck_msg(exc)}", str(info.path), 1) from exc
 
@@ -171,7 +206,7 @@ def stage_table(
     queries = _QUERIES[kind]
     read = queries.read_parquet if container == "parquet" else queries.read_csv
     try:
-        sql.run(con, read, {"path": path, "source_id": sid, "keep_raw": opts.skip})
+        sql.run(con, read, {"path": duck_path(path), "source_id": sid, "keep_raw": opts.skip})
     except duckdb.Error as exc:
         if not opts.exact:  # the transaction is aborted: start again, exactly
             raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
@@ -198,7 +233,7 @@ def _canonical_types(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     """Whether every engine column the Parquet file has is a number or a string as the
     contract says (then it can be inserted directly, without conversions)."""
     try:
-        described = sql.rows(con, "ingest/parquet_types", {"path": path})
+        described = sql.rows(con, "ingest/parquet_types", {"path": duck_path(path)})
     except duckdb.Error:
         return False
     types = {r["column_name"]: r["column_type"] for r in described}

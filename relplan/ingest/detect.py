@@ -191,7 +191,7 @@ def _head_keys(info: FileInfo, max_lines: int = 200) -> set[str]:
     for i, line in enumerate(lines):
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply
             continue
         if isinstance(obj, dict):
             objects += 1
@@ -309,6 +309,10 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
     try:
         raw = info.path.read_bytes()
         doc = json.loads((gzip.decompress(raw) if info.gz else raw).decode("utf-8"))
+    except RecursionError as exc:
+        raise InputError(
+            "JSON nested too deeply to read; expected JSON Lines or a JSON document", path
+        ) from exc
     except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
         if kind in ("proxy", "engine"):
             return Detected(kind, "jsonl")

@@ -51,7 +51,7 @@ from relplan.ingest import (
 )
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import UnknownContent, detect
-from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, expand, peek
+from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
 from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
@@ -344,7 +344,7 @@ def _insert_direct(
     for name in s.direct:
         table = name.removeprefix("ingest/direct_parquet_")
         try:
-            n = sql.affected(con, name, {"path": s.path, "source_id": s.source_id})
+            n = sql.affected(con, name, {"path": duck_path(s.path), "source_id": s.source_id})
         except duckdb.Error as exc:
             raise FastPathFailed(str(exc)) from exc
         kept += n

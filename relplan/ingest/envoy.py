@@ -27,7 +27,6 @@ default text format is read by gateway_envoy_text.py into the same records.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,7 +34,7 @@ import duckdb
 
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.detect import envoy_key
-from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.files import FileInfo, json_loads, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries
 from relplan.values import parse_number, parse_time
 
@@ -122,7 +121,7 @@ def stage_envoy(
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = json_loads(line)
             except ValueError:
                 yield n, line, "malformed JSON; expected one JSON access-log record per line"
                 continue

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
+import math
+import re
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from relplan.errors import InputError
 
@@ -94,17 +98,29 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     return out, skipped
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+# The longest first line detection reads whole (the JSON readers' maximum object size).
+MAX_FIRST_LINE = 16 * 1024 * 1024
+
+
 def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
-    """Size, whether gzip, and the first `head_size` bytes of the (decompressed) content."""
+    """Size, whether gzip, and the first `head_size` bytes of the (decompressed) content,
+    without a UTF-8 byte order mark; when those bytes hold no newline, the head runs on to
+    the end of the first line (up to MAX_FIRST_LINE), so a long first JSON record is seen
+    whole."""
     try:
         size = path.stat().st_size
         with path.open("rb") as f:
-            first = f.read(head_size)
-            gz = first[:2] == GZIP_MAGIC
-            if not gz:
-                return size, False, first
-        with gzip.open(path, "rb") as g:
-            return size, True, g.read(head_size)
+            gz = f.read(2) == GZIP_MAGIC
+        opener = gzip.open if gz else open
+        with opener(path, "rb") as g:
+            head = g.read(head_size)
+            while b"\n" not in head and len(head) < MAX_FIRST_LINE:
+                more = g.read(head_size)
+                if not more:
+                    break
+                head += more
+        return size, gz, head.removeprefix(UTF8_BOM)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
 
@@ -164,13 +180,93 @@ def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
 
 
+def _unreadable(text: str) -> str | None:
+    for ch, what in (("\x1f", "a raw 0x1F control byte"), ("\x00", "a NUL byte")):
+        if ch in text:
+            return f"{what}, which JSON does not allow unescaped; expected one JSON object per line"
+    return None
+
+
 def first_unreadable_line(path: Path) -> tuple[int, str] | None:
     """The first line DuckDB's line reader cannot take (not UTF-8, or a raw 0x1F/NUL byte)."""
-    for n, text in open_text_lines(path):
-        for ch, what in (("\x1f", "a raw 0x1F control byte"), ("\x00", "a NUL byte")):
-            if ch in text:
-                return (
-                    n,
-                    f"{what}, which JSON does not allow unescaped; expected one JSON object per line",
-                )
+    try:
+        for n, text in open_text_lines(path):
+            why = _unreadable(text)
+            if why is not None:
+                return n, why
+    except InputError as exc:
+        if exc.line is None:
+            raise
+        return exc.line, exc.reason
     return None
+
+
+def readable_copy(path: Path, out: Path) -> list[tuple[int, str, str]]:
+    """Write `path` (gzip or not) to `out` uncompressed with every line DuckDB's line reader
+    cannot take (not UTF-8, a raw 0x1F or NUL byte) left empty, so the others keep their line
+    numbers; return those lines as (line, text with bad bytes replaced, reason)."""
+    bad: list[tuple[int, str, str]] = []
+    with path.open("rb") as raw:
+        gz = raw.read(2) == GZIP_MAGIC
+    opener = gzip.open if gz else open
+    try:
+        with opener(path, "rb") as f, out.open("wb") as w:
+            for n, line in enumerate(f, start=1):
+                try:
+                    why = _unreadable(line.decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    why = f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                if why is None:
+                    w.write(line)
+                    continue
+                text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                bad.append((n, text.replace("\x00", "\ufffd").replace("\x1f", "\ufffd"), why))
+                w.write(b"\n")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", str(path)) from exc
+    return bad
+
+
+_GLOB_CHARS = re.compile(r"[\[*?]")
+
+
+def duck_path(path: str | Path) -> str:
+    """`path` for DuckDB's file readers, which expand glob patterns: `[`, `*` and `?` are
+    wrapped in brackets (`p[1].jsonl` -> `p[[]1].jsonl`), so a file is read as itself."""
+    return _GLOB_CHARS.sub(lambda m: f"[{m.group(0)}]", str(path))
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _not_json(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number; expected a finite number")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if math.isinf(x):
+        raise ValueError(f"{text[:40]} is too large for a number; expected a finite number")
+    return x
+
+
+def json_loads(text: str | bytes) -> Any:
+    """json.loads for input: ValueError (never RecursionError) for JSON nested too deeply,
+    for NaN/Infinity (not JSON, though Python reads them) and numbers too large for a double,
+    and for a lone surrogate escape (`"\\ud800"`), which is no character and cannot be
+    stored as UTF-8; a UTF-8 byte order mark is allowed."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    text = text.removeprefix("\ufeff")
+    try:
+        doc = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                "a lone surrogate escape (\\ud800-\\udfff), which is no character"
+            ) from exc
+    return doc

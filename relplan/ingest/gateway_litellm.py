@@ -23,13 +23,12 @@ A payload with a trace_id is one attempt of the call trace_id (numbered by start
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
 
 import duckdb
 
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, json_loads
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_int,
@@ -67,7 +66,7 @@ def _metadata(rec: dict[str, Any]) -> dict[str, Any]:
     meta = rec.get("metadata")
     if isinstance(meta, str):
         try:
-            meta = json.loads(meta)
+            meta = json_loads(meta)
         except ValueError:
             return {}
     return meta if isinstance(meta, dict) else {}

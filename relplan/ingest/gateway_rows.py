@@ -28,7 +28,7 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest.files import open_text_lines
+from relplan.ingest.files import json_loads, open_text_lines
 from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 OUTCOMES = ("delivered", "client_gone", "shed", "error")
@@ -191,7 +191,7 @@ def json_records(path: Path) -> Iterator[tuple[int, str, Any]]:
         return
     n0, line0 = first[0]
     try:
-        json.loads(line0)
+        json_loads(line0)
         is_jsonl = True
     except ValueError:
         is_jsonl = not line0.lstrip().startswith(("[", "{"))
@@ -200,7 +200,7 @@ def json_records(path: Path) -> Iterator[tuple[int, str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield n, line, json.loads(line)
+                yield n, line, json_loads(line)
             except ValueError:
                 yield n, line, None
         return

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, json_loads
 from relplan.models import RunManifest
 
 
@@ -27,8 +27,7 @@ def stage_manifest(
     if info.gz:
         raw = gzip.decompress(raw)
     try:
-        text = raw.decode("utf-8")
-        doc = json.loads(text)
+        doc = json_loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"not valid JSON ({exc}); expected a run manifest object", path) from exc
     try:

@@ -17,7 +17,7 @@ import duckdb
 
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, json_loads
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
 
@@ -29,7 +29,7 @@ def stage_query_range_file(
     if info.gz:
         raw = gzip.decompress(raw)
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        doc = json_loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(
             f"not valid JSON ({exc}); expected a query_range response", str(info.path)
