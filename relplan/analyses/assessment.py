@@ -304,7 +304,7 @@ def _from_rates(
             True,
             basis,
             [
-                f"completions collapsed below {COLLAPSE:g} × Ĉ while work kept waiting, {words};"
+                f"completions collapsed below {COLLAPSE:g} × Ĉ while work kept arriving or waiting, {words};"
                 " whether the arrivals were retries needs a gateway log"
             ],
             extra,
