@@ -108,7 +108,7 @@ def figures(
                 ],
                 note=f"mean prompt length {mean_prompt:,.0f} tokens, from the bins where nothing waited;"
                 " a preempted request is queried again",
-                needs="an engine trace or vLLM log counts admissions",
+                needs="an engine trace or a vLLM log (admissions counted)",
             )
         )
     out.append(_littles(rows, span))
