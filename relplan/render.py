@@ -83,6 +83,10 @@ def render_analysis(result: AnalyzeResult) -> str:
     if odd:
         lines.append("Edge cases: " + "; ".join(odd))
     blocks = ["\n".join(lines)]
+    if result.verdict is not None:
+        from relplan.render_verdict import render_verdict
+
+        blocks.insert(0, render_verdict(result.verdict))
     for a in registry.analyses():
         model = getattr(result, a.name, None)
         if model is not None:

@@ -36,6 +36,7 @@ def test_json_output_of_the_fixture_workspace(db: Path, snapshot_json: SnapshotA
     assert set(data) == {
         "context",
         "data_checks",
+        "verdict",
         "amplification",
         "delivery",
         "wasted_prefill",

@@ -24,6 +24,7 @@ import duckdb
 
 from relplan import sql
 from relplan.analyses import registry
+from relplan.analyses.assessment import assess
 from relplan.analyses.common import SkippedAnalysis
 from relplan.analyses.context import RunContext, resolve_context
 from relplan.analyses.inputs import Inputs
@@ -71,4 +72,7 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
                         setattr(checks, key, value)
         if reason is not None:
             skipped.append(SkippedAnalysis(analysis=a.name, reason=reason))
-    return registry.result_model()(context=ctx, data_checks=checks, skipped=skipped, **results)
+    res = registry.result_model()(context=ctx, data_checks=checks, skipped=skipped, **results)
+    if not opts.only:
+        res.verdict = assess(con, ctx, res)
+    return res

@@ -31,6 +31,8 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
+from relplan.analyses.overload import deadline_from_attempts
+from relplan.analyses.overload import detect as detect_overload
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
 from relplan.workspace.facts import latest_manifest
@@ -38,6 +40,7 @@ from relplan.workspace.facts import latest_manifest
 # A command-line time larger than this is an absolute epoch time, not seconds from t0.
 ABSOLUTE_TIME_THRESHOLD = 1e8
 DEFAULT_REPLICA_LABELS = ("replica", "pod", "instance")
+INSTANT_S = 1e-6  # the window given to data that all lies at one instant
 
 
 class PhaseSpan(StrictModel):
@@ -62,7 +65,7 @@ class RunContext(StrictModel):
     window_end: float = Field(description="epoch seconds: end of the analysed window")
     t0_source: str = Field(description="run.json | earliest proxy/engine record")
     phases: list[PhaseSpan]
-    phases_source: str = Field(description="--phases | run.json | none")
+    phases_source: str = Field(description="--phases | run.json | detected | none")
     overload_phase: str | None
     overload_rule: str | None = Field(description="why this phase is the overload phase")
     capacity: float | None = Field(description="Ĉ, calls per second")
@@ -329,12 +332,22 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     phases = sorted(phases, key=lambda p: p.start_s)
 
     t_end = max([*(float(m) for m in maxs), *(t0 + p.end_s for p in phases), t0])
+    detected = None
+    if not phases and t_end > t0:
+        detected = detect_overload(con, t0, t_end, opts.capacity)
+        if detected is not None:
+            phases = [PhaseSpan(name=n, start_s=a, end_s=b) for n, a, b in detected.phases]
+            phases_source = "detected"
 
     window_start, window_end = t0, t_end
     if opts.t_from is not None:
         window_start = parse_time(opts.t_from, t0)
     if opts.t_to is not None:
         window_end = parse_time(opts.t_to, t0)
+    _check_window_in_data(opts, window_start, window_end, t0, t_end)
+    if window_end <= window_start and opts.t_from is None and opts.t_to is None:
+        window_end = window_start + INSTANT_S
+        notes.append("every record is at one instant: the window is that instant")
     if window_end <= window_start:
         raise UsageError(
             "--to",
@@ -356,6 +369,13 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     window_w, window_w_source = pick(opts.delivery_window, man.delivery_window_s if man else None)
 
     overload, rule = _overload_phase(con, man.overload_phase if man else None, phases, t0)
+    if detected is not None:
+        overload, rule = "overload", detected.rule
+        if capacity is None and detected.capacity is not None:
+            capacity = detected.capacity
+            capacity_source = f"estimated: {detected.capacity_rule}"
+    if deadline_s is None and spans["proxy"].n:
+        deadline_s, deadline_source = deadline_from_attempts(con)
 
     sources = [
         SourceSpan(
@@ -431,6 +451,19 @@ def rolling_bounds(
 def _rolling_span(spans: dict[str, Span], a: float, b: float, width: float) -> float:
     lo, hi = rolling_bounds(a, b, spans["metrics"].range, width)
     return max(0.0, hi - lo)
+
+
+def _check_window_in_data(opts: Any, start: float, end: float, t0: float, t_end: float) -> None:
+    """A --from/--to entirely outside the data is a usage error naming the data's span."""
+    if opts.t_from is None and opts.t_to is None:
+        return
+    if start > t_end or end < t0:
+        flag = "--from" if opts.t_from is not None and start > t_end else "--to"
+        raise UsageError(
+            flag,
+            f"the window {start - t0:g}..{end - t0:g} s lies outside the data, which spans"
+            f" 0..{t_end - t0:g} s after t0 ({t0:.3f}..{t_end:.3f} epoch seconds)",
+        )
 
 
 def _overload_phase(

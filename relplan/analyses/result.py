@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from relplan.analyses.assessment import Assessment
 from relplan.analyses.common import SkippedAnalysis
 from relplan.analyses.context import RunContext
 from relplan.models import StrictModel
@@ -39,6 +40,9 @@ class DataChecks(StrictModel):
 class AnalyzeResult(StrictModel):
     context: RunContext
     data_checks: DataChecks
+    verdict: Assessment | None = Field(
+        default=None, description="the verdict and the evidence ladder behind it"
+    )
 
     if TYPE_CHECKING:  # fields the registry adds when it builds the class
         skipped: list[SkippedAnalysis]

@@ -14,6 +14,8 @@ from relplan.cli.options import DbOption, JsonFlag, SloOption
 from relplan.errors import UsageError
 from relplan.values import parse_duration, parse_slo, positive
 
+DEFAULT_REPLICAS = 8
+
 
 def budget(
     crashes: Annotated[float, typer.Option(help="Crashes per replica per window (C).")],
@@ -21,7 +23,10 @@ def budget(
         float | None,
         typer.Option(help="Mean concurrent streams per replica (K). Measured with --from-db."),
     ] = None,
-    replicas: Annotated[int, typer.Option(help="Replicas (N).")] = 8,
+    replicas: Annotated[
+        int | None,
+        typer.Option(help="Replicas (N). Default: those seen with --from-db, else 8."),
+    ] = None,
     slo: SloOption = 99.9,
     window: Annotated[
         str, typer.Option(metavar="DURATION", help="SLO window: 30d, 720h, 4w, ...")
@@ -65,6 +70,16 @@ def budget(
             concurrency = measured.mean_concurrency_per_replica
         if not stream_seconds:
             stream_seconds = [measured.mean_stream_seconds]
+        if replicas is None:
+            replicas = measured.replicas_seen
+            typer.echo(
+                f"relplan: replicas: {replicas}, as seen in the proxy log (--replicas overrides)",
+                err=True,
+            )
+        else:
+            typer.echo(f"relplan: replicas: {replicas}, from --replicas", err=True)
+    if replicas is None:
+        replicas = DEFAULT_REPLICAS
     if concurrency is None:
         raise UsageError("--concurrency", "is required (or measure it with --from-db)")
     durations = stream_seconds or list(budget_mod.TYPICAL_STREAM_SECONDS)

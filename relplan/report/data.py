@@ -20,7 +20,7 @@ Choices:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -38,7 +38,7 @@ class KeyFigure(StrictModel):
 
 
 class VerdictBlock(StrictModel):
-    verdict: Verdict
+    verdict: Verdict | Literal["healthy"]
     headline: str = Field(description="one sentence in plain words")
     reasons: list[str] = Field(description="the figures behind it, as sentences")
     figures: list[KeyFigure]

@@ -6,11 +6,13 @@ own "because", and for each phase after the overload its amplification and on-ti
 from __future__ import annotations
 
 from relplan.analyses.amplification import Amplification, AmplificationWindow
+from relplan.analyses.assessment import Assessment
 from relplan.analyses.context import RunContext
 from relplan.analyses.counters import Counters
 from relplan.analyses.delivery import Delivery, DeliveryWindow, Verdict
 from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.wasted_prefill import WastedPrefill
+from relplan.render_verdict import figure_text
 from relplan.report.data import KeyFigure, VerdictBlock
 from relplan.report.wording import sentence, span, times
 from relplan.values import pct
@@ -26,11 +28,55 @@ HEADLINES = {
 }
 
 
+HEADLINES_FROM_ANY = {
+    "recovered": "Recovered: the queue emptied after the overload.",
+    "metastable": "Metastable: the engine did not recover after the overload ended; work kept"
+    " arriving while completions collapsed.",
+    "draining": "Draining: not recovered by the end of the data, but arrivals stayed within"
+    " capacity, so the backlog was shrinking.",
+    "overloaded": "Overloaded: work kept arriving faster than capacity after the overload.",
+    "healthy": "Healthy: no overload found in the data.",
+}
+
+
 def _after_phases(ctx: RunContext, overload_end_s: float) -> list[str]:
     return [p.name for p in ctx.phases if p.start_s >= overload_end_s - 1e-9]
 
 
 def verdict_block(res: AnalyzeResult) -> VerdictBlock:
+    """The verdict at the top: the assessment (relplan.analyses.assessment) when analyze made
+    one and the gateway log gave no recovery verdict, worded with its evidence ladder; else the
+    delivery analysis's recovery verdict with its figures."""
+    rec = res.delivery.recovery if res.delivery is not None else None
+    decisive = rec is not None and rec.verdict != "insufficient data"
+    if res.verdict is not None and not decisive:
+        return _assessment_block(res.verdict)
+    return _recovery_block(res)
+
+
+def _assessment_block(a: Assessment) -> VerdictBlock:
+    head = HEADLINES_FROM_ANY[a.verdict]
+    if a.suspected:
+        head = "Suspected " + head[0].lower() + head[1:]
+    figures = [
+        KeyFigure(
+            label=f"{f.label} ({f.status}{': ' + ', '.join(f.inputs) if f.inputs else ''})",
+            value=f.value,
+            text=figure_text(f),
+        )
+        for f in a.figures
+        if f.status != "not available"
+    ]
+    reasons = [sentence(r) for r in a.reasons]
+    reasons += [
+        sentence(f"{f.label} is not available: it needs {f.needs}")
+        for f in a.figures
+        if f.status == "not available" and f.needs
+    ][:4]
+    return VerdictBlock(verdict=a.verdict, headline=head, reasons=reasons, figures=figures)
+
+
+def _recovery_block(res: AnalyzeResult) -> VerdictBlock:
     ctx = res.context
     dl = res.get(Delivery)
     amplification = res.get(Amplification)

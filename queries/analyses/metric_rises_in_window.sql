@@ -1,0 +1,27 @@
+-- What the vLLM metrics say over [$a, $b] (the `metrics_figures` figures): per metric name,
+-- finished_reason and histogram bound `le`, the rise of the counter (sum over sample pairs
+-- inside the window of the increase; a drop counts the new value, a reset), the largest
+-- sample, the plain mean of the samples (for a gauge) and the sample count.
+-- All series of one (name, finished_reason, le) are summed (replicas added up).
+-- Columns: name, finished_reason, le, rise, max_value, mean_value, samples.
+-- params: a, b
+with s as (
+    select name, labels::varchar as series, labels['finished_reason'] as finished_reason,
+           labels['le'] as le, t, value
+    from metric_samples where t >= $a and t <= $b and name like 'vllm:%'
+),
+pairs as (
+    select name, series, finished_reason, le, value,
+           case when lead(value) over w >= value then lead(value) over w - value
+                else lead(value) over w end as inc
+    from s
+    window w as (partition by name, series order by t)
+),
+per_series as (
+    select name, series, finished_reason, le, coalesce(sum(inc), 0) as rise,
+           max(value) as max_value, avg(value) as mean_value, count(*) as samples
+    from pairs group by all
+)
+select name, finished_reason, le, sum(rise) as rise, sum(max_value) as max_value,
+       sum(mean_value) as mean_value, sum(samples) as samples
+from per_series group by all order by name, finished_reason, le

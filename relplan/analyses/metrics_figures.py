@@ -1,0 +1,189 @@
+"""What Prometheus alone tells (no trace, no gateway log), over the analysed window.
+
+From vLLM's counters, gauges and histograms (names as in tests/data/published/SOURCES.md):
+completions by `request_success_total{finished_reason}`, preemptions, the KV-cache peak, the
+waiting gauge against arrival rate × mean `request_queue_time_seconds` (Little's law from
+metrics), the share of executions whose `e2e_request_latency_seconds` exceeded the client
+deadline (bounded by the histogram's bucket bounds), the mean TTFT, and admissions estimated
+from `prefix_cache_queries` ÷ the mean prompt length.
+
+Aborted requests appear in no per-request histogram in current vLLM (vLLM issues #31503 and
+#55634): the latency shares below are of requests that finished, and understate an incident
+in which clients gave up.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+
+from relplan import sql
+from relplan.analyses.context import RunContext
+from relplan.analyses.evidence import Figure, estimated, measured, missing
+
+ABORT_NOTE = (
+    "aborted requests appear in no per-request histogram in current vLLM"
+    " (vLLM issues #31503 and #55634): this counts only requests that finished"
+)
+M = "metrics"
+
+
+def _rises(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> list[dict[str, Any]]:
+    return sql.rows(
+        con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+    )
+
+
+def _rise(rows: list[dict[str, Any]], name: str, reason: str | None = None) -> float | None:
+    hit = [
+        r for r in rows if r["name"] == name and (reason is None or r["finished_reason"] == reason)
+    ]
+    return sum(float(r["rise"]) for r in hit) if hit else None
+
+
+def _buckets(rows: list[dict[str, Any]], base: str) -> list[tuple[float, float]]:
+    out = []
+    for r in rows:
+        if r["name"] == f"{base}_bucket" and r["le"] is not None:
+            le = math.inf if r["le"] in ("+Inf", "Inf", "inf") else float(r["le"])
+            out.append((le, float(r["rise"])))
+    return sorted(out)
+
+
+def _mean(rows: list[dict[str, Any]], base: str) -> float | None:
+    s, n = _rise(rows, f"{base}_sum"), _rise(rows, f"{base}_count")
+    return s / n if s is not None and n else None
+
+
+def figures(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, mean_prompt: float | None
+) -> list[Figure]:
+    if not ctx.has_metrics:
+        return []
+    rows = _rises(con, ctx)
+    span = ctx.window_end - ctx.window_start
+    out: list[Figure] = []
+    for reason in ("stop", "length", "abort", "error"):
+        v = _rise(rows, "vllm:request_success_total", reason)
+        if v is not None:
+            out.append(
+                measured(
+                    f"completions_{reason}",
+                    f"requests finished with reason {reason}",
+                    v,
+                    "count",
+                    ["vllm:request_success_total"],
+                )
+            )
+    pre = _rise(rows, "vllm:num_preemptions_total")
+    if pre is not None:
+        out.append(
+            measured("preemptions", "preemptions", pre, "count", ["vllm:num_preemptions_total"])
+        )
+    kv = [r for r in rows if r["name"] in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")]
+    if kv:
+        out.append(
+            measured(
+                "kv_peak",
+                "peak KV-cache usage",
+                max(float(r["max_value"]) for r in kv),
+                "share",
+                [kv[0]["name"]],
+            )
+        )
+    queries = _rise(rows, "vllm:prefix_cache_queries_total")
+    if queries is not None and mean_prompt:
+        out.append(
+            estimated(
+                "admissions",
+                "admissions (prefix-cache queries ÷ mean prompt length)",
+                queries / mean_prompt,
+                "count",
+                [
+                    "vllm:prefix_cache_queries_total",
+                    "vllm:prompt_tokens_total",
+                    "vllm:request_success_total",
+                ],
+                note=f"mean prompt length {mean_prompt:,.0f} tokens, from the bins where nothing waited;"
+                " a preempted request is queried again",
+                needs="an engine trace or a vLLM log (admissions counted)",
+            )
+        )
+    out.append(_littles(rows, span))
+    out.append(_over_deadline(rows, ctx))
+    ttft = _mean(rows, "vllm:time_to_first_token_seconds")
+    out.append(
+        measured(
+            "ttft_mean",
+            "mean time to first token",
+            ttft,
+            "s",
+            ["vllm:time_to_first_token_seconds"],
+            note=ABORT_NOTE,
+        )
+        if ttft is not None
+        else missing(
+            "ttft_mean",
+            "mean time to first token",
+            "s",
+            "the vllm:time_to_first_token_seconds histogram",
+        )
+    )
+    return out
+
+
+def _littles(rows: list[dict[str, Any]], span: float) -> Figure:
+    label = "waiting gauge ÷ (arrival rate × mean queue time), Little's law from metrics"
+    wq = _mean(rows, "vllm:request_queue_time_seconds")
+    n = _rise(rows, "vllm:request_queue_time_seconds_count")
+    waiting = [r for r in rows if r["name"] == "vllm:num_requests_waiting"]
+    if wq is None or not n or not waiting or span <= 0:
+        return missing(
+            "littles_law_metrics",
+            label,
+            "count",
+            "the vllm:request_queue_time_seconds histogram and vllm:num_requests_waiting",
+            note=ABORT_NOTE,
+        )
+    L = sum(float(r["mean_value"]) for r in waiting)
+    lam = n / span
+    return measured(
+        "littles_law_metrics",
+        label,
+        L / (lam * wq) if lam * wq else None,
+        "count",
+        ["vllm:num_requests_waiting", "vllm:request_queue_time_seconds"],
+        note=f"L {L:.1f}, λ {lam:.3g}/s, Wq {wq:.3g} s; {ABORT_NOTE}",
+    )
+
+
+def _over_deadline(rows: list[dict[str, Any]], ctx: RunContext) -> Figure:
+    key, label = "e2e_over_deadline", "finished requests whose end-to-end latency exceeded D"
+    b = _buckets(rows, "vllm:e2e_request_latency_seconds")
+    if not b:
+        return missing(
+            key, label, "share", "the vllm:e2e_request_latency_seconds histogram", note=ABORT_NOTE
+        )
+    if ctx.deadline_s is None:
+        return missing(
+            key, label, "share", "the client deadline (--deadline, a run.json or a gateway log)"
+        )
+    total = b[-1][1]
+    if not total:
+        return missing(key, label, "share", "finished requests in the window")
+    d = ctx.deadline_s
+    below = max(((le, c) for le, c in b if le <= d), default=(0.0, 0.0))
+    above = min(((le, c) for le, c in b if le >= d), default=b[-1])
+    high, low = 1 - below[1] / total, 1 - above[1] / total
+    return measured(
+        key,
+        label,
+        (high + low) / 2,
+        "share",
+        ["vllm:e2e_request_latency_seconds"],
+        low=low,
+        high=high,
+        note=f"bucket bounds {below[0]:g} s and {above[0]:g} s around D = {d:g} s; {ABORT_NOTE}",
+    )

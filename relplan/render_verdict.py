@@ -1,0 +1,54 @@
+"""Text of the verdict and its evidence ladder (`relplan analyze`, the report's top)."""
+
+from __future__ import annotations
+
+from relplan.analyses.assessment import Assessment
+from relplan.analyses.evidence import Figure
+from relplan.values import pct
+
+
+def verdict_line(a: Assessment) -> str:
+    word = a.verdict.capitalize() + (" (suspected)" if a.suspected else "")
+    return f"Verdict: {word}, from {a.basis}."
+
+
+def figure_text(f: Figure) -> str:
+    v = f.value
+    if f.status == "not available" or v is None:
+        return "not available"
+    if f.unit == "share":
+        text = pct(v, 1)
+        if f.low is not None and f.high is not None:
+            text += f" ({pct(f.low, 1)}–{pct(f.high, 1)})"
+        return text
+    if f.unit == "x_capacity":
+        return f"{v:.2f} × Ĉ"
+    if f.unit == "s":
+        return f"{v:g} s"
+    if f.unit == "per_s":
+        return f"{v:.3g}/s"
+    if f.unit == "window":
+        return f"{f.low:g}–{f.high:g} s" if f.low is not None and f.high is not None else f"{v:g} s"
+    return f"{v:,.0f}"
+
+
+def figure_line(f: Figure) -> str:
+    where = ", ".join(f.inputs) if f.inputs else ""
+    tail = f" [{f.status}{': ' + where if where else ''}]"
+    if f.status == "not available" and f.needs:
+        tail = f" [not available: needs {f.needs}]"
+    elif f.status == "estimated" and f.needs:
+        tail += f" (measured with {f.needs})"
+    return f"  {f.label}: {figure_text(f)}{tail}"
+
+
+def render_verdict(a: Assessment) -> str:
+    lines = [verdict_line(a)]
+    lines += [f"  because {r}" for r in a.reasons]
+    lines.append("Evidence:")
+    lines += [figure_line(f) for f in a.figures if f.status != "not available"]
+    gaps = [f for f in a.figures if f.status == "not available"]
+    if gaps:
+        lines.append("Not available:")
+        lines += [f"  {f.label}: needs {f.needs}" for f in gaps]
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""Issue 13 item 5 in analyze and budget: records at one instant are analysed; a --from/--to
+outside the data names the data's span; budget --from-db uses the replicas it saw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from relplan import workspace
+from relplan.cli import app
+from tests.helpers.incident import T0, build_incident
+
+runner = CliRunner()
+ATTEMPT_COLUMNS = (
+    "call_id, attempt, t_planned, t_sent, t_end, outcome, execution_id, attached, replica,"
+    " source_id, source_row"
+)
+
+
+def _attempts(db: Path, rows: list[tuple[object, ...]]) -> Path:
+    with workspace.open_workspace(db) as con:
+        con.executemany(
+            f"insert into attempts ({ATTEMPT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    return db
+
+
+def test_records_all_at_one_instant_are_analysed_without_a_window_error(tmp_path: Path) -> None:
+    """Two attempts that start and end at T0: no --from/--to was given, so no --to error; the
+    window is that instant and a note says so."""
+    db = _attempts(
+        tmp_path / "instant.duckdb",
+        [
+            ("c1", 0, T0, T0, T0, "error", None, False, "r0", 1, 1),
+            ("c2", 0, T0, T0, T0, "error", None, False, "r0", 1, 2),
+        ],
+    )
+    res = runner.invoke(app, ["analyze", "--db", str(db), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert any("one instant" in n for n in data["context"]["notes"])
+    assert data["amplification"]["windows"][0]["calls"] == 2
+    assert data["verdict"]["verdict"] == "healthy"
+
+
+def test_a_window_outside_the_data_is_a_usage_error_naming_the_span(tmp_path: Path) -> None:
+    """The fixture's data spans 0..240 s after t0; --from 5000 lies past it."""
+    db = build_incident(tmp_path / "i.duckdb")
+    res = runner.invoke(app, ["analyze", "--db", str(db), "--from", "5000"])
+    assert res.exit_code == 2
+    assert "outside the data, which spans 0..240 s" in res.stderr
+
+
+def test_budget_from_db_uses_the_replicas_it_saw_and_says_so(tmp_path: Path) -> None:
+    """Two streams on r1 and r2 -> N = 2 without --replicas; --replicas 5 wins over it."""
+    db = _attempts(
+        tmp_path / "b.duckdb",
+        [
+            ("c1", 0, 0.0, 0.0, 10.0, "delivered", "e1", False, "r1", 1, 1),
+            ("c2", 0, 0.0, 0.0, 10.0, "delivered", "e2", False, "r2", 1, 2),
+        ],
+    )
+    base = ["budget", "--crashes", "1", "--from-db", "--db", str(db), "--json"]
+    res = runner.invoke(app, base)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["inputs"]["replicas"] == 2
+    assert "replicas: 2, as seen in the proxy log" in res.stderr
+    res = runner.invoke(app, [*base, "--replicas", "5"])
+    assert json.loads(res.stdout)["inputs"]["replicas"] == 5
+    assert "replicas: 5, from --replicas" in res.stderr
+
+
+def test_budget_without_the_workspace_keeps_eight_replicas() -> None:
+    res = runner.invoke(app, ["budget", "--crashes", "1", "--concurrency", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["inputs"]["replicas"] == 8
