@@ -25,7 +25,7 @@ import vl_convert
 from markupsafe import Markup
 
 from relplan.report.data import ReportData
-from relplan.values import num, pct
+from relplan.values import clock, clock_span, num, pct
 
 # The Vega-Lite version the charts are written for (Altair's schema), e.g. "6.4".
 VL_VERSION = "6.4"
@@ -81,7 +81,19 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = num
     env.filters["pct"] = pct
+    env.filters["clock_span"] = _clock_span
+    env.filters["clock"] = _clock
     return env
+
+
+def _clock_span(data: ReportData, start_s: float, end_s: float) -> str:
+    """A stretch of the run (seconds from t0) as wall-clock times in the report's zone."""
+    t0 = data.t0 or 0.0
+    return clock_span(t0 + start_s, t0 + end_s, data.tz)
+
+
+def _clock(data: ReportData, s: float, frac: bool = False) -> str:
+    return clock((data.t0 or 0.0) + s, data.tz, frac=frac)
 
 
 def _template() -> jinja2.Template:

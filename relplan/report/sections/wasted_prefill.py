@@ -155,7 +155,7 @@ def chart(sec: WastedPrefillSection, data: ReportData) -> alt.TopLevelMixin | No
                 "part:N",
                 title=None,
                 scale=alt.Scale(domain=present, range=[colors.get(p, "#bbbbbb") for p in present]),
-                legend=alt.Legend(orient="top", columns=4),
+                legend=alt.Legend(orient="bottom", columns=3, labelLimit=200),
             ),
             order=alt.Order("order:Q"),
             tooltip=[
