@@ -63,6 +63,14 @@ def report(
     deadline: DeadlineOption = None,
     delivery_window: DeliveryWindowOption = None,
     json_out: JsonFlag = False,
+    tz: Annotated[
+        str,
+        typer.Option(
+            "--tz",
+            metavar="ZONE",
+            help="Time zone of the times shown (an IANA name such as Europe/Berlin).",
+        ),
+    ] = "UTC",
 ) -> None:
     """The HTML incident report: verdict, charts and tables of every analysis, one offline page.
 
@@ -73,6 +81,7 @@ def report(
     """
     from relplan.analyses import AnalyzeOptions
     from relplan.report import pipeline as report_mod
+    from relplan.values import use_tz
 
     opts = AnalyzeOptions(
         phases=phases,
@@ -80,9 +89,10 @@ def report(
         deadline=duration_flag(deadline, "--deadline"),
         delivery_window=duration_flag(delivery_window, "--delivery-window"),
     )
-    files = report_mod.make_report(
-        path, db=db, out=out, png_dir=png, svg_dir=svg, json_path=data_json, opts=opts
-    )
+    with use_tz(tz):
+        files = report_mod.make_report(
+            path, db=db, out=out, png_dir=png, svg_dir=svg, json_path=data_json, opts=opts
+        )
     if json_out:
         written = {
             "html": str(files.html),

@@ -58,16 +58,47 @@ def time_title(data: ReportData, what: str = "time") -> str:
 def time_x(data: ReportData, field: str = "t", what: str = "time") -> alt.X:
     """The wall-clock x axis over the data's span (hours:minutes:seconds; with the day
     when the data spans more than one)."""
-    domain = time_domain(data)
-    scale = alt.Scale(type="utc", domain=domain, nice=False) if domain else alt.Scale(type="utc")
+    return alt.X(
+        f"{field}:T", title=time_title(data, what), scale=time_scale(data), axis=time_axis(data)
+    )
+
+
+def time_axis(data: ReportData) -> alt.Axis:
+    """Hours, minutes and seconds; with the day when the data spans more than one."""
     long = (data.end_s or 0.0) > DAY_S
-    axis = alt.Axis(
+    return alt.Axis(
         format="%m-%d %H:%M" if long else "%H:%M:%S",
         labelOverlap=True,
         labelFlush=False,
         tickCount=6,
     )
-    return alt.X(f"{field}:T", title=time_title(data, what), scale=scale, axis=axis)
+
+
+def time_scale(data: ReportData) -> alt.Scale:
+    """The one time scale of a chart's layers (the same spec everywhere, so they merge)."""
+    domain = time_domain(data)
+    return alt.Scale(type="utc", domain=domain, nice=False) if domain else alt.Scale(type="utc")
+
+
+def tx(data: ReportData, field: str) -> alt.X:
+    """A layer's wall-clock x: the main layer's `time_x` alone sets the domain (Vega-Lite
+    warns about two domains even when they are equal)."""
+    del data
+    return alt.X(f"{field}:T", scale=alt.Scale(type="utc"), title=None)
+
+
+def span_marks(data: ReportData) -> list[alt.Chart]:
+    """Two invisible points at the data's start and end, for a chart whose x domain comes
+    from its data: Vega-Lite warns about "two domains" when a bar with x2 has an explicit
+    temporal domain."""
+    domain = time_domain(data)
+    if not domain:
+        return []
+    return [
+        alt.Chart(inline_data([{"t": domain[0]}, {"t": domain[1]}]))
+        .mark_point(opacity=0)
+        .encode(x=alt.X("t:T", scale=alt.Scale(type="utc", nice=False), title=None))
+    ]
 
 
 def time_tooltip(field: str = "t", title: str = "time") -> alt.Tooltip:
@@ -96,19 +127,19 @@ def phase_layers(data: ReportData) -> list[alt.Chart]:
     band = (
         alt.Chart(inline_data(rows))
         .mark_rect(opacity=0.09, color="#555555")
-        .encode(x=alt.X("t:T", scale=alt.Scale(type="utc")), x2="t_end:T")
+        .encode(x=tx(data, "t"), x2="t_end:T")
     )
     # Alternate shading so neighbouring phases stay distinguishable.
     shaded = band.transform_window(idx="row_number()").transform_filter("datum.idx % 2 == 0")
     label = (
         alt.Chart(inline_data(rows))
         .mark_text(baseline="bottom", dy=-3, fontSize=10, color="#444444", limit=90)
-        .encode(x=alt.X("t_mid:T", scale=alt.Scale(type="utc")), y=alt.value(0), text="phase:N")
+        .encode(x=tx(data, "t_mid"), y=alt.value(0), text="phase:N")
     )
     edges = (
         alt.Chart(inline_data(rows))
         .mark_rule(color="#888888", strokeDash=[2, 3])
-        .encode(x=alt.X("t:T", scale=alt.Scale(type="utc")))
+        .encode(x=tx(data, "t"))
     )
     return [shaded, edges, label]
 

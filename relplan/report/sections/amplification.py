@@ -161,7 +161,7 @@ def chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | No
                 legend=alt.Legend(orient="bottom", columns=2, labelLimit=260),
             ),
             strokeDash=alt.StrokeDash(
-                "series:N", scale=dash_scale(order, coinciding(points, order)), legend=None
+                "series:N", scale=dash_scale(order, coinciding(points, order)), title=None
             ),
             tooltip=[
                 time_tooltip(),

@@ -19,6 +19,7 @@ from relplan.report.charts import (
     phase_layers,
     time_tooltip,
     time_x,
+    tx,
     when,
 )
 from relplan.report.data import Interval, ReportData, SectionBase, Table
@@ -163,7 +164,7 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
                 scale=alt.Scale(domain=drawn, range=[colours[m] for m in drawn]),
                 legend=alt.Legend(orient="bottom"),
             ),
-            strokeDash=alt.StrokeDash("measure:N", scale=dash_scale(drawn, dashed), legend=None),
+            strokeDash=alt.StrokeDash("measure:N", scale=dash_scale(drawn, dashed), title=None),
             tooltip=[
                 time_tooltip(),
                 "replica:N",
@@ -187,7 +188,7 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
             alt.Chart(inline_data(alarm_rows))
             .mark_rect(color="#e45756", opacity=0.18, clip=True)
             .encode(
-                x=alt.X("t:T", scale=alt.Scale(type="utc")),
+                x=tx(data, "t"),
                 x2="t_end:T",
                 tooltip=["replica:N", time_tooltip(title="from"), time_tooltip("t_end", "to")],
             )
@@ -214,7 +215,9 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
         .encode(y="y:Q")
     )
     bottom = alt.layer(*layers, line, thr).properties(width=WIDTH, height=150)
-    chart: alt.TopLevelMixin = alt.vconcat(top, bottom).resolve_scale(color="independent")
+    chart: alt.TopLevelMixin = alt.vconcat(top, bottom).resolve_scale(
+        color="independent", strokeDash="independent", x="independent"
+    )
     return chart
 
 

@@ -15,6 +15,7 @@ from relplan.report.charts import (
     phase_layers,
     time_tooltip,
     time_x,
+    tx,
     when,
 )
 from relplan.report.data import ReportData, SectionBase, Table
@@ -145,7 +146,7 @@ def chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin | None:
         layers.append(
             alt.Chart(inline_data([{"t": when(data, sec.recovery_s)}]))
             .mark_rule(color="#2e7d32", strokeWidth=2)
-            .encode(x=alt.X("t:T", scale=alt.Scale(type="utc")))
+            .encode(x=tx(data, "t"))
         )
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
 

@@ -13,8 +13,10 @@ from relplan.report.charts import (
     WIDTH,
     inline_data,
     phase_layers,
+    span_marks,
+    time_axis,
+    time_title,
     time_tooltip,
-    time_x,
     when,
 )
 from relplan.report.data import Interval, MissingItem, ReportData, SectionBase, Table
@@ -116,7 +118,12 @@ def chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
         alt.Chart(inline_data(rows))
         .mark_bar(color="#e45756", height=14, clip=True)
         .encode(
-            x=time_x(data),
+            x=alt.X(
+                "t:T",
+                title=time_title(data),
+                axis=time_axis(data),
+                scale=alt.Scale(type="utc", nice=False),
+            ),
             x2="t_end:T",
             y=alt.Y(
                 "lane:N", title=None, scale=alt.Scale(domain=lanes), axis=alt.Axis(labelLimit=230)
@@ -129,7 +136,9 @@ def chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
             ],
         )
     )
-    return alt.layer(*phase_layers(data), bars).properties(width=WIDTH - 170, height=height)
+    return alt.layer(*phase_layers(data), *span_marks(data), bars).properties(
+        width=WIDTH - 170, height=height
+    )
 
 
 SECTION = Section(

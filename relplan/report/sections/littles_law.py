@@ -59,11 +59,13 @@ class LittlesLawSection(SectionBase):
 def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
     end_s = ctx.s(ctx.window_end)
     points: list[WaitingPoint] = []
+    # Without an engine trace the analysis's L is the gauge's: drawn once, under its own name.
+    traced = "engine trace" in ll.source
     for b in ll.series:
         b_end = min(b.start_s + ll.series_bin_s, end_s)
         series: WaitingSeries
         for series, value in (
-            ("waiting", b.waiting_l),
+            ("waiting", b.waiting_l if traced else None),
             ("waiting_metrics", b.waiting_l_metrics),
             ("deadline", b.lambda_x_deadline),
         ):
@@ -145,7 +147,7 @@ def chart(sec: LittlesLawSection, data: ReportData) -> alt.TopLevelMixin | None:
                 scale=alt.Scale(domain=order, range=[s[2] for s in drawn]),
                 legend=alt.Legend(orient="bottom", columns=1, labelLimit=400),
             ),
-            strokeDash=alt.StrokeDash("series:N", scale=dash_scale(order, dashed), legend=None),
+            strokeDash=alt.StrokeDash("series:N", scale=dash_scale(order, dashed), title=None),
             tooltip=[
                 time_tooltip(title="from"),
                 "series:N",
