@@ -27,7 +27,7 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
 from relplan.tables import format_table
-from relplan.values import MISSING, human_duration, num, pct
+from relplan.values import MISSING, clock, clock_span, human_duration, num, pct
 
 Renderer = Callable[[Any, RunContext], str]
 
@@ -64,7 +64,8 @@ def _cell(v: object) -> str:
 def render_analysis(result: AnalyzeResult) -> str:
     ctx = result.context
     lines = [
-        f"Run: t0 {ctx.t0:.3f} ({ctx.t0_source}), T = {ctx.s(ctx.t_end):g} s,"
+        f"Run: t0 {clock(ctx.t0, frac=True)} ({ctx.t0_source}; epoch {ctx.t0:.3f}),"
+        f" T = {ctx.s(ctx.t_end):g} s,"
         f" window {ctx.s(ctx.window_start):g}..{ctx.s(ctx.window_end):g} s;"
         f" Ĉ {num(ctx.capacity, 3)} calls/s ({ctx.capacity_source or 'unknown'}),"
         f" D {num(ctx.deadline_s)} s ({ctx.deadline_source or 'unknown'}),"
@@ -351,11 +352,11 @@ def _fmt_value(v: float | None) -> str:
 
 
 def render_health(result: HealthResult, ctx: RunContext | None = None) -> str:
-    """Firing intervals as an aligned table (times in seconds from t0, else from the start)."""
-    origin = result.start if ctx is None else ctx.t0
+    """Firing intervals as an aligned table (wall-clock times, in `--tz`'s zone)."""
+    del ctx
     head = (
         f"Engine health: {result.evaluations} evaluations every {human_duration(result.step_s)}"
-        f" from +{result.start - origin:g} s to +{result.end - origin:g} s;"
+        f" over {clock_span(result.start, result.end)};"
         f" replica label: {result.replica_label or '(none)'}"
     )
     rows: list[list[str]] = []
@@ -375,19 +376,19 @@ def render_health(result: HealthResult, ctx: RunContext | None = None) -> str:
                 [
                     s.signal,
                     who,
-                    f"{i.start - origin:g}",
-                    f"{i.end - origin:g}" + (" (ongoing)" if i.ongoing else ""),
+                    clock(i.start),
+                    clock(i.end) + (" (ongoing)" if i.ongoing else ""),
                     _fmt_value(i.peak_value),
-                    f"{i.end - i.start:g} s firing",
+                    f"{num(i.end - i.start)} s firing",
                 ]
             )
     table = format_table(
-        ["signal", "replica", "from s", "to s", "peak", "note"], rows, left=(0, 1, 5)
+        ["signal", "replica", "from", "to", "peak", "note"], rows, left=(0, 1, 2, 3, 5)
     )
     fired = sorted({s.signal for s in result.signals if s.intervals})
     finding = (
         "No engine health signal fired."
         if not fired
-        else f"Fired: {', '.join(fired)} (intervals are [from, to), seconds from the start)."
+        else f"Fired: {', '.join(fired)} (intervals are [from, to))."
     )
     return "\n".join([head, table, finding])

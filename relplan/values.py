@@ -15,6 +15,11 @@ The syntax every flag accepts (docs/cli.md repeats it at the top):
   epoch seconds (a date after 1973), so `--from 120` is two minutes into the run, never 1970.
   The command resolves a relative time against its data's t0 (`resolve_time`).
 - An SLO: a percentage in (0, 100) (`99.9`) or a fraction in (0, 1) (`0.999`).
+- A time zone (`--tz`): an IANA name (`UTC`, the default, `Europe/Berlin`, `America/New_York`).
+
+Times for people are wall-clock times with the date, as Grafana shows them
+(`2025-11-30 00:01:00 UTC`), in the zone `use_tz` sets for the command (UTC unless `--tz`);
+seconds from t0 appear only where a duration is meant.
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from relplan.errors import UsageError
 
@@ -191,6 +200,106 @@ def num(value: float | None, digits: int = 0) -> str:
 
 
 def pct(value: float | None, digits: int = 1) -> str:
+    """`12.3 %`; a value that rounds to zero is `0.0 %`, never `-0.0 %`."""
     if value is None:
         return MISSING
-    return f"{value * 100:.{digits}f} %"
+    text = f"{value * 100:.{digits}f}"
+    if text.startswith("-") and float(text) == 0:
+        text = text[1:]
+    return f"{text} %"
+
+
+# --- wall-clock time for people ------------------------------------------------------------
+
+UTC_NAME = "UTC"
+_DISPLAY_TZ: ContextVar[str] = ContextVar("relplan_display_tz", default=UTC_NAME)
+
+
+def parse_tz(name: str, flag: str = "--tz") -> str:
+    """An IANA time zone name (`UTC`, `Europe/Berlin`), checked against zoneinfo's database."""
+    text = name.strip()
+    if text.upper() in ("UTC", "Z"):
+        return UTC_NAME
+    try:
+        ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise UsageError(
+            flag, f"unknown time zone {name!r}; give an IANA name such as UTC or Europe/Berlin"
+        ) from exc
+    return text
+
+
+@contextmanager
+def use_tz(name: str) -> Iterator[str]:
+    """Show wall-clock times in zone `name` (an IANA name) inside the block."""
+    token = _DISPLAY_TZ.set(parse_tz(name))
+    try:
+        yield _DISPLAY_TZ.get()
+    finally:
+        _DISPLAY_TZ.reset(token)
+
+
+def display_tz() -> str:
+    """The zone wall-clock times are shown in: UTC unless a command's `--tz` said otherwise."""
+    return _DISPLAY_TZ.get()
+
+
+def _local(epoch: float, tz: str | None) -> dt.datetime:
+    return dt.datetime.fromtimestamp(epoch, ZoneInfo(tz or display_tz()))
+
+
+def _zone_label(moment: dt.datetime, tz: str) -> str:
+    return UTC_NAME if tz == UTC_NAME else (moment.tzname() or tz)
+
+
+def tz_offset_s(epoch: float, tz: str | None = None) -> float:
+    """The zone's offset from UTC at `epoch`, in seconds (0 for UTC)."""
+    offset = _local(epoch, tz).utcoffset()
+    return 0.0 if offset is None else offset.total_seconds()
+
+
+def _hms(moment: dt.datetime, frac: bool) -> str:
+    text = moment.strftime("%H:%M:%S")
+    return text + f".{moment.microsecond // 1000:03d}" if frac else text
+
+
+def clock(epoch: float | None, tz: str | None = None, *, frac: bool = False) -> str:
+    """`2025-11-30 00:01:00 UTC`: the date, the time to the second (to the millisecond with
+    `frac`) and the zone; `-` for a missing time."""
+    if epoch is None:
+        return MISSING
+    zone = tz or display_tz()
+    moment = _local(epoch, zone)
+    return f"{moment:%Y-%m-%d} {_hms(moment, frac)} {_zone_label(moment, zone)}"
+
+
+def clock_span(start: float, end: float, tz: str | None = None) -> str:
+    """`2025-11-30 00:01:00–00:03:00 UTC` (the date once when both ends share it)."""
+    zone = tz or display_tz()
+    a, b = _local(start, zone), _local(end, zone)
+    right = _hms(b, False) if a.date() == b.date() else f"{b:%Y-%m-%d} {_hms(b, False)}"
+    return f"{a:%Y-%m-%d} {_hms(a, False)}–{right} {_zone_label(b, zone)}"
+
+
+def clock_spans(spans: list[tuple[float, float]], tz: str | None = None) -> tuple[str, list[str]]:
+    """A table column of stretches: (the date and zone for its header, one cell per stretch).
+
+    When every stretch lies within one day the header carries the date once
+    (`2025-11-30, UTC`) and the cells only the times (`00:02:00–00:03:47`); otherwise the
+    header is empty and each cell is a whole `clock_span`."""
+    zone = tz or display_tz()
+    moments = [(_local(a, zone), _local(b, zone)) for a, b in spans]
+    dates = {m.date() for pair in moments for m in pair}
+    if len(dates) != 1:
+        return "", [clock_span(a, b, zone) for a, b in spans]
+    first = moments[0][0]
+    head = f"{first:%Y-%m-%d}, {_zone_label(first, zone)}"
+    return head, [f"{_hms(a, False)}–{_hms(b, False)}" for a, b in moments]
+
+
+def iso_utc(epoch: float | None) -> str | None:
+    """RFC 3339 in UTC with milliseconds (`2025-11-30T00:01:00.000Z`), for JSON."""
+    if epoch is None:
+        return None
+    moment = dt.datetime.fromtimestamp(epoch, dt.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -64,8 +64,9 @@ def test_render_names_each_firing_interval(tmp_path: Path) -> None:
     text = render_health(result)
     assert "stuck_replica" in text
     assert "c        " in text or " c " in text
-    assert "420" in text
-    assert "615" in text
+    # wall-clock times (issue 13): 420 and 615 s after the first evaluation
+    assert "2025-11-30 00:07:00 UTC" in text
+    assert "2025-11-30 00:10:15 UTC" in text
     assert "retry_amplification" in text
     assert "skipped: needs the metric envoy_cluster_upstream_rq_retry" in text
     assert text.splitlines()[-1].startswith("Fired: ")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from relplan.report.pipeline import make_report
-from tests.helpers.browser import Browser, pixel_variety
+from tests.helpers.browser import Browser, pixel_variety, probe_result, with_probe
 from tests.helpers.incident import build_incident
 from tests.helpers.report_samples import RenderedReport
 
@@ -97,3 +97,44 @@ def test_the_screenshot_is_not_blank(
     colours, inked = pixel_variety(shot)
     assert colours > 50, colours
     assert 0.03 < inked < 0.9, inked
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"
+
+
+def _cut(tmp_path: Path, files: list[str]) -> Path:
+    """The bundled incident cut down to `files` (copied into a directory of their own)."""
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    for name in files:
+        (folder / name).write_bytes((SAMPLE / name).read_bytes())
+    return folder
+
+
+@pytest.mark.parametrize(
+    "files",
+    [None, ["metrics.om.txt"], ["proxy.parquet"]],
+    ids=["full-sample", "metrics-only", "proxy-log-only"],
+)
+def test_the_report_reads_at_800_px_with_no_empty_section_and_a_verdict(
+    tmp_path: Path, files: list[str] | None, browser: Browser
+) -> None:
+    """At 800 px wide nothing reaches past the window's right edge (charts and tables
+    included, not only the page), no section is empty, no two chart labels overlap, the
+    console is silent and the verdict is there (its words are the verdict's own)."""
+    source = SAMPLE if files is None else _cut(tmp_path, files)
+    page = make_report(source, out=tmp_path / "report.html").html
+    probed = with_probe(page, tmp_path / "probed.html")
+    run = browser(probed, "--window-size=800,3000", "--dump-dom")
+    assert run.console == [], run.console
+    got = probe_result(run.stdout)
+    assert got["window_width"] == 800
+    assert got["wide"] == [], got["wide"]
+    assert got["page_width"] <= 800
+    assert got["empty"] == []
+    assert got["overlaps"] == [], got["overlaps"]
+    assert got["verdict"]
+    assert got["sections"][-1] == "missing"
+    assert "data-render-error" not in run.stdout.split(">", 1)[0]
+    if files is not None:  # a cut-down workspace folds the sections it cannot show
+        assert len(got["sections"]) < 8

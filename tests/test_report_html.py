@@ -123,7 +123,8 @@ def test_script_json_escapes_everything_that_could_end_a_script() -> None:
 
 
 @pytest.mark.slow
-def test_an_unavailable_section_says_what_is_missing_and_draws_no_chart() -> None:
+def test_an_unavailable_section_is_folded_away_no_heading_no_chart_no_link() -> None:
+    """Its reason is a row of "what the data could not show" (test_report_build.py)."""
     report = sample_report()
     report.counters = counters.CountersSection(
         title="Counters that miss it",
@@ -133,8 +134,10 @@ def test_an_unavailable_section_says_what_is_missing_and_draws_no_chart() -> Non
     )
     html, page = _page(report)
     assert "chart-counters" not in page.ids
-    assert "Not shown: the workspace lacks metrics (vllm:prompt_tokens_total" in html
-    assert "counters" in page.ids
+    assert "counters" not in page.ids
+    assert 'href="#counters"' not in html
+    assert "the workspace lacks" not in html
+    assert "retry_timing" in page.ids  # the others stay
 
 
 def test_the_page_is_small(hostile_page: tuple[str, _Page]) -> None:

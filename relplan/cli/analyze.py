@@ -21,7 +21,7 @@ from relplan.cli.options import (
     time_flag,
 )
 from relplan.errors import FindingError
-from relplan.values import parse_duration
+from relplan.values import parse_duration, parse_tz, use_tz
 
 
 def analyze(
@@ -64,6 +64,14 @@ def analyze(
             help="Exit 1 when this finding shows (repeatable or comma-separated): {findings}.",
         ),
     ] = None,
+    tz: Annotated[
+        str,
+        typer.Option(
+            "--tz",
+            metavar="ZONE",
+            help="Time zone of the times shown (an IANA name such as Europe/Berlin).",
+        ),
+    ] = "UTC",
 ) -> None:
     """Every analysis the workspace supports: amplification, delivery and recovery, wasted
     prefill, counters, Little's law, retry timing, capacity calibration, engine health.
@@ -75,6 +83,7 @@ def analyze(
     from relplan.render import render_analysis
     from relplan.workspace import open_workspace, resolve_db
 
+    zone = parse_tz(tz)
     delivery_w = duration_flag(delivery_window, "--delivery-window")
     gates = parse_fail_on(fail_on or [])
     opts = analyses_mod.AnalyzeOptions(
@@ -92,7 +101,8 @@ def analyze(
     )
     with open_workspace(resolve_db(db), read_only=True) as con:
         result = analyses_mod.analyze(con, opts)
-    out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
+    with use_tz(zone):
+        out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
     found = findings(result, gates)
     if found:

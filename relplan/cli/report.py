@@ -68,6 +68,14 @@ def report(
     deadline: DeadlineOption = None,
     delivery_window: DeliveryWindowOption = None,
     json_out: JsonFlag = False,
+    tz: Annotated[
+        str,
+        typer.Option(
+            "--tz",
+            metavar="ZONE",
+            help="Time zone of the times shown (an IANA name such as Europe/Berlin).",
+        ),
+    ] = "UTC",
     *,
     inputs: IngestOptions,
 ) -> None:
@@ -83,6 +91,7 @@ def report(
     """
     from relplan.analyses import AnalyzeOptions
     from relplan.report import pipeline as report_mod
+    from relplan.values import use_tz
 
     opts = AnalyzeOptions(
         phases=phases,
@@ -90,16 +99,17 @@ def report(
         deadline=duration_flag(deadline, "--deadline"),
         delivery_window=duration_flag(delivery_window, "--delivery-window"),
     )
-    files = report_mod.make_report(
-        path,
-        db=db,
-        out=out,
-        png_dir=png,
-        svg_dir=svg,
-        json_path=data_json,
-        opts=opts,
-        inputs=inputs,
-    )
+    with use_tz(tz):
+        files = report_mod.make_report(
+            path,
+            db=db,
+            out=out,
+            png_dir=png,
+            svg_dir=svg,
+            json_path=data_json,
+            opts=opts,
+            inputs=inputs,
+        )
     if json_out:
         written = {
             "html": str(files.html),

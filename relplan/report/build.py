@@ -8,7 +8,7 @@ is choose, order, word and format:
   who was not there;
 - each registered analysis with a report section gets it (relplan/report/sections/, one
   module each, built from the analysis's model), or, when it did not run, the same section
-  marked unavailable with the inputs it lacked;
+  marked unavailable with the inputs it lacked (the page folds it into the last section);
 - "what the data could not show" lists the skipped analyses, the inputs each section
   reports missing, an unknown Ĉ or D, and the notes on the inputs.
 """
@@ -22,6 +22,8 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.report.data import Footer, MissingItem, MissingSection, PhaseBand, ReportData
 from relplan.report.section import report_model, report_sections, section_title
 from relplan.report.verdict import verdict_block
+from relplan.report.wording import sentence
+from relplan.values import display_tz, iso_utc
 from relplan.workspace.facts import WorkspaceFacts
 
 MISSING_TITLE = "What the data could not show"
@@ -66,16 +68,23 @@ def build_report_data(
             )
         )
     missing_items += [MissingItem(section="note on the inputs", reason=n) for n in ctx.notes]
+    # The analyses state what they lack as clauses ("wasted prefill needs an engine trace");
+    # the list shows each as a sentence of its own.
+    missing_items = [
+        MissingItem(section=m.section, reason=sentence(m.reason)) for m in missing_items
+    ]
     missing = MissingSection(
         title=MISSING_TITLE,
         question=MISSING_QUESTION,
-        finding=(f"{len(missing_items)} item(s)." if missing_items else "Nothing is missing."),
+        finding="" if missing_items else "Nothing is missing.",
         items=missing_items,
     )
     return report_model()(
         title=f"Incident report: {facts.run_name}",
         run_name=facts.run_name,
         t0=ctx.t0,
+        t0_utc=iso_utc(ctx.t0),
+        tz=display_tz(),
         end_s=ctx.s(ctx.window_end),
         capacity_calls_per_s=ctx.capacity,
         deadline_s=ctx.deadline_s,

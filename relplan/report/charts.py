@@ -5,24 +5,32 @@ The charts arrange and draw; they compute no figure (binning a distribution for 
 is drawing). `chart_specs` gives them keyed by section, as plain dicts, which the HTML page
 embeds and `export.py` turns into PNG/SVG.
 
-Conventions: the x axis of every timeline is seconds from t0; phases are shaded bands with
-their names on top; colours are fixed per series so the same thing looks the same everywhere.
-Data values go into the spec as inline `values` under fixed field names, so a label from the
-data never becomes a field name or an expression.
+Conventions: the x axis of every timeline is wall-clock time in the report's zone (`--tz`,
+UTC by default) with the date in the axis title, as Grafana shows it: each row carries `t`,
+epoch milliseconds shifted by the zone's offset and drawn on a UTC time scale (Vega has no
+IANA zones). Phases are shaded bands with their names above the plot, where no data mark
+can cover them; legends sit below and list only the series drawn; colours are fixed per
+series so the same thing looks the same everywhere, and series that coincide are drawn
+dashed on top of each other, which the section's caption says. Data values go into the spec
+as inline `values` under fixed field names, so a label from the data never becomes a field
+name or an expression.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import altair as alt
 
-from relplan.report.data import PhaseBand, ReportData
+from relplan.report.data import ReportData
+from relplan.values import tz_offset_s
 
-WIDTH = 860
-HEIGHT = 240
-T_TITLE = "seconds from the start of the run"
+# Plot width: with the y axis, its title and the page's margins this fits an 800 px window.
+WIDTH = 600
+HEIGHT = 220
+DAY_S = 86400.0
 
 Spec = dict[str, Any]
 
@@ -31,42 +39,107 @@ def inline_data(rows: Sequence[dict[str, Any]]) -> alt.Data:
     return alt.Data(values=list(rows))  # type: ignore[no-untyped-call]
 
 
-def time_x(
-    field: str = "start_s", title: str = T_TITLE, domain: list[float] | None = None
-) -> alt.X:
-    scale = alt.Scale(domain=domain, nice=False) if domain else alt.Scale(nice=False)
-    return alt.X(f"{field}:Q", title=title, scale=scale)
+def when(data: ReportData, s: float) -> float:
+    """Seconds from t0 -> the chart's `t`: epoch milliseconds shown in the report's zone."""
+    epoch = (data.t0 or 0.0) + s
+    return (epoch + tz_offset_s(epoch, data.tz)) * 1000.0
 
 
-def phase_layers(phases: Sequence[PhaseBand]) -> list[alt.Chart]:
-    """Shaded bands for the phases, with each phase's name at the top of its band."""
-    if not phases:
+def time_title(data: ReportData, what: str = "time") -> str:
+    """`time, 2025-11-30 (UTC)`: the axis title carries the date (and the zone)."""
+    if data.t0 is None:
+        return f"{what} ({data.tz})"
+    first = dt.datetime.fromtimestamp(when(data, 0.0) / 1000.0, dt.timezone.utc)
+    last = dt.datetime.fromtimestamp(when(data, data.end_s or 0.0) / 1000.0, dt.timezone.utc)
+    date = f"{first:%Y-%m-%d}" if first.date() == last.date() else f"from {first:%Y-%m-%d}"
+    return f"{what}, {date} ({data.tz})"
+
+
+def time_x(data: ReportData, field: str = "t", what: str = "time") -> alt.X:
+    """The wall-clock x axis over the data's span (hours:minutes:seconds; with the day
+    when the data spans more than one)."""
+    return alt.X(
+        f"{field}:T", title=time_title(data, what), scale=time_scale(data), axis=time_axis(data)
+    )
+
+
+def time_axis(data: ReportData) -> alt.Axis:
+    """Hours, minutes and seconds; with the day when the data spans more than one."""
+    long = (data.end_s or 0.0) > DAY_S
+    return alt.Axis(
+        format="%m-%d %H:%M" if long else "%H:%M:%S",
+        labelOverlap=True,
+        labelFlush=False,
+        tickCount=6,
+    )
+
+
+def time_scale(data: ReportData) -> alt.Scale:
+    """The one time scale of a chart's layers (the same spec everywhere, so they merge)."""
+    domain = time_domain(data)
+    return alt.Scale(type="utc", domain=domain, nice=False) if domain else alt.Scale(type="utc")
+
+
+def tx(data: ReportData, field: str) -> alt.X:
+    """A layer's wall-clock x: the main layer's `time_x` alone sets the domain (Vega-Lite
+    warns about two domains even when they are equal)."""
+    del data
+    return alt.X(f"{field}:T", scale=alt.Scale(type="utc"), title=None)
+
+
+def span_marks(data: ReportData) -> list[alt.Chart]:
+    """Two invisible points at the data's start and end, for a chart whose x domain comes
+    from its data: Vega-Lite warns about "two domains" when a bar with x2 has an explicit
+    temporal domain."""
+    domain = time_domain(data)
+    if not domain:
+        return []
+    return [
+        alt.Chart(inline_data([{"t": domain[0]}, {"t": domain[1]}]))
+        .mark_point(opacity=0)
+        .encode(x=alt.X("t:T", scale=alt.Scale(type="utc", nice=False), title=None))
+    ]
+
+
+def time_tooltip(field: str = "t", title: str = "time") -> alt.Tooltip:
+    # A UTC time unit makes Vega-Lite format with utcFormat: `t` is already shifted to the zone.
+    return alt.Tooltip(
+        f"{field}:T",
+        title=title,
+        timeUnit="utcyearmonthdatehoursminutesseconds",
+        format="%Y-%m-%d %H:%M:%S",
+    )
+
+
+def phase_layers(data: ReportData) -> list[alt.Chart]:
+    """Shaded bands for the phases, with each phase's name above the plot over its band."""
+    if not data.phases:
         return []
     rows = [
         {
             "phase": p.name,
-            "start_s": p.start_s,
-            "end_s": p.end_s,
-            "mid_s": (p.start_s + p.end_s) / 2,
+            "t": when(data, p.start_s),
+            "t_end": when(data, p.end_s),
+            "t_mid": when(data, (p.start_s + p.end_s) / 2),
         }
-        for p in phases
+        for p in data.phases
     ]
     band = (
         alt.Chart(inline_data(rows))
         .mark_rect(opacity=0.09, color="#555555")
-        .encode(x="start_s:Q", x2="end_s:Q")
+        .encode(x=tx(data, "t"), x2="t_end:T")
     )
     # Alternate shading so neighbouring phases stay distinguishable.
     shaded = band.transform_window(idx="row_number()").transform_filter("datum.idx % 2 == 0")
     label = (
         alt.Chart(inline_data(rows))
-        .mark_text(baseline="top", dy=2, fontSize=10, color="#444444")
-        .encode(x="mid_s:Q", y=alt.value(0), text="phase:N")
+        .mark_text(baseline="bottom", dy=-3, fontSize=10, color="#444444", limit=90)
+        .encode(x=tx(data, "t_mid"), y=alt.value(0), text="phase:N")
     )
     edges = (
         alt.Chart(inline_data(rows))
         .mark_rule(color="#888888", strokeDash=[2, 3])
-        .encode(x="start_s:Q")
+        .encode(x=tx(data, "t"))
     )
     return [shaded, edges, label]
 
@@ -75,7 +148,41 @@ def time_domain(data: ReportData) -> list[float] | None:
     if data.end_s is None:
         return None
     start = min([0.0, *(p.start_s for p in data.phases)])
-    return [start, data.end_s]
+    return [when(data, start), when(data, data.end_s)]
+
+
+def coinciding(points: Sequence[tuple[str, Hashable, float]], order: Sequence[str]) -> list[str]:
+    """The series (of `order`) whose every point (series, x, value) equals, at the same x, an
+    earlier series' point: drawn on top of it, so they are dashed and the caption says so."""
+    by_series: dict[str, dict[Hashable, float]] = {}
+    for series, x, value in points:
+        by_series.setdefault(series, {})[x] = value
+    out = []
+    for i, name in enumerate(order):
+        mine = by_series.get(name)
+        if not mine:
+            continue
+        for other in order[:i]:
+            theirs = by_series.get(other)
+            if theirs and all(
+                x in theirs and abs(theirs[x] - v) <= 1e-9 * max(1.0, abs(v))
+                for x, v in mine.items()
+            ):
+                out.append(name)
+                break
+    return out
+
+
+def coincide_caption(names: Sequence[str]) -> str:
+    if not names:
+        return ""
+    listed = ", ".join(f"“{n}”" for n in names)
+    verb = "coincides" if len(names) == 1 else "coincide"
+    return f"{listed} {verb} with another line: drawn dashed on top of it."
+
+
+def dash_scale(order: Sequence[str], dashed: Sequence[str]) -> alt.Scale:
+    return alt.Scale(domain=list(order), range=[[5, 4] if n in dashed else [1, 0] for n in order])
 
 
 def chart_specs(data: ReportData) -> dict[str, Spec]:

@@ -7,7 +7,9 @@ per section). The HTML renderer and the chart
 functions only read it.
 
 Choices:
-- Times are seconds from the run's t0; rates are multiples of capacity (× Ĉ) when the
+- Times in series are seconds from the run's t0 (`t0` is epoch seconds, `t0_utc` the same
+  in RFC 3339); tables and sentences show them as wall-clock times in `tz` (`--tz`, UTC by
+  default) with the date, seconds only where a duration is meant; rates are multiples of capacity (× Ĉ) when the
   capacity is known, else per second (`rate_unit` says which).
 - Every section is always present, in registry order (relplan/analyses/registry.py). A section whose analysis could not run
   has `available = False` and names the missing inputs in `missing`; the last section,
@@ -61,6 +63,7 @@ class SectionBase(StrictModel):
     available: bool = True
     finding: str = Field(default="", description="what it shows, in plain words")
     missing: list[str] = Field(default_factory=list, description="inputs it lacked")
+    caption: str = Field(default="", description="how to read the chart (dashes, rules)")
     table: Table | None = None
 
 
@@ -102,6 +105,8 @@ class ReportData(StrictModel):
     title: str
     run_name: str
     t0: float | None = Field(description="epoch seconds of the run's start")
+    t0_utc: str | None = Field(default=None, description="t0 in RFC 3339, UTC")
+    tz: str = Field(default="UTC", description="the zone tables and axes show times in")
     end_s: float | None = Field(description="end of the data, seconds from t0")
     capacity_calls_per_s: float | None
     deadline_s: float | None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from relplan.values import clock, clock_span, clock_spans
+
 ALL_REPLICAS = "all replicas"
 
 
@@ -21,7 +23,27 @@ def count_times(count: int | None, x: float | None) -> str:
 
 
 def span(start_s: float, end_s: float) -> str:
+    """A stretch measured from t0, where seconds are what is meant: `300–450 s`."""
     return f"{start_s:,.0f}–{end_s:,.0f} s"
+
+
+def clock_span_s(t0: float, start_s: float, end_s: float) -> str:
+    """A stretch of the run as wall-clock times: `2025-11-30 00:05:00–00:07:30 UTC`."""
+    return clock_span(t0 + start_s, t0 + end_s)
+
+
+def span_column(t0: float, spans: list[tuple[float, float]]) -> tuple[str, list[str]]:
+    """A table's span column: its header (`span (2025-11-30, UTC)`) and cells (`00:02:00–
+    00:03:47`), the date said once when every row lies within one day."""
+    if not spans:
+        return "span", []
+    head, cells = clock_spans([(t0 + a, t0 + b) for a, b in spans])
+    return (f"span ({head})" if head else "span"), cells
+
+
+def at_s(t0: float, s: float) -> str:
+    """An instant of the run as a wall-clock time: `2025-11-30 00:05:00 UTC`."""
+    return clock(t0 + s)
 
 
 def sentence(text: str) -> str:

@@ -7,6 +7,8 @@ so any such line counts as console output.
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 import re
 import struct
 import subprocess
@@ -14,6 +16,7 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -129,3 +132,84 @@ def pixel_variety(path: Path) -> tuple[int, float]:
             total += 1
             inked += px != b"\xff\xff\xff"
     return len(colours), inked / max(total, 1)
+
+
+# A script added (by the tests only) at the end of a report page: once every chart is drawn
+# it measures the layout and writes the result as JSON into <body data-probe="...">, which
+# --dump-dom then shows. It reports elements whose right edge passes the window's, sections
+# with nothing in them but their heading, the verdict's heading, and text marks of a chart
+# (mark, axis and legend labels) whose boxes overlap another's.
+PROBE = """
+<script>
+(function () {
+  function boxes(svg) {
+    var out = [];
+    svg.querySelectorAll("text").forEach(function (t) {
+      if (!t.textContent.trim()) { return; }
+      var r = t.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) { out.push({text: t.textContent, r: r}); }
+    });
+    return out;
+  }
+  function overlap(a, b) {
+    var w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    var h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    return w > 1 && h > 1;
+  }
+  function probe() {
+    var width = document.documentElement.clientWidth;
+    var wide = [];
+    document.querySelectorAll("main *").forEach(function (el) {
+      var r = el.getBoundingClientRect();
+      if (r.width > 0 && r.right > width + 0.5) {
+        var owner = el.closest("[id]");
+        wide.push((owner ? owner.id : "?") + " " + el.tagName + ":" + Math.round(r.right));
+      }
+    });
+    var empty = [];
+    document.querySelectorAll("section.section").forEach(function (s) {
+      var rest = Array.prototype.filter.call(s.children, function (c) {
+        return c.tagName !== "H2" && !c.classList.contains("question") && c.textContent.trim() + (c.querySelector("svg") ? "svg" : "");
+      });
+      if (!rest.length) { empty.push(s.id); }
+    });
+    var overlaps = [];
+    document.querySelectorAll(".chart svg").forEach(function (svg) {
+      var b = boxes(svg);
+      for (var i = 0; i < b.length; i++) {
+        for (var j = i + 1; j < b.length; j++) {
+          if (overlap(b[i].r, b[j].r)) { overlaps.push(b[i].text + " / " + b[j].text); }
+        }
+      }
+    });
+    var verdict = document.querySelector("#verdict h2");
+    document.body.setAttribute("data-probe", JSON.stringify({
+      page_width: document.documentElement.scrollWidth, window_width: width, wide: wide,
+      empty: empty, overlaps: overlaps, verdict: verdict ? verdict.textContent.trim() : null,
+      sections: Array.prototype.map.call(document.querySelectorAll("section.section"), function (s) { return s.id; })
+    }));
+  }
+  var tries = 0;
+  var timer = setInterval(function () {
+    tries += 1;
+    if (document.body.hasAttribute("data-charts-done") || tries > 200) { clearInterval(timer); probe(); }
+  }, 25);
+})();
+</script>
+"""
+
+
+def with_probe(page: Path, out: Path) -> Path:
+    """A copy of the report at `out` with the layout probe (PROBE) before `</body>`."""
+    html = page.read_text(encoding="utf-8")
+    head, tail = html.rsplit("</body>", 1)  # the last one: the bundle's JS holds the string too
+    out.write_text(head + PROBE + "</body>" + tail, encoding="utf-8")
+    return out
+
+
+def probe_result(dom: str) -> dict[str, Any]:
+    """The probe's JSON from a dumped DOM."""
+    m = re.search(r'data-probe="([^"]*)"', dom)
+    assert m is not None, "the probe did not run"
+    result: dict[str, Any] = json.loads(html_lib.unescape(m.group(1)))
+    return result

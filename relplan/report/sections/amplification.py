@@ -10,10 +10,21 @@ from pydantic import Field
 from relplan.analyses.amplification import Amplification
 from relplan.analyses.context import RunContext
 from relplan.models import StrictModel
-from relplan.report.charts import HEIGHT, WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.charts import (
+    HEIGHT,
+    WIDTH,
+    coincide_caption,
+    coinciding,
+    dash_scale,
+    inline_data,
+    phase_layers,
+    time_tooltip,
+    time_x,
+    when,
+)
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import count_times, span
+from relplan.report.wording import count_times, span_column
 from relplan.values import num, pct
 
 TITLE = "Load and retry amplification"
@@ -69,10 +80,11 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
                 completed_waiting=rate(b.completed_for_waiting),
             )
         )
+    span_head, cells = span_column(ctx.t0, [(w.start_s, w.end_s) for w in amp.windows])
     rows = [
         [
             w.window,
-            span(w.start_s, w.end_s),
+            cell,
             count_times(w.calls, w.calls_x_capacity),
             count_times(w.executions_accepted, w.accepted_x_capacity),
             count_times(w.executions_completed, w.completed_x_capacity),
@@ -80,20 +92,35 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
             pct(w.retry_share),
             num(w.executions_per_call, 2),
         ]
-        for w in amp.windows
+        for w, cell in zip(amp.windows, cells, strict=True)
     ]
     unit = " (× Ĉ)" if cap else ""
+    points = [
+        (label, b.start_s, getattr(b, key))
+        for b in bins
+        for key, label, _ in LOAD_SERIES
+        if getattr(b, key) is not None
+    ]
+    caption = " ".join(
+        c
+        for c in (
+            "The black dashed line is capacity Ĉ (1×)." if cap and bins else "",
+            coincide_caption(coinciding(points, [s[1] for s in LOAD_SERIES])),
+        )
+        if c
+    )
     return AmplificationSection(
         title=TITLE,
         question=QUESTION,
         finding=amp.finding,
+        caption=caption,
         rate_unit="x capacity" if cap else "per second",
         capacity_calls_per_s=cap,
         bins=bins,
         table=Table(
             columns=[
                 "window",
-                "span",
+                span_head,
                 f"calls{unit}",
                 f"accepted{unit}",
                 f"completed{unit}",
@@ -112,44 +139,45 @@ def chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | No
         for key, label, _ in LOAD_SERIES:
             value = getattr(b, key)
             if value is not None:
-                rows.append({"t_s": (b.start_s + b.end_s) / 2, "series": label, "value": value})
+                rows.append(
+                    {"t": when(data, (b.start_s + b.end_s) / 2), "series": label, "value": value}
+                )
     if not rows:
         return None
     unit = "× capacity" if sec.rate_unit == "x capacity" else "per second"
+    drawn = [s for s in LOAD_SERIES if any(r["series"] == s[1] for r in rows)]
+    order = [s[1] for s in drawn]
+    points = [(r["series"], r["t"], r["value"]) for r in rows]
     line = (
         alt.Chart(inline_data(rows))
-        .mark_line(point=alt.OverlayMarkDef(size=14), strokeWidth=2)
+        .mark_line(strokeWidth=2)
         .encode(
-            x=time_x("t_s", domain=time_domain(data)),
+            x=time_x(data),
             y=alt.Y("value:Q", title=f"rate ({unit})"),
             color=alt.Color(
                 "series:N",
                 title=None,
-                scale=alt.Scale(
-                    domain=[s[1] for s in LOAD_SERIES], range=[s[2] for s in LOAD_SERIES]
-                ),
-                legend=alt.Legend(orient="top"),
+                scale=alt.Scale(domain=order, range=[s[2] for s in drawn]),
+                legend=alt.Legend(orient="bottom", columns=2, labelLimit=260),
+            ),
+            strokeDash=alt.StrokeDash(
+                "series:N", scale=dash_scale(order, coinciding(points, order)), title=None
             ),
             tooltip=[
-                alt.Tooltip("t_s:Q", title="t (s)", format=".0f"),
+                time_tooltip(),
                 alt.Tooltip("series:N"),
                 alt.Tooltip("value:Q", format=".2f"),
             ],
         )
     )
-    layers: list[alt.Chart] = [*phase_layers(data.phases), line]
+    layers: list[alt.Chart] = [*phase_layers(data), line]
     if sec.rate_unit == "x capacity":
         cap = (
-            alt.Chart(inline_data([{"y": 1.0, "label": "capacity"}]))
+            alt.Chart(inline_data([{"y": 1.0}]))
             .mark_rule(color="#000000", strokeDash=[6, 4])
             .encode(y="y:Q")
         )
-        cap_label = (
-            alt.Chart(inline_data([{"y": 1.0, "label": "capacity Ĉ"}]))
-            .mark_text(align="left", dx=4, dy=-6, fontSize=10)
-            .encode(y="y:Q", x=alt.value(0), text="label:N")
-        )
-        layers += [cap, cap_label]
+        layers.append(cap)
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
 
 

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
 from relplan.analyses.counters import Counters
 from relplan.models import StrictModel
-from relplan.report.charts import WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.charts import (
+    WIDTH,
+    coincide_caption,
+    coinciding,
+    dash_scale,
+    inline_data,
+    phase_layers,
+    time_tooltip,
+    time_x,
+    tx,
+    when,
+)
 from relplan.report.data import Interval, ReportData, SectionBase, Table
 from relplan.report.section import Section
 from relplan.report.wording import ALL_REPLICAS
@@ -34,9 +47,17 @@ class CountersSection(SectionBase):
 
 
 def build(c: Counters, ctx: RunContext) -> CountersSection:
-    del ctx  # every figure is in the analysis's own rows
     summed = [p for p in c.series if p.replica is None]
     points = summed or c.series
+    rises = [
+        (measure, (p.t_s, p.replica), value)
+        for p in points
+        for measure, value in (
+            ("prompt tokens", p.prompt_rise),
+            ("prefix-cache queries", p.query_rise),
+        )
+        if value is not None
+    ]
     rows = [
         [
             w.window,
@@ -54,6 +75,20 @@ def build(c: Counters, ctx: RunContext) -> CountersSection:
         title=TITLE,
         question=QUESTION,
         finding=c.finding,
+        caption=" ".join(
+            x
+            for x in (
+                f"Each point is the rise over the {c.rolling_window_s:g} s before it."
+                if points
+                else "",
+                "The red bands are the alarm intervals; the black dashed line is the"
+                f" {pct(c.threshold, 0)} threshold."
+                if c.alarms
+                else "",
+                coincide_caption(coinciding(rises, ["prefix-cache queries", "prompt tokens"])),
+            )
+            if x
+        ),
         window_s=c.rolling_window_s,
         threshold=c.threshold,
         points=[
@@ -90,8 +125,11 @@ def build(c: Counters, ctx: RunContext) -> CountersSection:
     )
 
 
+MEASURES = ("prefix-cache queries", "prompt tokens")
+
+
 def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
-    rises = []
+    rises: list[dict[str, Any]] = []
     short = []
     for p in sec.points:
         for measure, value in (
@@ -100,65 +138,72 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
         ):
             if value is not None:
                 rises.append(
-                    {"t_s": p.t_s, "replica": p.replica, "measure": measure, "value": value}
+                    {
+                        "t": when(data, p.t_s),
+                        "replica": p.replica,
+                        "measure": measure,
+                        "value": value,
+                    }
                 )
         if p.shortfall is not None:
-            short.append({"t_s": p.t_s, "replica": p.replica, "shortfall": p.shortfall})
+            short.append({"t": when(data, p.t_s), "replica": p.replica, "shortfall": p.shortfall})
     if not rises:
         return None
-    domain = time_domain(data)
+    drawn = [m for m in MEASURES if any(r["measure"] == m for r in rises)]
+    colours = {"prefix-cache queries": "#4c78a8", "prompt tokens": "#e45756"}
+    dashed = coinciding([(r["measure"], (r["t"], r["replica"]), r["value"]) for r in rises], drawn)
     rise = (
         alt.Chart(inline_data(rises))
         .mark_line(strokeWidth=2)
         .encode(
-            x=time_x("t_s", title=f"end of the {sec.window_s:g} s window (s)", domain=domain),
+            x=time_x(data, what="end of the rolling window"),
             y=alt.Y("value:Q", title="counter rise (tokens)"),
             color=alt.Color(
                 "measure:N",
                 title=None,
-                scale=alt.Scale(
-                    domain=["prefix-cache queries", "prompt tokens"], range=["#4c78a8", "#e45756"]
-                ),
-                legend=alt.Legend(orient="top"),
+                scale=alt.Scale(domain=drawn, range=[colours[m] for m in drawn]),
+                legend=alt.Legend(orient="bottom"),
             ),
-            strokeDash=alt.StrokeDash("replica:N", title="replica"),
+            strokeDash=alt.StrokeDash("measure:N", scale=dash_scale(drawn, dashed), title=None),
             tooltip=[
-                alt.Tooltip("t_s:Q", format=".0f"),
+                time_tooltip(),
                 "replica:N",
                 "measure:N",
                 alt.Tooltip("value:Q", format=",.0f"),
             ],
+            detail=alt.Detail("replica:N"),
         )
     )
-    top_layers: list[alt.Chart] = [*phase_layers(data.phases), rise]
+    top = alt.layer(*phase_layers(data), rise).properties(width=WIDTH, height=170)
+    if not short:  # queries never rose: no shortfall to draw
+        only: alt.TopLevelMixin = top
+        return only
     alarm_rows = [
-        {"replica": a.replica, "name": a.name, "start_s": a.start_s, "end_s": a.end_s}
+        {"replica": a.replica, "t": when(data, a.start_s), "t_end": when(data, a.end_s)}
         for a in sec.alarms
     ]
-    alarms = (
-        alt.Chart(inline_data(alarm_rows))
-        .mark_rect(color="#e45756", opacity=0.18, clip=True)
-        .encode(
-            x="start_s:Q",
-            x2="end_s:Q",
-            tooltip=[
-                "replica:N",
-                alt.Tooltip("start_s:Q", format=".0f"),
-                alt.Tooltip("end_s:Q", format=".0f"),
-            ],
+    layers: list[alt.Chart] = []
+    if alarm_rows:
+        layers.append(
+            alt.Chart(inline_data(alarm_rows))
+            .mark_rect(color="#e45756", opacity=0.18, clip=True)
+            .encode(
+                x=tx(data, "t"),
+                x2="t_end:T",
+                tooltip=["replica:N", time_tooltip(title="from"), time_tooltip("t_end", "to")],
+            )
         )
-    )
     line = (
         alt.Chart(inline_data(short))
         .mark_line(strokeWidth=2, color="#e45756", point=alt.OverlayMarkDef(size=12))
         .encode(
-            x=time_x("t_s", title=f"end of the {sec.window_s:g} s window (s)", domain=domain),
+            x=time_x(data, what="end of the rolling window"),
             y=alt.Y(
                 "shortfall:Q", title="shortfall (1 − prompt / queries)", axis=alt.Axis(format="%")
             ),
-            strokeDash=alt.StrokeDash("replica:N", title="replica"),
+            detail=alt.Detail("replica:N"),
             tooltip=[
-                alt.Tooltip("t_s:Q", format=".0f"),
+                time_tooltip(),
                 "replica:N",
                 alt.Tooltip("shortfall:Q", format=".1%"),
             ],
@@ -169,13 +214,9 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
         .mark_rule(color="#000000", strokeDash=[6, 4])
         .encode(y="y:Q")
     )
-    top = alt.layer(*top_layers).properties(width=WIDTH, height=170)
-    if not short:  # queries never rose: no shortfall to draw
-        only: alt.TopLevelMixin = top
-        return only
-    bottom = alt.layer(alarms, line, thr).properties(width=WIDTH, height=150)
+    bottom = alt.layer(*layers, line, thr).properties(width=WIDTH, height=150)
     chart: alt.TopLevelMixin = alt.vconcat(top, bottom).resolve_scale(
-        color="independent", strokeDash="shared"
+        color="independent", strokeDash="independent", x="independent"
     )
     return chart
 

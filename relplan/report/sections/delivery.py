@@ -8,10 +8,19 @@ from pydantic import Field
 from relplan.analyses.context import RunContext
 from relplan.analyses.delivery import Delivery
 from relplan.models import StrictModel
-from relplan.report.charts import HEIGHT, WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.charts import (
+    HEIGHT,
+    WIDTH,
+    inline_data,
+    phase_layers,
+    time_tooltip,
+    time_x,
+    tx,
+    when,
+)
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import fixed, span
+from relplan.report.wording import at_s, fixed, span_column
 from relplan.values import pct
 
 TITLE = "Delivery and recovery"
@@ -44,13 +53,14 @@ def build(dl: Delivery, ctx: RunContext) -> DeliverySection:
     if rec is not None:
         if rec.recovery_s is not None:
             recovery_s = rec.overload_end_s + rec.recovery_s
-            text = f"{rec.recovery_s:g} s after the {rec.overload_phase}"
+            text = f"{rec.recovery_s:,.0f} s after the {rec.overload_phase} ended"
         else:
             text = rec.verdict
+    span_head, cells = span_column(ctx.t0, [(w.start_s, w.end_s) for w in dl.windows])
     rows = [
         [
             w.window,
-            span(w.start_s, w.end_s),
+            cell,
             f"{w.calls:,}",
             pct(w.delivered_share),
             pct(w.on_time_share),
@@ -58,13 +68,19 @@ def build(dl: Delivery, ctx: RunContext) -> DeliverySection:
             fixed(w.delivery_median_s),
             fixed(w.delivery_p99_s),
         ]
-        for w in dl.windows
+        for w, cell in zip(dl.windows, cells, strict=True)
     ]
+    threshold = rec.threshold if rec else 0.9
+    caption = f"The green dashed line is the recovery threshold, {pct(threshold, 0)} on time."
+    if recovery_s is not None:
+        caption += f" The solid green line marks the recovery, at {at_s(ctx.t0, recovery_s)}"
+        caption += f" ({text})."
     return DeliverySection(
         title=TITLE,
         question=QUESTION,
         finding=dl.finding,
-        threshold=rec.threshold if rec else 0.9,
+        caption=caption if dl.series else "",
+        threshold=threshold,
         min_calls=rec.min_calls if rec else 5,
         overload_end_s=rec.overload_end_s if rec else None,
         recovery_s=recovery_s,
@@ -81,7 +97,7 @@ def build(dl: Delivery, ctx: RunContext) -> DeliverySection:
         table=Table(
             columns=[
                 "window (planned arrival)",
-                "span",
+                span_head,
                 "calls",
                 "delivered",
                 "on time",
@@ -96,12 +112,7 @@ def build(dl: Delivery, ctx: RunContext) -> DeliverySection:
 
 def chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin | None:
     rows = [
-        {
-            "start_s": b.start_s,
-            "t_s": (b.start_s + b.end_s) / 2,
-            "share": b.on_time_share,
-            "calls": b.calls,
-        }
+        {"t": when(data, (b.start_s + b.end_s) / 2), "share": b.on_time_share, "calls": b.calls}
         for b in sec.bins
         if b.on_time_share is not None
     ]
@@ -111,41 +122,31 @@ def chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin | None:
         alt.Chart(inline_data(rows))
         .mark_line(point=alt.OverlayMarkDef(size=22), strokeWidth=2, color="#4c78a8")
         .encode(
-            x=time_x(
-                "t_s", title="planned arrival, seconds from the start", domain=time_domain(data)
-            ),
+            x=time_x(data, what="planned arrival"),
             y=alt.Y(
                 "share:Q",
                 title="on-time share of calls",
-                scale=alt.Scale(domain=[0, 1.08]),
+                scale=alt.Scale(domain=[0, 1.05]),
                 axis=alt.Axis(format="%"),
             ),
             tooltip=[
-                alt.Tooltip("start_s:Q", title="planned from (s)", format=".0f"),
+                time_tooltip(title="planned arrival (bin middle)"),
                 alt.Tooltip("share:Q", title="on time", format=".1%"),
                 alt.Tooltip("calls:Q"),
             ],
         )
     )
-    layers: list[alt.Chart] = [*phase_layers(data.phases), line]
-    thr = [{"y": sec.threshold, "label": f"recovery threshold {sec.threshold:.0%}"}]
+    layers: list[alt.Chart] = [*phase_layers(data), line]
     layers.append(
-        alt.Chart(inline_data(thr)).mark_rule(color="#54a24b", strokeDash=[6, 4]).encode(y="y:Q")
-    )
-    layers.append(
-        alt.Chart(inline_data(thr))
-        .mark_text(align="right", dy=-6, fontSize=10, color="#2e7d32")
-        .encode(y="y:Q", x=alt.value(WIDTH), text="label:N")
+        alt.Chart(inline_data([{"y": sec.threshold}]))
+        .mark_rule(color="#54a24b", strokeDash=[6, 4])
+        .encode(y="y:Q")
     )
     if sec.recovery_s is not None:
-        rec = [{"t_s": sec.recovery_s, "label": f"recovered ({sec.recovery_text})"}]
         layers.append(
-            alt.Chart(inline_data(rec)).mark_rule(color="#2e7d32", strokeWidth=2).encode(x="t_s:Q")
-        )
-        layers.append(
-            alt.Chart(inline_data(rec))
-            .mark_text(align="left", dx=4, y=30, fontSize=11, fontWeight="bold", color="#2e7d32")
-            .encode(x="t_s:Q", text="label:N")
+            alt.Chart(inline_data([{"t": when(data, sec.recovery_s)}]))
+            .mark_rule(color="#2e7d32", strokeWidth=2)
+            .encode(x=tx(data, "t"))
         )
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
 

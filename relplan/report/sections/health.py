@@ -9,10 +9,19 @@ from pydantic import Field
 
 from relplan.alerts.health import HealthResult
 from relplan.analyses.context import RunContext
-from relplan.report.charts import WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.charts import (
+    WIDTH,
+    inline_data,
+    phase_layers,
+    span_marks,
+    time_axis,
+    time_title,
+    time_tooltip,
+    when,
+)
 from relplan.report.data import Interval, MissingItem, ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import ALL_REPLICAS
+from relplan.report.wording import ALL_REPLICAS, at_s
 
 TITLE = "Engine health signals"
 QUESTION = "Which alerting signals would have fired on the metrics, on which replica, and when?"
@@ -48,7 +57,7 @@ def build(h: HealthResult, ctx: RunContext) -> HealthSection:
         elif s.intervals:
             reps = sorted({i.replica or ALL_REPLICAS for i in s.intervals})
             fired = f"{len(s.intervals)} on {', '.join(reps)}"
-            first = f"{min(ctx.s(i.start) for i in s.intervals):,.0f}"
+            first = at_s(ctx.t0, min(ctx.s(i.start) for i in s.intervals))
             state = "fired"
         else:
             state, fired, first = "quiet", "0", "–"
@@ -69,7 +78,7 @@ def build(h: HealthResult, ctx: RunContext) -> HealthSection:
         replicas=sorted(h.replicas),
         intervals=intervals,
         table=Table(
-            columns=["signal", "alert", "state", "firing intervals", "first firing (s)"],
+            columns=["signal", "alert", "state", "firing intervals", "first firing"],
             rows=rows,
         ),
     )
@@ -94,8 +103,8 @@ def chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
             "lane": f"{i.replica} · {i.name}",
             "replica": i.replica,
             "signal": i.name,
-            "start_s": i.start_s,
-            "end_s": i.end_s,
+            "t": when(data, i.start_s),
+            "t_end": when(data, i.end_s),
         }
         for i in sec.intervals
     ]
@@ -105,25 +114,31 @@ def chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
     if not lanes:
         return None
     height = max(22 * len(lanes), 60)
-    bands = phase_layers(data.phases)
     bars = (
         alt.Chart(inline_data(rows))
         .mark_bar(color="#e45756", height=14, clip=True)
         .encode(
-            x=time_x("start_s", domain=time_domain(data)),
-            x2="end_s:Q",
+            x=alt.X(
+                "t:T",
+                title=time_title(data),
+                axis=time_axis(data),
+                scale=alt.Scale(type="utc", nice=False),
+            ),
+            x2="t_end:T",
             y=alt.Y(
-                "lane:N", title=None, scale=alt.Scale(domain=lanes), axis=alt.Axis(labelLimit=320)
+                "lane:N", title=None, scale=alt.Scale(domain=lanes), axis=alt.Axis(labelLimit=230)
             ),
             tooltip=[
                 "replica:N",
                 "signal:N",
-                alt.Tooltip("start_s:Q", format=".0f"),
-                alt.Tooltip("end_s:Q", format=".0f"),
+                time_tooltip(title="from"),
+                time_tooltip("t_end", "to"),
             ],
         )
     )
-    return alt.layer(*bands, bars).properties(width=WIDTH - 160, height=height)
+    return alt.layer(*phase_layers(data), *span_marks(data), bars).properties(
+        width=WIDTH - 170, height=height
+    )
 
 
 SECTION = Section(

@@ -10,7 +10,18 @@ from pydantic import Field
 from relplan.analyses.context import RunContext
 from relplan.analyses.littles_law import LittlesLaw
 from relplan.models import StrictModel
-from relplan.report.charts import HEIGHT, WIDTH, inline_data, phase_layers, time_domain, time_x
+from relplan.report.charts import (
+    HEIGHT,
+    WIDTH,
+    coincide_caption,
+    coinciding,
+    dash_scale,
+    inline_data,
+    phase_layers,
+    time_tooltip,
+    time_x,
+    when,
+)
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
 from relplan.report.wording import fixed
@@ -48,11 +59,13 @@ class LittlesLawSection(SectionBase):
 def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
     end_s = ctx.s(ctx.window_end)
     points: list[WaitingPoint] = []
+    # Without an engine trace the analysis's L is the gauge's: drawn once, under its own name.
+    traced = "engine trace" in ll.source
     for b in ll.series:
         b_end = min(b.start_s + ll.series_bin_s, end_s)
         series: WaitingSeries
         for series, value in (
-            ("waiting", b.waiting_l),
+            ("waiting", b.waiting_l if traced else None),
             ("waiting_metrics", b.waiting_l_metrics),
             ("deadline", b.lambda_x_deadline),
         ):
@@ -73,10 +86,15 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
         ]
         for w in ll.windows
     ]
+    labels = {key: label for key, label, _ in WAITING_SERIES}
+    same = coinciding(
+        [(labels[p.series], p.start_s, p.value) for p in points], list(labels.values())
+    )
     return LittlesLawSection(
         title=TITLE,
         question=QUESTION,
         finding=ll.finding,
+        caption=coincide_caption(same),
         source=ll.source,
         points=points,
         table=Table(
@@ -98,39 +116,46 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
 def chart(sec: LittlesLawSection, data: ReportData) -> alt.TopLevelMixin | None:
     labels = {key: label for key, label, _ in WAITING_SERIES}
     rows: list[dict[str, Any]] = [
-        {"start_s": p.start_s, "end_s": p.end_s, "series": labels[p.series], "value": p.value}
+        {
+            "t": when(data, p.start_s),
+            "t_end": when(data, p.end_s),
+            "series": labels[p.series],
+            "value": p.value,
+        }
         for p in sec.points
     ]
     if not rows:
         return None
+    drawn = [s for s in WAITING_SERIES if any(r["series"] == s[1] for r in rows)]
+    order = [s[1] for s in drawn]
+    dashed = coinciding([(r["series"], r["t"], r["value"]) for r in rows], order)
     # A bin's value holds over the bin: a step line through the bins' starts, closed at the
     # last bin's end.
     last: dict[str, dict[str, Any]] = {}
     for r in rows:
         last[r["series"]] = r
-    rows += [{**r, "start_s": r["end_s"]} for r in last.values()]
+    rows += [{**r, "t": r["t_end"]} for r in last.values()]
     line = (
         alt.Chart(inline_data(rows))
         .mark_line(strokeWidth=2, interpolate="step-after")
         .encode(
-            x=time_x("start_s", domain=time_domain(data)),
+            x=time_x(data),
             y=alt.Y("value:Q", title="executions"),
             color=alt.Color(
                 "series:N",
                 title=None,
-                scale=alt.Scale(
-                    domain=[s[1] for s in WAITING_SERIES], range=[s[2] for s in WAITING_SERIES]
-                ),
-                legend=alt.Legend(orient="top", labelLimit=320),
+                scale=alt.Scale(domain=order, range=[s[2] for s in drawn]),
+                legend=alt.Legend(orient="bottom", columns=1, labelLimit=400),
             ),
+            strokeDash=alt.StrokeDash("series:N", scale=dash_scale(order, dashed), title=None),
             tooltip=[
-                alt.Tooltip("start_s:Q", title="from (s)", format=".0f"),
+                time_tooltip(title="from"),
                 "series:N",
                 alt.Tooltip("value:Q", format=".1f"),
             ],
         )
     )
-    return alt.layer(*phase_layers(data.phases), line).properties(width=WIDTH, height=HEIGHT)
+    return alt.layer(*phase_layers(data), line).properties(width=WIDTH, height=HEIGHT)
 
 
 SECTION = Section(title=TITLE, question=QUESTION, model=LittlesLawSection, build=build, chart=chart)

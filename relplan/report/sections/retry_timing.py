@@ -137,12 +137,12 @@ def chart(sec: RetryTimingSection, data: ReportData) -> alt.TopLevelMixin | None
         zero = alt.Chart(inline_data([{"x": 0.0}])).mark_rule(color="#000000").encode(x="x:Q")
         panels.append(
             alt.layer(spread, median, zero).properties(
-                width=WIDTH // 2 - 90, height=max(34 * len(order), 80)
+                width=WIDTH - 100, height=max(34 * len(order), 80)
             )
         )
     if not panels:
         return None
-    chart: alt.TopLevelMixin = alt.hconcat(*panels)
+    chart: alt.TopLevelMixin = alt.vconcat(*panels)
     return chart
 
 

@@ -150,12 +150,17 @@ def chart(sec: WastedPrefillSection, data: ReportData) -> alt.TopLevelMixin | No
         .mark_bar(height=26)
         .encode(
             y=alt.Y("row:N", title=None, sort=None, axis=alt.Axis(labelLimit=260)),
-            x=alt.X("tokens:Q", title="prompt tokens computed", stack="zero"),
+            x=alt.X(
+                "tokens:Q",
+                title="prompt tokens computed",
+                stack="zero",
+                axis=alt.Axis(format="~s", labelOverlap=True),
+            ),
             color=alt.Color(
                 "part:N",
                 title=None,
                 scale=alt.Scale(domain=present, range=[colors.get(p, "#bbbbbb") for p in present]),
-                legend=alt.Legend(orient="top", columns=4),
+                legend=alt.Legend(orient="bottom", columns=3, labelLimit=200),
             ),
             order=alt.Order("order:Q"),
             tooltip=[

@@ -1,0 +1,111 @@
+"""The report's and `relplan analyze`'s sentences: wall-clock times with the date, and none of
+the broken sentences issue 13 found (one test per case, each on the cause)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from relplan import __version__
+from relplan.analyses import AnalyzeOptions, analyze
+from relplan.errors import UsageError
+from relplan.render import render_analysis
+from relplan.report.build import build_report_data
+from relplan.report.pipeline import render_page
+from relplan.values import clock, clock_span, clock_spans, parse_tz, pct, use_tz
+from relplan.workspace import open_workspace
+from relplan.workspace.facts import workspace_facts
+from tests.helpers.incident import build_incident
+
+T0 = 1764460800.0  # 2025-11-30 00:00:00 UTC
+WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def test_times_read_as_grafana_shows_them_with_the_date_in_utc_or_the_zone_given() -> None:
+    assert clock(T0 + 121.5) == "2025-11-30 00:02:01 UTC"
+    assert clock(T0 + 121.5, frac=True) == "2025-11-30 00:02:01.500 UTC"
+    assert clock(T0, "Europe/Berlin") == "2025-11-30 01:00:00 CET"
+    assert clock_span(T0 + 120, T0 + 227) == "2025-11-30 00:02:00–00:03:47 UTC"
+    assert clock_span(T0 - 60, T0 + 60) == "2025-11-29 23:59:00–2025-11-30 00:01:00 UTC"
+    with use_tz("America/New_York"):
+        assert clock(T0) == "2025-11-29 19:00:00 EST"
+    assert clock(T0) == "2025-11-30 00:00:00 UTC"  # the block ended
+    head, cells = clock_spans([(T0, T0 + 120), (T0 + 120, T0 + 227)])
+    assert (head, cells) == ("2025-11-30, UTC", ["00:00:00–00:02:00", "00:02:00–00:03:47"])
+
+
+def test_an_unknown_zone_is_a_usage_error_naming_the_flag() -> None:
+    with pytest.raises(UsageError, match="--tz"):
+        parse_tz("Mars/Olympus")
+
+
+def test_a_share_that_rounds_to_zero_has_no_sign() -> None:
+    """Was "a shortfall of -0.0 %": the counters' shortfall was a tiny negative number."""
+    assert pct(-0.00001) == "0.0 %"
+    assert pct(-0.0) == "0.0 %"
+    assert pct(-0.0004, 0) == "0 %"
+    assert pct(-0.012) == "-1.2 %"  # a real negative keeps its sign
+
+
+def test_health_text_says_wall_clock_times_not_tiny_offsets(incident_db: Path) -> None:
+    """Was "+0.000165224 s": the health head printed its start as seconds after t0 with :g."""
+    with open_workspace(incident_db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+    text = render_analysis(res)
+    head = next(line for line in text.splitlines() if line.startswith("Engine health:"))
+    assert re.search(r"over 2025-11-30 \d\d:\d\d:\d\d–\d\d:\d\d:\d\d UTC", head), head
+    assert not re.search(r"\+\d", text)
+    with use_tz("Asia/Tokyo"):
+        assert "JST" in render_analysis(res)
+
+
+def test_what_could_not_be_shown_is_one_list_of_whole_sentences(tmp_path: Path) -> None:
+    """Was "the workspace lacks wasted prefill needs an engine trace": the page glued the
+    registry's clause onto its own. Now an analysis that cannot run has no section: it is one
+    row of the last section, its reason the registry's sentence, capitalised and ended."""
+    ws = build_incident(tmp_path / "proxy-only.duckdb", engine=False, metrics=False)
+    with open_workspace(ws, read_only=True) as con:
+        data = build_report_data(
+            analyze(con, AnalyzeOptions()), workspace_facts(con, "x"), WHEN, __version__
+        )
+    html = render_page(data)
+    assert "the workspace lacks" not in html
+    unavailable = [name for name, sec in data.sections() if not sec.available]
+    assert "wasted_prefill" in unavailable
+    for name in unavailable:
+        assert f'<section id="{name}"' not in html
+    rows = {m.section: m.reason for m in data.missing.items}
+    assert rows["Where the prefill went"].startswith("Wasted prefill needs an engine trace")
+    for reason in rows.values():
+        assert reason[0].isupper(), reason
+        assert reason.endswith("."), reason
+    assert "item(s)" not in data.missing.finding
+
+
+def test_span_columns_are_wall_clock_with_the_date_in_the_header(incident_db: Path) -> None:
+    with open_workspace(incident_db, read_only=True) as con:
+        data = build_report_data(
+            analyze(con, AnalyzeOptions()), workspace_facts(con, "x"), WHEN, __version__
+        )
+    table = data.amplification.table
+    assert table.columns[1] == "span (2025-11-30, UTC)"
+    assert all(re.fullmatch(r"\d\d:\d\d:\d\d–\d\d:\d\d:\d\d", row[1]) for row in table.rows)
+    assert data.t0_utc == "2025-11-30T00:00:00.000Z"
+    assert data.tz == "UTC"
+
+
+def test_two_replicas_get_a_row_each_where_the_analyses_break_them_down(
+    incident_db: Path,
+) -> None:
+    """The fixture incident runs on replicas r0 and r1 (tests/helpers/incident.py); the
+    bundled sample has one. The prefill table has a row for each and one for both."""
+    with open_workspace(incident_db, read_only=True) as con:
+        data = build_report_data(
+            analyze(con, AnalyzeOptions()), workspace_facts(con, "x"), WHEN, __version__
+        )
+    replicas = {row[1] for row in data.wasted_prefill.table.rows}
+    assert {"r0", "r1"} <= replicas, replicas
+    assert "all replicas" in replicas
