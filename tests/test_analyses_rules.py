@@ -360,7 +360,7 @@ def test_unmatched_attempts_and_executions_without_arrival_are_counted() -> None
     ("span", "width"), [(240, 30), (6000, 30), (6001, 60), (10_400, 60), (86_400, 600)]
 )
 def test_default_series_bin_widens_past_200_bins(span: float, width: float) -> None:
-    from relplan.analyses.context import auto_bin
+    from relplan.analyses.bounds import auto_bin
 
     assert auto_bin(span) == width
 

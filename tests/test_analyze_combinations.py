@@ -33,6 +33,9 @@ from typer.testing import CliRunner
 from relplan.cli import app
 from tests.helpers.incident_cuts import CUTS, build_cut
 
+# Each cut of the incident is ingested and analysed: seconds, not milliseconds.
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 C_HAT = (78 + 78 + 82) / 90
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan.alerts import health
-from relplan.analyses import context
+from relplan.analyses import bounds
 from relplan.cli import app
 from relplan.errors import UsageError
 from tests.helpers.ingest import INCIDENT, ingest
@@ -64,26 +64,26 @@ def _analyze(db: Path, *flags: str) -> dict[str, object]:
 
 def test_auto_bins_stay_few_over_any_span() -> None:
     for span in (60.0, 3600.0, 86400.0 * 30, YEAR_2090 - 1_764_460_800.0):
-        width = context.auto_bin(span)
-        assert span / width <= context.MAX_BINS
-    assert context.auto_bin(600.0) == 30.0  # unchanged for a normal run
+        width = bounds.auto_bin(span)
+        assert span / width <= bounds.MAX_BINS
+    assert bounds.auto_bin(600.0) == 30.0  # unchanged for a normal run
 
 
 def test_a_given_bin_too_fine_for_the_window_is_widened_with_a_note() -> None:
     notes: list[str] = []
-    assert context.bounded_bin(5.0, 600.0, notes) == 5.0
+    assert bounds.bounded_bin(5.0, 600.0, notes) == 5.0
     assert notes == []
-    wide = context.bounded_bin(1.0, 1e9, notes)
-    assert 1e9 / wide <= context.MAX_BINS
+    wide = bounds.bounded_bin(1.0, 1e9, notes)
+    assert 1e9 / wide <= bounds.MAX_BINS
     assert "--bin 1 s would make 1,000,000,000 bins" in notes[0]
 
 
 def test_a_rolling_step_too_fine_for_the_span_is_widened_with_a_note() -> None:
     notes: list[str] = []
-    assert context.bounded_step(15.0, 3600.0, notes) == 15.0
-    wide = context.bounded_step(15.0, 1e9, notes)
+    assert bounds.bounded_step(15.0, 3600.0, notes) == 15.0
+    wide = bounds.bounded_step(15.0, 1e9, notes)
     assert wide % 15.0 == 0
-    assert 1e9 / wide <= context.MAX_ROLLING_EVALUATIONS
+    assert 1e9 / wide <= bounds.MAX_ROLLING_EVALUATIONS
     assert "evaluated every" in notes[0]
 
 
@@ -93,7 +93,7 @@ def test_an_outlier_proxy_timestamp_keeps_the_series_bounded(outlier_db: Path) -
     assert isinstance(ctx, dict)
     span = ctx["window_end"] - ctx["window_start"]
     assert span > 2e9  # the outlier is data: T reaches it
-    assert span / ctx["bin_s"] <= context.MAX_BINS
+    assert span / ctx["bin_s"] <= bounds.MAX_BINS
     assert "health" in doc  # evaluated, on the metrics' own span
     health_doc = doc["health"]
     assert isinstance(health_doc, dict)

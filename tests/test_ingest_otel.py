@@ -425,6 +425,7 @@ def test_a_binary_collector_file_is_refused_with_what_to_configure(tmp_path: Pat
 latency = st.one_of(st.none(), st.floats(0, 100, allow_nan=False).map(lambda x: round(x, 3)))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
