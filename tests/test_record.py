@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,7 +22,7 @@ from relplan.errors import InputError
 from relplan.record import record, scrape_block
 from relplan.values import parse_time
 from tests.helpers.ingest import ingest, rows
-from tests.helpers.prometheus import free_port
+from tests.helpers.prometheus import free_port, serving_prometheus
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -228,39 +227,8 @@ def test_ctrl_c_keeps_every_complete_scrape_and_exits_130(server: str, tmp_path:
 @contextmanager
 def _prometheus(binary: str, workdir: Path) -> Iterator[str]:
     """A Prometheus scraping nothing, on a free loopback port; yields its /metrics URL."""
-    (workdir / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = (workdir / "prometheus.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={workdir / 'prometheus.yml'}",
-            f"--storage.tsdb.path={workdir / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    "prometheus did not start:\n" + (workdir / "prometheus.log").read_text()
-                )
-            time.sleep(0.2)
+    with serving_prometheus(binary, workdir) as base:
         yield f"{base}/metrics"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-        log.close()
 
 
 def test_recording_a_real_prometheus_server_ingests_its_own_metrics(

@@ -35,6 +35,14 @@ def backfilled_prometheus(om: Path, workdir: Path, prometheus: str, promtool: st
         timeout=60,
         capture_output=True,
     )
+    with serving_prometheus(prometheus, workdir, "--storage.tsdb.retention.time=100y") as url:
+        yield url
+
+
+@contextmanager
+def serving_prometheus(prometheus: str, workdir: Path, *flags: str) -> Iterator[str]:
+    """A Prometheus scraping nothing, storing in `workdir`/tsdb, on a free loopback port;
+    yields the base URL once /-/ready answers and stops the server at the end."""
     (workdir / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -44,7 +52,7 @@ def backfilled_prometheus(om: Path, workdir: Path, prometheus: str, promtool: st
                 prometheus,
                 f"--config.file={workdir / 'prometheus.yml'}",
                 f"--storage.tsdb.path={workdir / 'tsdb'}",
-                "--storage.tsdb.retention.time=100y",
+                *flags,
                 f"--web.listen-address=127.0.0.1:{port}",
             ],
             stdout=log,
