@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from startup import ROOT, checkout  # noqa: E402
+from startup import ROOT, checkout
 
 DEFAULT_BEFORE = "691ff0d"  # main before the report-speed work (issue 16)
 TARGET_S = 1.5
