@@ -191,3 +191,11 @@ def test_a_section_with_nothing_to_draw_gets_no_chart_but_keeps_its_table() -> N
     assert "chart-retry_timing" not in page.ids
     assert "retry_timing" in page.ids
     assert "<th>retries</th>" in html
+
+
+def test_every_chart_spec_validates_against_the_vega_lite_schema() -> None:
+    """The command skips Altair's validation for speed; this is where it still runs."""
+    report = sample_report(HOSTILE)
+    validated = chart_specs(report, validate=True)
+    assert validated == chart_specs(report)
+    assert len(validated) >= 5

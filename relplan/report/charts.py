@@ -18,6 +18,7 @@ name or an expression.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -35,8 +36,22 @@ DAY_S = 86400.0
 Spec = dict[str, Any]
 
 
-def inline_data(rows: Sequence[dict[str, Any]]) -> alt.Data:
-    return alt.Data(values=list(rows))  # type: ignore[no-untyped-call]
+# The rows of the chart being built, by dataset name (see `chart_specs`).
+_DATASETS: contextvars.ContextVar[dict[str, list[dict[str, Any]]] | None] = contextvars.ContextVar(
+    "relplan_chart_datasets", default=None
+)
+
+
+def inline_data(rows: Sequence[dict[str, Any]]) -> alt.Data | alt.NamedData:
+    """A chart's data. Inside `chart_specs` the rows go to the spec's top-level `datasets` and
+    the chart names them: Altair deep-copies inline values on every `to_dict`, which cost more
+    than the rest of the chart; a name costs nothing. Elsewhere the values stay inline."""
+    datasets = _DATASETS.get()
+    if datasets is None:
+        return alt.Data(values=list(rows))  # type: ignore[no-untyped-call]
+    name = f"data-{len(datasets)}"
+    datasets[name] = list(rows)
+    return alt.NamedData(name=name)
 
 
 def when(data: ReportData, s: float) -> float:
@@ -185,8 +200,12 @@ def dash_scale(order: Sequence[str], dashed: Sequence[str]) -> alt.Scale:
     return alt.Scale(domain=list(order), range=[[5, 4] if n in dashed else [1, 0] for n in order])
 
 
-def chart_specs(data: ReportData) -> dict[str, Spec]:
+def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
     """Vega-Lite specs for every section that has something to draw, keyed by section.
+
+    Altair's JSON-schema validation of a spec costs more than building it (about 2.7 s of
+    jsonschema for the sample report), and the specs are made by this module, not by users:
+    the tests build every chart with `validate=True`, the command skips it.
 
     A section with no rows to draw gets no chart (an empty dataset would only make Vega
     warn about infinite extents); its table and finding still show.
@@ -198,10 +217,17 @@ def chart_specs(data: ReportData) -> dict[str, Spec]:
         sec = getattr(data, analysis.name)
         if section.chart is None or not sec.available:
             continue
-        chart = section.chart(sec, data)
+        datasets: dict[str, list[dict[str, Any]]] = {}
+        token = _DATASETS.set(datasets)
+        try:
+            chart = section.chart(sec, data)
+        finally:
+            _DATASETS.reset(token)
         if chart is None:
             continue
-        spec: Spec = chart.to_dict()
+        spec: Spec = chart.to_dict(validate=validate)
+        if datasets:
+            spec["datasets"] = {**spec.get("datasets", {}), **datasets}
         spec.setdefault("config", {})["font"] = "system-ui, sans-serif"
         specs[analysis.name] = spec
     return specs

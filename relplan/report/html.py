@@ -2,8 +2,8 @@
 
 `render_html` is a pure function: same data, same specs, same bytes. The page needs nothing
 from the network: Vega, Vega-Lite and vega-embed come from vl-convert-python's offline
-bundle, inlined once in the page; every chart spec is embedded as JSON in one
-`<script type="application/json">` block and drawn as SVG by vega-embed. A
+bundle (cached on disk by `bundle.py`), inlined once in the page; every chart spec is embedded
+as JSON in one `<script type="application/json">` block and drawn as SVG by vega-embed. A
 Content-Security-Policy meta tag forbids every network fetch as a second line of defence
 (Vega compiles its expressions with `Function`, hence `'unsafe-eval'`).
 
@@ -21,9 +21,9 @@ from importlib import resources
 from typing import Any
 
 import jinja2
-import vl_convert
 from markupsafe import Markup
 
+from relplan.report import bundle
 from relplan.report.data import ReportData
 from relplan.values import clock, clock_span, clock_spans, num, pct
 
@@ -61,8 +61,7 @@ def script_json(obj: Any) -> str:
 @functools.lru_cache(maxsize=1)
 def vega_bundle() -> str:
     """Vega + Vega-Lite + vega-embed as one classic script (defines window.vegaEmbed)."""
-    snippet = "window.vegaEmbed=vegaEmbed;window.vega=vega;window.vegaLite=vegaLite;"
-    js: str = vl_convert.javascript_bundle(snippet, vl_version=VL_VERSION)
+    js = bundle.load(VL_VERSION)
     lowered = js.lower()
     for bad in ("</script", "<!--", "<script"):
         if bad in lowered:  # would end or confuse the inline script element

@@ -112,7 +112,7 @@ def _open_inputs(
         return
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
-        workspace.open_workspace(Path(tmp) / "workspace.duckdb") as con,
+        workspace.scratch_workspace(Path(tmp)) as con,
     ):
         ingest_files(con, [path], inputs)
         yield con, name

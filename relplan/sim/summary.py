@@ -32,6 +32,7 @@ from pydantic import Field, ValidationError
 from relplan import sql
 from relplan.errors import InputError
 from relplan.models import RunManifest, StrictModel
+from relplan.sim.pool import duckdb_config
 
 
 class PhaseFigures(StrictModel):
@@ -119,7 +120,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
     """Figures of a run from the four files in `out`, computed by `relplan analyze`."""
     from relplan.analyses import AnalyzeOptions, analyze
 
-    con = duckdb.connect()
+    con = duckdb.connect(config=duckdb_config())
     try:
         sql.run(con, "schema")
         man = load_run(con, out)

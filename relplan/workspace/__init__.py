@@ -139,6 +139,26 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     return con
 
 
+@contextmanager
+def scratch_workspace(temp_dir: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A workspace in memory for one command (`relplan report DIR` without `--db`): nothing
+    to write back, so no file, no WAL and no checkpoint; what does not fit in the memory limit
+    spills to `temp_dir`."""
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "memory_limit": memory_limit(),
+        "preserve_insertion_order": False,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "temp_directory": str(temp_dir),
+    }
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        _check_version(con, Path(":memory:"), read_only=False)
+        yield con
+    finally:
+        con.close()
+
+
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool) -> None:
     """Refuse a DuckDB file that is not a relplan workspace or follows another schema
     version; create (or complete) the schema when writing."""
