@@ -7,6 +7,7 @@ raw pull of the same metrics."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,61 @@ def test_a_server_without_vllm_metrics_in_the_window_is_an_input_error(
         pushdown.evaluate_health_remote(
             pushdown.Remote(url), start=START - 90 * 86400, end=START - 89 * 86400
         )
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from relplan.cli import app
+
+    res = CliRunner().invoke(app, list(args))
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_alerts_eval_with_a_prometheus_url_prints_what_the_workspace_gives(
+    served: tuple[str, Path],
+) -> None:
+    url, db = served
+    window = ["--from", f"{START:.3f}", "--to", f"{END:.3f}", "--step", "15s"]
+    slo_flags = [
+        "--slo-errors",
+        'sum by (pod) (rate(vllm:request_success_total{finished_reason="error"}[$window]))',
+        "--slo-total",
+        "sum by (pod) (rate(vllm:request_success_total[$window]))",
+        "--slo",
+        "99",
+    ]
+    code, offline, _ = _cli("alerts", "eval", "--db", str(db), *window, *slo_flags, "--json")
+    assert code == 0, offline
+    code, pushed, err = _cli(
+        "alerts", "eval", "--prometheus-url", url, *window, *slo_flags, "--json"
+    )
+    assert code == 0, err
+    assert json.loads(pushed) == json.loads(offline)
+    assert json.loads(pushed)["slo"]["signals"][0]["intervals"]
+    assert f"pushed down to {url}" in err
+    assert "bytes fetched" in err
+
+
+def test_alerts_eval_with_a_prometheus_url_needs_the_window(served: tuple[str, Path]) -> None:
+    url, _ = served
+    code, _, err = _cli("alerts", "eval", "--prometheus-url", url, "--to", f"{END:.3f}")
+    assert code == 2
+    assert "--from" in err
+    code, _, err = _cli("alerts", "eval", "--prometheus-url", url, "--from", "0", "--to", "60")
+    assert code == 2
+    assert "needs --db" in err
+
+
+def test_analyze_with_a_prometheus_url_takes_health_from_the_server(
+    served: tuple[str, Path],
+) -> None:
+    url, db = served
+    window = ["--from", f"{START:.3f}", "--to", f"{END:.3f}", "--only", "health", "--json"]
+    code, offline, err = _cli("analyze", "--db", str(db), *window)
+    assert code == 0, err
+    code, pushed, err = _cli("analyze", "--db", str(db), *window, "--prometheus-url", url)
+    assert code == 0, err
+    health = json.loads(pushed)["health"]
+    assert health == json.loads(offline)["health"]
+    assert any(s["intervals"] for s in health["signals"])
