@@ -93,6 +93,34 @@ def alerts_export(
     typer.echo(f"wrote {out}: {count} alerting rules; check with: promtool check rules {out}")
 
 
+@alerts_app.command("dashboard")
+def alerts_dashboard(
+    out: Annotated[
+        Path | None, typer.Option(help="Write the dashboard JSON here (default: stdout).")
+    ] = None,
+    replica_label: Annotated[
+        str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
+    ] = "instance",
+    threshold: ThresholdOption = None,
+) -> None:
+    """A Grafana dashboard (JSON to import) with the panels relplan's analyses stand on.
+
+    Example: relplan alerts dashboard --replica-label pod --out relplan.json
+    """
+    from relplan.alerts import dashboard as dashboard_mod
+    from relplan.alerts import rules as rules_mod
+
+    text = dashboard_mod.dashboard_json(
+        rules_mod.check_label(replica_label), rules_mod.parse_thresholds(threshold)
+    )
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    rules_mod.write_text_atomic(out, text)
+    panels = text.count('"type": "timeseries"')
+    typer.echo(f"wrote {out}: {panels} panels; import it in Grafana: Dashboards > New > Import")
+
+
 @alerts_app.command("slo")
 def alerts_slo(
     errors: Annotated[
