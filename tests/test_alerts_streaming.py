@@ -110,3 +110,20 @@ def test_streamed_health_equals_the_whole_fleet_at_once(tmp_path: Path, budget: 
         "retry_amplification",
     }
     assert streamed == whole
+
+
+def test_streaming_restores_duckdbs_memory_limit(tmp_path: Path) -> None:
+    con = workspace.connect(tmp_path / "w.duckdb")
+    try:
+        fill(con, _fleet())
+        (before,) = con.execute("select current_setting('memory_limit')").fetchone() or ("",)
+        seen = []
+        for _ in stream_stores(con, ["vllm:num_requests_waiting"], 0, 2e10, "pod", budget=50):
+            (now,) = con.execute("select current_setting('memory_limit')").fetchone() or ("",)
+            seen.append(now)
+        (after,) = con.execute("select current_setting('memory_limit')").fetchone() or ("",)
+    finally:
+        con.close()
+    assert len(seen) > 2
+    assert set(seen) == {"244.1 MiB"}  # samples.STREAM_MEMORY_LIMIT, 256 MB
+    assert after == before

@@ -9,6 +9,7 @@ stored (by source, then row).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
 # the Arrow result it is built from (32 bytes a sample) and DuckDB's grouping buffers;
 # 1M samples keep a batch near 100 MB whatever the fleet's size.
 BATCH_SAMPLES = 1_000_000
+# DuckDB's memory limit while batches stream: each batch re-reads the samples table, and
+# DuckDB keeps the blocks it read cached up to its limit (1 GB by default), which would let
+# the process grow with the table; a batch's own grouping needs well under this.
+STREAM_MEMORY_LIMIT = "256MB"
 
 
 def store_from_table(table: pa.Table) -> SeriesStore:
@@ -77,10 +82,28 @@ def stream_stores(
     base = {"names": list(names), "t_from": t_from, "t_to": t_to, "label": label}
     sizes = sql.rows(con, "alerts/metric_shard_sizes", base)
     found = shards_mod.shards((str(r["shard"]), int(r["samples"])) for r in sizes)
-    for batch in shards_mod.batches(found, budget):
-        table = sql.arrow(con, "alerts/metric_series_shard", {**base, "shards": batch})
-        yield store_from_table(table)
-        del table
+    planned = shards_mod.batches(found, budget)
+    if len(planned) <= 1:
+        yield load_store(con, names, t_from, t_to)
+        return
+    with _memory_limit(con, STREAM_MEMORY_LIMIT):
+        for batch in planned:
+            table = sql.arrow(con, "alerts/metric_series_shard", {**base, "shards": batch})
+            yield store_from_table(table)
+            del table
+
+
+@contextmanager
+def _memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> Iterator[None]:
+    """DuckDB's memory_limit set to `limit` while the block runs, restored afterwards."""
+    row = sql.one(con, "alerts/memory_limit", {})
+    before = str(row["memory_limit"]) if row else None
+    sql.run(con, "alerts/set_memory_limit", {"limit": limit})
+    try:
+        yield
+    finally:
+        if before is not None:
+            sql.run(con, "alerts/set_memory_limit", {"limit": before})
 
 
 def label_values(
