@@ -138,6 +138,22 @@ def test_a_url_that_is_not_http_is_refused() -> None:
         pushdown.Remote("localhost:9090")
 
 
+def test_a_window_ending_before_it_starts_is_refused_before_any_request() -> None:
+    remote = pushdown.Remote("http://127.0.0.1:9")  # nothing listens: no request is made
+    with pytest.raises(UsageError, match="before its start"):
+        pushdown.evaluate_health_remote(remote, start=END, end=START)
+    assert remote.stats.requests == 0
+    with pytest.raises(UsageError, match="before its start"):
+        slo_eval.slo_grid(END, START, 15.0)
+
+
+def test_an_unreachable_server_is_an_input_error_naming_it() -> None:
+    remote = pushdown.Remote("http://127.0.0.1:9", timeout=10)  # loopback, nothing listens
+    with pytest.raises(InputError, match="cannot reach the server") as err:
+        pushdown.evaluate_health_remote(remote, start=START, end=END)
+    assert "127.0.0.1:9" in str(err.value)
+
+
 def test_a_server_without_vllm_metrics_in_the_window_is_an_input_error(
     served: tuple[str, Path],
 ) -> None:

@@ -269,10 +269,6 @@ def pick_names(info: MetricsInfo) -> dict[str, str]:
     }
 
 
-def by_shard_keys(groups: dict[str | None, list[int]]) -> list[int]:
-    return sorted(k for members in groups.values() for k in members)
-
-
 def evaluate_health(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -322,7 +318,7 @@ def evaluate_health(
             skipped[k] = f"needs the metric {', '.join(missing)}"
         else:
             by_shard.setdefault(shards.shard_label(node), []).append(k)
-    found: dict[int, list[FiringInterval]] = {k: [] for k in by_shard_keys(by_shard)}
+    found: dict[int, list[FiringInterval]] = {k: [] for ks in by_shard.values() for k in ks}
     for shard_label, members in by_shard.items():
         names_used = sorted({n for k in members for n in promql_ast.metric_names(parsed[k])})
         for store in stream_stores(

@@ -181,6 +181,8 @@ def evaluate_health_remote(
 ) -> HealthResult:
     """The health signals over [start, end] every `step` seconds, each rule's expression
     evaluated by the server (query_range); same model as health.evaluate_health."""
+    if end < start:
+        raise UsageError("--to", "the end of the window is before its start")
     present = remote.names(start, end)
     if not present:
         raise InputError(

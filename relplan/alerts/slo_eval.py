@@ -63,6 +63,9 @@ def lookback_s(rs: SloRuleSet) -> float:
 
 
 def slo_grid(start: float, end: float, step: float) -> IntArray:
+    """The evaluation grid start, start + step, ... <= end (bounded as health.grid)."""
+    if end < start:
+        raise UsageError("--to", "the end of the window is before its start")
     start, end = bounded_window(start, end, step, start, end, 0.0)
     return grid(start, end, step)
 
