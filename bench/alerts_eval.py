@@ -1,15 +1,21 @@
 """Benchmark: offline evaluation of the engine health rules on a fleet-sized workspace.
 
 Builds a workspace of R replicas x H hours of the seven vLLM metrics the rules read,
-scraped every 15 s (generated in DuckDB), then times `evaluate_health` at a 15 s step
-against one bare full scan of metric_samples, and reports peak RSS.
+scraped every 15 s (generated in DuckDB, in a process of its own), then evaluates
+`evaluate_health` at a 15 s step twice, each in a fresh process so that its peak RSS is its
+own: with every sample loaded at once (`batch_samples=None`, the evaluator before it
+streamed) and streamed a few replicas at a time (the default). Prints both side by side with
+one bare full scan of metric_samples, and checks that both give the same result.
 
-    python bench/alerts_eval.py --replicas 50 --hours 24
+    python bench/alerts_eval.py --replicas 200 --hours 24
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,40 +57,97 @@ from grid, names
 """
 
 
+def build(db: Path, replicas: int, hours: float) -> dict[str, float]:
+    con = workspace.connect(db)
+    t = time.perf_counter()
+    con.execute(GENERATE, {"t0": T0, "replicas": replicas, "points": int(hours * 240)})
+    built = time.perf_counter() - t
+    (rows,) = con.execute("select count(*) from metric_samples").fetchone() or (0,)
+    t = time.perf_counter()
+    con.execute("select count(*), sum(value), min(t), max(t) from metric_samples").fetchall()
+    scan = time.perf_counter() - t
+    con.close()
+    return {"build_s": built, "scan_s": scan, "rows": float(rows)}
+
+
+def evaluate(db: Path, streamed: bool) -> dict[str, float | str]:
+    con = workspace.connect(db, read_only=True)
+    t = time.perf_counter()
+    kw = {} if streamed else {"batch_samples": None}
+    result = evaluate_health(con, step=15.0, **kw)  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - t
+    con.close()
+    text = result.model_dump_json()
+    return {
+        "eval_s": elapsed,
+        "rss_mb": _peak_rss_mb(),
+        "evaluations": float(result.evaluations),
+        "intervals": float(sum(len(s.intervals) for s in result.signals)),
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+    }
+
+
+def _child(*args: str) -> dict[str, float | str]:
+    proc = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=True
+    )
+    out: dict[str, float | str] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--replicas", type=int, default=50)
     ap.add_argument("--hours", type=float, default=24)
+    ap.add_argument("--worker", choices=["build", "whole", "streamed"], help=argparse.SUPPRESS)
+    ap.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    points = int(args.hours * 240)
+    if args.worker:
+        if args.worker == "build":
+            print(json.dumps(build(args.db, args.replicas, args.hours)))
+        else:
+            print(json.dumps(evaluate(args.db, args.worker == "streamed")))
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.duckdb"
-        con = workspace.connect(path)
-        t = time.perf_counter()
-        con.execute(GENERATE, {"t0": T0, "replicas": args.replicas, "points": points})
-        build = time.perf_counter() - t
-        (rows,) = con.execute("select count(*) from metric_samples").fetchone() or (0,)
-        t = time.perf_counter()
-        con.execute("select count(*), sum(value), min(t), max(t) from metric_samples").fetchall()
-        scan = time.perf_counter() - t
-        t = time.perf_counter()
-        result = evaluate_health(con, step=15.0)
-        evaluation = time.perf_counter() - t
-        con.close()
-    fired = sum(len(s.intervals) for s in result.signals)
+        db = Path(tmp) / "bench.duckdb"
+        common = ["--replicas", str(args.replicas), "--hours", str(args.hours), "--db", str(db)]
+        built = _child("--worker", "build", *common)
+        whole = _child("--worker", "whole", *common)
+        streamed = _child("--worker", "streamed", *common)
+    scan = float(built["scan_s"])
     rows_out = [
-        ["samples", f"{rows:,}"],
-        ["series", f"{args.replicas * 7:,}"],
-        ["evaluations", f"{result.evaluations:,}"],
-        ["generate workspace", f"{build:.2f} s"],
-        ["bare full scan", f"{scan:.3f} s"],
-        ["evaluate_health", f"{evaluation:.2f} s"],
-        ["evaluate / scan", f"{evaluation / scan:.0f}x"],
-        ["peak RSS", f"{_peak_rss_mb():.0f} MB"],
-        ["firing intervals", f"{fired}"],
+        ["samples", f"{float(built['rows']):,.0f}", ""],
+        ["series", f"{args.replicas * 7:,}", ""],
+        ["evaluations", f"{float(whole['evaluations']):,.0f}", ""],
+        ["generate workspace", f"{float(built['build_s']):.2f} s", ""],
+        ["bare full scan", f"{scan:.3f} s", ""],
+        [
+            "evaluate_health",
+            f"{float(whole['eval_s']):.2f} s",
+            f"{float(streamed['eval_s']):.2f} s",
+        ],
+        [
+            "evaluate / scan",
+            f"{float(whole['eval_s']) / scan:.0f}x",
+            f"{float(streamed['eval_s']) / scan:.0f}x",
+        ],
+        ["peak RSS", f"{float(whole['rss_mb']):.0f} MB", f"{float(streamed['rss_mb']):.0f} MB"],
+        [
+            "firing intervals",
+            f"{float(whole['intervals']):.0f}",
+            f"{float(streamed['intervals']):.0f}",
+        ],
     ]
+    same = whole["sha256"] == streamed["sha256"]
     print(f"relplan alerts eval benchmark: {args.replicas} replicas x {args.hours:g} h, step 15 s")
-    print(format_table(["measure", "value"], rows_out))
+    print(format_table(["measure", "all at once", "streamed"], rows_out))
+    print(
+        f"streamed / all at once: peak RSS {float(streamed['rss_mb']) / float(whole['rss_mb']):.2f}x,"
+        f" time {float(streamed['eval_s']) / float(whole['eval_s']):.2f}x;"
+        f" results {'identical' if same else 'DIFFER'}"
+    )
+    if not same:
+        sys.exit(1)
 
 
 def _peak_rss_mb() -> float:

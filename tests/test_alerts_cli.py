@@ -221,3 +221,31 @@ def test_eval_without_a_workspace_or_metrics_is_a_one_line_error(tmp_path: Path)
         )
     )
     assert line.startswith("relplan: error: --step")
+
+
+def test_eval_with_slo_flags_prints_the_burn_rates_and_the_burn_alerts(tmp_path: Path) -> None:
+    from relplan.alerts.promql_series import make_labels
+
+    store = storm_store()
+    times = [T0 + 15_000 * i for i in range(60)]
+    for reason, per_step in (("stop", 50.0), ("error", 10.0)):
+        lab = make_labels("vllm:request_success_total", {"pod": "a", "finished_reason": reason})
+        store.add(lab, times, [per_step * i for i in range(60)])
+    db = tmp_path / "w.duckdb"
+    fill_workspace(db, store)
+    flags = [
+        "--slo-errors",
+        'sum(rate(vllm:request_success_total{finished_reason="error"}[$window]))',
+        "--slo-total",
+        "sum(rate(vllm:request_success_total[$window]))",
+        "--slo",
+        "99",
+    ]
+    res = runner.invoke(app, ["alerts", "eval", "--db", str(db), *flags])
+    assert res.exit_code == 0, res.output
+    # errors are 10 of 60 per step: an error ratio of 1/6, a burn rate of 16.7 on a 1 % budget
+    assert "SLO relplan: peak burn rate per window: 5m 16.7x, 30m 16.7x, 1h 16.7x" in res.stdout
+    assert "slo_burn_page" in res.stdout
+    res = runner.invoke(app, ["alerts", "eval", "--db", str(db), "--slo-errors", "x"])
+    assert res.exit_code == 2
+    assert "--slo-total" in res.stderr

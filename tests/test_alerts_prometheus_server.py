@@ -20,7 +20,7 @@ import pytest
 
 from relplan import workspace
 from relplan.alerts import promql_ast, promql_eval, promql_parser, rules
-from relplan.alerts.health import load_store
+from relplan.alerts.samples import load_store
 from tests.helpers.alerts_scenarios import T0, fill, openmetrics_text, random_store
 from tests.helpers.prometheus import PrometheusServers
 

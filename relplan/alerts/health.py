@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 
 from relplan import sql
-from relplan.alerts import promql_ast, promql_eval, promql_parser
+from relplan.alerts import promql_ast, promql_eval, promql_parser, shards
 from relplan.alerts.promql_eval import Vec
 from relplan.alerts.promql_series import (
     BoolArray,
@@ -37,7 +37,6 @@ from relplan.alerts.promql_series import (
     Labels,
     SeriesStore,
     drop_name,
-    make_labels,
 )
 from relplan.alerts.rules import (
     METRIC_ALTERNATIVES,
@@ -48,6 +47,7 @@ from relplan.alerts.rules import (
     health_rules,
     render_template,
 )
+from relplan.alerts.samples import BATCH_SAMPLES, label_values, stream_stores
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
 
@@ -240,35 +240,6 @@ def firing_at(timeline: AlertTimeline, k: int) -> list[tuple[dict[str, str], dic
 # --- the workspace road ----------------------------------------------------------------
 
 
-def load_store(
-    con: duckdb.DuckDBPyConnection, names: Sequence[str], t_from: float, t_to: float
-) -> SeriesStore:
-    """Samples of `names` with t_from <= t <= t_to from metric_samples, times in whole ms."""
-    table = sql.arrow(
-        con, "alerts/metric_series", {"names": list(names), "t_from": t_from, "t_to": t_to}
-    )
-    store = SeriesStore()
-    if table.num_rows == 0:
-        return store
-    samples = table.column("samples").combine_chunks()
-    flat = samples.flatten()
-    # int64(t * 1000), truncating, as Prometheus's OpenMetrics parser stores a timestamp.
-    t_all = (flat.field("t").to_numpy(zero_copy_only=False) * 1000).astype(np.int64)
-    v_all = flat.field("v").to_numpy(zero_copy_only=False).astype(np.float64)
-    s_all = flat.field("s").to_numpy(zero_copy_only=False).astype(np.int64)
-    r_all = flat.field("r").to_numpy(zero_copy_only=False).astype(np.int64)
-    offsets = samples.offsets.to_numpy()
-    names_col = table.column("name").to_pylist()
-    keys_col = table.column("label_keys").to_pylist()
-    values_col = table.column("label_values").to_pylist()
-    for i, name in enumerate(names_col):
-        labels = make_labels(name, dict(zip(keys_col[i], values_col[i], strict=True)))
-        a, b = int(offsets[i]), int(offsets[i + 1])
-        order = np.lexsort((r_all[a:b], s_all[a:b], t_all[a:b]))
-        store.add_arrays(labels, t_all[a:b][order], v_all[a:b][order])
-    return store
-
-
 @dataclass(frozen=True)
 class MetricsInfo:
     present: dict[str, tuple[float, float, list[str]]]  # name -> (t_min, t_max, label keys)
@@ -306,6 +277,7 @@ def evaluate_health(
     step: float = DEFAULT_STEP_S,
     replica_label: str | None = None,
     rules: Thresholds | None = None,
+    batch_samples: int | None = BATCH_SAMPLES,
 ) -> HealthResult:
     """Evaluate the engine health signals on the workspace's metrics over [start, end],
     every `step` seconds.
@@ -313,6 +285,9 @@ def evaluate_health(
     start/end default to the first/last sample of the metrics the signals read (the
     analyses pass t0 and T). `replica_label` defaults to replica, pod or instance, first
     present on those metrics. A signal whose metrics are absent is skipped with a reason.
+
+    The samples are read a batch of whole shards (replicas) at a time, at most
+    `batch_samples` samples each (relplan/alerts/shards.py); None reads them all at once.
     """
     info = metrics_info(con)
     if not info.present:
@@ -334,29 +309,31 @@ def evaluate_health(
     )
     start, end = bounded_window(start, end, step, t_min, t_max, lookback)
     ts = grid(start, end, step)
-    store = load_store(con, needed, start - lookback, end)
-    signals: list[SignalResult] = []
-    replicas: set[str] = set()
     step_ms = round(step * 1000)
-    for rule, node in zip(alert_rules, parsed, strict=True):
+    skipped: dict[int, str] = {}
+    by_shard: dict[str | None, list[int]] = {}
+    for k, node in enumerate(parsed):
         missing = sorted(n for n in promql_ast.metric_names(node) if n not in info.present)
         if missing:
-            signals.append(
-                SignalResult(
-                    signal=rule.signal,
-                    alert=rule.alert,
-                    expr=rule.expr,
-                    for_s=rule.for_s,
-                    evaluated=False,
-                    skipped_reason=f"needs the metric {', '.join(missing)}",
-                    intervals=[],
+            skipped[k] = f"needs the metric {', '.join(missing)}"
+        else:
+            by_shard.setdefault(shards.shard_label(node), []).append(k)
+    found: dict[int, list[FiringInterval]] = {k: [] for ks in by_shard.values() for k in ks}
+    for shard_label, members in by_shard.items():
+        names_used = sorted({n for k in members for n in promql_ast.metric_names(parsed[k])})
+        for store in stream_stores(
+            con, names_used, start - lookback, end, shard_label, batch_samples
+        ):
+            for k in members:
+                rule = alert_rules[k]
+                timeline = evaluate_rules(store, ts, [rule])[0]
+                found[k] += firing_intervals(
+                    timeline, ts, step_ms, label if rule.signal != "retry_amplification" else None
                 )
-            )
-            continue
-        timeline = evaluate_rules(store, ts, [rule])[0]
-        intervals = firing_intervals(
-            timeline, ts, step_ms, label if rule.signal != "retry_amplification" else None
-        )
+    signals: list[SignalResult] = []
+    replicas: set[str] = set()
+    for k, rule in enumerate(alert_rules):
+        intervals = sorted(found.get(k, []), key=lambda i: (i.start, sorted(i.labels.items())))
         replicas.update(i.replica for i in intervals if i.replica)
         signals.append(
             SignalResult(
@@ -364,15 +341,14 @@ def evaluate_health(
                 alert=rule.alert,
                 expr=rule.expr,
                 for_s=rule.for_s,
-                evaluated=True,
-                skipped_reason=None,
+                evaluated=k not in skipped,
+                skipped_reason=skipped.get(k),
                 intervals=intervals,
             )
         )
-    for labels in store.series:
-        d = dict(labels)
-        if label and label in d and d.get("__name__", "").startswith("vllm:"):
-            replicas.add(d[label])
+    if label:
+        present = [n for n in needed if n in info.present]
+        replicas.update(label_values(con, present, start - lookback, end, label))
     return HealthResult(
         start=int(ts[0]) / 1000,
         end=int(ts[-1]) / 1000,

@@ -271,7 +271,6 @@ def write_unit_test(
     its expectations are relplan's evaluation. With `run`, promtool checks both files.
     """
     from relplan.alerts.health import (
-        load_store,
         metrics_info,
         pick_names,
         pick_replica_label,
@@ -302,6 +301,8 @@ def write_unit_test(
     needed = sorted(
         {n for r in alerts for n in promql_ast.metric_names(promql_parser.parse(r.expr))}
     )
+    from relplan.alerts.samples import load_store
+
     store = load_store(con, needed, lo - lookback / 1000, hi)
     if not out_dir.is_dir():
         raise UsageError("--out-dir", f"{out_dir} is not a directory")

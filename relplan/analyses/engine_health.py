@@ -1,5 +1,7 @@
 """The engine health signals as an analysis: relplan.alerts evaluates them with Prometheus's
 semantics, so that the rule file `relplan alerts export` writes fires where this says it does.
+With `--prometheus-url` the server evaluates the rule expressions over the analysed window
+and only their results are fetched (relplan/alerts/pushdown.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ def missing(i: Inputs) -> str | None:
 
 
 def run(i: Inputs) -> HealthResult:
+    if i.opts.prometheus_url:
+        from relplan.alerts import pushdown
+
+        return pushdown.evaluate_health_remote(
+            pushdown.Remote(i.opts.prometheus_url),
+            start=i.ctx.window_start,
+            end=i.ctx.window_end,
+            step=i.opts.step,
+            replica_label=i.opts.replica_label,
+        )
     try:
         return evaluate_health(
             i.con,

@@ -30,6 +30,10 @@ class AnalyzeOptions(StrictModel):
     t_from: float | None = None
     t_to: float | None = None
     replica_label: str | None = None
+    prometheus_url: str | None = Field(
+        default=None,
+        description="evaluate the engine health signals on this Prometheus-compatible server",
+    )
     only: list[str] = Field(default_factory=list)
 
     @field_validator("only")

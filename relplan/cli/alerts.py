@@ -6,6 +6,7 @@ number (or `2m`) is seconds from the data's t0, the same t0 as `relplan analyze`
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,11 +23,16 @@ from relplan.cli.options import (
     ToOption,
     time_flag,
 )
-from relplan.errors import FindingError
+from relplan.errors import FindingError, UsageError
 from relplan.values import is_relative, parse_duration, parse_slo, resolve_time
 
 if TYPE_CHECKING:
     import duckdb
+
+    from relplan.alerts.health import HealthResult
+    from relplan.alerts.rules import Thresholds
+    from relplan.alerts.slo import SloRuleSet
+    from relplan.alerts.slo_eval import SloEvaluation
 
 alerts_app = typer.Typer(
     cls=TyperGroup,
@@ -87,6 +93,34 @@ def alerts_export(
     typer.echo(f"wrote {out}: {count} alerting rules; check with: promtool check rules {out}")
 
 
+@alerts_app.command("dashboard")
+def alerts_dashboard(
+    out: Annotated[
+        Path | None, typer.Option(help="Write the dashboard JSON here (default: stdout).")
+    ] = None,
+    replica_label: Annotated[
+        str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
+    ] = "instance",
+    threshold: ThresholdOption = None,
+) -> None:
+    """A Grafana dashboard (JSON to import) with the panels relplan's analyses stand on.
+
+    Example: relplan alerts dashboard --replica-label pod --out relplan.json
+    """
+    from relplan.alerts import dashboard as dashboard_mod
+    from relplan.alerts import rules as rules_mod
+
+    text = dashboard_mod.dashboard_json(
+        rules_mod.check_label(replica_label), rules_mod.parse_thresholds(threshold)
+    )
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    rules_mod.write_text_atomic(out, text)
+    panels = text.count('"type": "timeseries"')
+    typer.echo(f"wrote {out}: {panels} panels; import it in Grafana: Dashboards > New > Import")
+
+
 @alerts_app.command("slo")
 def alerts_slo(
     errors: Annotated[
@@ -131,6 +165,16 @@ def alerts_slo(
         typer.echo(f"wrote {out}; check with: promtool check rules {out}")
 
 
+PrometheusUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="URL",
+        help="Evaluate on this Prometheus-compatible server (its query API) instead of a"
+        " workspace: the rule expressions run there and only their results are fetched.",
+    ),
+]
+
+
 @alerts_app.command("eval")
 def alerts_eval(
     db: DbOption = None,
@@ -139,32 +183,157 @@ def alerts_eval(
     step: StepOption = "15s",
     replica_label: ReplicaLabelOption = None,
     threshold: ThresholdOption = None,
+    prometheus_url: PrometheusUrlOption = None,
+    slo_errors: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PROMQL",
+            help="Also evaluate SLO burn-rate alerts: failed requests, as `alerts slo --errors`.",
+        ),
+    ] = None,
+    slo_total: Annotated[
+        str | None,
+        typer.Option(metavar="PROMQL", help="All requests, as `alerts slo --total`."),
+    ] = None,
+    slo: SloOption = 99.9,
+    slo_window: Annotated[
+        str, typer.Option(metavar="DURATION", help="SLO window of the burn-rate alerts.")
+    ] = "30d",
     json_out: JsonFlag = False,
 ) -> None:
-    """Evaluate the exported rules offline on a workspace's metrics: firing intervals per replica.
+    """Evaluate the exported rules on a workspace's metrics, or on a Prometheus server:
+    firing intervals per replica.
 
-    --from/--to default to the first and last sample.
+    --from/--to default to the first and last sample; with --prometheus-url they are
+    required (epoch seconds or ISO times; times relative to t0 need --db).
 
     Example: relplan alerts eval --db incident.duckdb --step 15s
     """
-    from relplan.alerts import health as eval_mod
     from relplan.alerts import rules as rules_mod
-    from relplan.render import render_health
-    from relplan.workspace import connect, resolve_db
+    from relplan.alerts import slo as slo_mod
 
     label = rules_mod.check_label(replica_label) if replica_label else None
     thresholds = rules_mod.parse_thresholds(threshold)
     step_s = parse_duration(step, "--step")
     t_from, t_to = time_flag(start, "--from"), time_flag(end, "--to")
+    if (slo_errors is None) != (slo_total is None):
+        raise UsageError("--slo-errors", "give both --slo-errors and --slo-total, or neither")
+    rs = (
+        slo_mod.slo_rules(
+            parse_slo(slo), parse_duration(slo_window, "--slo-window"), slo_errors, slo_total
+        )
+        if slo_errors is not None and slo_total is not None
+        else None
+    )
+    if prometheus_url is not None:
+        health, slo_result = _eval_remote(
+            prometheus_url, db, t_from, t_to, step_s, label, thresholds, rs
+        )
+    else:
+        health, slo_result = _eval_workspace(db, t_from, t_to, step_s, label, thresholds, rs)
+    _print_eval(health, slo_result, json_out)
+
+
+def _eval_workspace(
+    db: Path | None,
+    t_from: float | None,
+    t_to: float | None,
+    step_s: float,
+    label: str | None,
+    thresholds: Thresholds,
+    rs: SloRuleSet | None,
+) -> tuple[HealthResult, SloEvaluation | None]:
+    from relplan.alerts import health as eval_mod
+    from relplan.alerts import slo_eval
+    from relplan.workspace import connect, resolve_db
+
     con = connect(resolve_db(db), read_only=True)
     try:
         t_from, t_to = _window(con, t_from, t_to)
-        result = eval_mod.evaluate_health(
+        health = eval_mod.evaluate_health(
             con, start=t_from, end=t_to, step=step_s, replica_label=label, rules=thresholds
+        )
+        slo_result = (
+            slo_eval.evaluate_slo_workspace(
+                con, rs, start=health.start, end=health.end, step=step_s
+            )
+            if rs is not None
+            else None
         )
     finally:
         con.close()
-    typer.echo(result.model_dump_json(indent=2) if json_out else render_health(result))
+    return health, slo_result
+
+
+def _eval_remote(
+    url: str,
+    db: Path | None,
+    t_from: float | None,
+    t_to: float | None,
+    step_s: float,
+    label: str | None,
+    thresholds: Thresholds,
+    rs: SloRuleSet | None,
+) -> tuple[HealthResult, SloEvaluation | None]:
+    from relplan.alerts import pushdown, slo_eval
+
+    if t_from is None or t_to is None:
+        raise UsageError(
+            "--from" if t_from is None else "--to",
+            "with --prometheus-url give the window: --from and --to (epoch seconds or RFC 3339)",
+        )
+    if is_relative(t_from) or is_relative(t_to):
+        if db is None:
+            raise UsageError(
+                "--from", "a time relative to t0 needs --db (the workspace that defines t0)"
+            )
+        from relplan.workspace import connect, resolve_db
+
+        con = connect(resolve_db(db), read_only=True)
+        try:
+            t_from, t_to = _window(con, t_from, t_to)
+        finally:
+            con.close()
+    assert t_from is not None
+    assert t_to is not None
+    remote = pushdown.Remote(url)
+    health = pushdown.evaluate_health_remote(
+        remote, start=t_from, end=t_to, step=step_s, replica_label=label, rules=thresholds
+    )
+    slo_result = None
+    if rs is not None:
+        ts = slo_eval.slo_grid(health.start, health.end, step_s)
+        slo_result = slo_eval.evaluate_slo(rs, pushdown.slo_vectors_remote(remote, rs, ts), ts)
+    s = remote.stats
+    typer.echo(
+        f"pushed down to {s.url}: {s.requests} requests, {s.bytes_fetched:,} bytes fetched,"
+        f" {s.series} result series, {s.points:,} points",
+        err=True,
+    )
+    return health, slo_result
+
+
+def _print_eval(health: HealthResult, slo_result: SloEvaluation | None, json_out: bool) -> None:
+    from relplan.alerts import slo_eval
+    from relplan.render import render_health
+
+    if json_out:
+        if slo_result is None:
+            typer.echo(health.model_dump_json(indent=2))
+        else:
+            typer.echo(
+                json.dumps(
+                    {
+                        "health": health.model_dump(mode="json"),
+                        "slo": slo_result.model_dump(mode="json"),
+                    },
+                    indent=2,
+                )
+            )
+        return
+    typer.echo(render_health(health))
+    if slo_result is not None:
+        typer.echo(slo_eval.render_slo_evaluation(slo_result))
 
 
 @alerts_app.command("unittest")

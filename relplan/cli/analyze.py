@@ -64,6 +64,14 @@ def analyze(
             help="Exit 1 when this finding shows (repeatable or comma-separated): {findings}.",
         ),
     ] = None,
+    prometheus_url: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="Evaluate the engine health signals on this Prometheus-compatible server"
+            " (its query API), fetching only their results.",
+        ),
+    ] = None,
     tz: Annotated[
         str,
         typer.Option(
@@ -97,6 +105,7 @@ def analyze(
         t_from=time_flag(t_from, "--from"),
         t_to=time_flag(t_to, "--to"),
         replica_label=replica_label,
+        prometheus_url=prometheus_url,
         only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
     )
     with open_workspace(resolve_db(db), read_only=True) as con:
