@@ -156,10 +156,30 @@ def digest(path: Path) -> tuple[str, int]:
     return h.hexdigest(), newlines + (0 if last == b"\n" else 1)
 
 
-def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
+class Faults:
+    """Lines that are not UTF-8, collected instead of raised (skip mode): each reader stages
+    them as refused records with their line, `reason` and text (bad bytes replaced).
+    `collect` may be turned off while reading (a JSON document cannot lose a line)."""
+
+    def __init__(self, collect: bool = True) -> None:
+        self.collect = collect
+        self.lines: list[tuple[int, str, str]] = []
+
+    def drain(self) -> list[tuple[int, str, str]]:
+        out, self.lines = self.lines, []
+        return out
+
+
+def faults_for(skip: bool) -> Faults | None:
+    """A collector in skip mode; None in fail mode (the first bad line stops the ingest)."""
+    return Faults() if skip else None
+
+
+def open_text_lines(path: Path, faults: Faults | None = None) -> Iterator[tuple[int, str]]:
     """(line number, text without the newline) for a text file, gzip or not, streaming.
 
-    Bytes that are not UTF-8 raise InputError naming the line.
+    Bytes that are not UTF-8 raise InputError naming the line, or, given `faults` (collecting),
+    the line goes there and is not yielded.
     """
     with path.open("rb") as raw:
         gz = raw.read(2) == GZIP_MAGIC
@@ -170,14 +190,39 @@ def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
                 try:
                     text = line.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise InputError(
-                        f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text",
-                        str(path),
-                        n,
-                    ) from exc
+                    why = f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                    if faults is None or not faults.collect:
+                        raise InputError(why, str(path), n) from exc
+                    shown = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                    faults.lines.append((n, shown, why))
+                    continue
                 yield n, text.rstrip("\r\n")
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
+
+
+def load_document(raw: bytes, path: str, what: str) -> Any:
+    """One JSON document (query_range, run.json) from its bytes; every failure is an
+    InputError naming the line: bytes that are not UTF-8, malformed JSON, nesting too deep
+    (named at the document's first line), NaN, a lone surrogate escape. A document is one
+    record, so these stop the ingest in skip mode too."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise InputError(
+            f"bytes that are not UTF-8 at column {col}; expected UTF-8 text ({what})", path, line
+        ) from exc
+    first = len(text) - len(text.lstrip())
+    start_line = text[:first].count("\n") + 1
+    try:
+        return json_loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg}); expected {what}", path, exc.lineno) from exc
+    except ValueError as exc:
+        raise InputError(f"not valid JSON ({exc}); expected {what}", path, start_line) from exc
 
 
 def _unreadable(text: str) -> str | None:

@@ -17,7 +17,7 @@ import duckdb
 
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, json_loads
+from relplan.ingest.files import FileInfo, load_document
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
 
@@ -28,12 +28,7 @@ def stage_query_range_file(
     raw = info.path.read_bytes()
     if info.gz:
         raw = gzip.decompress(raw)
-    try:
-        doc = json_loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(
-            f"not valid JSON ({exc}); expected a query_range response", str(info.path)
-        ) from exc
+    doc = load_document(raw, str(info.path), "a query_range response")
     w = StageWriter(con, "stage_metrics")
     stage_response(w, doc, staged, str(info.path), opts, ordinal=0)
     w.flush()
