@@ -381,3 +381,58 @@ def test_promql_string_escapes_what_would_end_the_literal() -> None:
     assert promlive.promql_string('a"b') == '"a\\"b"'
     assert promlive.promql_string("a\\b") == '"a\\\\b"'
     assert promlive.promql_string("a\nb\x01") == '"a\\nb\\x01"'
+
+
+def test_a_live_pull_keeps_only_points_inside_the_window_and_each_once(
+    server: _Server, tmp_path: Path
+) -> None:
+    """A server that answers with points before and after the window, and the same series
+    twice: only [start, end] is stored, each point once, and the note says what was dropped."""
+
+    def sloppy(h: BaseHTTPRequestHandler, path: str) -> None:
+        if path.endswith("/values"):
+            _send_json(h, NAMES_OK)
+            return
+        values = [[T0 + 15 * i, str(i)] for i in range(-2, 7)]  # -30 s .. +90 s
+        series = {"metric": {"__name__": "vllm:num_requests_waiting", "a": "1"}, "values": values}
+        again = {**series, "values": [*values[2:4], values[3]]}
+        doc = {"resultType": "matrix", "result": [series, again]}
+        _send_json(h, {"status": "success", "data": doc})
+
+    server.handler = sloppy
+    rep = _pull(server, tmp_path)
+    (src,) = rep.sources
+    con_rows = state(tmp_path / "w.duckdb")["metric_samples"]
+    times = sorted(r[0] for r in con_rows)
+    assert times == [T0 + 15 * i for i in range(5)]  # T0 .. T0 + 60, once each
+    assert src.rows == 5
+    assert any(
+        "dropped 4 points outside the requested window and 3 repeated points" in n
+        for n in src.notes
+    ), src.notes
+
+
+def test_a_label_name_twice_in_a_live_answer_is_an_input_error(
+    server: _Server, tmp_path: Path
+) -> None:
+    def twice(h: BaseHTTPRequestHandler, path: str) -> None:
+        if path.endswith("/values"):
+            _send_json(h, NAMES_OK)
+            return
+        body = (
+            (
+                '{"status":"success","data":{"resultType":"matrix","result":[{"metric":'
+                '{"__name__":"vllm:num_requests_waiting","a":"1","a":"2"},"values":[[T0,"1"]]}]}}'
+            )
+            .replace("T0", str(int(T0)))
+            .encode()
+        )
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    server.handler = twice
+    with pytest.raises(InputError, match="the key 'a' appears twice in one object"):
+        _pull(server, tmp_path)
+    assert state(tmp_path / "w.duckdb")["sources"] == []

@@ -132,3 +132,48 @@ def test_json_nested_10000_deep_on_line_1_is_a_clean_line_1_error_or_reject(
             assert res.exit_code == 0, res.output
             assert on_error == "skip"
             assert rows(db, "select line from rejects") == [(1,)]
+
+
+# A label name twice in one sample: which value is meant cannot be told, so it is an error
+# naming the line (a reject in skip mode), never one value silently kept.
+DUP_TEXT = {
+    "m.om": "# TYPE vllm:num_requests_running gauge\n"
+    f'vllm:num_requests_running{{replica="r0"}} 1 {T0}\n'
+    f'vllm:num_requests_running{{replica="r0",replica="r1"}} 2 {T0}\n'
+    "# EOF\n",
+    "metrics-1764460800.prom": "# TYPE vllm:num_requests_running gauge\n"
+    'vllm:num_requests_running{replica="r0"} 1\n'
+    'vllm:num_requests_running{replica="r0",replica="r1"} 2\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(DUP_TEXT))
+def test_a_label_name_twice_in_one_text_sample_is_an_error_naming_the_line(
+    tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(DUP_TEXT[name])
+    with pytest.raises(InputError) as err:
+        ingest(tmp_path / "fail.duckdb", path)
+    assert err.value.line == 3
+    assert "label 'replica' appears twice in one sample" in err.value.reason
+    db = tmp_path / "skip.duckdb"
+    ingest(db, path, on_error="skip")
+    assert [r[0] for r in rows(db, "select line from rejects")] == [3]
+    assert rows(db, "select value from metric_samples") == [(1.0,)]
+
+
+@pytest.mark.parametrize("on_error", ["fail", "skip"])
+def test_a_label_name_twice_in_a_query_range_series_is_an_error_naming_the_line(
+    tmp_path: Path, on_error: str
+) -> None:
+    text = _query_range().decode().replace('"vllm:x"', '"vllm:x",\n    "a": "1",\n    "a": "2"')
+    path = tmp_path / "range.json"
+    path.write_text(text)
+    line = next(i for i, s in enumerate(text.split("\n"), 1) if '"a": "2"' in s)
+    with pytest.raises(InputError) as err:
+        ingest(tmp_path / "w.duckdb", path, on_error=on_error)
+    assert (err.value.line, err.value.reason) == (
+        line,
+        "the key 'a' appears twice in one object; expected each key (each label name) once",
+    )

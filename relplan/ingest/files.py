@@ -14,7 +14,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -201,10 +201,38 @@ def open_text_lines(path: Path, faults: Faults | None = None) -> Iterator[tuple[
         raise InputError(f"cannot read: {exc}", str(path)) from exc
 
 
-def load_document(raw: bytes, path: str, what: str) -> Any:
+class DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads object_pairs_hook: a key repeated in one object raises DuplicateKey (the
+    json module would keep the last value and drop the other without a word)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def duplicate_key_line(text: str, key: str) -> int | None:
+    """The line of the second `"key":` inside one flat object (a label set), if found."""
+    prev: int | None = None
+    for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text):
+        if prev is not None and text.rfind("{", 0, m.start()) < prev:
+            return text.count("\n", 0, m.start()) + 1
+        prev = m.start()
+    return None
+
+
+def load_document(raw: bytes, path: str, what: str, *, unique: bool = False) -> Any:
     """One JSON document (query_range, run.json) from its bytes; every failure is an
     InputError naming the line: bytes that are not UTF-8, malformed JSON, nesting too deep
-    (named at the document's first line), NaN, a lone surrogate escape. A document is one
+    (named at the document's first line), NaN, a lone surrogate escape, and with `unique` a
+    key repeated in one object (a label name twice in one series). A document is one
     record, so these stop the ingest in skip mode too."""
     try:
         text = raw.decode("utf-8-sig")
@@ -218,7 +246,13 @@ def load_document(raw: bytes, path: str, what: str) -> Any:
     first = len(text) - len(text.lstrip())
     start_line = text[:first].count("\n") + 1
     try:
-        return json_loads(text)
+        return json_loads(text, unique_keys if unique else None)
+    except DuplicateKey as exc:
+        raise InputError(
+            f"{exc}; expected each key (each label name) once",
+            path,
+            duplicate_key_line(text, exc.key),
+        ) from exc
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({exc.msg}); expected {what}", path, exc.lineno) from exc
     except ValueError as exc:
@@ -295,7 +329,9 @@ def _finite_float(text: str) -> float:
     return x
 
 
-def json_loads(text: str | bytes) -> Any:
+def json_loads(
+    text: str | bytes, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
+) -> Any:
     """json.loads for input: ValueError (never RecursionError) for JSON nested too deeply,
     for NaN/Infinity (not JSON, though Python reads them) and numbers too large for a double,
     and for a lone surrogate escape (`"\\ud800"`), which is no character and cannot be
@@ -304,7 +340,9 @@ def json_loads(text: str | bytes) -> Any:
         text = text.decode("utf-8-sig")
     text = text.removeprefix("\ufeff")
     try:
-        doc = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+        doc = json.loads(
+            text, parse_constant=_not_json, parse_float=_finite_float, object_pairs_hook=pairs_hook
+        )
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
     if _SURROGATE_ESCAPE.search(text):

@@ -82,6 +82,11 @@ def parse_sample(line: str) -> tuple[str, dict[str, str], float, str | None]:
             lm = _LABEL.match(line, pos)
             if not lm:
                 raise SampleError('malformed labels; expected {name="value",...}')
+            if lm.group(1) in labels:
+                raise SampleError(
+                    f"label {lm.group(1)!r} appears twice in one sample; expected each label"
+                    " name once (which value is meant?)"
+                )
             labels[lm.group(1)] = _unescape(lm.group(2))
             pos = lm.end()
             if not lm.group(3):
