@@ -1,9 +1,11 @@
 """Input files: expanding directories, content hashes, line counts, gzip-aware text reading.
 
-A file is identified by the SHA-256 of its bytes as stored (a `.gz` file by its compressed
-bytes). The same pass counts newlines of the (decompressed) content, which lets the driver
-check that a JSON Lines file has no blank lines before it trusts record ordinals as line
-numbers.
+A file is identified by the SHA-256 of its content: the bytes once decompressed (gzip), and
+for text, without a UTF-8 byte order mark and with CRLF line ends read as LF, so the same
+records gzipped or with Windows line ends are the same content (docs/workspace.md, sources).
+A Parquet file is hashed as its bytes. The same pass counts newlines of the (decompressed)
+content, which lets the driver check that a JSON Lines file has no blank lines before it
+trusts record ordinals as line numbers.
 """
 
 from __future__ import annotations
@@ -125,9 +127,40 @@ def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
 
 
+class _ContentHash:
+    """SHA-256 of decompressed content; text without a BOM and with CRLF as LF (streaming:
+    a CR at the end of one chunk waits for the next)."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.start = True
+        self.text = True
+        self.cr = b""
+
+    def update(self, data: bytes) -> None:
+        if self.start:
+            self.start = False
+            self.text = not data.startswith(PARQUET_MAGIC)
+            if self.text:
+                data = data.removeprefix(UTF8_BOM)
+        if not self.text:
+            self.h.update(data)
+            return
+        data = self.cr + data
+        self.cr = b"\r" if data.endswith(b"\r") else b""
+        if self.cr:
+            data = data[:-1]
+        self.h.update(data.replace(b"\r\n", b"\n"))
+
+    def hexdigest(self) -> str:
+        self.h.update(self.cr)
+        self.cr = b""
+        return self.h.hexdigest()
+
+
 def digest(path: Path) -> tuple[str, int]:
-    """SHA-256 of the bytes as stored and the line count of the content, streaming."""
-    h = hashlib.sha256()
+    """SHA-256 of the content (see the module docstring) and its line count, streaming."""
+    h = _ContentHash()
     newlines = 0
     last = b"\n"
     try:
@@ -135,7 +168,6 @@ def digest(path: Path) -> tuple[str, int]:
             chunk = f.read(_CHUNK)
             inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if chunk[:2] == GZIP_MAGIC else None
             while chunk:
-                h.update(chunk)
                 data = chunk
                 if inflate is not None:
                     try:
@@ -143,12 +175,14 @@ def digest(path: Path) -> tuple[str, int]:
                     except zlib.error as exc:
                         raise InputError(f"not a valid gzip file ({exc})", str(path)) from exc
                 if data:
+                    h.update(data)
                     newlines += data.count(b"\n")
                     last = data[-1:]
                 chunk = f.read(_CHUNK)
             if inflate is not None:
                 tail = inflate.flush()
                 if tail:
+                    h.update(tail)
                     newlines += tail.count(b"\n")
                     last = tail[-1:]
     except OSError as exc:
