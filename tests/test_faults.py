@@ -436,3 +436,64 @@ def test_a_label_name_twice_in_a_live_answer_is_an_input_error(
     with pytest.raises(InputError, match="the key 'a' appears twice in one object"):
         _pull(server, tmp_path)
     assert state(tmp_path / "w.duckdb")["sources"] == []
+
+
+# --- Ctrl-C in the commands that write files ------------------------------------------------
+
+
+def _interrupt_after(proc: subprocess.Popen[str], delay: float) -> str:
+    time.sleep(delay)
+    assert proc.poll() is None, "finished before the interrupt; make the input bigger"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_report_is_one_line_exit_130_and_no_page_written(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, _big_proxy(tmp_path / "big.jsonl", 300_000))
+    out = tmp_path / "out" / "report.html"
+    proc = _relplan("report", "--db", str(db), "--out", str(out))
+    err = _interrupt_once_open(proc, db, 0.3)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+    assert not out.exists()
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []  # no temp file left
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_simulate_is_one_line_exit_130_and_no_files_written(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    proc = _relplan("simulate", "run", "pulse-retry-cancel", "--out", str(out))
+    err = _interrupt_after(proc, 2.0)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def _many_metrics(path: Path, replicas: int, points: int) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for name, kind in (
+            ("vllm:num_requests_waiting", "gauge"),
+            ("vllm:kv_cache_usage_perc", "gauge"),
+        ):
+            f.write(f"# TYPE {name} {kind}\n")
+            for r in range(replicas):
+                for i in range(points):
+                    v = (i % 50) / 50 if "perc" in name else i % 40
+                    f.write(f'{name}{{replica="r{r}"}} {v} {T0 + i}\n')
+        f.write("# EOF\n")
+    return path
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_alerts_eval_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, _many_metrics(tmp_path / "m.om", 40, 3000))
+    proc = _relplan("alerts", "eval", "--db", str(db), "--step", "1s")
+    err = _interrupt_once_open(proc, db, 0.3)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"

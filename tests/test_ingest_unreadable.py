@@ -177,3 +177,34 @@ def test_a_label_name_twice_in_a_query_range_series_is_an_error_naming_the_line(
         line,
         "the key 'a' appears twice in one object; expected each key (each label name) once",
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "p.csv",
+            "call_id,attempt,t_sent,t_end,outcome\n"
+            f"c1,0,{T0},{T0 + 1},\x1b]0;owned\x07\x1b[2Jdelivered\n",
+        ),
+        (
+            "p.jsonl",
+            json.dumps(
+                {"call_id": "c1", "attempt": 0, "t_sent": T0, "t_end": T0 + 1}
+                | {"outcome": "\x1b]0;owned\x07\x1b[2J"}
+            )
+            + "\n",
+        ),
+    ],
+)
+def test_free_text_from_a_record_echoed_in_an_error_is_escaped(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    res = CliRunner().invoke(app, ["ingest", str(path), "--db", str(tmp_path / "w.duckdb")])
+    assert res.exit_code == 2
+    assert "outcome '" in res.output
+    assert "\x1b" not in res.output
+    assert "\x07" not in res.output
+    assert "\\x1b]0;owned\\x07" in res.output
