@@ -497,3 +497,48 @@ def test_ctrl_c_during_alerts_eval_is_one_line_and_exit_130(tmp_path: Path) -> N
     err = _interrupt_once_open(proc, db, 0.3)
     assert proc.returncode == 130, err
     assert err == "relplan: interrupted; nothing stored\n"
+
+
+# --- bounded alert evaluation ----------------------------------------------------------------
+
+
+def _two_far_samples(path: Path, gap_s: float) -> Path:
+    path.write_text(
+        "# TYPE vllm:num_requests_waiting gauge\n"
+        f'vllm:num_requests_waiting{{replica="r0"}} 1 {T0}\n'
+        f'vllm:num_requests_waiting{{replica="r0"}} 2 {T0 + gap_s}\n'
+        "# EOF\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("command", ["unittest", "eval"])
+def test_alert_evaluation_over_a_stated_limit_is_refused_before_any_work(
+    tmp_path: Path, command: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from relplan.cli import app
+
+    db = tmp_path / "w.duckdb"
+    ingest(db, _two_far_samples(tmp_path / "m.om", 60 * 86400.0))  # 60 days at 15 s
+    out = tmp_path / "ci"
+    out.mkdir()
+    args = ["alerts", command, "--db", str(db), "--step", "15s"]
+    args += ["--out-dir", str(out)] if command == "unittest" else []
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "evaluation" in res.output
+    assert "over the limit of" in res.output
+    assert list(out.iterdir()) == []
+
+
+def test_unit_test_bounds_count_series_times_evaluations() -> None:
+    from relplan.alerts import promtool
+    from relplan.errors import UsageError
+
+    promtool.unit_test_bounds(1000, 100, 15_000, 15_000_000)
+    with pytest.raises(UsageError, match="over the limit of 20,000;"):
+        promtool.unit_test_bounds(20_001, 1, 15_000, 300_000_000)
+    with pytest.raises(UsageError, match="for 2,000 input series"):
+        promtool.unit_test_bounds(15_000, 2_000, 15_000, 225_000_000)
