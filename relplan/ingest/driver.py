@@ -54,6 +54,7 @@ from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
 from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
+from relplan.ingest.same_records import refuse_same_records
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
@@ -332,34 +333,10 @@ def commit(session: Session) -> IngestReport:
     for s in session.staged:
         for fn in s.finish:
             fn(con)
-    _refuse_same_records(con, reports)
+    refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
-
-
-def _refuse_same_records(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
-    """A new source holding exactly the records of an earlier one (the same file re-encoded:
-    JSONL as Parquet or CSV) is refused, naming that source: nothing of this ingest is stored.
-    (The same content gzipped or with CRLF line ends has the same hash and is skipped before.)"""
-    for r in reports:
-        if r.kind not in ("proxy", "engine", "metrics") or r.rows == 0:
-            continue
-        params = {"source_id": r.source_id, "kind": r.kind, "rows": r.rows}
-        earlier = [
-            c for c in sql.rows(con, "ingest/sources_like", params) if c["source_id"] < r.source_id
-        ]
-        if not earlier:
-            continue
-        mine = sql.one(con, "ingest/source_fingerprint", {"source_id": r.source_id})
-        for c in earlier:
-            if sql.one(con, "ingest/source_fingerprint", {"source_id": c["source_id"]}) == mine:
-                raise InputError(
-                    f"the same {r.rows} records as source {c['source_id']}"
-                    f" ({display_path(c['path'])}) in another encoding; a source is stored once,"
-                    " so nothing was stored (ingest the other files without this one)",
-                    display_path(r.path),
-                )
 
 
 def _insert_direct(
