@@ -381,3 +381,164 @@ def test_promql_string_escapes_what_would_end_the_literal() -> None:
     assert promlive.promql_string('a"b') == '"a\\"b"'
     assert promlive.promql_string("a\\b") == '"a\\\\b"'
     assert promlive.promql_string("a\nb\x01") == '"a\\nb\\x01"'
+
+
+def test_a_live_pull_keeps_only_points_inside_the_window_and_each_once(
+    server: _Server, tmp_path: Path
+) -> None:
+    """A server that answers with points before and after the window, and the same series
+    twice: only [start, end] is stored, each point once, and the note says what was dropped."""
+
+    def sloppy(h: BaseHTTPRequestHandler, path: str) -> None:
+        if path.endswith("/values"):
+            _send_json(h, NAMES_OK)
+            return
+        values = [[T0 + 15 * i, str(i)] for i in range(-2, 7)]  # -30 s .. +90 s
+        series = {"metric": {"__name__": "vllm:num_requests_waiting", "a": "1"}, "values": values}
+        again = {**series, "values": [*values[2:4], values[3]]}
+        doc = {"resultType": "matrix", "result": [series, again]}
+        _send_json(h, {"status": "success", "data": doc})
+
+    server.handler = sloppy
+    rep = _pull(server, tmp_path)
+    (src,) = rep.sources
+    con_rows = state(tmp_path / "w.duckdb")["metric_samples"]
+    times = sorted(r[0] for r in con_rows)
+    assert times == [T0 + 15 * i for i in range(5)]  # T0 .. T0 + 60, once each
+    assert src.rows == 5
+    assert any(
+        "dropped 4 points outside the requested window and 3 repeated points" in n
+        for n in src.notes
+    ), src.notes
+
+
+def test_a_label_name_twice_in_a_live_answer_is_an_input_error(
+    server: _Server, tmp_path: Path
+) -> None:
+    def twice(h: BaseHTTPRequestHandler, path: str) -> None:
+        if path.endswith("/values"):
+            _send_json(h, NAMES_OK)
+            return
+        body = (
+            (
+                '{"status":"success","data":{"resultType":"matrix","result":[{"metric":'
+                '{"__name__":"vllm:num_requests_waiting","a":"1","a":"2"},"values":[[T0,"1"]]}]}}'
+            )
+            .replace("T0", str(int(T0)))
+            .encode()
+        )
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    server.handler = twice
+    with pytest.raises(InputError, match="the key 'a' appears twice in one object"):
+        _pull(server, tmp_path)
+    assert state(tmp_path / "w.duckdb")["sources"] == []
+
+
+# --- Ctrl-C in the commands that write files ------------------------------------------------
+
+
+def _interrupt_after(proc: subprocess.Popen[str], delay: float) -> str:
+    time.sleep(delay)
+    assert proc.poll() is None, "finished before the interrupt; make the input bigger"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_report_is_one_line_exit_130_and_no_page_written(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, _big_proxy(tmp_path / "big.jsonl", 300_000))
+    out = tmp_path / "out" / "report.html"
+    proc = _relplan("report", "--db", str(db), "--out", str(out))
+    err = _interrupt_once_open(proc, db, 0.3)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+    assert not out.exists()
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []  # no temp file left
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_simulate_is_one_line_exit_130_and_no_files_written(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    proc = _relplan("simulate", "run", "pulse-retry-cancel", "--out", str(out))
+    err = _interrupt_after(proc, 2.0)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def _many_metrics(path: Path, replicas: int, points: int) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for name, kind in (
+            ("vllm:num_requests_waiting", "gauge"),
+            ("vllm:kv_cache_usage_perc", "gauge"),
+        ):
+            f.write(f"# TYPE {name} {kind}\n")
+            for r in range(replicas):
+                for i in range(points):
+                    v = (i % 50) / 50 if "perc" in name else i % 40
+                    f.write(f'{name}{{replica="r{r}"}} {v} {T0 + i}\n')
+        f.write("# EOF\n")
+    return path
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_alerts_eval_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, _many_metrics(tmp_path / "m.om", 40, 3000))
+    proc = _relplan("alerts", "eval", "--db", str(db), "--step", "1s")
+    err = _interrupt_once_open(proc, db, 0.3)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+
+
+# --- bounded alert evaluation ----------------------------------------------------------------
+
+
+def _two_far_samples(path: Path, gap_s: float) -> Path:
+    path.write_text(
+        "# TYPE vllm:num_requests_waiting gauge\n"
+        f'vllm:num_requests_waiting{{replica="r0"}} 1 {T0}\n'
+        f'vllm:num_requests_waiting{{replica="r0"}} 2 {T0 + gap_s}\n'
+        "# EOF\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("command", ["unittest", "eval"])
+def test_alert_evaluation_over_a_stated_limit_is_refused_before_any_work(
+    tmp_path: Path, command: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from relplan.cli import app
+
+    db = tmp_path / "w.duckdb"
+    ingest(db, _two_far_samples(tmp_path / "m.om", 60 * 86400.0))  # 60 days at 15 s
+    out = tmp_path / "ci"
+    out.mkdir()
+    args = ["alerts", command, "--db", str(db), "--step", "15s"]
+    args += ["--out-dir", str(out)] if command == "unittest" else []
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "evaluation" in res.output
+    assert "over the limit of" in res.output
+    assert list(out.iterdir()) == []
+
+
+def test_unit_test_bounds_count_series_times_evaluations() -> None:
+    from relplan.alerts import promtool
+    from relplan.errors import UsageError
+
+    promtool.unit_test_bounds(1000, 100, 15_000, 15_000_000)
+    with pytest.raises(UsageError, match="over the limit of 20,000;"):
+        promtool.unit_test_bounds(20_001, 1, 15_000, 300_000_000)
+    with pytest.raises(UsageError, match="for 2,000 input series"):
+        promtool.unit_test_bounds(15_000, 2_000, 15_000, 225_000_000)

@@ -14,8 +14,10 @@ from typing import Any
 import duckdb
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
 from relplan import sql
+from relplan.cli import app
 from relplan.ingest.columns import (
     ENGINE_COLUMNS,
     ENGINE_TRACE,
@@ -59,10 +61,59 @@ def test_staging_tables_have_the_prefix_then_the_record_columns(kind: str, on_di
     assert SCHEMAS[f"stage_{kind}"].names == [name for name, _ in want]
 
 
+def _template_type(kind: str) -> str:
+    # Numeric columns are untyped NULLs, so a file's own type (a Parquet boolean) reaches the
+    # conversion, which refuses it, rather than being cast to a double by the union.
+    return {"string": "VARCHAR", "boolean": "BOOLEAN"}.get(kind, '"NULL"')
+
+
 @pytest.mark.parametrize("kind", ["proxy", "engine"])
-def test_reader_templates_type_every_column(staging: duckdb.DuckDBPyConnection, kind: str) -> None:
+def test_reader_templates_name_every_column(staging: duckdb.DuckDBPyConnection, kind: str) -> None:
     got = _described(staging, f"(select * from rp_{kind}_template())")
-    assert got == [("_ln", "BIGINT"), *_staged_types(RECORDS[kind])]
+    assert got == [("_ln", "BIGINT"), *[(c.name, _template_type(c.kind)) for c in RECORDS[kind]]]
+
+
+@pytest.mark.parametrize("kind", ["proxy", "engine"])
+def test_the_typed_row_macro_gives_the_staging_columns_in_order(
+    staging: duckdb.DuckDBPyConnection, kind: str
+) -> None:
+    """rp_<kind>_typed is the one typed column list every canonical reader unnests."""
+    got = _described(
+        staging, f"(select unnest(rp_{kind}_typed(src)) from rp_{kind}_template() as src)"
+    )
+    assert got == _staged_types(RECORDS[kind])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        f"ingest/{k}_read_{c}"
+        for k in ("proxy", "engine")
+        for c in ("csv", "parquet", "jsonl_lines")
+    ],
+)
+def test_canonical_readers_take_their_columns_from_the_typed_row_macro(name: str) -> None:
+    text = _query_text(name)
+    kind = name.split("/")[1].split("_")[0]
+    assert f"unnest(rp_{kind}_typed(" in text
+    assert "rp_num(" not in text  # no column list of its own
+
+
+@pytest.mark.parametrize("kind", ["proxy", "engine"])
+def test_a_parquet_boolean_where_a_number_is_expected_is_refused(tmp_path: Path, kind: str) -> None:
+    record: dict[str, Any] = (
+        {"call_id": "c1", "attempt": True, "t_sent": 1764460800.0, "t_end": 1764460801.0}
+        | {"outcome": "delivered"}
+        if kind == "proxy"
+        else {"type": "step", "step": True, "t_issue": 1764460800.0, "t_done": 1764460801.0}
+        | {"execution_id": "e1", "prompt_computed": 3}
+    )
+    path = tmp_path / f"{kind}.parquet"
+    pl.DataFrame([record]).write_parquet(path)
+    res = CliRunner().invoke(app, ["ingest", str(path), "--db", str(tmp_path / "w.duckdb")])
+    assert res.exit_code == 2
+    field = "attempt" if kind == "proxy" else "step"
+    assert f"{kind}.parquet:1: {field}: true is not a number" in res.output
 
 
 def _query_text(name: str) -> str:

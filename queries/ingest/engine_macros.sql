@@ -9,9 +9,14 @@
 --   t_done >= t_issue; stats: step, t_issue, kv_usage in 0..1; every count a whole number
 --   >= 0 that fits a bigint exactly (rp_bad_count) and every time plausible (rp_bad_epoch).
 -- rp_engine_csv(path) / rp_engine_parquet(path): a CSV or Parquet engine file (rp_csv_rows,
---   rp_parquet_rows in ingest/macros.sql) unioned BY NAME with an empty typed template, so
---   columns the file lacks are NULL; rp_engine_parquet_typed adds `type_` (rp_engine_type).
--- rp_engine_perr: why the text fields of one record do not convert (rp_bad_*), '; '-joined;
+--   rp_parquet_rows in ingest/macros.sql) unioned BY NAME with an empty template, so
+--   columns the file lacks are NULL (numeric ones untyped, so a Parquet boolean reaches rp_num,
+--   which refuses it); rp_engine_parquet_typed adds `type_` (rp_engine_type).
+-- rp_engine_typed(r): the row `r` (a struct holding the engine columns, of any type: the text of a
+--   CSV or JSON line, the types of a Parquet file) converted to the staging types, a struct in
+--   the staging column order (relplan/ingest/columns.py). Every reader of the canonical
+--   engine records unnests it, so the typed column list is written once, here.
+-- rp_engine_perr(r): why the fields of one record do not convert (rp_bad_*), '; '-joined;
 --   NULL when they all do.
 -- params:
 create or replace temp macro rp_engine_type(
@@ -79,13 +84,13 @@ create or replace temp macro rp_engine_reason(
     end;
 create or replace temp macro rp_engine_template() as table
     select
-        null::bigint as _ln, null::varchar as type, null::double as t,
+        null::bigint as _ln, null::varchar as type, null as t,
         null::varchar as execution_id, null::varchar as event,
-        null::double as prompt_tokens, null::varchar as replica, null::double as step,
-        null::double as t_issue, null::double as t_done, null::double as prompt_computed,
-        null::double as prompt_cached, null::double as decode_tokens,
-        null::double as num_running, null::double as num_waiting,
-        null::double as num_batched_tokens, null::double as kv_usage
+        null as prompt_tokens, null::varchar as replica, null as step,
+        null as t_issue, null as t_done, null as prompt_computed,
+        null as prompt_cached, null as decode_tokens,
+        null as num_running, null as num_waiting,
+        null as num_batched_tokens, null as kv_usage
     where false;
 create or replace temp macro rp_engine_csv(path) as table
     select * from rp_engine_template() union all by name select * from rp_csv_rows(path);
@@ -98,15 +103,21 @@ create or replace temp macro rp_engine_parquet_typed(path) as table
             type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
         ) as type_
     from rp_engine_parquet(path);
-create or replace temp macro rp_engine_perr(
-    t, prompt_tokens, step, t_issue, t_done, prompt_computed, prompt_cached, decode_tokens,
-    num_running, num_waiting, num_batched_tokens, kv_usage
-) as
+create or replace temp macro rp_engine_typed(r) as struct_pack(
+    type := rp_str(r.type), t := rp_time(r.t), execution_id := rp_str(r.execution_id),
+    event := rp_str(r.event), prompt_tokens := rp_num(r.prompt_tokens),
+    replica := rp_str(r.replica), step := rp_num(r.step), t_issue := rp_time(r.t_issue),
+    t_done := rp_time(r.t_done), prompt_computed := rp_num(r.prompt_computed),
+    prompt_cached := rp_num(r.prompt_cached), decode_tokens := rp_num(r.decode_tokens),
+    num_running := rp_num(r.num_running), num_waiting := rp_num(r.num_waiting),
+    num_batched_tokens := rp_num(r.num_batched_tokens), kv_usage := rp_num(r.kv_usage)
+);
+create or replace temp macro rp_engine_perr(r) as
     nullif(concat_ws('; ',
-        rp_bad_time('t', t), rp_bad_num('prompt_tokens', prompt_tokens),
-        rp_bad_num('step', step), rp_bad_time('t_issue', t_issue),
-        rp_bad_time('t_done', t_done), rp_bad_num('prompt_computed', prompt_computed),
-        rp_bad_num('prompt_cached', prompt_cached), rp_bad_num('decode_tokens', decode_tokens),
-        rp_bad_num('num_running', num_running), rp_bad_num('num_waiting', num_waiting),
-        rp_bad_num('num_batched_tokens', num_batched_tokens), rp_bad_num('kv_usage', kv_usage)),
+        rp_bad_time('t', r.t), rp_bad_num('prompt_tokens', r.prompt_tokens),
+        rp_bad_num('step', r.step), rp_bad_time('t_issue', r.t_issue),
+        rp_bad_time('t_done', r.t_done), rp_bad_num('prompt_computed', r.prompt_computed),
+        rp_bad_num('prompt_cached', r.prompt_cached), rp_bad_num('decode_tokens', r.decode_tokens),
+        rp_bad_num('num_running', r.num_running), rp_bad_num('num_waiting', r.num_waiting),
+        rp_bad_num('num_batched_tokens', r.num_batched_tokens), rp_bad_num('kv_usage', r.kv_usage)),
         '');

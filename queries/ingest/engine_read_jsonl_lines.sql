@@ -19,17 +19,6 @@ with parsed as (
     from rp_json_lines($path)
 )
 select
-    $source_id, ln, line,
-    coalesce(
-        rp_json_line_error(line, j),
-        rp_engine_perr(
-            j.t, j.prompt_tokens, j.step, j.t_issue, j.t_done, j.prompt_computed,
-            j.prompt_cached, j.decode_tokens, j.num_running, j.num_waiting,
-            j.num_batched_tokens, j.kv_usage)),
-    'canonical',
-    rp_str(j.type), rp_time(j.t), rp_str(j.execution_id), rp_str(j.event),
-    rp_num(j.prompt_tokens), rp_str(j.replica), rp_num(j.step), rp_time(j.t_issue),
-    rp_time(j.t_done), rp_num(j.prompt_computed), rp_num(j.prompt_cached),
-    rp_num(j.decode_tokens), rp_num(j.num_running), rp_num(j.num_waiting),
-    rp_num(j.num_batched_tokens), rp_num(j.kv_usage)
+    $source_id, ln, line, coalesce(rp_json_line_error(line, j), rp_engine_perr(j)), 'canonical',
+    unnest(rp_engine_typed(j))
 from parsed

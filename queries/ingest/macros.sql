@@ -1,7 +1,8 @@
 -- Conversion macros shared by the ingest readers (temp macros, defined per connection).
 -- rp_time: epoch seconds (a number, or a numeric string) or an RFC 3339 string WITH an offset
 --   (Z, +02:00, +0200, +00) -> UTC epoch seconds; NULL when neither. Naive strings are refused.
--- rp_num: a number or numeric string -> DOUBLE; NULL otherwise.
+-- rp_num: a number or numeric string -> DOUBLE; NULL otherwise, and NULL for a boolean (a
+--   Parquet `true` is not the number 1, as in JSON).
 -- rp_int: like rp_num but only whole numbers (3.0 yes, 3.5 no) -> DOUBLE holding an integer.
 -- rp_fast_num(x): a JSON value (the fast readers' numeric columns) -> DOUBLE; anything but a
 --   JSON number (true, a string, an object) raises, so the driver re-reads the file with the
@@ -26,21 +27,22 @@
 -- rp_json_line_error(line, j): why a line is not one JSON object (j: its rp_json_object), NULL
 --   when it is.
 -- params:
-create or replace temp macro rp_num(x) as try_cast(x as double);
+create or replace temp macro rp_num(x) as
+    case when typeof(x) <> 'BOOLEAN' then try_cast(x as double) end;
 create or replace temp macro rp_fast_num(x) as
     case
         when x is null or json_type(x) in ('UBIGINT', 'BIGINT', 'DOUBLE') then x::double
         else error('a value is not a JSON number')
     end;
 create or replace temp macro rp_time(x) as coalesce(
-    try_cast(x as double),
+    rp_num(x),
     case
         when regexp_matches(trim(x::varchar), '^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?\s*([zZ]|[+-]\d\d(:?\d\d)?)$')
         then epoch(try_cast(trim(x::varchar) as timestamptz))
     end
 );
 create or replace temp macro rp_int(x) as
-    case when try_cast(x as double) = floor(try_cast(x as double)) then try_cast(x as double) end;
+    case when rp_num(x) = floor(rp_num(x)) then rp_num(x) end;
 create or replace temp macro rp_bool(x) as try_cast(x as boolean);
 create or replace temp macro rp_str(x) as nullif(trim(x::varchar), '');
 create or replace temp macro rp_bad_epoch(name, x) as

@@ -5,14 +5,10 @@
 -- (rp_proxy_csv, ingest/proxy_macros.sql).
 -- Columns relplan does not know are ignored (the driver lists them). `raw` is the row as JSON,
 -- kept only when $keep_raw (skip mode stores it with each reject).
+-- The typed columns and the conversion errors come from rp_proxy_typed / rp_proxy_perr.
 -- params: path, source_id, keep_raw
 insert into stage_proxy
 select
-    $source_id, _ln, case when $keep_raw then to_json(src) end,
-    rp_proxy_perr(
-        attempt, t_planned, t_sent, t_end, attached, t_cancel, status, prompt_tokens, max_tokens),
-    'canonical',
-    rp_str(call_id), rp_num(attempt), rp_time(t_planned), rp_time(t_sent), rp_time(t_end),
-    rp_str(outcome), rp_str(execution_id), rp_bool(attached), rp_time(t_cancel), rp_num(status),
-    rp_str(model), rp_str(replica), rp_num(prompt_tokens), rp_num(max_tokens)
+    $source_id, _ln, case when $keep_raw then to_json(src) end, rp_proxy_perr(src), 'canonical',
+    unnest(rp_proxy_typed(src))
 from rp_proxy_csv($path) as src

@@ -18,15 +18,6 @@ with parsed as (
     from rp_json_lines($path)
 )
 select
-    $source_id, ln, line,
-    coalesce(
-        rp_json_line_error(line, j),
-        rp_proxy_perr(
-            j.attempt, j.t_planned, j.t_sent, j.t_end, j.attached, j.t_cancel, j.status,
-            j.prompt_tokens, j.max_tokens)),
-    'canonical',
-    rp_str(j.call_id), rp_num(j.attempt), rp_time(j.t_planned), rp_time(j.t_sent),
-    rp_time(j.t_end), rp_str(j.outcome), rp_str(j.execution_id), rp_bool(j.attached),
-    rp_time(j.t_cancel), rp_num(j.status), rp_str(j.model), rp_str(j.replica),
-    rp_num(j.prompt_tokens), rp_num(j.max_tokens)
+    $source_id, ln, line, coalesce(rp_json_line_error(line, j), rp_proxy_perr(j)), 'canonical',
+    unnest(rp_proxy_typed(j))
 from parsed

@@ -40,6 +40,31 @@ from relplan.errors import InputError, NoDataError, UsageError
 from relplan.models import StrictModel
 
 MAX_POINTS = 200_000  # grid points of one input series; beyond this the file is too big
+# A unit test lists the firing alerts at every evaluation time: beyond these, the file runs to
+# hundreds of MB and promtool to hours. Estimated before any evaluation (unit_test_bounds).
+MAX_UNIT_TEST_EVALUATIONS = 20_000
+MAX_UNIT_TEST_SERIES_EVALUATIONS = 20_000_000  # evaluation times x input series
+
+
+def unit_test_bounds(evaluations: int, series: int, step_ms: int, span_ms: int) -> None:
+    """Refuse, before any work, a unit test whose grid is over the stated limits."""
+    what = (
+        f"a unit test every {step_ms / 1000:g} s over {span_ms / 1000:,.0f} s of metric samples"
+        f" has {evaluations:,} evaluation times"
+    )
+    if evaluations > MAX_UNIT_TEST_EVALUATIONS:
+        raise UsageError(
+            "--step",
+            f"{what}, over the limit of {MAX_UNIT_TEST_EVALUATIONS:,}; use a longer --step or"
+            " a narrower --from/--to",
+        )
+    if evaluations * series > MAX_UNIT_TEST_SERIES_EVALUATIONS:
+        raise UsageError(
+            "--step",
+            f"{what} for {series:,} input series ({evaluations * series:,} series"
+            f" evaluations), over the limit of {MAX_UNIT_TEST_SERIES_EVALUATIONS:,}; use a"
+            " longer --step, a narrower --from/--to or fewer replicas",
+        )
 
 
 def _value(v: float) -> str:
@@ -121,6 +146,9 @@ def build_unit_test(
         raise InputError("no samples to build a unit test from")
     origin = int(min(int(t[0]) for t in t_all))
     last = int(max(int(t[-1]) for t in t_all)) if end_ms is None else end_ms
+    if step_ms <= 0:
+        raise UsageError("--step", f"must be longer than zero, got {step_ms} ms")
+    unit_test_bounds((last - origin) // step_ms + 1, len(t_all), step_ms, last - origin)
     ts: IntArray = origin + step_ms * np.arange((last - origin) // step_ms + 1, dtype=np.int64)
     interval, series = input_series(store, origin)
     timelines = evaluate_rules(store, ts, alerts, records)

@@ -6,7 +6,8 @@ when the records are as many as the file's lines, rowid - base + 1 is each one's
 line reader that parses each line's JSON in SQL, keeping line numbers and raw text (used when
 the fast reader raises, which restarts the ingest exactly, when the file has blank lines,
 and in skip mode when a record is refused, to keep its raw text).
-CSV is read as text with its header; Parquet keeps its types. Engine Parquet whose columns
+CSV is read as text with its header (by DuckDB; line by line in Python, canonical_csv.py,
+when DuckDB cannot name every record's line or take a row); Parquet keeps its types. Engine Parquet whose columns
 already have the contract's types is not staged at all in fail mode: the driver inserts it
 straight into the tables (queries/ingest/direct_parquet_*.sql).
 The readers share their pieces (file readers with line numbers, typed templates, conversion
@@ -24,6 +25,7 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
+from relplan.ingest import canonical_csv
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
 from relplan.ingest.detect import parquet_columns
@@ -156,13 +158,10 @@ def _stage_readable_lines(con: duckdb.DuckDBPyConnection, info: FileInfo, staged
     w.flush()
 
 
-def _table_columns(con: duckdb.DuckDBPyConnection, info: FileInfo, container: str) -> list[str]:
+def _table_columns(info: FileInfo, container: str) -> list[str]:
     if container == "parquet":
         return parquet_columns(info)
-    try:
-        return sql.columns(con, "ingest/csv_header", {"path": duck_path(info.path)})
-    except duckdb.Error as exc:
-        raise InputError(f"cannot read as CSV: {_duck_msg(exc)}", str(info.path), 1) from exc
+    return canonical_csv.header(info)
 
 
 def stage_table(
@@ -170,7 +169,7 @@ def stage_table(
 ) -> None:
     """CSV or Parquet (staged.format)."""
     kind, path, sid, container = staged.kind, str(info.path), staged.source_id, staged.format
-    cols = _table_columns(con, info, container)
+    cols = _table_columns(info, container)
     line = 1 if container == "csv" else None
     if kind == "proxy":
         missing = [c for c in PROXY_REQUIRED if c not in cols]
@@ -204,6 +203,9 @@ def stage_table(
         ]
         return
     queries = _QUERIES[kind]
+    if container == "csv" and (opts.exact or canonical_csv.RESERVED & set(cols)):
+        canonical_csv.stage_csv_lines(con, info.path, kind, sid, cols, _known(kind), opts.skip)
+        return
     read = queries.read_parquet if container == "parquet" else queries.read_csv
     try:
         sql.run(con, read, {"path": duck_path(path), "source_id": sid, "keep_raw": opts.skip})
@@ -211,6 +213,13 @@ def stage_table(
         if not opts.exact:  # the transaction is aborted: start again, exactly
             raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
         raise InputError(f"cannot read as {container.upper()}: {_duck_msg(exc)}", path) from exc
+    if container == "csv":
+        staged_rows = sql.one(con, queries.rowids, {"source_id": sid}) or {}
+        if staged_rows.get("n") != info.lines - 1:
+            # Blank lines, or a quoted field spanning lines: DuckDB's row numbers are not
+            # the file's lines. Read it again line by line.
+            sql.run(con, queries.delete, {"source_id": sid})
+            canonical_csv.stage_csv_lines(con, info.path, kind, sid, cols, _known(kind), opts.skip)
 
 
 _NUMERIC = (

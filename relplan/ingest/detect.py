@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from relplan.errors import InputError, UsageError
-from relplan.ingest.files import PARQUET_MAGIC, FileInfo
+from relplan.ingest.files import PARQUET_MAGIC, FileInfo, load_document
 from relplan.ingest.metrics_text import SampleError, parse_sample
 from relplan.ingest.otel_json import trace_format
 
@@ -310,14 +310,20 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
         raw = info.path.read_bytes()
         doc = json.loads((gzip.decompress(raw) if info.gz else raw).decode("utf-8"))
     except RecursionError as exc:
+        head = info.head
+        line = head[: len(head) - len(head.lstrip())].count(b"\n") + 1
         raise InputError(
-            "JSON nested too deeply to read; expected JSON Lines or a JSON document", path
+            "JSON nested too deeply to read; expected JSON Lines or a JSON document", path, line
         ) from exc
     except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
         if kind in ("proxy", "engine"):
             return Detected(kind, "jsonl")
+        if isinstance(exc, UnicodeDecodeError):
+            # A JSON document (query_range, run.json) is one record: name where it breaks.
+            load_document(exc.object, path, "JSON Lines or a JSON document")
+        at = exc.lineno if isinstance(exc, json.JSONDecodeError) else None
         raise InputError(
-            f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path
+            f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path, at
         ) from exc
     from relplan.ingest import gateway_detect
 

@@ -54,6 +54,7 @@ from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
 from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
+from relplan.ingest.same_records import refuse_same_records
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
@@ -332,6 +333,7 @@ def commit(session: Session) -> IngestReport:
     for s in session.staged:
         for fn in s.finish:
             fn(con)
+    refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)

@@ -34,7 +34,7 @@ import duckdb
 
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.detect import envoy_key
-from relplan.ingest.files import FileInfo, json_loads, open_text_lines
+from relplan.ingest.files import FileInfo, faults_for, json_loads, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries
 from relplan.values import parse_number, parse_time
 
@@ -116,8 +116,10 @@ def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], st
 def stage_envoy(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
+    faults = faults_for(opts.skip)
+
     def records() -> Iterable[tuple[int, str, dict[str, Any] | str]]:
-        for n, line in open_text_lines(info.path):
+        for n, line in open_text_lines(info.path, faults):
             if not line.strip():
                 continue
             try:
@@ -126,6 +128,8 @@ def stage_envoy(
                 yield n, line, "malformed JSON; expected one JSON access-log record per line"
                 continue
             yield n, line, rec if isinstance(rec, dict) else "expected a JSON object per line"
+        if faults is not None:
+            yield from faults.drain()
 
     stage_envoy_records(con, staged, opts, records(), "envoy")
 

@@ -1,9 +1,11 @@
 """Input files: expanding directories, content hashes, line counts, gzip-aware text reading.
 
-A file is identified by the SHA-256 of its bytes as stored (a `.gz` file by its compressed
-bytes). The same pass counts newlines of the (decompressed) content, which lets the driver
-check that a JSON Lines file has no blank lines before it trusts record ordinals as line
-numbers.
+A file is identified by the SHA-256 of its content: the bytes once decompressed (gzip), and
+for text, without a UTF-8 byte order mark and with CRLF line ends read as LF, so the same
+records gzipped or with Windows line ends are the same content (docs/workspace.md, sources).
+A Parquet file is hashed as its bytes. The same pass counts newlines of the (decompressed)
+content, which lets the driver check that a JSON Lines file has no blank lines before it
+trusts record ordinals as line numbers.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -125,9 +127,40 @@ def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
 
 
+class _ContentHash:
+    """SHA-256 of decompressed content; text without a BOM and with CRLF as LF (streaming:
+    a CR at the end of one chunk waits for the next)."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.start = True
+        self.text = True
+        self.cr = b""
+
+    def update(self, data: bytes) -> None:
+        if self.start:
+            self.start = False
+            self.text = not data.startswith(PARQUET_MAGIC)
+            if self.text:
+                data = data.removeprefix(UTF8_BOM)
+        if not self.text:
+            self.h.update(data)
+            return
+        data = self.cr + data
+        self.cr = b"\r" if data.endswith(b"\r") else b""
+        if self.cr:
+            data = data[:-1]
+        self.h.update(data.replace(b"\r\n", b"\n"))
+
+    def hexdigest(self) -> str:
+        self.h.update(self.cr)
+        self.cr = b""
+        return self.h.hexdigest()
+
+
 def digest(path: Path) -> tuple[str, int]:
-    """SHA-256 of the bytes as stored and the line count of the content, streaming."""
-    h = hashlib.sha256()
+    """SHA-256 of the content (see the module docstring) and its line count, streaming."""
+    h = _ContentHash()
     newlines = 0
     last = b"\n"
     try:
@@ -135,7 +168,6 @@ def digest(path: Path) -> tuple[str, int]:
             chunk = f.read(_CHUNK)
             inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if chunk[:2] == GZIP_MAGIC else None
             while chunk:
-                h.update(chunk)
                 data = chunk
                 if inflate is not None:
                     try:
@@ -143,12 +175,14 @@ def digest(path: Path) -> tuple[str, int]:
                     except zlib.error as exc:
                         raise InputError(f"not a valid gzip file ({exc})", str(path)) from exc
                 if data:
+                    h.update(data)
                     newlines += data.count(b"\n")
                     last = data[-1:]
                 chunk = f.read(_CHUNK)
             if inflate is not None:
                 tail = inflate.flush()
                 if tail:
+                    h.update(tail)
                     newlines += tail.count(b"\n")
                     last = tail[-1:]
     except OSError as exc:
@@ -156,10 +190,30 @@ def digest(path: Path) -> tuple[str, int]:
     return h.hexdigest(), newlines + (0 if last == b"\n" else 1)
 
 
-def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
+class Faults:
+    """Lines that are not UTF-8, collected instead of raised (skip mode): each reader stages
+    them as refused records with their line, `reason` and text (bad bytes replaced).
+    `collect` may be turned off while reading (a JSON document cannot lose a line)."""
+
+    def __init__(self, collect: bool = True) -> None:
+        self.collect = collect
+        self.lines: list[tuple[int, str, str]] = []
+
+    def drain(self) -> list[tuple[int, str, str]]:
+        out, self.lines = self.lines, []
+        return out
+
+
+def faults_for(skip: bool) -> Faults | None:
+    """A collector in skip mode; None in fail mode (the first bad line stops the ingest)."""
+    return Faults() if skip else None
+
+
+def open_text_lines(path: Path, faults: Faults | None = None) -> Iterator[tuple[int, str]]:
     """(line number, text without the newline) for a text file, gzip or not, streaming.
 
-    Bytes that are not UTF-8 raise InputError naming the line.
+    Bytes that are not UTF-8 raise InputError naming the line, or, given `faults` (collecting),
+    the line goes there and is not yielded.
     """
     with path.open("rb") as raw:
         gz = raw.read(2) == GZIP_MAGIC
@@ -170,14 +224,73 @@ def open_text_lines(path: Path) -> Iterator[tuple[int, str]]:
                 try:
                     text = line.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise InputError(
-                        f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text",
-                        str(path),
-                        n,
-                    ) from exc
+                    why = f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                    if faults is None or not faults.collect:
+                        raise InputError(why, str(path), n) from exc
+                    shown = line.decode("utf-8", errors="replace").rstrip("\r\n")
+                    faults.lines.append((n, shown, why))
+                    continue
                 yield n, text.rstrip("\r\n")
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read: {exc}", str(path)) from exc
+
+
+class DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads object_pairs_hook: a key repeated in one object raises DuplicateKey (the
+    json module would keep the last value and drop the other without a word)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def duplicate_key_line(text: str, key: str) -> int | None:
+    """The line of the second `"key":` inside one flat object (a label set), if found."""
+    prev: int | None = None
+    for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text):
+        if prev is not None and text.rfind("{", 0, m.start()) < prev:
+            return text.count("\n", 0, m.start()) + 1
+        prev = m.start()
+    return None
+
+
+def load_document(raw: bytes, path: str, what: str, *, unique: bool = False) -> Any:
+    """One JSON document (query_range, run.json) from its bytes; every failure is an
+    InputError naming the line: bytes that are not UTF-8, malformed JSON, nesting too deep
+    (named at the document's first line), NaN, a lone surrogate escape, and with `unique` a
+    key repeated in one object (a label name twice in one series). A document is one
+    record, so these stop the ingest in skip mode too."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise InputError(
+            f"bytes that are not UTF-8 at column {col}; expected UTF-8 text ({what})", path, line
+        ) from exc
+    first = len(text) - len(text.lstrip())
+    start_line = text[:first].count("\n") + 1
+    try:
+        return json_loads(text, unique_keys if unique else None)
+    except DuplicateKey as exc:
+        raise InputError(
+            f"{exc}; expected each key (each label name) once",
+            path,
+            duplicate_key_line(text, exc.key),
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg}); expected {what}", path, exc.lineno) from exc
+    except ValueError as exc:
+        raise InputError(f"not valid JSON ({exc}); expected {what}", path, start_line) from exc
 
 
 def _unreadable(text: str) -> str | None:
@@ -250,7 +363,9 @@ def _finite_float(text: str) -> float:
     return x
 
 
-def json_loads(text: str | bytes) -> Any:
+def json_loads(
+    text: str | bytes, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
+) -> Any:
     """json.loads for input: ValueError (never RecursionError) for JSON nested too deeply,
     for NaN/Infinity (not JSON, though Python reads them) and numbers too large for a double,
     and for a lone surrogate escape (`"\\ud800"`), which is no character and cannot be
@@ -259,7 +374,9 @@ def json_loads(text: str | bytes) -> Any:
         text = text.decode("utf-8-sig")
     text = text.removeprefix("\ufeff")
     try:
-        doc = json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
+        doc = json.loads(
+            text, parse_constant=_not_json, parse_float=_finite_float, object_pairs_hook=pairs_hook
+        )
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
     if _SURROGATE_ESCAPE.search(text):

@@ -23,7 +23,7 @@ import duckdb
 
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.envoy import stage_envoy_records
-from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 
 ENVOY_DEFAULT = (
     '[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%"'
@@ -108,8 +108,10 @@ def stage_envoy_text(
     fmts = formats(opts)
     which = "the given format" if opts.log_format else "Istio's or Envoy's default format"
 
+    faults = faults_for(opts.skip)
+
     def records() -> Iterable[tuple[int, str, dict[str, Any] | str]]:
-        for n, line in open_text_lines(info.path):
+        for n, line in open_text_lines(info.path, faults):
             if not line.strip():
                 continue
             for f in fmts:
@@ -129,6 +131,8 @@ def stage_envoy_text(
                     )
                 else:
                     yield n, line, f"does not match {which}; give the format string (log_format)"
+        if faults is not None:
+            yield from faults.drain()
 
     stage_envoy_records(con, staged, opts, records(), "envoy_text")
     staged.unknown_columns = []

@@ -32,6 +32,7 @@ from relplan.ingest.gateway_rows import (
     dig,
     json_records,
     outcome_of,
+    refusal,
     text,
 )
 
@@ -122,9 +123,10 @@ def stage_kong(
 ) -> None:
     grouped = bool(opts.call_key)
     sink = AttemptSink(con, staged.source_id, "kong", opts.skip, renumber=grouped)
-    for n, raw, rec in json_records(info.path):
+    for n, raw, rec in json_records(info.path, opts.skip):
         if not isinstance(rec, dict):
-            sink.reject(n, raw, "expected a Kong log object (malformed JSON or not an object)")
+            why = "expected a Kong log object (malformed JSON or not an object)"
+            sink.reject(n, raw, refusal(rec, why))
             continue
         tries, err = map_request(rec, n, opts)
         if err is not None:

@@ -36,6 +36,7 @@ from relplan.ingest.gateway_rows import (
     dig,
     hidden_tries,
     json_records,
+    refusal,
     text,
 )
 from relplan.values import parse_time
@@ -127,13 +128,14 @@ def stage_litellm(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     name = info.path.name.lower().removesuffix(".gz")
-    rows = csv_records(info.path) if name.endswith(".csv") else json_records(info.path)
+    rows = (csv_records if name.endswith(".csv") else json_records)(info.path, opts.skip)
     sink = AttemptSink(con, staged.source_id, "litellm", opts.skip)
     not_logged = 0
     traced = 0
     for n, raw, rec in rows:
         if not isinstance(rec, dict):
-            sink.reject(n, raw, "expected a LiteLLM spend-log row or logging payload object")
+            why = "expected a LiteLLM spend-log row or logging payload object"
+            sink.reject(n, raw, refusal(rec, why))
             continue
         tries, extra, err = map_row(rec)
         if err is not None:

@@ -49,7 +49,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import (
     OUTCOMES,
     AttemptSink,
@@ -59,6 +59,7 @@ from relplan.ingest.gateway_rows import (
     dig,
     json_records,
     outcome_of,
+    refusal,
     text,
 )
 from relplan.models import StrictModel
@@ -231,18 +232,21 @@ def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | N
     return cols, None
 
 
-def _records(info: FileInfo, m: Mapping) -> Iterator[tuple[int, str, Any]]:
+def _records(info: FileInfo, m: Mapping, skip: bool) -> Iterator[tuple[int, str, Any]]:
     if m.format == "jsonl":
-        yield from json_records(info.path)
+        yield from json_records(info.path, skip)
     elif m.format == "csv":
-        yield from csv_records(info.path)
+        yield from csv_records(info.path, skip)
     else:
         rx = re.compile(m.pattern or "")
-        for n, line in open_text_lines(info.path):
+        faults = faults_for(skip)
+        for n, line in open_text_lines(info.path, faults):
             if not line.strip():
                 continue
             mm = rx.search(line)
             yield n, line, mm.groupdict() if mm else "the line does not match the pattern"
+        if faults is not None:
+            yield from faults.drain()
 
 
 def stage_mapped(
@@ -254,9 +258,11 @@ def stage_mapped(
     sink = AttemptSink(
         con, staged.source_id, "mapped", opts.skip, renumber=m.fields.attempt is None
     )
-    for n, raw, rec in _records(info, m):
+    for n, raw, rec in _records(info, m, opts.skip):
         if isinstance(rec, str) or not isinstance(rec, dict):
-            sink.reject(n, raw, rec if isinstance(rec, str) else "expected a JSON object")
+            sink.reject(
+                n, raw, rec if isinstance(rec, str) else refusal(rec, "expected a JSON object")
+            )
             continue
         cols, err = map_record(rec, m)
         if err is not None:

@@ -36,7 +36,7 @@ from typing import Any
 import duckdb
 
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, outcome_of, text
 
 UPSTREAMINFO = (
@@ -201,7 +201,8 @@ def stage_nginx(
     )
     with_id = 0
     seconds_only = False
-    for n, line in open_text_lines(info.path):
+    faults = faults_for(opts.skip)
+    for n, line in open_text_lines(info.path, faults):
         if not line.strip():
             continue
         f = next((p for p in (fm.parse(line) for fm in fmts) if p is not None), None)
@@ -223,6 +224,8 @@ def stage_nginx(
             for i, t in enumerate(tries):
                 t["attempt"] = float(base + i)
         sink.call(n, line, tries)
+    for n, line, why in faults.drain() if faults is not None else []:
+        sink.reject(n, line, why)
     sink.finish(staged.notes)
     staged.notes.append(
         "tries placed back to back from the call's start ($msec or $time_local minus"

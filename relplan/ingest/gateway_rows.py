@@ -28,7 +28,7 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest.files import json_loads, open_text_lines
+from relplan.ingest.files import Faults, faults_for, json_loads, open_text_lines
 from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 OUTCOMES = ("delivered", "client_gone", "shed", "error")
@@ -150,14 +150,32 @@ def hidden_tries(n: int, t_start: float, base: dict[str, Any]) -> list[dict[str,
     ]
 
 
-def csv_records(path: Path) -> Iterator[tuple[int, str, Any]]:
+@dataclass(frozen=True)
+class Unreadable:
+    """A record value standing for a line that could not be read (not UTF-8, skip mode)."""
+
+    reason: str
+
+
+def refusal(value: Any, default: str) -> str:
+    """Why a record that is no object is refused: its own reason if unreadable, else `default`."""
+    return value.reason if isinstance(value, Unreadable) else default
+
+
+def _drained(faults: Faults | None) -> Iterator[tuple[int, str, Any]]:
+    for n, text, why in faults.drain() if faults is not None else []:
+        yield n, text, Unreadable(why)
+
+
+def csv_records(path: Path, skip: bool = False) -> Iterator[tuple[int, str, Any]]:
     """(line, raw text, row as a dict) for a CSV file with a header, streaming (gzip-aware;
-    bytes that are not UTF-8 raise InputError naming the line). `line` is the record's first
-    line."""
+    bytes that are not UTF-8 raise InputError naming the line, or in skip mode give the line
+    with an Unreadable value). `line` is the record's first line."""
     raw_lines: list[str] = []
+    faults = faults_for(skip)
 
     def source() -> Iterator[str]:
-        for _, line in open_text_lines(path):
+        for _, line in open_text_lines(path, faults):
             raw_lines.append(line)
             yield line + "\n"
 
@@ -169,25 +187,29 @@ def csv_records(path: Path) -> Iterator[tuple[int, str, Any]]:
             try:
                 row = next(reader)
             except StopIteration:
+                yield from _drained(faults)
                 return
             yield start, "\n".join(raw_lines), dict(row)
     except csv.Error as exc:
         raise InputError(f"not valid CSV ({exc})", str(path), reader.line_num) from exc
 
 
-def json_records(path: Path) -> Iterator[tuple[int, str, Any]]:
+def json_records(path: Path, skip: bool = False) -> Iterator[tuple[int, str, Any]]:
     """(line, raw text, value) for every JSON record of a file: JSON Lines (one value per
     line; a line that does not decode gives value None and reading goes on), or a document:
     a JSON array of objects (a batch), or concatenated/pretty-printed objects, decoded one
     value at a time from a text buffer (streaming; a malformed document raises InputError).
-    JSON Lines is assumed when the first line holds a complete value."""
-    lines = open_text_lines(path)
+    JSON Lines is assumed when the first line holds a complete value. In skip mode a JSON
+    Lines line that is not UTF-8 gives an Unreadable value; in a document it stops the ingest."""
+    faults = faults_for(skip)
+    lines = open_text_lines(path, faults)
     first: list[tuple[int, str]] = []
     for n, line in lines:
         if line.strip():
             first.append((n, line))
             break
     if not first:
+        yield from _drained(faults)
         return
     n0, line0 = first[0]
     try:
@@ -203,7 +225,12 @@ def json_records(path: Path) -> Iterator[tuple[int, str, Any]]:
                 yield n, line, json_loads(line)
             except ValueError:
                 yield n, line, None
+        yield from _drained(faults)
         return
+    if faults is not None:
+        faults.collect = False
+        for n, _, why in faults.drain():
+            raise InputError(why, str(path), n)
     yield from _document_values(path, n0, itertools.chain(first, lines))
 
 
@@ -248,6 +275,12 @@ def _document_values(
             if not eof and more():
                 continue
             raise InputError(f"malformed JSON ({exc.msg})", str(path), line_of_buf) from exc
+        except RecursionError:
+            raise InputError(
+                "JSON nested too deeply to read; expected records of a few levels",
+                str(path),
+                line_of_buf,
+            ) from None
         raw = buf[:end]
         yield line_of_buf, " ".join(x.strip() for x in raw.splitlines()), value
         line_of_buf += raw.count("\n")

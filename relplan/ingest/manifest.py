@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, json_loads
+from relplan.ingest.files import FileInfo, load_document
 from relplan.models import RunManifest
 
 
@@ -26,10 +26,7 @@ def stage_manifest(
     raw = info.path.read_bytes()
     if info.gz:
         raw = gzip.decompress(raw)
-    try:
-        doc = json_loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"not valid JSON ({exc}); expected a run manifest object", path) from exc
+    doc = load_document(raw, path, "a run manifest object")
     try:
         m = RunManifest.model_validate(doc)
     except ValidationError as exc:

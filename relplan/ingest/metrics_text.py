@@ -36,7 +36,7 @@ import pyarrow as pa
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
 from relplan.ingest.scrape_time import time_from_name
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
@@ -82,6 +82,11 @@ def parse_sample(line: str) -> tuple[str, dict[str, str], float, str | None]:
             lm = _LABEL.match(line, pos)
             if not lm:
                 raise SampleError('malformed labels; expected {name="value",...}')
+            if lm.group(1) in labels:
+                raise SampleError(
+                    f"label {lm.group(1)!r} appears twice in one sample; expected each label"
+                    " name once (which value is meant?)"
+                )
             labels[lm.group(1)] = _unescape(lm.group(2))
             pos = lm.end()
             if not lm.group(3):
@@ -224,6 +229,14 @@ def _sample(
     return "stored"
 
 
+def _stage_faults(w: StageWriter, staged: Staged, faults: Faults | None) -> int:
+    """Skip mode: stage the lines that are not UTF-8 as refused; how many."""
+    bad = faults.drain() if faults is not None else []
+    for n, line, why in bad:
+        w.add(source_id=staged.source_id, ln=n, raw=line, perr=why)
+    return len(bad)
+
+
 def stage_openmetrics(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
@@ -232,7 +245,8 @@ def stage_openmetrics(
     st = _State()
     eof_line: int | None = None
     last = 0
-    for n, line in open_text_lines(info.path):
+    faults = faults_for(opts.skip)
+    for n, line in open_text_lines(info.path, faults):
         last = n
         if eof_line is not None:
             if line.strip():
@@ -254,6 +268,7 @@ def stage_openmetrics(
                 st.see_meta(m.group(1), m.group(2), m.group(3))
             continue
         _sample(w, st, staged, n, line, None, False, opts.skip)
+    _stage_faults(w, staged, faults)
     w.flush()
     if eof_line is None:
         if not opts.skip:
@@ -274,7 +289,8 @@ def stage_scrape(
     st = _State()
     t: float | None = None
     scrapes = 0
-    for n, line in open_text_lines(info.path):
+    faults = faults_for(opts.skip)
+    for n, line in open_text_lines(info.path, faults):
         s = line.strip()
         if not s:
             continue
@@ -297,6 +313,7 @@ def stage_scrape(
                 st.see_meta(m.group(1), m.group(2), m.group(3))
             continue
         _sample(w, st, staged, n, s, t, True, opts.skip)
+    _stage_faults(w, staged, faults)
     w.flush()
     staged.notes.append(f"{scrapes} scrapes")
     _finish_notes(staged, st)
@@ -320,7 +337,8 @@ def stage_exposition(
     st = _State()
     tally = {"stored": 0, "created": 0, "rejected": 0, "meta": 0, "comment": 0, "blank": 0}
     eof_line: int | None = None
-    for n, line in open_text_lines(info.path):
+    faults = faults_for(opts.skip)
+    for n, line in open_text_lines(info.path, faults):
         s = line.strip()
         if eof_line is not None and s:
             w.add(
@@ -346,6 +364,7 @@ def stage_exposition(
                 w.flush()
                 raise InputError(NO_TIME, path, n)
             tally[what] += 1
+    tally["rejected"] += _stage_faults(w, staged, faults)
     w.flush()
     if named is not None:
         staged.notes.append(f"scrape time {named[1]} from the file name")

@@ -87,6 +87,8 @@ class Text:
             return self._decoder.raw_decode(self.s, pos)
         except json.JSONDecodeError as exc:
             raise JsonShapeError(f"malformed JSON ({exc.msg})", exc.pos) from None
+        except RecursionError:
+            raise JsonShapeError("JSON nested too deeply to read", pos) from None
 
     def raw(self, start: int, end: int, limit: int = 2000) -> str:
         """The text of a value on one line (for rejects), cut at `limit` characters."""
@@ -166,7 +168,7 @@ def texts(path: Path) -> Iterator[tuple[Text, bool]]:
     try:
         json.loads(first[1])
         is_lines = True
-    except ValueError:
+    except (ValueError, RecursionError):
         is_lines = not first[1].lstrip().startswith(("{", "["))
     if is_lines:
         yield Text(first[1], first[0]), True

@@ -301,6 +301,12 @@ def _stage(
             )
             if t.skip_ws(end) != len(t.s):
                 raise JsonShapeError("malformed JSON (more text after the value)", end)
+        except RecursionError:
+            exc = JsonShapeError("JSON nested too deeply to read", 0)
+            if not is_lines:
+                raise InputError(exc.msg, path, t.line(0)) from None
+            reader.reject(t.line(0), t.raw(0, len(t.s), 20_000), exc.msg)
+            continue
         except JsonShapeError as exc:
             if not is_lines:
                 raise InputError(exc.msg, path, t.line(exc.pos)) from None

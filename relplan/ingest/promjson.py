@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, json_loads
+from relplan.ingest.files import FileInfo, load_document
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
 
@@ -28,21 +29,35 @@ def stage_query_range_file(
     raw = info.path.read_bytes()
     if info.gz:
         raw = gzip.decompress(raw)
-    try:
-        doc = json_loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(
-            f"not valid JSON ({exc}); expected a query_range response", str(info.path)
-        ) from exc
+    doc = load_document(raw, str(info.path), "a query_range response", unique=True)
     w = StageWriter(con, "stage_metrics")
     stage_response(w, doc, staged, str(info.path), opts, ordinal=0)
     w.flush()
 
 
+@dataclass
+class Window:
+    """A live pull's window for one query: points outside [start, end] and a series' point
+    repeated at the same time are dropped and counted (a server may align a range to its
+    step or repeat a series), so the pull keeps exactly the requested points, once."""
+
+    start: float
+    end: float
+    outside: int = 0
+    repeated: int = 0
+
+
 def stage_response(
-    w: StageWriter, doc: Any, staged: Staged, where: str, opts: IngestOptions, ordinal: int
+    w: StageWriter,
+    doc: Any,
+    staged: Staged,
+    where: str,
+    opts: IngestOptions,
+    ordinal: int,
+    window: Window | None = None,
 ) -> int:
     """Stage one query_range response; returns the last sample ordinal used."""
+    seen: set[tuple[str | None, tuple[tuple[str, str], ...], float]] = set()
     if not isinstance(doc, dict):
         raise InputError("expected a JSON object with status and data", where)
     if doc.get("status") != "success":
@@ -86,6 +101,15 @@ def stage_response(
                     raise InputError(perr, where)
                 w.add(source_id=staged.source_id, ln=ordinal, raw=json.dumps(pair), perr=perr)
                 continue
+            if window is not None and t is not None:
+                if not window.start <= t <= window.end:
+                    window.outside += 1
+                    continue
+                key = (name, tuple(sorted(metric.items())), t)
+                if key in seen:
+                    window.repeated += 1
+                    continue
+                seen.add(key)
             w.add(
                 source_id=staged.source_id,
                 ln=ordinal,

@@ -30,7 +30,8 @@ import duckdb
 
 from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.promjson import stage_response
+from relplan.ingest.files import DuplicateKey, unique_keys
+from relplan.ingest.promjson import Window, stage_response
 from relplan.ingest.stage import StageWriter
 
 MAX_POINTS = 11_000
@@ -126,7 +127,9 @@ def _get(base: str, path: str, params: dict[str, str], deadline: float) -> tuple
         raise exc
     body = fetch.body or b""
     try:
-        return json.loads(body), body
+        return json.loads(body, object_pairs_hook=unique_keys), body
+    except DuplicateKey as exc:
+        raise InputError(f"{exc} in the server's answer (a label name twice?)", url) from exc
     except ValueError as exc:
         raise InputError(
             "the server's answer is not JSON; is this a Prometheus API URL?", url
@@ -188,6 +191,7 @@ def stage_pull(
     staged = Staged(source_id=source_id, path=shown, kind="metrics", format="prometheus", sha256="")
     w = StageWriter(con, "stage_metrics")
     ordinal = 0
+    outside = repeated = 0
     for name in names:
         for s, e in chunks(start, end, step):
             params = {
@@ -199,8 +203,17 @@ def stage_pull(
             doc, body = _get(url, "/api/v1/query_range", params, deadline)
             _data(doc, f"query_range for {name!r}", url)
             h.update(body)
-            ordinal = stage_response(w, doc, staged, shown, opts, ordinal)
+            # The times as sent (3 decimals); the chunks do not overlap, so a point is kept once.
+            window = Window(round(s, 3) - 1e-6, round(e, 3) + 1e-6)
+            ordinal = stage_response(w, doc, staged, shown, opts, ordinal, window)
+            outside += window.outside
+            repeated += window.repeated
     w.flush()
+    if outside or repeated:
+        staged.notes.append(
+            f"dropped {outside} points outside the requested window and {repeated} repeated"
+            " points (same series and time) that the server sent"
+        )
     staged.sha256 = h.hexdigest()
     staged.notes.append(f"{len(names)} metric names matched {match!r}")
     if not names:

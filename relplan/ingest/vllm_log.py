@@ -43,7 +43,7 @@ import duckdb
 from relplan.errors import InputError
 from relplan.ingest import vllm_stats
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, open_text_lines
+from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm_clock import BadTime, Clock
 from relplan.ingest.vllm_ids import RequestIds, strip_engine_suffix
@@ -349,8 +349,11 @@ def stage_vllm_log(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     reader = _Reader(con, info, staged, opts)
-    for n, line in open_text_lines(info.path):
+    faults = faults_for(opts.skip)
+    for n, line in open_text_lines(info.path, faults):
         reader.lines[reader.line(n, line)] += 1
+    for n, text, why in faults.drain() if faults is not None else []:
+        reader.lines[reader.reject(n, text, why)] += 1
     reader.close()
     if reader.events == 0 and reader.stats.samples == 0 and not reader.lines["rejected"]:
         raise InputError(
