@@ -81,6 +81,13 @@ class WorkloadSpec(StrictModel):
     max_tokens: int = Field(default=2048, ge=1)
     trace: TraceSpec | None = None
 
+    @model_validator(mode="after")
+    def _trace_prefix(self) -> WorkloadSpec:
+        # a real trace's prompts share no synthetic prefix unless the scenario gives one
+        if self.trace is not None and "prefix_tokens" not in self.model_fields_set:
+            self.prefix_tokens = 0
+        return self
+
     @field_validator("phases")
     @classmethod
     def _unique(cls, v: list[PhaseSpec]) -> list[PhaseSpec]:

@@ -93,7 +93,8 @@ class SimSummary(StrictModel):
     steady: PhaseFigures | None = None
     recovered_after_pulse_s: float | None
     verdict: str = Field(
-        description="recovered | metastable | draining | overloaded | insufficient data"
+        description="recovered | metastable | draining | overloaded | insufficient data | "
+        "no overload (a trace whose named overload phase arrives below C^)"
     )
     after_overload: AfterOverload
     retry_share_of_executions: float | None
@@ -190,6 +191,9 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         bins_with_calls=0 if rec is None else rec.bins_with_enough_calls,
     )
     verdict = "insufficient data" if rec is None else rec.verdict
+    if man.meta.get("trace_overload") is False:
+        # a trace whose named overload phase does not overload: no verdict from names alone
+        rec, verdict = None, "no overload"
 
     run_amp = _row(amp, "run")
     wp = _row(res.wasted_prefill.windows, "run") if res.wasted_prefill is not None else None
