@@ -7,6 +7,7 @@ step issued at t on an idle GPU is done at t + 0.010, and steps run back to back
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from typing import Any
 
 import pytest
 
@@ -249,17 +250,19 @@ def test_eviction_takes_the_least_recently_freed_blocks_first() -> None:
     ex = h.new(16, 1)
     e._take(10)
     e._release(2)
-    seg: list[object] = [ex, 3]
+    seg: list[Any] = [ex, 3]
     e.free_queue.append(seg)
     e.free += 3
     ex.cache_seg = seg
     e._release(1)
     assert [s[1] for s in e.free_queue] == [2, 3, 1]
     e._take(3)
-    assert ex.cache_seg is seg and seg[1] == 2
+    assert ex.cache_seg is seg
+    assert seg[1] == 2
     e._take(2)
     assert ex.cache_seg is None
-    assert e.free == 1 and [s[1] for s in e.free_queue] == [1]
+    assert e.free == 1
+    assert [s[1] for s in e.free_queue] == [1]
 
 
 def test_shared_prefix_is_a_cache_hit_and_never_computed() -> None:

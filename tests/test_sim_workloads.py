@@ -185,7 +185,8 @@ def test_calibrating_a_trace_scenario_draws_the_trace_lengths_on_the_ramp(tmp_pa
         {"name": "t", "workload": {"trace": {"path": str(_mooncake(tmp_path))}}}
     )
     ramp = ramp_scenario(scn, 1.0, 0.5, 10.0, 3)
-    assert ramp.workload.trace is not None and ramp.workload.trace.use == "lengths"
+    assert ramp.workload.trace is not None
+    assert ramp.workload.trace.use == "lengths"
     assert [p.rate_per_s for p in ramp.workload.phases] == [1.0, 1.5, 2.0]
 
 
@@ -204,7 +205,8 @@ def test_a_trace_below_capacity_gets_no_verdict_from_its_phase_names(tmp_path: P
     assert s.verdict == "no overload"
     assert s.recovered_after_pulse_s is None
     run = json.loads((tmp_path / "out" / "run.json").read_text())
-    assert run["overload_phase"] is None and run["meta"]["trace_overload"] is False
+    assert run["overload_phase"] is None
+    assert run["meta"]["trace_overload"] is False
 
 
 def test_calibration_says_what_start_to_try_when_no_stage_grows() -> None:

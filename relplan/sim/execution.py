@@ -3,7 +3,7 @@ the engine's configuration and the listener it reports results to (engine.py run
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 # Execution states, in lifecycle order (comparisons such as `state >= FINISHED` rely on it).
 # Plain ints rather than an IntEnum: the step loop compares them for every execution it
@@ -106,7 +106,7 @@ class Execution:
         self.preemptions = 0
         # while preempted: its entry [owner, blocks] in the engine's free-block queue, the
         # blocks of its KV cache still in the prefix cache (None once re-admitted or evicted)
-        self.cache_seg: list[object] | None = None
+        self.cache_seg: list[Any] | None = None
 
 
 class EngineListener(Protocol):
