@@ -317,12 +317,16 @@ def test_capacity_is_skipped_without_stages(result: AnalyzeResult) -> None:
 
 
 def test_from_to_clips_phases_and_counters(con: duckdb.DuckDBPyConnection) -> None:
-    """--from 60 --to 200: base drops out, hold becomes [120, 200); the rolling series starts
+    """--from 60 --to 200: base drops out, hold becomes [120, 200) and the steady window
+    (pulse end 120 + D 30 to the hold's end 240) [150, 200); the rolling series starts
     at 120 (first full window) and only 120-150 s still alarms."""
     r = analyze(con, AnalyzeOptions(t_from=60, t_to=200, only=["counters", "delivery"]))
-    assert [p.window for p in r.counters.windows if p.replica is None] == ["run", "pulse", "hold"]  # type: ignore[union-attr]
+    windows = [p.window for p in r.counters.windows if p.replica is None]  # type: ignore[union-attr]
+    assert windows == ["run", "pulse", "hold", "steady"]
     hold = by_window(r.counters.windows)["hold"]  # type: ignore[union-attr]
     assert (hold.start_s, hold.end_s) == (120, 200)
+    steady = by_window(r.counters.windows)["steady"]  # type: ignore[union-attr]
+    assert (steady.start_s, steady.end_s) == (150, 200)
     assert [(a.start_s, a.end_s) for a in r.counters.alarms if a.replica is None] == [(120, 150)]  # type: ignore[union-attr]
     assert r.amplification is None
     assert r.skipped == []

@@ -108,7 +108,8 @@ def test_layers_do_not_import_upwards(module: str, forbidden: tuple[str, ...]) -
 def test_a_toy_analysis_added_by_the_recipe_is_in_analyze_json(db: Path) -> None:
     """Fixture (tests/fixture_incident.py), attempts by t_sent: base c1, c2 a0, c2 a1 = 3;
     pulse 9 (c3 a1 shed at 92, c6 error at 75); hold 4 (c12 error at 230); run 16, 1 shed,
-    2 errors: 3/16 shed or failed."""
+    2 errors: 3/16 shed or failed. The steady window (pulse end 120 + D 30 to 240) holds the
+    same 4 hold attempts, all sent after 150."""
     res = runner.invoke(app, ["analyze", "--db", str(db), "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
@@ -119,7 +120,9 @@ def test_a_toy_analysis_added_by_the_recipe_is_in_analyze_json(db: Path) -> None
         (3, 0, 0),
         (9, 1, 1),
         (4, 0, 1),
+        (4, 0, 1),
     ]
+    assert list(w) == ["run", "base", "pulse", "hold", "steady"]
     assert w["run"]["refused_share"] == pytest.approx(3 / 16)
     only = runner.invoke(app, ["analyze", "--db", str(db), "--only", "attempt_outcomes"])
     assert only.exit_code == 0, only.output

@@ -2,21 +2,21 @@
 (tests/helpers/incident_cuts.py): the verdict, its reasons and key figures, worked out by hand
 from the sample's files, and a snapshot of `relplan analyze --json` per combination.
 
-The incident: calls at 1.68/s for 120 s, 7.56/s for 107 s (the pulse, 120-227 s), then 1.68/s
-again; the engine completes about 2.8 calls/s; clients give up after 120 s and retry up to 3
+The incident: calls at 1.71/s for 120 s, 7.70/s for 107 s (the pulse, 120-227 s), then 1.71/s
+again; the engine completes about 2.85 calls/s; clients give up after 120 s and retry up to 3
 times. run.json names all that; the cuts without it must find it in the data.
 
 Per 30 s bin (from the files; t from the first record):
   bin        new calls  delivered  engine arrived  finished  waiting gauge (last)  success
-  90-120         47         41            47           41            0               41
-  120-150       203         13           203           13           74               13
-  150-180       229         78           229           78          217               78
-  180-210       229         78           229           78          369               78
-  210-240       156         82           156           82          480               82
-  240-270        42         77            43           77          445               77
-Ĉ estimated: the best 3-bin completion rate while work waited, (78 + 78 + 82) / 90 s
-= 2.644/s (the simulator's true Ĉ is 2.8). The overload is the first run of bins whose
-arrivals exceed 2.644/s with work waiting: 120-240 s (240-270 has 42 calls = 1.4/s).
+  90-120         51         43            51           43            0               43
+  120-150       203         12           203           12           81               12
+  150-180       235         87           235           87          221               87
+  180-210       234         85           234           85          367               85
+  210-240       152         86           152           86          474               86
+  240-270        44         87            45           87          434               87
+Ĉ estimated: the best 3-bin completion rate while work waited, (87 + 85 + 86) / 90 s
+= 2.867/s (the simulator's calibrated Ĉ is 2.85). The overload is the first run of bins whose
+arrivals exceed 2.867/s with work waiting: 120-240 s (240-270 has 44 calls = 1.5/s).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from tests.helpers.incident_cuts import CUTS, build_cut
 pytestmark = pytest.mark.slow
 
 runner = CliRunner()
-C_HAT = (78 + 78 + 82) / 90
+C_HAT = (87 + 85 + 86) / 90
 
 
 @pytest.fixture(scope="module")
@@ -67,16 +67,13 @@ def _rounded(v: Any) -> Any:
 
 
 def test_metrics_alone_give_a_suspected_metastable_verdict(cuts: dict[str, Any]) -> None:
-    """Metrics only. Mean prompt length from the bins where nothing waited (30-120 s):
-    (481,658 + 549,822 + 568,050) prompt tokens / (43 + 46 + 41) successes = 12,304 tokens.
-    Bin 120-150: admissions 1,273,712 / 12,304 / 30 = 3.45/s, plus the waiting gauge's growth
-    (74 - 0) / 30 = 2.47/s: 5.92/s > Ĉ 2.644 -> the overload starts at 120 s; bin 240-270:
-    942,886 / 12,304 / 30 + (445 - 480) / 30 = 2.55 - 1.17 = 1.39/s -> it ends at 240 s.
-    After it, request_success_total rose 579 - 438 = 141 over the 28 bins from 240 s (840 s):
-    0.168/s = 0.06 × Ĉ while the queue
-    held hundreds: completions collapsed -> metastable, suspected (admissions cannot tell a
-    retry from a new call). Prompt tokens rose 20,170,205 against 51,648,584 queried: a
-    shortfall of 1 - 20,170,205 / 51,648,584 = 60.9 %."""
+    """Metrics only. Admissions per bin are estimated from the rise of prefix-cache queries
+    over the mean prompt length (from the bins where nothing waited) plus the waiting gauge's
+    growth: above Ĉ 2.867 from 120 s, below it from 240 s. After the overload,
+    request_success_total rose 323 over the 38 bins from 240 s (1,140 s): 0.283/s = 0.10 × Ĉ
+    while the queue held hundreds: completions collapsed -> metastable, suspected (admissions
+    cannot tell a retry from a new call). Prompt tokens rose 28,555,316 against 63,382,265
+    queried over the run: a shortfall of 1 - 28,555,316 / 63,382,265 = 54.9 %."""
     v = cuts["metrics"]["verdict"]
     assert (v["verdict"], v["suspected"]) == ("metastable", True)
     ctx = cuts["metrics"]["context"]
@@ -87,11 +84,11 @@ def test_metrics_alone_give_a_suspected_metastable_verdict(cuts: dict[str, Any])
     ]
     assert ctx["capacity"] == pytest.approx(C_HAT)
     assert ctx["capacity_source"].startswith("estimated")
-    assert _fig(cuts["metrics"], "completions_after")["value"] == pytest.approx(0.06, abs=0.01)
+    assert _fig(cuts["metrics"], "completions_after")["value"] == pytest.approx(323 / 1140 / C_HAT)
     assert _fig(cuts["metrics"], "counter_shortfall")["value"] == pytest.approx(
-        1 - 20_170_205 / 51_648_584
+        1 - 28_555_316 / 63_382_265
     )
-    assert _fig(cuts["metrics"], "completions_stop")["value"] == 579
+    assert _fig(cuts["metrics"], "completions_stop")["value"] == 782
     assert _fig(cuts["metrics"], "admissions")["status"] == "estimated"
     assert _fig(cuts["metrics"], "delivered_share")["status"] == "not available"
     assert "gateway log" in _fig(cuts["metrics"], "delivered_share")["needs"]
@@ -99,57 +96,58 @@ def test_metrics_alone_give_a_suspected_metastable_verdict(cuts: dict[str, Any])
 
 
 def test_engine_events_alone_give_a_suspected_metastable_verdict(cuts: dict[str, Any]) -> None:
-    """Engine events and stats only (no steps, no gateway). Arrivals after 240 s: 5,835 - 1,010
-    = 4,825 executions as the engine counts them (retries included), over the 28 bins from
-    240 s (840 s): 5.744/s = 2.17 × Ĉ; finished: 141 / 840 s = 0.06 × Ĉ: completions
+    """Engine events and stats only (no steps, no gateway). Arrivals after 240 s: 7,039 - 1,023
+    = 6,016 executions as the engine counts them (retries included), over the 38 bins from
+    240 s (1,140 s): 5.277/s = 1.84 × Ĉ; finished: 323 / 1,140 s = 0.10 × Ĉ: completions
     collapsed while work kept arriving -> metastable,
     suspected; no deadline (the engine does not see the client's)."""
     data = cuts["engine"]
     v = data["verdict"]
     assert (v["verdict"], v["suspected"]) == ("metastable", True)
-    assert _fig(data, "arrivals_after")["value"] == pytest.approx(2.17, abs=0.01)
-    assert _fig(data, "completions_after")["value"] == pytest.approx(0.06, abs=0.01)
+    assert _fig(data, "arrivals_after")["value"] == pytest.approx(6016 / 1140 / C_HAT)
+    assert _fig(data, "completions_after")["value"] == pytest.approx(323 / 1140 / C_HAT)
     assert _fig(data, "deadline")["status"] == "not available"
     assert data["context"]["deadline_s"] is None
 
 
 def test_the_gateway_log_alone_gives_a_measured_metastable_verdict(cuts: dict[str, Any]) -> None:
-    """Gateway log only. D from the data: all 5,256 attempts the client left lasted 120 s.
-    After the detected overload (240 s to 1,066.83 s = 826.83 s): 1,190 new calls = 1.439/s =
-    0.544 × Ĉ, while 4,825 executions were accepted = 5.835/s = 2.207 × Ĉ: calls within
-    capacity, executions above it -> metastable, measured. 579 of 2,200 calls delivered
-    (26.3 %); retries made 3,635 of 5,835 executions (62.3 %)."""
+    """Gateway log only. D from the data: all 6,257 attempts the client left lasted 120 s.
+    After the detected overload (240 s to 1,369.146 s = 1,129.146 s): 1,214 new calls =
+    1.075/s = 0.375 × Ĉ, while 6,016 executions were accepted = 5.328/s = 1.859 × Ĉ: calls
+    within capacity, executions above it -> metastable, measured. 782 of 2,237 calls
+    delivered (35.0 %); retries made 4,802 of 7,039 executions (68.2 %)."""
     data = cuts["gateway"]
     v = data["verdict"]
     assert (v["verdict"], v["suspected"]) == ("metastable", False)
     assert data["context"]["deadline_s"] == 120.0
     assert data["context"]["deadline_source"].startswith("from the data")
-    assert _fig(data, "calls_after")["value"] == pytest.approx(1190 / 826.83 / C_HAT, rel=1e-3)
-    assert _fig(data, "accepted_after")["value"] == pytest.approx(4825 / 826.83 / C_HAT, rel=1e-3)
-    assert _fig(data, "delivered_share")["value"] == pytest.approx(579 / 2200)
-    assert _fig(data, "retry_share")["value"] == pytest.approx(3635 / 5835)
+    assert _fig(data, "calls_after")["value"] == pytest.approx(1214 / 1129.146 / C_HAT, rel=1e-3)
+    assert _fig(data, "accepted_after")["value"] == pytest.approx(6016 / 1129.146 / C_HAT, rel=1e-3)
+    assert _fig(data, "delivered_share")["value"] == pytest.approx(782 / 2237)
+    assert _fig(data, "retry_share")["value"] == pytest.approx(4802 / 7039)
     assert "not enough data" not in json.dumps(v).lower()
 
 
 def test_gateway_and_metrics_add_the_counter_and_health_evidence(cuts: dict[str, Any]) -> None:
     """Gateway + metrics: the gateway's verdict (metastable, measured) and the metrics' figures
-    beside it: the counter shortfall (about 61 %) and four health signals fired
-    (cache_full_while_queueing, counter_divergence, preemption_storm, queue_growing)."""
+    beside it: the counter shortfall (about 55 %) and three health signals fired
+    (cache_full_while_queueing, counter_divergence, queue_growing; the sample regenerated
+    with the prefix-cache model no longer has a preemption storm)."""
     data = cuts["gateway_metrics"]
     assert data["verdict"]["verdict"] == "metastable"
     assert not data["verdict"]["suspected"]
-    assert _fig(data, "counter_shortfall")["value"] == pytest.approx(0.61, abs=0.005)
-    assert _fig(data, "health_fired")["value"] == 4
+    assert _fig(data, "counter_shortfall")["value"] == pytest.approx(0.55, abs=0.005)
+    assert _fig(data, "health_fired")["value"] == 3
 
 
 def test_everything_keeps_the_run_manifest_verdict(cuts: dict[str, Any]) -> None:
-    """Everything: run.json names the pulse (120-227 s), Ĉ 2.8 and D 120 s. After the pulse:
-    calls at 0.51 × Ĉ, executions accepted at 2.06 × Ĉ (engine trace), 1.2 % on time ->
+    """Everything: run.json names the pulse (120-227 s), Ĉ 2.85 and D 120 s. After the pulse:
+    calls at 0.38 × Ĉ, executions accepted at 1.85 × Ĉ (engine trace), 1.1 % on time ->
     metastable, measured; 83.7 % of computed prefill went to aborted executions."""
     data = cuts["everything"]
     assert data["context"]["phases_source"] == "run.json"
     assert (data["verdict"]["verdict"], data["verdict"]["suspected"]) == ("metastable", False)
-    assert _fig(data, "calls_after")["value"] == pytest.approx(0.51, abs=0.01)
+    assert _fig(data, "calls_after")["value"] == pytest.approx(0.38, abs=0.01)
     assert _fig(data, "aborted_prefill")["value"] == pytest.approx(0.837, abs=0.001)
 
 

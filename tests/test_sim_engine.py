@@ -7,6 +7,7 @@ step issued at t on an idle GPU is done at t + 0.010, and steps run back to back
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,16 @@ from relplan.sim.costmodel import CostModel, step_cost_ms
 from relplan.sim.engine import Engine
 from relplan.sim.execution import ABORTED, EVENT_NAMES, FINISHED, EngineConfig, Execution
 
-TEN_MS = CostModel(a_ms=10.0, b_ms_per_token=0.0, c_ms_per_pair=0.0, f_ms_per_context_token=0.0)
+TEN_MS = CostModel(
+    a_ms=10.0,
+    b_ms_per_token=0.0,
+    c_ms_per_pair=0.0,
+    f_ms_per_context_token=0.0,
+    b_ms_per_decode_seq=0.0,
+    floor_ms=0.0,
+    floor_ms_per_seq=0.0,
+    floor_ms_per_context_token=0.0,
+)
 
 
 class Harness:
@@ -161,7 +171,9 @@ def test_preemption_frees_blocks_and_recomputes_from_the_front_of_the_queue() ->
     B now needs 3 blocks (8 prompt tokens + 1 output token, recomputed); A takes one more at
     step 5 and its last at step 9, so B waits at the front of the queue until A finishes
     (step 9, done 0.100, 5 blocks freed): step 10 re-admits B with prompt_computed 9 after the
-    `preempted` event, producing its 2nd token; steps 11-18 decode the other 8.
+    `preempted` event, producing its 2nd token; steps 11-18 decode the other 8. B's 2 full
+    blocks went to the tail of the free queue at the preemption, and A's allocations at steps
+    5 and 9 evicted both (the queue holds nothing else), so B recomputes all 9 tokens.
     Counters: one preemption; prompt tokens counted once per execution (8 + 8); prefix-cache
     queries counted at first admission only (8 + 8); 20 generation tokens.
     """
@@ -196,6 +208,61 @@ def test_preemption_frees_blocks_and_recomputes_from_the_front_of_the_queue() ->
     assert a.state == FINISHED
     assert b.state == FINISHED
     assert h.engine.free == 5
+
+
+def test_a_preempted_execution_readmitted_before_eviction_computes_only_what_it_lost() -> None:
+    """As above, but A has 4 output tokens: it takes one block at step 1 (its 9th token) and
+    none after, and finishes at step 3 (done 0.040) with 3 blocks freed. B was preempted at
+    step 3's issue (0.020) holding 8 prompt tokens in 2 full blocks, which stay cached in the
+    free queue; nothing evicts them before step 4 re-admits B: its target is 9 (8 prompt + 1
+    output), the lookup stops one token short of it ((9 - 1) // 4 = 2 blocks), so it finds
+    8 tokens cached and computes 1. Prefix-cache counters stay at first admissions (vLLM
+    keeps preempted re-admissions apart); the 8 hit tokens count as preempted hits."""
+    h = Harness(
+        EngineConfig(
+            max_num_batched_tokens=16, max_num_seqs=8, block_size=4, num_blocks=5, prefix_tokens=0
+        )
+    )
+    a = h.new(8, 4)
+    b = h.new(8, 10)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.at(0.0, lambda t: h.engine.arrive(b, t))
+    h.run()
+    assert ("preempted", 0.02) in h.events("x1")
+    assert ("finished", 0.04) in h.events("x0")
+    st_b = h.steps("x1")
+    assert st_b[0] == (2, 0.01, 0.03, 8, 0, 1)
+    assert st_b[1] == (4, 0.04, 0.05, 1, 8, 1)  # 1 computed, 8 found in the cache
+    assert h.engine.recomputed_tokens_total == 1
+    assert h.engine.preempted_hits_total == 8
+    assert h.engine.prefix_queries_total == 16
+    assert h.engine.prefix_hits_total == 0
+    assert h.engine.free == 5
+
+
+def test_eviction_takes_the_least_recently_freed_blocks_first() -> None:
+    """The free queue in isolation: 10 blocks, all allocated; 2 freed (nobody's), then a
+    preempted execution's 3 cached blocks, then 1 more freed. Allocating 3 evicts the 2 freed
+    first and then one of the execution's (its chain's last): 2 stay cached; allocating 2
+    more evicts those, and the execution has nothing cached left."""
+    h = Harness(EngineConfig(block_size=4, num_blocks=10, prefix_tokens=0))
+    e = h.engine
+    ex = h.new(16, 1)
+    e._take(10)
+    e._release(2)
+    seg: list[Any] = [ex, 3]
+    e.free_queue.append(seg)
+    e.free += 3
+    ex.cache_seg = seg
+    e._release(1)
+    assert [s[1] for s in e.free_queue] == [2, 3, 1]
+    e._take(3)
+    assert ex.cache_seg is seg
+    assert seg[1] == 2
+    e._take(2)
+    assert ex.cache_seg is None
+    assert e.free == 1
+    assert [s[1] for s in e.free_queue] == [1]
 
 
 def test_shared_prefix_is_a_cache_hit_and_never_computed() -> None:
@@ -246,7 +313,9 @@ def test_engine_step_duration_is_the_cost_model() -> None:
     expected = step_cost_ms(cost, [(100, 32)], []) / 1000
     assert h.engine.step_t_done[0] == pytest.approx(expected)
     assert expected == pytest.approx(
-        0.75 * (3.29 + 0.02365 * 100 + 1.178e-6 * 100 * (32 + 50)) / 1000
+        # compute 3.46 + 0.02143 * 100 + 1.521e-6 * 100 * (32 + 50) = 5.62 ms is below the
+        # memory floor (the weights read once: 5.844 ms), so the floor is the step's cost
+        0.75 * max(5.844, 3.46 + 0.02143 * 100 + 1.521e-6 * 100 * (32 + 50)) / 1000
     )
 
 
@@ -261,3 +330,55 @@ def test_waiting_queue_cap_refuses_arrivals_after_arrived() -> None:
     assert h.events("x2") == [("arrived", 0.0), ("rejected", 0.0)]
     assert h.rejected == [("x2", 0.0)]
     assert [e for e, _ in h.finished] == ["x0", "x1"]
+
+
+def test_max_num_queued_reqs_counts_running_and_waiting_requests() -> None:
+    """vLLM's --max-num-queued-reqs 2 with room for 8 running: A and B arrive at 0 (B is
+    admitted with step 2, issued at 0.010); C at 0.015 is refused although nothing waits,
+    since 2 requests run; D, arriving after A finished (3 tokens, done 0.030), is accepted."""
+    h = Harness(
+        EngineConfig(
+            max_num_batched_tokens=64, max_num_seqs=8, prefix_tokens=0, max_num_queued_reqs=2
+        )
+    )
+    xs = [h.new(8, 3), h.new(8, 10), h.new(8, 3), h.new(8, 3)]
+    h.at(0.0, lambda t: [h.engine.arrive(x, t) for x in xs[:2]])
+    h.at(0.015, lambda t: h.engine.arrive(xs[2], t))
+    h.at(0.035, lambda t: h.engine.arrive(xs[3], t))
+    h.run()
+    assert h.engine.step_waiting[2] == 0  # the step issued at 0.010 left nobody waiting
+    assert h.rejected == [("x2", 0.015)]
+    assert h.events("x2") == [("arrived", 0.015), ("rejected", 0.015)]
+    assert [e for e, _ in h.finished] == ["x0", "x3", "x1"]
+
+
+def test_max_num_queued_reqs_refuses_exactly_at_the_cap() -> None:
+    """One running (max_num_seqs 1) and cap 3: the second and third wait, the fourth is the
+    first refused (1 running + 2 waiting = 3)."""
+    h = Harness(
+        EngineConfig(
+            max_num_batched_tokens=16, max_num_seqs=1, prefix_tokens=0, max_num_queued_reqs=3
+        )
+    )
+    xs = [h.new(8, 3) for _ in range(5)]
+    h.at(0.0, lambda t: [h.engine.arrive(x, t) for x in xs])
+    h.run()
+    assert [e for e, _ in h.rejected] == ["x3", "x4"]
+
+
+def test_max_num_queued_tokens_counts_prompts_before_their_first_token() -> None:
+    """--max-num-queued-tokens 16 with 8-token prompts: A and B are accepted (16), C at the
+    same instant is refused (24 > 16); A's and B's first tokens come with step 0 (done 0.010),
+    so D at 0.015 is accepted although A and B still run."""
+    h = Harness(
+        EngineConfig(
+            max_num_batched_tokens=64, max_num_seqs=8, prefix_tokens=0, max_num_queued_tokens=16
+        )
+    )
+    xs = [h.new(8, 5) for _ in range(4)]
+    h.at(0.0, lambda t: [h.engine.arrive(x, t) for x in xs[:3]])
+    h.at(0.015, lambda t: h.engine.arrive(xs[3], t))
+    h.run()
+    assert h.rejected == [("x2", 0.0)]
+    assert sorted(e for e, _ in h.finished) == ["x0", "x1", "x3"]
+    assert h.engine.prefill_prompt_tokens == 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from relplan.sim.execution import ABORTED, FINISHED, EngineEvent
 from relplan.sim.profiles import CostSpec, Profile
 from relplan.sim.scenario import Scenario
@@ -216,12 +218,30 @@ def test_engine_refusal_fails_the_attempt_which_retries() -> None:
     assert r[3][4] == "delivered"
 
 
-def test_no_attempt_is_sent_after_the_last_phase() -> None:
-    """A retry that would be sent after the run's last phase is not sent; the run then stops
-    once every call has resolved."""
+def test_a_retry_scheduled_after_the_last_phase_is_sent() -> None:
+    """The last phase ends at 1.2 s; the first attempt times out at 1.0 and its retry is
+    due at 1.5, after the phase: it is sent (the end of the phases stops planning new calls,
+    not the clients' retries), times out at 2.5, and so on until the retries are used up
+    (sent at 0, 1.5, 3.0, 4.5; the last gives up at 5.5); the run stops at the next scrape."""
     sim = make_sim(seconds=1.2, client={"deadline_s": 1.0, "max_retries": 3})
     sim.add_call(0.0, 8, 1000)
     sim.run()
-    assert [a.number for a in sim.clients.attempts] == [0]
-    assert sim.clients.attempts[0].t_end == 1.0  # gave up: the retry would come at 1.5
-    assert sim.now == 5.0  # stopped at the first scrape after the last phase (every 5 s)
+    sent = [(a.number, a.t_sent, a.t_end) for a in sim.clients.attempts]
+    assert sent == [(0, 0.0, 1.0), (1, 1.5, 2.5), (2, 3.0, 4.0), (3, 4.5, 5.5)]
+    assert sim.now == 10.0  # the first scrape (every 5 s) after the call resolved at 5.5
+
+
+def test_a_late_retry_is_served_after_the_last_phase() -> None:
+    """One sequence at a time, deadline 0.45 s, a 0.5 s phase: call 0 (40 tokens) runs 0-0.40;
+    call 1 (10 tokens, at 0.01) waits behind it, runs 0.40-0.50 and its client leaves at 0.46;
+    the retry, due at 0.96 (after the last phase), is sent, runs alone 0.96-1.06, delivered."""
+    sim = make_sim(
+        seconds=0.5, client={"deadline_s": 0.45, "max_retries": 1}, engine={"max_num_seqs": 1}
+    )
+    sim.add_call(0.0, 8, 40)
+    sim.add_call(0.01, 8, 10)
+    sim.run()
+    last = sim.clients.attempts[-1]
+    assert (last.call.call_id, last.number, last.outcome) == ("call-00001", 1, "delivered")
+    assert last.t_sent == pytest.approx(0.96)
+    assert last.t_end == pytest.approx(1.06)

@@ -27,6 +27,7 @@ def test_summary_of_a_hand_built_run(tmp_path: Path) -> None:
     hold:  eleven calls at 25, 30, ..., 75, 100 tokens each: served at once, on time; the
            30 s bins after the pulse ([20, 50), [50, 80)) hold 5 and 6 calls, all on time,
            so service recovered at the first bin: 0 s.
+    steady: [25, 80), the pulse's end plus D to the hold's end: the same eleven calls.
 
     Executions: 14, none by a retry. Computed prompt tokens: 14 x 8 = 112, of which B's and
     c1's are aborted (16); c1's 8 were in flight at the abort, before its first token.
@@ -75,6 +76,12 @@ def test_summary_of_a_hand_built_run(tmp_path: Path) -> None:
     assert (hold.calls, hold.delivered_share, hold.on_time_share) == (11, 1.0, 1.0)
     assert hold.accepted_rate_x_capacity == pytest.approx(11 / 60)
     assert hold.completed_rate_x_capacity == pytest.approx(11 / 60)
+    # steady: from the pulse's end plus D (20 + 5) to the hold's end, the eleven hold calls
+    assert s.steady is not None
+    assert (s.steady.start_s, s.steady.end_s) == (25.0, 80.0)
+    assert (s.steady.calls, s.steady.delivered_share, s.steady.on_time_share) == (11, 1.0, 1.0)
+    assert s.steady.completed_rate_x_capacity == pytest.approx(11 / 55)
+    assert s.steady.retry_share_of_executions == 0.0
     assert s.recovered_after_pulse_s == 0.0
     assert s.verdict == "recovered"
     assert s.after_overload.bins_with_calls == 2

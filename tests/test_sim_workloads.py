@@ -147,3 +147,73 @@ def test_proxy_log_as_a_workload(tmp_path: Path) -> None:
     assert len(recs) == src.height
     assert [r[1] for r in recs] == src["prompt_tokens"].to_list()
     assert all(r[2] is None and r[3] == 2048 for r in recs)
+
+
+def _mooncake(tmp_path: Path, n: int = 30, gap_ms: int = 1000) -> Path:
+    f = tmp_path / "trace.jsonl"
+    lines = [
+        json.dumps({"timestamp": i * gap_ms, "input_length": 3000, "output_length": 20})
+        for i in range(n)
+    ]
+    f.write_text("\n".join(lines) + "\n")
+    return f
+
+
+def test_a_trace_workload_has_no_shared_prefix_unless_the_scenario_gives_one(
+    tmp_path: Path,
+) -> None:
+    trace = {"path": str(_mooncake(tmp_path))}
+    assert WorkloadSpec.model_validate({"trace": trace}).prefix_tokens == 0
+    assert WorkloadSpec.model_validate({"trace": trace, "prefix_tokens": 512}).prefix_tokens == 512
+    assert WorkloadSpec().prefix_tokens == 2000  # the synthetic reference workload keeps it
+
+
+def test_a_trace_run_without_a_capacity_is_refused_naming_calibrate(tmp_path: Path) -> None:
+    sc = tmp_path / "t.toml"
+    sc.write_text(
+        'name = "t"\n[workload]\nphases = [{ name = "all", seconds = 20, rate_per_s = 0 }]\n'
+        f'trace = {{ path = "{_mooncake(tmp_path)}" }}\n'
+    )
+    with pytest.raises(InputError, match=r"this trace's length mix.*relplan simulate calibrate"):
+        simulate(str(sc), tmp_path / "out")
+
+
+def test_calibrating_a_trace_scenario_draws_the_trace_lengths_on_the_ramp(tmp_path: Path) -> None:
+    from relplan.sim.calibrate import ramp_scenario
+
+    scn = Scenario.model_validate(
+        {"name": "t", "workload": {"trace": {"path": str(_mooncake(tmp_path))}}}
+    )
+    ramp = ramp_scenario(scn, 1.0, 0.5, 10.0, 3)
+    assert ramp.workload.trace is not None
+    assert ramp.workload.trace.use == "lengths"
+    assert [p.rate_per_s for p in ramp.workload.phases] == [1.0, 1.5, 2.0]
+
+
+def test_a_trace_below_capacity_gets_no_verdict_from_its_phase_names(tmp_path: Path) -> None:
+    """Phases named base, pulse, hold, but the trace arrives at 1 call/s against C^ = 2.8:
+    there is no overload, so no recovery verdict, and run.json names no overload phase."""
+    sc = tmp_path / "t.toml"
+    sc.write_text(
+        'name = "t"\ncapacity_calls_per_s = 2.8\n[workload]\n'
+        'phases = [{ name = "base", seconds = 10, rate_x = 0.5 },\n'
+        '  { name = "pulse", seconds = 10, rate_x = 2.7 },\n'
+        '  { name = "hold", seconds = 10, rate_x = 0.5 }]\n'
+        f'trace = {{ path = "{_mooncake(tmp_path)}" }}\n'
+    )
+    s = simulate(str(sc), tmp_path / "out")
+    assert s.verdict == "no overload"
+    assert s.recovered_after_pulse_s is None
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["overload_phase"] is None
+    assert run["meta"]["trace_overload"] is False
+
+
+def test_calibration_says_what_start_to_try_when_no_stage_grows() -> None:
+    from relplan.sim.calibrate import calibrate_seed
+    from tests.test_sim_proxy import PROFILE
+
+    scn = Scenario.model_validate({"name": "c", "workload": {"prefix_tokens": 0}})
+    r = calibrate_seed(scn, PROFILE, 1, 0.01, 0.01, 20.0, 2)
+    assert r.capacity_calls_per_s is None
+    assert r.note == "no stage grew up to 0.02 calls/s; try --start 0.03"

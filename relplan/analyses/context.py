@@ -8,6 +8,10 @@ Conventions (docs/analyses.md, conventions 1-2, 8):
   the whole run is the closed `[t0, T]`.
 - The overload phase is run.json's `overload_phase`, else the phase named `pulse`, else the
   phase with the highest arrival rate (calls by t_planned; engine arrivals without a proxy log).
+- When run.json names the overload phase and D is known, one more window, `steady`, runs from
+  the overload's end plus D to the end of the last phase: the part after the overload in
+  which every attempt sent during it has timed out (half-open, like a phase; left out when
+  empty or when a phase is itself named `steady`).
 - Flags override run.json: `--phases`, `--capacity`, `--deadline`, `--delivery-window`.
 - `--from/--to` narrow the whole run to `[from, to]`; phases are clipped to it and a phase
   left empty by the clip is dropped. A window wholly outside the data is refused; one that
@@ -49,6 +53,7 @@ from relplan.workspace.facts import latest_manifest
 ABSOLUTE_TIME_THRESHOLD = 1e8
 DEFAULT_REPLICA_LABELS = ("replica", "pod", "instance")
 INSTANT_S = 1e-6  # the window given to data that all lies at one instant
+STEADY = "steady"  # the window after the overload once all its attempts have timed out
 
 
 class PhaseSpan(StrictModel):
@@ -74,6 +79,10 @@ class RunContext(StrictModel):
     t0_source: str = Field(description="run.json | earliest proxy/engine record")
     phases: list[PhaseSpan]
     phases_source: str = Field(description="--phases | run.json | detected | none")
+    steady: PhaseSpan | None = Field(
+        default=None,
+        description="overload end + D to the last phase's end (run.json names the overload)",
+    )
     overload_phase: str | None
     overload_rule: str | None = Field(description="why this phase is the overload phase")
     capacity: float | None = Field(description="Ĉ, calls per second")
@@ -120,6 +129,11 @@ class RunContext(StrictModel):
             b = min(self.t0 + p.end_s, self.window_end)
             if b > a:
                 out.append(Window(p.name, a, b, False))
+        if self.steady is not None:
+            a = max(self.t0 + self.steady.start_s, self.window_start)
+            b = min(self.t0 + self.steady.end_s, self.window_end)
+            if b > a:
+                out.append(Window(STEADY, a, b, False))
         return out
 
     def rolling_bounds(self) -> tuple[float, float]:
@@ -336,6 +350,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     if deadline_s is None and spans["proxy"].n:
         deadline_s, deadline_source = deadline_from_attempts(con)
 
+    steady = _steady_window(phases, overload, rule, deadline_s, notes)
     sources = [
         SourceSpan(
             kind=k,
@@ -355,6 +370,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         t0_source=t0_source,
         phases=phases,
         phases_source=phases_source,
+        steady=steady,
         overload_phase=overload,
         overload_rule=rule,
         capacity=capacity,
@@ -372,6 +388,27 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         sources=sources,
         notes=notes,
     )
+
+
+def _steady_window(
+    phases: list[PhaseSpan],
+    overload: str | None,
+    rule: str | None,
+    deadline_s: float | None,
+    notes: list[str],
+) -> PhaseSpan | None:
+    """The `steady` window: the overload's end + D to the last phase's end, when run.json
+    names the overload phase and D is known (None otherwise, or when it would be empty)."""
+    if rule != "run.json overload_phase" or deadline_s is None or not phases:
+        return None
+    if any(p.name == STEADY for p in phases):
+        notes.append(f"a phase is named {STEADY!r}: no steady-state window is added")
+        return None
+    end = next(p.end_s for p in phases if p.name == overload)
+    start, last = end + deadline_s, max(p.end_s for p in phases)
+    if last <= start:
+        return None
+    return PhaseSpan(name=STEADY, start_s=start, end_s=last)
 
 
 def _rolling_span(spans: dict[str, Span], a: float, b: float, width: float) -> float:

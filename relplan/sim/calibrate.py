@@ -88,7 +88,10 @@ def ramp_scenario(
         PhaseSpec(name=f"stage-{i + 1}", seconds=stage_s, rate_per_s=round(start + i * step, 6))
         for i in range(stages)
     ]
-    wl = base.workload.model_copy(update={"phases": phases})
+    trace = base.workload.trace
+    if trace is not None and trace.use == "arrivals":  # the ramp draws the trace's lengths
+        trace = trace.model_copy(update={"use": "lengths"})
+    wl = base.workload.model_copy(update={"phases": phases, "trace": trace})
     return base.model_copy(
         update={
             "workload": wl,
@@ -139,12 +142,17 @@ def calibrate_seed(
         if grows:
             sat = done_rate
             if i == 0:
-                note = f"the first stage ({rate:.2f} calls/s) already grows: C^ is below the ramp"
+                lower = max(step, round(0.8 * done_rate / step) * step)
+                note = (
+                    f"the first stage ({rate:.2f} calls/s) already grows: C^ is below the "
+                    f"ramp; try --start {lower:.2f}"
+                )
             else:
                 cap = round(start + (i - 1) * step, 6)
             break
     else:
-        note = f"no stage grew up to {start + (max_stages - 1) * step:.2f} calls/s"
+        top = start + (max_stages - 1) * step
+        note = f"no stage grew up to {top:.2f} calls/s; try --start {top + step:.2f}"
     return SeedResult(
         seed=seed,
         capacity_calls_per_s=cap,
@@ -266,6 +274,9 @@ def render_calibration(r: CalibrationResult) -> str:
         f"C^ (median over seeds) = {num(r.capacity_calls_per_s, 2)} calls/s; saturated "
         f"completion rate = {num(r.saturated_completion_calls_per_s, 3)} calls/s",
     ]
+    if r.capacity_calls_per_s is None:
+        hint = next((s.note for s in r.seeds if s.note), None)
+        lines.append(f"no C^ found{': ' + hint if hint else ''}")
     if r.written_to:
         lines.append(f"stored in {r.written_to}")
     return "\n".join(lines)

@@ -5,9 +5,10 @@ complete (`delivered`), when its deadline passes (`client_gone`: the client leav
 the proxy or engine refuses it (`shed` / `error`, ended at once). A failed attempt (timeout,
 429, 503) uses up a retry: the client waits a uniform backoff and sends the next attempt,
 up to `max_retries` retries, and never sends an attempt after the call's delivery window has
-closed (`t_planned + delivery_window_s`) or after the last phase has ended (the run then
-drains: attempts in flight end by response or deadline, and the simulation stops when every
-call has resolved).
+closed (`t_planned + delivery_window_s`). The end of the last phase only ends the planning of
+new calls: retries go on by the client's policy after it, as a real client's would, and the
+simulation stops once every call has resolved (delivered, out of attempts, or its delivery
+window closed).
 """
 
 from __future__ import annotations
@@ -110,12 +111,10 @@ class Clients:
         cfg: ClientConfig,
         push: Callable[[float, int, object], None],
         backoff_rng: random.Random,
-        t_last_send: float,
     ) -> None:
         self.cfg = cfg
         self.push = push
         self.rng = backoff_rng
-        self.t_last_send = t_last_send
         self.proxy: Proxy | None = None
         self.attempts: list[Attempt] = []
         self.open_calls = 0
@@ -164,7 +163,7 @@ class Clients:
         cfg = self.cfg
         if att.number < cfg.max_retries:
             t_next = t + self.rng.uniform(cfg.backoff_min_s, cfg.backoff_max_s)
-            if t_next <= call.t_planned + cfg.delivery_window_s and t_next < self.t_last_send:
+            if t_next <= call.t_planned + cfg.delivery_window_s:
                 self.push(t_next, EventKind.RETRY, call)
                 return
         call.done = True

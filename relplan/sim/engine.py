@@ -13,6 +13,21 @@ Per step (issued by `_issue`):
    served while the token budget, `max_num_seqs` and the free blocks for their first chunk
    allow. The shared prefix (full blocks only) is pinned in the cache and counts as a hit: it
    is never computed.
+
+Prefix cache (vLLM V1's default, `enable_prefix_caching`): free blocks form one queue,
+evicted from its head (least recently freed first) when a block is allocated; a freed
+execution's blocks join its tail, its last block first, so eviction eats an execution's
+blocks from the end of its token chain. The full blocks a preempted execution frees keep
+their content until evicted: re-admitted, it finds the blocks of its chain still cached
+(the shared prefix, then its own, up to one token short of its target, as vLLM's lookup
+stops) and computes only the rest. Other freed blocks are never hit (a retry is a new
+request and is not matched to its predecessor's blocks: docs/simulate.md, The model).
+
+Admission control (vLLM's `--max-num-queued-reqs` / `--max-num-queued-tokens`, checked
+when a request arrives): refused when the requests in the engine (waiting, preempted
+included, and running) have reached `max_num_queued_reqs`, or when the prompt tokens of the
+requests still before their first token plus its own would pass `max_num_queued_tokens`.
+`waiting_cap` is the older, non-vLLM rule: refused while that many wait.
 Decode tokens come first: `max_num_seqs <= max_num_batched_tokens` (checked by the scenario
 model, as vLLM does), so every running decode always fits in the budget.
 
@@ -85,15 +100,26 @@ class Engine:
         self.max_seqs = cfg.max_num_seqs
         self.async_depth = cfg.async_depth
         self.waiting_cap = cfg.waiting_cap
+        self.max_queued_reqs = cfg.max_num_queued_reqs
+        self.max_queued_tokens = cfg.max_num_queued_tokens
+        self.prefill_prompt_tokens = 0  # prompts of accepted requests before their first token
         self.pinned_blocks = cfg.prefix_tokens // cfg.block_size
         self.free = cfg.num_blocks - self.pinned_blocks
+        # the free-block queue, as runs [owner, blocks]: owner None for blocks whose content
+        # nobody will look up, else the preempted execution whose chain they hold
+        self.free_queue: deque[list[Any]] = deque([[None, self.free]]) if self.free else deque()
         self.num_blocks = cfg.num_blocks
         # cost coefficients, pre-multiplied by speed and converted to seconds
         s = cost.speed / 1000.0
         self.cost_per_step_s = cost.a_ms * s
         self.cost_per_token_s = cost.b_ms_per_token * s
+        self.cost_per_decode_s = cost.decode_seq_ms * s
         self.cost_per_pair_s = cost.c_ms_per_pair * s
         self.cost_per_context_token_s = cost.f_ms_per_context_token * s
+        self.wave_seqs = cost.wave_seqs
+        self.floor_s = cost.floor_ms * s
+        self.floor_per_seq_s = cost.floor_ms_per_seq * s
+        self.floor_per_context_token_s = cost.floor_ms_per_context_token * s
         self.push_done = push_done
         self.listener = listener
 
@@ -122,6 +148,10 @@ class Engine:
         self.preemptions_total = 0
         self.success_stop_total = 0
         self.success_length_total = 0
+        # not exported: prefill of re-admitted (preempted) executions, and its cache hits
+        self.recomputed_tokens_total = 0
+        self.prefill_tokens_total = 0
+        self.preempted_hits_total = 0
 
         # records: lifecycle events
         self.event_t: list[float] = []
@@ -147,6 +177,33 @@ class Engine:
         self.step_kv_usage: list[float] = []
 
     # ---- helpers -------------------------------------------------------------------------
+
+    def _take(self, n: int) -> None:
+        """Allocate `n` free blocks from the head of the free queue (evicting cached ones)."""
+        self.free -= n
+        q = self.free_queue
+        while n > 0:
+            seg = q[0]
+            c = seg[1]
+            if c <= n:
+                q.popleft()
+                n -= c
+                if seg[0] is not None:
+                    seg[0].cache_seg = None
+            else:
+                seg[1] = c - n
+                return
+
+    def _release(self, n: int) -> None:
+        """Return `n` blocks nobody will look up to the tail of the free queue."""
+        if n <= 0:
+            return
+        self.free += n
+        q = self.free_queue
+        if q and q[-1][0] is None:
+            q[-1][1] += n
+        else:
+            q.append([None, n])
 
     def _event(self, t: float, ex: Execution, kind: int, prompt_tokens: int | None = None) -> None:
         self.event_t.append(t)
@@ -200,6 +257,9 @@ class Engine:
         self.prefill_execution.append(ex.idx)
         self.prefill_computed.append(chunk)
         self.prefill_cached.append(cached)
+        self.prefill_tokens_total += chunk
+        if ex.preemptions:
+            self.recomputed_tokens_total += chunk
         computed += chunk
         ex.num_computed = computed
         if computed == ex.target:
@@ -212,14 +272,22 @@ class Engine:
         block_size = self.block_size
         if ex.state == DECODING:
             tokens = self._leave_decode(ex, step)
-            self.free += -(-tokens // block_size) - ex.cached_blocks  # -(-a // b): ceil(a / b)
         else:  # PREFILL
-            self.free += -(-ex.num_computed // block_size) - ex.cached_blocks
+            tokens = ex.num_computed
             self.prefilling.remove(ex)
+        # its full blocks stay cached until evicted; the partial last one is evicted first
+        full = tokens // block_size - ex.cached_blocks
+        self._release(-(-tokens // block_size) - ex.cached_blocks - full)  # -(-a // b): ceil
+        if full > 0:
+            seg: list[Any] = [ex, full]
+            self.free_queue.append(seg)
+            self.free += full
+            ex.cache_seg = seg
         del self.running[ex]
         ex.state = WAITING
         ex.target = ex.prompt_tokens + ex.generated
         ex.num_computed = 0
+        ex.preemptions += 1
         self.waiting.appendleft(ex)
         self.n_waiting += 1
         self.preemptions_total += 1
@@ -228,9 +296,19 @@ class Engine:
     # ---- inputs --------------------------------------------------------------------------
 
     def arrive(self, ex: Execution, now: float) -> bool:
-        """A request reaches the engine. Returns False when refused (waiting-queue cap)."""
+        """A request reaches the engine. Returns False when refused (admission control)."""
         self._event(now, ex, EngineEvent.ARRIVED, ex.prompt_tokens)
-        if self.waiting_cap is not None and self.n_waiting >= self.waiting_cap:
+        if (
+            (self.waiting_cap is not None and self.n_waiting >= self.waiting_cap)
+            or (
+                self.max_queued_reqs is not None
+                and self.n_waiting + len(self.running) + self.n_finishing >= self.max_queued_reqs
+            )
+            or (
+                self.max_queued_tokens is not None
+                and self.prefill_prompt_tokens + ex.prompt_tokens > self.max_queued_tokens
+            )
+        ):
             ex.state = REJECTED
             self._event(now, ex, EngineEvent.REJECTED)
             self.listener.on_rejected(ex, now)
@@ -241,6 +319,7 @@ class Engine:
         )
         ex.cached_blocks = ex.cached // block_size
         ex.state = WAITING
+        self.prefill_prompt_tokens += ex.prompt_tokens
         self.waiting.append(ex)
         self.n_waiting += 1
         if len(self.in_flight) < self.async_depth:
@@ -253,21 +332,26 @@ class Engine:
         if state >= FINISHED or state == NEW:
             return False
         block_size = self.block_size
+        if not ex.first_token_seen:
+            self.prefill_prompt_tokens -= ex.prompt_tokens
         if state == WAITING:
             self.n_waiting -= 1  # lazily skipped in the deque
+            if ex.cache_seg is not None:  # its cached blocks stay, but nobody looks them up
+                ex.cache_seg[0] = None
+                ex.cache_seg = None
         elif state == PREFILL:
-            self.free += -(-ex.num_computed // block_size) - ex.cached_blocks
+            self._release(-(-ex.num_computed // block_size) - ex.cached_blocks)
             self.prefilling.remove(ex)
             del self.running[ex]
         elif state == DECODING:
             tokens = self._leave_decode(ex, self.next_step)
-            self.free += -(-tokens // block_size) - ex.cached_blocks
+            self._release(-(-tokens // block_size) - ex.cached_blocks)
             del self.running[ex]
             for entry in self.in_flight:
                 if entry[_STEP] >= ex.decode_from_step:
                     entry[_DECODE_TOKENS] -= 1
         else:  # FINISHING: last token scheduled, step not done yet
-            self.free += ex.blocks_held
+            self._release(ex.blocks_held)
             self.n_finishing -= 1
             for entry in self.in_flight:
                 if ex.decode_from_step <= entry[_STEP] <= ex.last_step:
@@ -299,7 +383,7 @@ class Engine:
         blocks_needed = len(crossing)
         if blocks_needed:
             if blocks_needed <= self.free:
-                self.free -= blocks_needed
+                self._take(blocks_needed)
             else:
                 for ex in sorted(crossing, key=_admission_order):
                     if ex.state != DECODING:
@@ -311,7 +395,7 @@ class Engine:
                         if victim is ex:
                             break
                     if ex.state == DECODING:
-                        self.free -= 1
+                        self._take(1)
 
         n_decoding = self.n_decoding
         context_tokens = self.decode_offset_sum + n_decoding * step
@@ -341,7 +425,7 @@ class Engine:
                         break
                 if ex.state != PREFILL:
                     continue
-                self.free -= blocks_needed
+                self._take(blocks_needed)
                 self._prefill_chunk(step, ex, computed, chunk, 0, completers)
                 prefill_tokens += chunk
                 tokens_left -= chunk
@@ -359,6 +443,13 @@ class Engine:
                 if len(running) + self.n_finishing >= max_seqs:
                     break
                 computed = ex.cached
+                seg = ex.cache_seg
+                hit = 0
+                if seg is not None:  # a preempted execution: its own blocks still cached
+                    hit = min(seg[1], (ex.target - 1) // block_size - ex.cached_blocks)
+                    if hit < 0:
+                        hit = 0
+                    computed += hit * block_size
                 chunk = ex.target - computed
                 if chunk > tokens_left:
                     chunk = tokens_left
@@ -367,7 +458,16 @@ class Engine:
                     break
                 waiting.popleft()
                 self.n_waiting -= 1
-                self.free -= blocks_needed
+                if seg is not None:
+                    # its hit blocks leave the free queue; the rest of its run stays there
+                    seg[0] = None
+                    seg[1] -= hit
+                    ex.cache_seg = None
+                    self.free -= hit
+                    self.preempted_hits_total += computed
+                    self._take(blocks_needed - hit)
+                else:
+                    self._take(blocks_needed)
                 if not ex.scheduled_once:
                     ex.scheduled_once = True
                     self._event(now, ex, EngineEvent.SCHEDULED)
@@ -419,10 +519,19 @@ class Engine:
 
         cost = (
             self.cost_per_step_s
-            + self.cost_per_token_s * (prefill_tokens + n_decoding)
+            + self.cost_per_token_s * prefill_tokens
+            + self.cost_per_decode_s * n_decoding
             + self.cost_per_pair_s * attention_pairs
-            + self.cost_per_context_token_s * context_tokens
         )
+        if n_decoding > self.wave_seqs:
+            cost += self.cost_per_context_token_s * context_tokens
+        floor = (
+            self.floor_s
+            + self.floor_per_seq_s * n_decoding
+            + self.floor_per_context_token_s * context_tokens
+        )
+        if floor > cost:
+            cost = floor
         start = now if now > self.gpu_free_at else self.gpu_free_at
         t_done = start + cost
         self.gpu_free_at = t_done
@@ -444,6 +553,7 @@ class Engine:
                 generated += 1
                 if not ex.first_token_seen:
                     ex.first_token_seen = True
+                    self.prefill_prompt_tokens -= ex.prompt_tokens
                     self.prompt_tokens_total += ex.prompt_tokens
                     self._event(now, ex, EngineEvent.FIRST_TOKEN)
         self.generation_tokens_total += generated
@@ -451,7 +561,7 @@ class Engine:
         for ex in finishers:
             if ex.state == FINISHING:
                 ex.state = FINISHED
-                self.free += ex.blocks_held
+                self._release(ex.blocks_held)
                 self.n_finishing -= 1
                 self._event(now, ex, EngineEvent.FINISHED)
                 if ex.output_tokens >= ex.max_tokens:

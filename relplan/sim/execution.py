@@ -3,7 +3,7 @@ the engine's configuration and the listener it reports results to (engine.py run
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 # Execution states, in lifecycle order (comparisons such as `state >= FINISHED` rely on it).
 # Plain ints rather than an IntEnum: the step loop compares them for every execution it
@@ -47,6 +47,7 @@ class Execution:
         "admission",
         "attached",
         "blocks_held",
+        "cache_seg",
         "cached",
         "cached_blocks",
         "call",
@@ -62,6 +63,7 @@ class Execution:
         "max_tokens",
         "num_computed",
         "output_tokens",
+        "preemptions",
         "prompt_tokens",
         "scheduled_once",
         "state",
@@ -101,6 +103,10 @@ class Execution:
         self.blocks_held = 0
         self.first_token_seen = False
         self.scheduled_once = False
+        self.preemptions = 0
+        # while preempted: its entry [owner, blocks] in the engine's free-block queue, the
+        # blocks of its KV cache still in the prefix cache (None once re-admitted or evicted)
+        self.cache_seg: list[Any] | None = None
 
 
 class EngineListener(Protocol):
@@ -114,6 +120,8 @@ class EngineConfig:
         "async_depth",
         "block_size",
         "max_num_batched_tokens",
+        "max_num_queued_reqs",
+        "max_num_queued_tokens",
         "max_num_seqs",
         "num_blocks",
         "prefix_tokens",
@@ -130,6 +138,8 @@ class EngineConfig:
         prefix_tokens: int = 2000,
         waiting_cap: int | None = None,
         async_depth: int = 2,
+        max_num_queued_reqs: int | None = None,
+        max_num_queued_tokens: int | None = None,
     ) -> None:
         self.max_num_batched_tokens = max_num_batched_tokens
         self.max_num_seqs = max_num_seqs
@@ -138,3 +148,5 @@ class EngineConfig:
         self.prefix_tokens = prefix_tokens
         self.waiting_cap = waiting_cap
         self.async_depth = async_depth
+        self.max_num_queued_reqs = max_num_queued_reqs
+        self.max_num_queued_tokens = max_num_queued_tokens

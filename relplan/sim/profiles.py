@@ -40,6 +40,17 @@ class CostSpec(StrictModel):
     b_ms_per_token: float = Field(ge=0)
     c_ms_per_pair: float = Field(ge=0)
     f_ms_per_context_token: float = Field(ge=0)
+    b_ms_per_decode_seq: float | None = Field(
+        default=None, ge=0, description="per decode sequence; default b_ms_per_token"
+    )
+    wave_seqs: int = Field(
+        default=0, ge=0, description="decode attention costs f only past this many sequences"
+    )
+    floor_ms: float = Field(default=0.0, ge=0, description="memory floor: weights read once")
+    floor_ms_per_seq: float = Field(default=0.0, ge=0)
+    floor_ms_per_context_token: float = Field(
+        default=0.0, ge=0, description="memory floor: KV cache read per decode context token"
+    )
 
 
 class Profile(StrictModel):
@@ -59,6 +70,11 @@ class Profile(StrictModel):
             c_ms_per_pair=c.c_ms_per_pair,
             f_ms_per_context_token=c.f_ms_per_context_token,
             speed=self.speed,
+            b_ms_per_decode_seq=c.b_ms_per_decode_seq,
+            wave_seqs=c.wave_seqs,
+            floor_ms=c.floor_ms,
+            floor_ms_per_seq=c.floor_ms_per_seq,
+            floor_ms_per_context_token=c.floor_ms_per_context_token,
         )
 
 
@@ -158,7 +174,9 @@ def _trace_digest(path: str) -> str:
 
 def capacity_settings(scn: Scenario, profile: Profile) -> dict[str, Any]:
     """What determines C^ for a scenario: cost model, engine settings, workload lengths."""
-    eng = scn.engine.model_dump(exclude={"waiting_cap", "profile"})
+    eng = scn.engine.model_dump(
+        exclude={"waiting_cap", "max_num_queued_reqs", "max_num_queued_tokens", "profile"}
+    )
     wl = scn.workload.model_dump(exclude={"phases", "trace"})
     if scn.workload.trace is not None:
         wl = {

@@ -33,16 +33,19 @@ def prepare(ref: str, sets: list[str] | None = None, seed: int | None = None) ->
     scn = validate_scenario(data, label)
     profile, plabel = load_profile(scn.engine.profile)
     cap, source = lookup_capacity(scn, profile)
-    needs_cap = any(p.rate_x is not None for p in scn.workload.phases) and not (
-        scn.workload.trace is not None and scn.workload.trace.use == "arrivals"
+    # x C^ rates need C^; so does a trace's run: its x C^ figures and its verdict are
+    # relative to the capacity of the trace's own length mix
+    needs_cap = scn.workload.trace is not None or any(
+        p.rate_x is not None for p in scn.workload.phases
     )
     if cap is None and needs_cap:
         fp = source.split(":", 1)[1]
+        what = "this trace's length mix" if scn.workload.trace is not None else "it"
         raise InputError(
             f"no calibrated capacity for this configuration (fingerprint {fp}) of engine "
-            f"profile {scn.engine.profile!r}: run `relplan simulate calibrate "
-            f"{scn.engine.profile} --scenario {ref} --write` (with the same --set options), "
-            "or give --set capacity_calls_per_s=VALUE",
+            f"profile {scn.engine.profile!r}: calibrate {what} with `relplan simulate "
+            f"calibrate {scn.engine.profile} --scenario {ref} --write` (with the same --set "
+            "options), or give --set capacity_calls_per_s=VALUE",
             label,
         )
     return Prepared(scn, label, profile, plabel, cap, source, list(sets or []))

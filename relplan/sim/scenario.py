@@ -81,6 +81,13 @@ class WorkloadSpec(StrictModel):
     max_tokens: int = Field(default=2048, ge=1)
     trace: TraceSpec | None = None
 
+    @model_validator(mode="after")
+    def _trace_prefix(self) -> WorkloadSpec:
+        # a real trace's prompts share no synthetic prefix unless the scenario gives one
+        if self.trace is not None and "prefix_tokens" not in self.model_fields_set:
+            self.prefix_tokens = 0
+        return self
+
     @field_validator("phases")
     @classmethod
     def _unique(cls, v: list[PhaseSpec]) -> list[PhaseSpec]:
@@ -140,7 +147,21 @@ class EngineSpec(StrictModel):
     max_num_seqs: int = Field(default=256, ge=1)
     block_size: int = Field(default=16, ge=1)
     num_blocks: int = Field(default=62_500, ge=1)
-    waiting_cap: int | None = Field(default=None, ge=0)
+    waiting_cap: int | None = Field(
+        default=None, ge=0, description="refuse while this many wait (not a vLLM flag)"
+    )
+    max_num_queued_reqs: int | None = Field(
+        default=None,
+        ge=1,
+        description="vLLM --max-num-queued-reqs: refuse (503) while this many requests are "
+        "in the engine, waiting or running",
+    )
+    max_num_queued_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="vLLM --max-num-queued-tokens: refuse (503) when the prompt tokens of the "
+        "requests before their first token, its own included, would pass this",
+    )
     async_depth: int = Field(default=2, ge=1)
 
     @model_validator(mode="after")

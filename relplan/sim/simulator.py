@@ -6,7 +6,8 @@ same run byte for byte. Event kinds: `EventKind` (events.py).
 
 The run ends after the last phase once every call has resolved (delivered, or out of retries
 or delivery window), at the next metrics scrape, so the metrics end with a sample of the
-final state; no attempt is sent after the last phase ends (see clients.py).
+final state. The last phase's end stops the planning of new calls only: retries of planned
+calls are still sent after it (see clients.py).
 """
 
 from __future__ import annotations
@@ -75,7 +76,6 @@ class Simulation:
             ),
             self.push,
             random.Random(f"relplan/backoff/{self.seed}"),
-            t_last_send=self.t_end,
         )
         mode, delay = scn.proxy.cancel_mode()
         rb = scn.proxy.retry_budget
@@ -104,6 +104,8 @@ class Simulation:
                 num_blocks=e.num_blocks,
                 prefix_tokens=scn.workload.prefix_tokens,
                 waiting_cap=e.waiting_cap,
+                max_num_queued_reqs=e.max_num_queued_reqs,
+                max_num_queued_tokens=e.max_num_queued_tokens,
                 async_depth=e.async_depth,
             ),
             self.profile.cost_model(),

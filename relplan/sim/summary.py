@@ -6,8 +6,12 @@ implementation, the analyses' (docs/analyses.md: amplification, delivery, wasted
 an analysis of its files says. This module only picks the figures and renames them:
 
 - `capacity_calls_per_s`, `deadline_s`, `delivery_window_s`: Ĉ, D, W (from run.json);
-- `phases.<name>`: `calls`, `delivered_share`, `on_time_share` (delivery, B) and
-  `accepted_rate_x_capacity`, `completed_rate_x_capacity` (amplification, A), per phase;
+- `phases.<name>`: `calls`, `delivered_share`, `on_time_share` (delivery, B),
+  `accepted_rate_x_capacity`, `completed_rate_x_capacity`, `retry_share_of_executions`
+  (amplification, A), `l_waiting`, `consistency`, `deadline_saturation` (littles_law, E) and
+  `retry_gap_median_s`, `retry_slack_median_s` (retry_timing), per phase;
+- `steady`: the same figures for the steady-state window (docs/analyses.md, conventions):
+  from the overload's end plus D to the last phase's end (null without an overload phase);
 - `recovered_after_pulse_s`, `verdict` (B's recovery), and `after_overload` with the figures
   behind the verdict;
 - `retry_share_of_executions` (A, whole run);
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 from pydantic import Field, ValidationError
@@ -33,6 +37,9 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.models import RunManifest, StrictModel
 from relplan.sim.pool import duckdb_config
+
+if TYPE_CHECKING:
+    from relplan.analyses.context import PhaseSpan
 
 
 class PhaseFigures(StrictModel):
@@ -43,6 +50,12 @@ class PhaseFigures(StrictModel):
     on_time_share: float | None
     accepted_rate_x_capacity: float | None
     completed_rate_x_capacity: float | None
+    retry_share_of_executions: float | None = None
+    l_waiting: float | None = None
+    consistency: float | None = None
+    deadline_saturation: float | None = None
+    retry_gap_median_s: float | None = None
+    retry_slack_median_s: float | None = None
 
 
 class PrefillFigures(StrictModel):
@@ -78,9 +91,11 @@ class SimSummary(StrictModel):
     deadline_s: float | None
     delivery_window_s: float | None
     phases: dict[str, PhaseFigures]
+    steady: PhaseFigures | None = None
     recovered_after_pulse_s: float | None
     verdict: str = Field(
-        description="recovered | metastable | draining | overloaded | insufficient data"
+        description="recovered | metastable | draining | overloaded | insufficient data | "
+        "no overload (a trace whose named overload phase arrives below C^)"
     )
     after_overload: AfterOverload
     retry_share_of_executions: float | None
@@ -127,7 +142,14 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         res = analyze(
             con,
             AnalyzeOptions(
-                only=["amplification", "delivery", "wasted_prefill", "counters", "littles_law"]
+                only=[
+                    "amplification",
+                    "delivery",
+                    "wasted_prefill",
+                    "counters",
+                    "littles_law",
+                    "retry_timing",
+                ]
             ),
         )
     finally:
@@ -135,11 +157,15 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
     ctx = res.context
     amp = res.amplification.windows if res.amplification is not None else []
     dlv = res.delivery
-    phases: dict[str, PhaseFigures] = {}
-    for p in ctx.phases:
+    little = res.littles_law.windows if res.littles_law is not None else []
+    timing = res.retry_timing.windows if res.retry_timing is not None else []
+
+    def figures(p: PhaseSpan) -> PhaseFigures:
         d = _row(dlv.windows, p.name) if dlv is not None else None
         a = _row(amp, p.name)
-        phases[p.name] = PhaseFigures(
+        lw = _row(little, p.name)
+        rt = _row(timing, p.name)
+        return PhaseFigures(
             start_s=p.start_s,
             end_s=p.end_s,
             calls=d.calls if d is not None else (a.calls if a is not None else 0),
@@ -147,7 +173,16 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
             on_time_share=None if d is None else d.on_time_share,
             accepted_rate_x_capacity=None if a is None else a.accepted_x_capacity,
             completed_rate_x_capacity=None if a is None else a.completed_x_capacity,
+            retry_share_of_executions=None if a is None else a.retry_share,
+            l_waiting=None if lw is None else lw.waiting_l,
+            consistency=None if lw is None else lw.consistency,
+            deadline_saturation=None if lw is None else lw.deadline_saturation,
+            retry_gap_median_s=None if rt is None else rt.gap_median_s,
+            retry_slack_median_s=None if rt is None else rt.slack_median_s,
         )
+
+    phases = {p.name: figures(p) for p in ctx.phases}
+    steady = None if ctx.steady is None else figures(ctx.steady)
     rec = dlv.recovery if dlv is not None else None
     after = AfterOverload(
         from_s=None if rec is None else rec.overload_end_s,
@@ -157,6 +192,9 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         bins_with_calls=0 if rec is None else rec.bins_with_enough_calls,
     )
     verdict = "insufficient data" if rec is None else rec.verdict
+    if man.meta.get("trace_overload") is False:
+        # a trace whose named overload phase does not overload: no verdict from names alone
+        rec, verdict = None, "no overload"
 
     run_amp = _row(amp, "run")
     wp = _row(res.wasted_prefill.windows, "run") if res.wasted_prefill is not None else None
@@ -193,6 +231,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         deadline_s=ctx.deadline_s,
         delivery_window_s=ctx.delivery_window_s,
         phases=phases,
+        steady=steady,
         recovered_after_pulse_s=None if rec is None else rec.recovery_s,
         verdict=verdict,
         after_overload=after,
@@ -209,7 +248,8 @@ def render_summary(s: SimSummary) -> str:
     from relplan.values import num, pct
 
     rows = []
-    for name, p in s.phases.items():
+    windows = list(s.phases.items()) + ([("steady", s.steady)] if s.steady is not None else [])
+    for name, p in windows:
         rows.append(
             [
                 name,

@@ -187,15 +187,28 @@ def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
     return pl.concat(full, how="vertical")
 
 
+def trace_overload(sim: Simulation) -> bool | None:
+    """For a trace workload, whether its overload phase really overloads: the calls planned
+    in it arrive faster than C^ (False without a C^). None for synthetic workloads, whose
+    phases state their rates."""
+    scn = sim.scenario
+    if scn.workload.trace is None or scn.overload_phase is None:
+        return None
+    a, b = next((a, b) for n, a, b in sim.phases if n == scn.overload_phase)
+    n = sum(1 for c in sim.calls if a <= c.t_planned < b)
+    return sim.capacity is not None and n / (b - a) > sim.capacity
+
+
 def manifest(sim: Simulation, meta: dict[str, Any], t0: float = T0) -> RunManifest:
     scn = sim.scenario
     deadline = scn.client.deadline_s
+    overload = trace_overload(sim)
     return RunManifest(
         name=scn.name,
         capacity_calls_per_s=sim.capacity,
         deadline_s=None if deadline == float("inf") else deadline,
         delivery_window_s=scn.client.delivery_window_s,
-        overload_phase=scn.overload_phase,
+        overload_phase=None if overload is False else scn.overload_phase,
         phases=[Phase(name=n, start=a, end=b) for n, a, b in sim.phases],
         t0=t0,
         notes=scn.description or None,
@@ -209,6 +222,7 @@ def manifest(sim: Simulation, meta: dict[str, Any], t0: float = T0) -> RunManife
             "executions": len(sim.executions),
             "steps": sim.engine.next_step,
             "end_s": sim.now,
+            "trace_overload": overload,
             "phase_rates_calls_per_s": {
                 p.name: _rate(p, sim.capacity) for p in scn.workload.phases
             },
