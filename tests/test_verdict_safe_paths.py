@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from relplan import workspace
+from relplan.analyses.bounds import INSTANT_S, window_in_data
 from relplan.cli import app
+from relplan.errors import UsageError
 from tests.helpers.incident import T0, build_incident
 
 runner = CliRunner()
@@ -77,3 +80,20 @@ def test_budget_without_the_workspace_keeps_eight_replicas() -> None:
     res = runner.invoke(app, ["budget", "--crashes", "1", "--concurrency", "4", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["inputs"]["replicas"] == 8
+
+
+def test_one_window_check_refuses_outside_clips_far_and_takes_an_instant() -> None:
+    """The data span 1,000..2,000 epoch s, t0 = 1,000: a window at 3,000..4,000 is refused
+    naming that span (0..1000 s, wall clock 00:16:40–00:33:20 UTC of 1970-01-01); a window to
+    1e6 is clipped to the data's end; an empty window with no flag given is the one instant."""
+    notes: list[str] = []
+    with pytest.raises(
+        UsageError, match=r"spans 0\.\.1000 s after t0 \(1970-01-01 00:16:40–00:33:20"
+    ):
+        window_in_data(3000.0, 4000.0, (1000.0, 2000.0), 1000.0, notes, given=(True, False))
+    assert window_in_data(1000.0, 1e6, (1000.0, 2000.0), 1000.0, notes) == (1000.0, 2000.0)
+    assert "clipped" in notes[-1]
+    got = window_in_data(1500.0, 1500.0, (1500.0, 1500.0), 1500.0, notes, given=(False, False))
+    assert got == (1500.0, 1500.0 + INSTANT_S)
+    with pytest.raises(UsageError, match="must end after it starts"):
+        window_in_data(1500.0, 1500.0, (1500.0, 1500.0), 1500.0, notes, given=(True, False))
