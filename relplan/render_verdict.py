@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from relplan.analyses.assessment import Assessment
 from relplan.analyses.evidence import Figure
-from relplan.values import pct
+from relplan.values import clock_span, pct
 
 
 def verdict_line(a: Assessment) -> str:
@@ -12,7 +12,9 @@ def verdict_line(a: Assessment) -> str:
     return f"Verdict: {word}, from {a.basis}."
 
 
-def figure_text(f: Figure) -> str:
+def figure_text(f: Figure, t0: float | None = None) -> str:
+    """A figure's value for people; a window (seconds from t0) as wall-clock times when `t0`
+    is given."""
     v = f.value
     if f.status == "not available" or v is None:
         return "not available"
@@ -28,25 +30,29 @@ def figure_text(f: Figure) -> str:
     if f.unit == "per_s":
         return f"{v:.3g}/s"
     if f.unit == "window":
-        return f"{f.low:g}–{f.high:g} s" if f.low is not None and f.high is not None else f"{v:g} s"
+        if f.low is None or f.high is None:
+            return f"{v:g} s"
+        if t0 is None:
+            return f"{f.low:g} s to {f.high:g} s after t0"
+        return f"{clock_span(t0 + f.low, t0 + f.high)} ({f.high - f.low:g} s)"
     return f"{v:,.0f}"
 
 
-def figure_line(f: Figure) -> str:
+def figure_line(f: Figure, t0: float | None = None) -> str:
     where = ", ".join(f.inputs) if f.inputs else ""
     tail = f" [{f.status}{': ' + where if where else ''}]"
     if f.status == "not available" and f.needs:
         tail = f" [not available: needs {f.needs}]"
     elif f.status == "estimated" and f.needs:
         tail += f" (measured with {f.needs})"
-    return f"  {f.label}: {figure_text(f)}{tail}"
+    return f"  {f.label}: {figure_text(f, t0)}{tail}"
 
 
-def render_verdict(a: Assessment) -> str:
+def render_verdict(a: Assessment, t0: float | None = None) -> str:
     lines = [verdict_line(a)]
     lines += [f"  because {r}" for r in a.reasons]
     lines.append("Evidence:")
-    lines += [figure_line(f) for f in a.figures if f.status != "not available"]
+    lines += [figure_line(f, t0) for f in a.figures if f.status != "not available"]
     gaps = [f for f in a.figures if f.status == "not available"]
     if gaps:
         lines.append("Not available:")

@@ -33,7 +33,7 @@ from relplan.analyses.context import RunContext, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
-from relplan.values import num, pct
+from relplan.values import clock_span_list, num, pct
 
 PROMPT_NAMES = ("vllm:prompt_tokens_total", "vllm:prompt_tokens")
 QUERY_NAMES = (
@@ -255,8 +255,8 @@ def _finding(
         text += f" (engine trace: {pct(run.truth_shortfall)})"
     total = [a for a in alarms if a.replica is None]
     if total:
-        spans = ", ".join(f"{a.start_s:g}-{a.end_s:g} s" for a in total)
-        text += f"; alarm (shortfall > {pct(DEFAULT_THRESHOLD, 0)}) at {spans}"
+        spans = clock_span_list([(ctx.t0 + a.start_s, ctx.t0 + a.end_s) for a in total])
+        text += f"; alarm (shortfall > {pct(DEFAULT_THRESHOLD, 0)}) during {spans}"
     else:
         text += "; no alarm"
     if blocks:

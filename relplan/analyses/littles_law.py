@@ -225,7 +225,7 @@ def _finding(windows: list[LittleWindow]) -> str:
     if worst is not None and worst.deadline_saturation is not None and worst.waiting_l is not None:
         parts.append(
             f"the waiting queue held {worst.deadline_saturation:.2f} deadlines' worth of"
-            f" arrivals in {worst.window} (L = {worst.waiting_l:.1f})"
+            f" arrivals in {_window_words(worst.window)} (L = {worst.waiting_l:.1f})"
             + (
                 "; near 1 means executions wait out their whole deadline"
                 if worst.deadline_saturation >= 0.8
@@ -246,3 +246,9 @@ def missing(i: Inputs) -> str | None:
 
 def run(i: Inputs) -> LittlesLaw:
     return analyze_littles_law(i.con, i.ctx, GAUGE in i.metric_names)
+
+
+def _window_words(name: str) -> str:
+    """`the run`, `the hold`; the detected windows `before` and `after` as `the time after
+    the overload`."""
+    return f"the time {name} the overload" if name in ("before", "after") else f"the {name}"

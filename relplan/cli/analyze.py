@@ -91,9 +91,10 @@ def analyze(
         replica_label=replica_label,
         only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
     )
-    with open_workspace(resolve_db(db), read_only=True) as con:
-        result = analyses_mod.analyze(con, opts)
+    # The analyses word their findings too: their times follow --tz as well.
     with use_tz(zone):
+        with open_workspace(resolve_db(db), read_only=True) as con:
+            result = analyses_mod.analyze(con, opts)
         out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
     found = findings(result, gates)
