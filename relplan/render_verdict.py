@@ -44,7 +44,7 @@ def figure_line(f: Figure, t0: float | None = None) -> str:
     if f.status == "not available" and f.needs:
         tail = f" [not available: needs {f.needs}]"
     elif f.status == "estimated" and f.needs:
-        tail += f" (measured with {f.needs})"
+        tail += f" ({f.needs} would settle it)"
     return f"  {f.label}: {figure_text(f, t0)}{tail}"
 
 

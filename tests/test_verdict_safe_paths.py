@@ -97,3 +97,28 @@ def test_one_window_check_refuses_outside_clips_far_and_takes_an_instant() -> No
     assert got == (1500.0, 1500.0 + INSTANT_S)
     with pytest.raises(UsageError, match="must end after it starts"):
         window_in_data(1500.0, 1500.0, (1500.0, 1500.0), 1500.0, notes, given=(True, False))
+
+
+def test_capacity_and_deadline_from_flags_or_run_json_are_given_not_measured(
+    tmp_path: Path,
+) -> None:
+    """run.json states Ĉ 0.05 calls/s and D 30 s: both are `given` (stated, not counted in the
+    data), named after run.json; --capacity 0.08 is given by a command-line flag; the
+    overload window from run.json's phases is given too. Nothing given is called measured."""
+    db = build_incident(tmp_path / "i.duckdb")
+    res = runner.invoke(app, ["analyze", "--db", str(db), "--json"])
+    assert res.exit_code == 0, res.output
+    figs = {f["key"]: f for f in json.loads(res.stdout)["verdict"]["figures"]}
+    assert (figs["capacity"]["status"], figs["capacity"]["inputs"]) == ("given", ["run.json"])
+    assert (figs["deadline"]["status"], figs["deadline"]["value"]) == ("given", 30.0)
+    assert figs["overload_window"]["status"] == "given"
+    res = runner.invoke(app, ["analyze", "--db", str(db), "--capacity", "0.08", "--json"])
+    cap = next(f for f in json.loads(res.stdout)["verdict"]["figures"] if f["key"] == "capacity")
+    assert (cap["status"], cap["value"], cap["inputs"]) == (
+        "given",
+        0.08,
+        ["a command-line flag"],
+    )
+    text = runner.invoke(app, ["analyze", "--db", str(db), "--capacity", "0.08"]).stdout
+    assert "Ĉ, calls per second: 0.08/s [given: a command-line flag]" in text
+    assert "Ĉ 0.080 calls/s (given: a command-line flag)" in text
