@@ -263,6 +263,8 @@ def render_counters(c: Counters, ctx: RunContext | None = None) -> str:
         "shortfall",
         "resets",
         "trace shortfall",
+        "trace prefilled",
+        "counter/prefilled",
     ]
     rows = [
         [
@@ -273,6 +275,8 @@ def render_counters(c: Counters, ctx: RunContext | None = None) -> str:
             pct(w.shortfall),
             num(w.resets),
             pct(w.truth_shortfall),
+            num(w.trace_computed_tokens),
+            pct(w.counter_share_of_computed),
         ]
         for w in c.windows
     ]
