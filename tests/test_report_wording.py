@@ -139,3 +139,10 @@ def test_two_replicas_get_a_load_chart_and_rows_of_their_own(incident_db: Path) 
     assert "vconcat" in spec
     assert len(spec["vconcat"]) == 2
     assert "by replica" in data.amplification.caption
+    waiting = data.littles_law.table
+    assert waiting.columns[:2] == ["window", "replica"]
+    assert [r[:2] for r in waiting.rows if r[0] == "run"] == [
+        ["run", "all replicas"],
+        ["run", "r0"],
+        ["run", "r1"],
+    ]

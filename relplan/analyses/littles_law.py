@@ -28,7 +28,7 @@ GAUGE = "vllm:num_requests_waiting"
 
 class LittleWindow(WindowRow):
     replica: str | None = Field(description="null: all replicas")
-    source: str = Field(description="engine trace | metrics + proxy log")
+    source: str = Field(description="engine trace | metrics + proxy log | metrics")
     waiting_l: float | None = Field(description="L: time-average number of executions waiting")
     arrivals: int | None
     lambda_per_s: float | None
@@ -139,7 +139,7 @@ def _row(
         wq = ratio(t["wait_sum"], arrivals, why, "wq_s", "no execution arrived in this window")
         open_end: int | None = int(t["open_at_end"])
     else:
-        src = "metrics + proxy log"
+        src = "metrics + proxy log" if ctx.has_proxy else "metrics"
         l_val, arrivals, lam, wq, open_end = l_metric_val, None, lam_proxy, None, None
         why["wq_s"] = why["consistency"] = "Wq needs the engine trace's lifecycle events"
         if l_val is None:
