@@ -26,8 +26,9 @@ from relplan.analyses.littles_law import LittlesLaw
 from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
+from relplan.render_verdict import given_value, phase_list
 from relplan.tables import format_table
-from relplan.values import MISSING, clock, clock_span, clock_spans, human_duration, num, pct
+from relplan.values import MISSING, clock, clock_span, human_duration, num, pct
 
 Renderer = Callable[[Any, RunContext], str]
 
@@ -67,11 +68,11 @@ def render_analysis(result: AnalyzeResult) -> str:
         f"Run: t0 {clock(ctx.t0, frac=True)} ({ctx.t0_source}; epoch {ctx.t0:.3f}),"
         f" data until {clock(ctx.t_end)} ({ctx.s(ctx.t_end):g} s),"
         f" window {clock_span(ctx.window_start, ctx.window_end)};"
-        f" Ĉ {_given(ctx.capacity, 'calls/s', ctx.capacity_source, 3)},"
-        f" D {_given(ctx.deadline_s, 's', ctx.deadline_source)},"
-        f" W {_given(ctx.delivery_window_s, 's', ctx.delivery_window_source)}",
+        f" Ĉ {given_value(ctx.capacity, 'calls/s', ctx.capacity_source, 3)},"
+        f" D {given_value(ctx.deadline_s, 's', ctx.deadline_source)},"
+        f" W {given_value(ctx.delivery_window_s, 's', ctx.delivery_window_source)}",
         f"Phases ({ctx.phases_source}): "
-        + _phase_list(ctx)
+        + phase_list(ctx)
         + (
             f"; overload phase {ctx.overload_phase} ({ctx.overload_rule})"
             if ctx.overload_phase
@@ -103,28 +104,6 @@ def render_analysis(result: AnalyzeResult) -> str:
             )
         )
     return "\n\n".join(blocks)
-
-
-def _given(value: float | None, unit: str, source: str | None, digits: int = 0) -> str:
-    """`2.800 calls/s (given: run.json)`, `unknown` when there is no value."""
-    if value is None:
-        return "unknown"
-    how = source or "flag"
-    label = how if how.startswith(("estimated", "from the data")) else f"given: {_source(how)}"
-    return f"{num(value, digits)} {unit} ({label})"
-
-
-def _source(how: str) -> str:
-    return {"flag": "a command-line flag"}.get(how, how)
-
-
-def _phase_list(ctx: RunContext) -> str:
-    """`base 00:00:00–00:02:00, pulse 00:02:00–00:03:47 (2025-11-30, UTC)`, or `none`."""
-    if not ctx.phases:
-        return "none"
-    head, cells = clock_spans([(ctx.t0 + p.start_s, ctx.t0 + p.end_s) for p in ctx.phases])
-    listed = ", ".join(f"{p.name} {c}" for p, c in zip(ctx.phases, cells, strict=True))
-    return f"{listed} ({head})" if head else listed
 
 
 def render_amplification(a: Amplification, ctx: RunContext | None = None) -> str:
@@ -212,8 +191,7 @@ def render_delivery(d: Delivery, ctx: RunContext | None = None) -> str:
         ]
         for w in d.windows
     ]
-    w = "unknown" if d.delivery_window_s is None else f"{num(d.delivery_window_s)} s"
-    dd = "unknown" if d.deadline_s is None else f"{num(d.deadline_s)} s"
+    w, dd = ("unknown" if v is None else f"{num(v)} s" for v in (d.delivery_window_s, d.deadline_s))
     head = f"Delivery and recovery (W = {w}, D = {dd})"
     return head + "\n" + format_table(headers, rows) + f"\n{d.finding}"
 

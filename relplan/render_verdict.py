@@ -1,10 +1,12 @@
-"""Text of the verdict and its evidence ladder (`relplan analyze`, the report's top)."""
+"""Text of the verdict and its evidence ladder (`relplan analyze`, the report's top), and of
+the run context's values and phases in `relplan analyze`'s Run lines."""
 
 from __future__ import annotations
 
 from relplan.analyses.assessment import Assessment
-from relplan.analyses.evidence import Figure
-from relplan.values import clock_span, pct
+from relplan.analyses.context import RunContext
+from relplan.analyses.evidence import Figure, source_name, source_status
+from relplan.values import clock_span, clock_spans, num, pct
 
 
 def verdict_line(a: Assessment) -> str:
@@ -58,3 +60,23 @@ def render_verdict(a: Assessment, t0: float | None = None) -> str:
         lines.append("Not available:")
         lines += [f"  {f.label}: needs {f.needs}" for f in gaps]
     return "\n".join(lines)
+
+
+def given_value(value: float | None, unit: str, source: str | None, digits: int = 0) -> str:
+    """A run-context value with where it came from: `2.800 calls/s (given: run.json)`,
+    `2.644 calls/s (estimated: ...)`; `unknown` when there is no value."""
+    if value is None:
+        return "unknown"
+    how = source or "flag"
+    status = source_status(how)
+    label = how if status == "estimated" else f"given: {source_name(how)}"
+    return f"{num(value, digits)} {unit} ({label})"
+
+
+def phase_list(ctx: RunContext) -> str:
+    """`base 00:00:00–00:02:00, pulse 00:02:00–00:03:47 (2025-11-30, UTC)`, or `none`."""
+    if not ctx.phases:
+        return "none"
+    head, cells = clock_spans([(ctx.t0 + p.start_s, ctx.t0 + p.end_s) for p in ctx.phases])
+    listed = ", ".join(f"{p.name} {c}" for p, c in zip(ctx.phases, cells, strict=True))
+    return f"{listed} ({head})" if head else listed
