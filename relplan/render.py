@@ -26,6 +26,7 @@ from relplan.analyses.littles_law import LittlesLaw
 from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
+from relplan.render_verdict import given_value, phase_list
 from relplan.tables import format_table
 from relplan.values import MISSING, clock, clock_span, human_duration, num, pct
 
@@ -65,13 +66,13 @@ def render_analysis(result: AnalyzeResult) -> str:
     ctx = result.context
     lines = [
         f"Run: t0 {clock(ctx.t0, frac=True)} ({ctx.t0_source}; epoch {ctx.t0:.3f}),"
-        f" T = {ctx.s(ctx.t_end):g} s,"
-        f" window {ctx.s(ctx.window_start):g}..{ctx.s(ctx.window_end):g} s;"
-        f" Ĉ {num(ctx.capacity, 3)} calls/s ({ctx.capacity_source or 'unknown'}),"
-        f" D {num(ctx.deadline_s)} s ({ctx.deadline_source or 'unknown'}),"
-        f" W {num(ctx.delivery_window_s)} s ({ctx.delivery_window_source or 'unknown'})",
+        f" data until {clock(ctx.t_end)} ({ctx.s(ctx.t_end):g} s),"
+        f" window {clock_span(ctx.window_start, ctx.window_end)};"
+        f" Ĉ {given_value(ctx.capacity, 'calls/s', ctx.capacity_source, 3)},"
+        f" D {given_value(ctx.deadline_s, 's', ctx.deadline_source)},"
+        f" W {given_value(ctx.delivery_window_s, 's', ctx.delivery_window_source)}",
         f"Phases ({ctx.phases_source}): "
-        + (", ".join(f"{p.name} {p.start_s:g}-{p.end_s:g} s" for p in ctx.phases) or "none")
+        + phase_list(ctx)
         + (
             f"; overload phase {ctx.overload_phase} ({ctx.overload_rule})"
             if ctx.overload_phase
@@ -87,7 +88,7 @@ def render_analysis(result: AnalyzeResult) -> str:
     if result.verdict is not None:
         from relplan.render_verdict import render_verdict
 
-        blocks.insert(0, render_verdict(result.verdict))
+        blocks.insert(0, render_verdict(result.verdict, ctx.t0))
     for a in registry.analyses():
         model = getattr(result, a.name, None)
         if model is not None:
@@ -190,7 +191,8 @@ def render_delivery(d: Delivery, ctx: RunContext | None = None) -> str:
         ]
         for w in d.windows
     ]
-    head = f"Delivery and recovery (W = {num(d.delivery_window_s)} s, D = {num(d.deadline_s)} s)"
+    w, dd = ("unknown" if v is None else f"{num(v)} s" for v in (d.delivery_window_s, d.deadline_s))
+    head = f"Delivery and recovery (W = {w}, D = {dd})"
     return head + "\n" + format_table(headers, rows) + f"\n{d.finding}"
 
 
@@ -239,6 +241,8 @@ def render_counters(c: Counters, ctx: RunContext | None = None) -> str:
         "shortfall",
         "resets",
         "trace shortfall",
+        "trace prefilled",
+        "counter/prefilled",
     ]
     rows = [
         [
@@ -249,6 +253,8 @@ def render_counters(c: Counters, ctx: RunContext | None = None) -> str:
             pct(w.shortfall),
             num(w.resets),
             pct(w.truth_shortfall),
+            num(w.trace_computed_tokens),
+            pct(w.counter_share_of_computed),
         ]
         for w in c.windows
     ]

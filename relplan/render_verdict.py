@@ -1,10 +1,12 @@
-"""Text of the verdict and its evidence ladder (`relplan analyze`, the report's top)."""
+"""Text of the verdict and its evidence ladder (`relplan analyze`, the report's top), and of
+the run context's values and phases in `relplan analyze`'s Run lines."""
 
 from __future__ import annotations
 
 from relplan.analyses.assessment import Assessment
-from relplan.analyses.evidence import Figure
-from relplan.values import pct
+from relplan.analyses.context import RunContext
+from relplan.analyses.evidence import Figure, source_name, source_status
+from relplan.values import clock_span, clock_spans, num, pct
 
 
 def verdict_line(a: Assessment) -> str:
@@ -12,7 +14,9 @@ def verdict_line(a: Assessment) -> str:
     return f"Verdict: {word}, from {a.basis}."
 
 
-def figure_text(f: Figure) -> str:
+def figure_text(f: Figure, t0: float | None = None) -> str:
+    """A figure's value for people; a window (seconds from t0) as wall-clock times when `t0`
+    is given."""
     v = f.value
     if f.status == "not available" or v is None:
         return "not available"
@@ -28,27 +32,51 @@ def figure_text(f: Figure) -> str:
     if f.unit == "per_s":
         return f"{v:.3g}/s"
     if f.unit == "window":
-        return f"{f.low:g}–{f.high:g} s" if f.low is not None and f.high is not None else f"{v:g} s"
+        if f.low is None or f.high is None:
+            return f"{v:g} s"
+        if t0 is None:
+            return f"{f.low:g} s to {f.high:g} s after t0"
+        return f"{clock_span(t0 + f.low, t0 + f.high)} ({f.high - f.low:g} s)"
     return f"{v:,.0f}"
 
 
-def figure_line(f: Figure) -> str:
+def figure_line(f: Figure, t0: float | None = None) -> str:
     where = ", ".join(f.inputs) if f.inputs else ""
     tail = f" [{f.status}{': ' + where if where else ''}]"
     if f.status == "not available" and f.needs:
         tail = f" [not available: needs {f.needs}]"
     elif f.status == "estimated" and f.needs:
-        tail += f" (measured with {f.needs})"
-    return f"  {f.label}: {figure_text(f)}{tail}"
+        tail += f" ({f.needs} would settle it)"
+    return f"  {f.label}: {figure_text(f, t0)}{tail}"
 
 
-def render_verdict(a: Assessment) -> str:
+def render_verdict(a: Assessment, t0: float | None = None) -> str:
     lines = [verdict_line(a)]
     lines += [f"  because {r}" for r in a.reasons]
     lines.append("Evidence:")
-    lines += [figure_line(f) for f in a.figures if f.status != "not available"]
+    lines += [figure_line(f, t0) for f in a.figures if f.status != "not available"]
     gaps = [f for f in a.figures if f.status == "not available"]
     if gaps:
         lines.append("Not available:")
         lines += [f"  {f.label}: needs {f.needs}" for f in gaps]
     return "\n".join(lines)
+
+
+def given_value(value: float | None, unit: str, source: str | None, digits: int = 0) -> str:
+    """A run-context value with where it came from: `2.800 calls/s (given: run.json)`,
+    `2.644 calls/s (estimated: ...)`; `unknown` when there is no value."""
+    if value is None:
+        return "unknown"
+    how = source or "flag"
+    status = source_status(how)
+    label = how if status == "estimated" else f"given: {source_name(how)}"
+    return f"{num(value, digits)} {unit} ({label})"
+
+
+def phase_list(ctx: RunContext) -> str:
+    """`base 00:00:00–00:02:00, pulse 00:02:00–00:03:47 (2025-11-30, UTC)`, or `none`."""
+    if not ctx.phases:
+        return "none"
+    head, cells = clock_spans([(ctx.t0 + p.start_s, ctx.t0 + p.end_s) for p in ctx.phases])
+    listed = ", ".join(f"{p.name} {c}" for p, c in zip(ctx.phases, cells, strict=True))
+    return f"{listed} ({head})" if head else listed

@@ -303,3 +303,24 @@ def iso_utc(epoch: float | None) -> str | None:
         return None
     moment = dt.datetime.fromtimestamp(epoch, dt.timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def clock_span_list(spans: list[tuple[float, float]], tz: str | None = None) -> str:
+    """Stretches in a sentence: `2025-11-30 00:05:45–00:06:30, 00:07:30–00:08:30 UTC` (the
+    date and zone once when every stretch lies within one day), `-` for none."""
+    if not spans:
+        return MISSING
+    zone = tz or display_tz()
+    head, cells = clock_spans(spans, zone)
+    if not head:
+        return ", ".join(cells)
+    first = _local(spans[0][0], zone)
+    return f"{first:%Y-%m-%d} {', '.join(cells)} {_zone_label(first, zone)}"
+
+
+def plural(n: float, noun: str, many: str | None = None) -> str:
+    """`1 lifecycle event`, `2 lifecycle events`, `1,200 retries` (`many` for irregular
+    plurals: `plural(n, "retry", "retries")`); thousands separators."""
+    word = noun if n == 1 else (many or noun + "s")
+    text = f"{n:,}" if isinstance(n, int) or float(n).is_integer() else f"{n:,.2f}"
+    return f"{text.removesuffix('.0')} {word}"

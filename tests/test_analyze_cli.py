@@ -176,3 +176,39 @@ def test_fail_on_turns_a_finding_into_exit_code_one(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["analyze", "--db", str(db), "--fail-on", "bogus"])
     assert bad.exit_code == 2
     assert bad.stderr.startswith("relplan: error: --fail-on: unknown finding bogus")
+
+
+def test_analyze_and_report_share_the_run_context_flags() -> None:
+    """One declaration (@run_flags): both commands have the four flags, with the same option
+    strings and help, and a bad value is refused the same way by each."""
+    from typer import _click as click
+    from typer.main import get_command
+
+    from relplan.cli.options import RUN_FLAGS
+
+    root = get_command(app)
+    ctx = click.Context(root)
+
+    def flags(name: str) -> dict[str, tuple[tuple[str, ...], str | None]]:
+        cmd = root.get_command(ctx, name)  # type: ignore[attr-defined]
+        return {
+            p.name: (tuple(p.opts), getattr(p, "help", None))
+            for p in cmd.params
+            if p.name in RUN_FLAGS
+        }
+
+    assert (
+        set(flags("analyze"))
+        == set(RUN_FLAGS)
+        == {
+            "phases",
+            "capacity",
+            "deadline",
+            "delivery_window",
+        }
+    )
+    assert flags("analyze") == flags("report")
+    for cmd in ("analyze", "report"):
+        res = runner.invoke(app, [cmd, "--db", "nowhere.duckdb", "--delivery-window", "0"])
+        assert res.exit_code == 2
+        assert res.stderr.startswith("relplan: error: --delivery-window: must be longer than zero")

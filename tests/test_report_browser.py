@@ -138,3 +138,30 @@ def test_the_report_reads_at_800_px_with_no_empty_section_and_a_verdict(
     assert "data-render-error" not in run.stdout.split(">", 1)[0]
     if files is not None:  # a cut-down workspace folds the sections it cannot show
         assert len(got["sections"]) < 8
+
+
+def test_the_vllm_log_only_report_has_a_verdict_and_no_empty_section(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """The bundled incident cut to what a vLLM log gives (lifecycle events and the stats
+    line, no steps, no gateway log, no metrics; tests/helpers/incident_cuts.py): at 800 px
+    the verdict is there (suspected metastable), no section is empty, nothing overflows, no
+    two labels overlap and the console is silent; the sections it cannot show are folded
+    into the last one."""
+    from tests.helpers.incident_cuts import build_cut
+
+    db = build_cut("engine", tmp_path / "ws")
+    page = make_report(db, out=tmp_path / "report.html").html
+    probed = with_probe(page, tmp_path / "probed.html")
+    run = browser(probed, "--window-size=800,3000", "--dump-dom")
+    assert run.console == [], run.console
+    got = probe_result(run.stdout)
+    assert got["wide"] == [], got["wide"]
+    assert got["page_width"] <= 800
+    assert got["empty"] == []
+    assert got["overlaps"] == [], got["overlaps"]
+    assert got["verdict"]
+    assert "metastable" in run.stdout.lower()
+    assert got["sections"][-1] == "missing"
+    assert "delivery" not in got["sections"]
+    assert "data-render-error" not in run.stdout.split(">", 1)[0]

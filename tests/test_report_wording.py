@@ -109,3 +109,40 @@ def test_two_replicas_get_a_row_each_where_the_analyses_break_them_down(
     replicas = {row[1] for row in data.wasted_prefill.table.rows}
     assert {"r0", "r1"} <= replicas, replicas
     assert "all replicas" in replicas
+
+
+def test_two_replicas_get_a_load_chart_and_rows_of_their_own(incident_db: Path) -> None:
+    """The fixture's engine trace (tests/helpers/incident.py): r0 runs e1-e10, e12, e13, of
+    which e8 is refused -> 11 accepted, and e1, e3, e5, e6, e9, e10, e12, e13 finish -> 8
+    completed; r1 runs its own e1 (arrived 150, finished 160) -> 1 and 1. The per-replica
+    series sums to those counts; the table has a `run on` row per replica; the chart stacks
+    the per-replica lines under the load chart."""
+    from relplan.report.charts import chart_specs
+
+    with open_workspace(incident_db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+        data = build_report_data(res, workspace_facts(con, "x"), WHEN, __version__)
+    amp = res.amplification
+    assert amp.replica_series_source == "engine trace"
+    totals: dict[str, list[int]] = {}
+    for b in amp.replica_series:
+        got = totals.setdefault(b.replica, [0, 0])
+        got[0] += b.arrived
+        got[1] += b.completed
+    assert totals == {"r0": [11, 8], "r1": [1, 1]}
+    r1 = [b for b in amp.replica_series if b.replica == "r1" and b.arrived]
+    assert [b.start_s for b in r1] == [150.0]  # the 150-180 s bin
+    rows = {row[0]: row for row in data.amplification.table.rows}
+    assert rows["run on r0"][3].startswith("11 ")
+    assert rows["run on r1"][4].startswith("1 ")
+    spec = chart_specs(data)["amplification"]
+    assert "vconcat" in spec
+    assert len(spec["vconcat"]) == 2
+    assert "by replica" in data.amplification.caption
+    waiting = data.littles_law.table
+    assert waiting.columns[:2] == ["window", "replica"]
+    assert [r[:2] for r in waiting.rows if r[0] == "run"] == [
+        ["run", "all replicas"],
+        ["run", "r0"],
+        ["run", "r1"],
+    ]

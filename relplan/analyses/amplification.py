@@ -86,6 +86,15 @@ class AmplificationBin(StrictModel):
     completed_for_waiting: int | None
 
 
+class ReplicaBin(StrictModel):
+    """Load on one replica in one series bin (only when work ran on two or more replicas)."""
+
+    replica: str
+    start_s: float = Field(description="bin start, seconds from t0")
+    arrived: int = Field(description="executions accepted (engine trace), else attempts sent")
+    completed: int = Field(description="executions finished (engine trace), else delivered")
+
+
 class Amplification(StrictModel):
     windows: list[AmplificationWindow]
     by_replica: list[AmplificationReplicaRow] = Field(
@@ -93,6 +102,13 @@ class Amplification(StrictModel):
     )
     series_bin_s: float
     series: list[AmplificationBin] = Field(description="per bin aligned on the window start")
+    replica_series: list[ReplicaBin] = Field(
+        default_factory=list,
+        description="per replica and bin (the series' bins), when two or more replicas ran work",
+    )
+    replica_series_source: str | None = Field(
+        default=None, description="engine trace (executions) | proxy log (attempts)"
+    )
     finding: str
 
 
@@ -229,8 +245,38 @@ def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Am
         by_replica=_by_replica(con, ctx, phases),
         series_bin_s=ctx.bin_s,
         series=series,
+        **_replica_series(con, ctx),
         finding=_finding(windows, ctx),
     )
+
+
+def _replica_series(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> dict[str, Any]:
+    """Arrivals and completions per replica and series bin, when two or more replicas ran
+    work (queries/analyses/load_by_bin_and_replica.sql); none otherwise."""
+    bins = ctx.bins(ctx.bin_s)
+    if not bins or not (ctx.has_events or ctx.has_proxy):
+        return {}
+    params = {
+        "t_start": ctx.window_start,
+        "bin_s": ctx.bin_s,
+        "n_bins": len(bins),
+        "use_events": ctx.has_events,
+    }
+    rows = sql.rows(con, "analyses/load_by_bin_and_replica", params)
+    if len({r["replica"] for r in rows} - {""}) < 2:
+        return {}
+    return {
+        "replica_series": [
+            ReplicaBin(
+                replica=r["replica"] or "unnamed",
+                start_s=ctx.s(ctx.window_start) + int(r["k"]) * ctx.bin_s,
+                arrived=int(r["arrived"]),
+                completed=int(r["completed"]),
+            )
+            for r in rows
+        ],
+        "replica_series_source": "engine trace" if ctx.has_events else "proxy log",
+    }
 
 
 def _by_replica(

@@ -24,7 +24,15 @@ from pydantic import Field
 
 from relplan.analyses import metrics_figures, overload
 from relplan.analyses.context import RunContext
-from relplan.analyses.evidence import Figure, estimated, measured, missing
+from relplan.analyses.evidence import (
+    Figure,
+    estimated,
+    given,
+    measured,
+    missing,
+    source_name,
+    source_status,
+)
 from relplan.models import StrictModel
 
 VerdictName = Literal["metastable", "draining", "overloaded", "recovered", "healthy"]
@@ -54,7 +62,7 @@ def _ctx_figures(ctx: RunContext) -> list[Figure]:
             )
         )
     else:
-        make = estimated if ctx.phases_source == "detected" else measured
+        make = estimated if ctx.phases_source == "detected" else given
         out.append(
             make(
                 "overload_window",
@@ -70,14 +78,15 @@ def _ctx_figures(ctx: RunContext) -> list[Figure]:
     if ctx.capacity is None:
         out.append(missing("capacity", "Ĉ, calls per second", "per_s", "--capacity or a run.json"))
     else:
-        est = (ctx.capacity_source or "").startswith("estimated")
+        src = ctx.capacity_source or "flag"
+        est = source_status(src) == "estimated"
         out.append(
-            (estimated if est else measured)(
+            (estimated if est else given)(
                 "capacity",
                 "Ĉ, calls per second",
                 ctx.capacity,
                 "per_s",
-                [(ctx.capacity_source or "flag").removeprefix("estimated: ")],
+                [source_name(src).removeprefix("estimated: ")],
                 needs="--capacity or a run.json" if est else None,
             )
         )
@@ -90,8 +99,8 @@ def _ctx_figures(ctx: RunContext) -> list[Figure]:
     else:
         src = ctx.deadline_source or "flag"
         out.append(
-            (estimated if src.startswith("from the data") else measured)(
-                "deadline", "D, the client deadline", ctx.deadline_s, "s", [src]
+            (estimated if source_status(src) == "estimated" else given)(
+                "deadline", "D, the client deadline", ctx.deadline_s, "s", [source_name(src)]
             )
         )
     return out
@@ -224,7 +233,9 @@ def assess(con: duckdb.DuckDBPyConnection, ctx: RunContext, res: Any) -> Assessm
         figures.extend(extra)
     figures.extend(_result_figures(res))
     figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt))
-    settle = sorted({f.needs for f in figures if f.needs and f.status != "measured"})
+    settle = sorted(
+        {f.needs for f in figures if f.needs and f.status in ("estimated", "not available")}
+    )
     return Assessment(
         verdict=verdict,
         suspected=suspected,

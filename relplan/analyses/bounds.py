@@ -5,9 +5,9 @@ millions of bins (docs/analyses.md, Conventions)."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from relplan.errors import UsageError
+from relplan.values import clock_span
 
 # Default series bin: 30 s, widened to the next of these widths when a window would need more
 # than MAX_BINS bins (a chart of a day in 30 s bars is unreadable, and each bin costs a
@@ -20,6 +20,7 @@ MAX_ROLLING_EVALUATIONS = 20_000
 # --from/--to reaching beyond the data by more than max(its span, this) are clipped to it.
 WINDOW_SLACK_S = 3600.0
 DAY_S = 86400.0
+INSTANT_S = 1e-6  # the window given to data that all lie at one instant
 
 
 def auto_bin(span_s: float) -> float:
@@ -58,24 +59,44 @@ def bounded_step(step: float, span_s: float, notes: list[str]) -> float:
     return wide
 
 
-def bounded_window(
-    a: float, b: float, data_lo: float, data_hi: float, t0: float, notes: list[str]
+def window_in_data(
+    a: float,
+    b: float,
+    data: tuple[float, float],
+    t0: float,
+    notes: list[str],
+    *,
+    given: tuple[bool, bool] = (True, True),
 ) -> tuple[float, float]:
-    """Refuse a window wholly outside the data; clip one reaching far beyond it."""
-    if a > data_hi or b < data_lo:
-        flag = "--from" if a > data_hi else "--to"
+    """The analysed window [a, b] (epoch seconds) checked against the data's span `data`:
+    a window wholly outside it is a usage error naming that span; a window that is empty is
+    a usage error when --from/--to made it (`given`), else the data all lie at one instant
+    and the window is that instant (with a note); a window reaching far beyond the data
+    (more than its span, at least WINDOW_SLACK_S) is clipped to it, with a note."""
+    lo, hi = data
+    given_from, given_to = given
+    if a > hi or b < lo:
+        flag = "--from" if given_from and a > hi else "--to"
         raise UsageError(
             flag,
-            f"the window {a - t0:g}..{b - t0:g} s lies outside the data"
-            f" ({data_lo - t0:g}..{data_hi - t0:g} s after t0)",
+            f"the window {a - t0:g}..{b - t0:g} s lies outside the data, which spans"
+            f" {lo - t0:g}..{hi - t0:g} s after t0 ({clock_span(lo, hi)})",
         )
-    slack = max(data_hi - data_lo, WINDOW_SLACK_S)
-    ca = data_lo if a < data_lo - slack else a
-    cb = data_hi if b > data_hi + slack else b
+    if b <= a:
+        if given_from or given_to:
+            raise UsageError(
+                "--to",
+                f"the window must end after it starts (from {a - t0:g} s to {b - t0:g} s after t0)",
+            )
+        notes.append("every record is at one instant: the window is that instant")
+        return a, a + INSTANT_S
+    slack = max(hi - lo, WINDOW_SLACK_S)
+    ca = lo if a < lo - slack else a
+    cb = hi if b > hi + slack else b
     if (ca, cb) != (a, b):
         notes.append(
             f"the window {a - t0:g}..{b - t0:g} s reaches far beyond the data"
-            f" ({data_lo - t0:g}..{data_hi - t0:g} s); clipped to {ca - t0:g}..{cb - t0:g} s"
+            f" ({lo - t0:g}..{hi - t0:g} s); clipped to {ca - t0:g}..{cb - t0:g} s"
         )
     return ca, cb
 
@@ -89,16 +110,3 @@ def rolling_bounds(
         return a, b
     slack = max(WINDOW_SLACK_S, width)
     return max(a, metrics[0] - slack), min(b, metrics[1] + slack)
-
-
-def check_window_in_data(opts: Any, start: float, end: float, t0: float, t_end: float) -> None:
-    """A --from/--to entirely outside the data is a usage error naming the data's span."""
-    if opts.t_from is None and opts.t_to is None:
-        return
-    if start > t_end or end < t0:
-        flag = "--from" if opts.t_from is not None and start > t_end else "--to"
-        raise UsageError(
-            flag,
-            f"the window {start - t0:g}..{end - t0:g} s lies outside the data, which spans"
-            f" 0..{t_end - t0:g} s after t0 ({t0:.3f}..{t_end:.3f} epoch seconds)",
-        )

@@ -7,16 +7,18 @@ Conventions (docs/analyses.md, conventions 1-2, 8):
 - Phases are half-open `[start, end)` (an event on a boundary belongs to the later phase);
   the whole run is the closed `[t0, T]`.
 - The overload phase is run.json's `overload_phase`, else the phase named `pulse`, else the
-  phase with the highest arrival rate (calls by t_planned; engine arrivals without a proxy log).
+  phase with the highest arrival rate (calls by t_planned; engine arrivals without a proxy log;
+  overload.overload_phase); without phases, overload.detect finds it.
 - When run.json names the overload phase and D is known, one more window, `steady`, runs from
   the overload's end plus D to the end of the last phase: the part after the overload in
   which every attempt sent during it has timed out (half-open, like a phase; left out when
   empty or when a phase is itself named `steady`).
+- Windows, their query parameters and segments are relplan/analyses/windows.py's (re-exported).
 - Flags override run.json: `--phases`, `--capacity`, `--deadline`, `--delivery-window`.
 - `--from/--to` narrow the whole run to `[from, to]`; phases are clipped to it and a phase
-  left empty by the clip is dropped. A window wholly outside the data is refused; one that
-  reaches far beyond it (more than the data's span, at least an hour) is clipped to the data,
-  with a note.
+  left empty by the clip is dropped. One check (bounds.window_in_data) refuses a window
+  wholly outside the data, naming the data's span, and clips one that reaches far beyond it
+  (more than the data's span, at least an hour), with a note.
 - Work is bounded by the data, not by its timestamps: a series has at most MAX_BINS bins
   (auto) or MAX_SERIES_BINS (`--bin`, widened with a note past that), and the rolling
   series at most MAX_ROLLING_EVALUATIONS evaluations (`--step` widened with a note), so one
@@ -28,7 +30,6 @@ Conventions (docs/analyses.md, conventions 1-2, 8):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import duckdb
@@ -39,21 +40,34 @@ from relplan.analyses.bounds import (
     MAX_SERIES_BINS,
     bounded_bin,
     bounded_step,
-    bounded_window,
-    check_window_in_data,
     rolling_bounds,
+    window_in_data,
 )
-from relplan.analyses.overload import deadline_from_attempts
+from relplan.analyses.overload import STEADY, deadline_from_attempts, overload_phase, steady_window
 from relplan.analyses.overload import detect as detect_overload
+from relplan.analyses.windows import SEGMENT_CASE_CUTS, Window, segments, window_params
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
 from relplan.workspace.facts import latest_manifest
 
+__all__ = [
+    "SEGMENT_CASE_CUTS",
+    "STEADY",
+    "PhaseSpan",
+    "RunContext",
+    "SourceSpan",
+    "Span",
+    "Window",
+    "parse_phases",
+    "parse_time",
+    "resolve_context",
+    "segments",
+    "window_params",
+]
+
 # A command-line time larger than this is an absolute epoch time, not seconds from t0.
 ABSOLUTE_TIME_THRESHOLD = 1e8
 DEFAULT_REPLICA_LABELS = ("replica", "pod", "instance")
-INSTANT_S = 1e-6  # the window given to data that all lies at one instant
-STEADY = "steady"  # the window after the overload once all its attempts have timed out
 
 
 class PhaseSpan(StrictModel):
@@ -181,47 +195,6 @@ class Span(NamedTuple):
         return float(self.t_min), float(self.t_max)
 
 
-@dataclass(frozen=True)
-class Window:
-    name: str
-    a: float
-    b: float
-    closed: bool  # include t == b (only the whole run is closed)
-
-
-def window_params(windows: list[Window]) -> dict[str, Any]:
-    """The four list parameters every windowed query takes (`w_names` ... `w_closed`)."""
-    return {
-        "w_names": [w.name for w in windows] or [""],
-        "w_starts": [w.a for w in windows] or [0.0],
-        "w_ends": [w.b for w in windows] or [0.0],
-        "w_closed": [w.closed for w in windows] or [False],
-    }
-
-
-SEGMENT_CASE_CUTS = 12  # cut points the SQL's CASE covers; later ones go through a list filter
-
-
-def segments(windows: list[Window]) -> tuple[dict[str, Any], dict[str, list[int]]]:
-    """Cut the windows into disjoint time segments so a big table is read with one row per
-    record and no range join: cut points c_1 < ... < c_m are every window start and end;
-    segment k < m is [c_k, c_{k+1}), segment m is the instant c_m (records exactly at the
-    end of a closed window). A record's segment is the number of cut points <= its time.
-    Returns the query parameters (`cuts`, padded with +inf to the CASE's width, and `t_last`)
-    and, per window name, the segments it is made of. Closed windows must end at c_m (only
-    the whole run is closed)."""
-    cuts = sorted({x for w in windows for x in (w.a, w.b)})
-    m = len(cuts)
-    members: dict[str, list[int]] = {}
-    for w in windows:
-        if w.closed and w.b != cuts[-1]:
-            raise ValueError("only the outermost window may be closed")
-        ks = [k for k in range(1, m) if cuts[k - 1] >= w.a and cuts[k] <= w.b]
-        members[w.name] = ks + ([m] if w.closed else [])
-    padded = cuts + [math.inf] * max(0, SEGMENT_CASE_CUTS - m)
-    return {"cuts": padded, "t_last": cuts[-1]}, members
-
-
 def parse_time(value: float, t0: float) -> float:
     return value if abs(value) > ABSOLUTE_TIME_THRESHOLD else t0 + value
 
@@ -317,18 +290,15 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         window_start = parse_time(opts.t_from, t0)
     if opts.t_to is not None:
         window_end = parse_time(opts.t_to, t0)
-    check_window_in_data(opts, window_start, window_end, t0, t_end)
-    if window_end <= window_start and opts.t_from is None and opts.t_to is None:
-        window_end = window_start + INSTANT_S
-        notes.append("every record is at one instant: the window is that instant")
-    if window_end <= window_start:
-        raise UsageError(
-            "--to",
-            f"the window must end after it starts (from {window_start - t0:g} s"
-            f" to {window_end - t0:g} s after t0)",
-        )
     data_lo = min([*mins, *([metrics_range[0]] if metrics_range else []), t0])
-    window_start, window_end = bounded_window(window_start, window_end, data_lo, t_end, t0, notes)
+    window_start, window_end = window_in_data(
+        window_start,
+        window_end,
+        (data_lo, t_end),
+        t0,
+        notes,
+        given=(opts.t_from is not None, opts.t_to is not None),
+    )
 
     def pick(flag: float | None, manifest: float | None) -> tuple[float | None, str | None]:
         if flag is not None:
@@ -341,7 +311,9 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     deadline_s, deadline_source = pick(opts.deadline, man.deadline_s if man else None)
     window_w, window_w_source = pick(opts.delivery_window, man.delivery_window_s if man else None)
 
-    overload, rule = _overload_phase(con, man.overload_phase if man else None, phases, t0)
+    overload, rule = overload_phase(
+        con, man.overload_phase if man else None, [(p.name, p.start_s, p.end_s) for p in phases], t0
+    )
     if detected is not None:
         overload, rule = "overload", detected.rule
         if capacity is None and detected.capacity is not None:
@@ -350,7 +322,14 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     if deadline_s is None and spans["proxy"].n:
         deadline_s, deadline_source = deadline_from_attempts(con)
 
-    steady = _steady_window(phases, overload, rule, deadline_s, notes)
+    steady_span = steady_window(
+        [(p.name, p.start_s, p.end_s) for p in phases], overload, rule, deadline_s, notes
+    )
+    steady = (
+        None
+        if steady_span is None
+        else PhaseSpan(name=STEADY, start_s=steady_span[0], end_s=steady_span[1])
+    )
     sources = [
         SourceSpan(
             kind=k,
@@ -390,61 +369,9 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     )
 
 
-def _steady_window(
-    phases: list[PhaseSpan],
-    overload: str | None,
-    rule: str | None,
-    deadline_s: float | None,
-    notes: list[str],
-) -> PhaseSpan | None:
-    """The `steady` window: the overload's end + D to the last phase's end, when run.json
-    names the overload phase and D is known (None otherwise, or when it would be empty)."""
-    if rule != "run.json overload_phase" or deadline_s is None or not phases:
-        return None
-    if any(p.name == STEADY for p in phases):
-        notes.append(f"a phase is named {STEADY!r}: no steady-state window is added")
-        return None
-    end = next(p.end_s for p in phases if p.name == overload)
-    start, last = end + deadline_s, max(p.end_s for p in phases)
-    if last <= start:
-        return None
-    return PhaseSpan(name=STEADY, start_s=start, end_s=last)
-
-
 def _rolling_span(spans: dict[str, Span], a: float, b: float, width: float) -> float:
     lo, hi = rolling_bounds(a, b, spans["metrics"].range, width)
     return max(0.0, hi - lo)
-
-
-def _overload_phase(
-    con: duckdb.DuckDBPyConnection,
-    named: str | None,
-    phases: list[PhaseSpan],
-    t0: float,
-) -> tuple[str | None, str | None]:
-    if not phases:
-        return None, None
-    names = [p.name for p in phases]
-    if named and named in names:
-        return named, "run.json overload_phase"
-    if "pulse" in names:
-        return "pulse", "the phase named pulse"
-    windows = [Window(p.name, t0 + p.start_s, t0 + p.end_s, False) for p in phases]
-    counts = {
-        r["win_name"]: r
-        for r in sql.rows(con, "analyses/phase_arrival_counts", window_params(windows))
-    }
-    use_calls = any(c["calls"] for c in counts.values())
-    best: tuple[float, str] | None = None
-    for p in phases:
-        n = counts[p.name]["calls" if use_calls else "engine_arrivals"]
-        rate = n / (p.end_s - p.start_s)
-        if n and (best is None or rate > best[0]):
-            best = (rate, p.name)
-    if best is None:
-        return None, None
-    src = "calls" if use_calls else "engine arrivals"
-    return best[1], f"the phase with the highest arrival rate ({best[0]:.3g} {src}/s)"
 
 
 def _clock_notes(spans: dict[str, Span]) -> list[str]:

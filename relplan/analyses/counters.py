@@ -16,7 +16,10 @@ vllm:prefix_cache_queries_total, vllm:prefix_cache_queries, then the older
 vllm:gpu_prefix_cache_queries_total / vllm:gpu_prefix_cache_queries (early V1 counted
 blocks there, not tokens: the finding says so). With an engine trace, the truth is the
 prompt tokens of executions first scheduled in the window vs those that reached their
-first token in it (queries/analyses/prompt_tokens_truth_by_window.sql).
+first token in it (queries/analyses/prompt_tokens_truth_by_window.sql); with step records,
+the prompt tokens it prefilled, computed plus prefix-cache hits
+(queries/analyses/computed_prefill_by_window.sql), beside the counter's rise: the share of
+the GPU's prefill a dashboard of the counter would show.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from relplan.analyses.context import RunContext, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
-from relplan.values import num, pct
+from relplan.values import clock_span_list, num, pct
 
 PROMPT_NAMES = ("vllm:prompt_tokens_total", "vllm:prompt_tokens")
 QUERY_NAMES = (
@@ -58,6 +61,16 @@ class CounterWindow(WindowRow):
         description="engine trace: prompt tokens reaching first output"
     )
     truth_shortfall: float | None
+    trace_computed_tokens: int | None = Field(
+        default=None,
+        description="engine trace (step records): prompt tokens prefilled in the window"
+        " (computed + prefix-cache hits, as the counter counts them); null without steps",
+    )
+    counter_share_of_computed: float | None = Field(
+        default=None,
+        description="prompt_rise / trace_computed_tokens: how much of the computed prefill"
+        " the prompt-token counter shows",
+    )
 
 
 class CounterPoint(StrictModel):
@@ -125,6 +138,11 @@ def analyze_counters(
         for r in sql.rows(con, "analyses/prompt_tokens_truth_by_window", window_params(windows)):
             rep = None if r["all_replicas"] else (r["replica"] or "")
             truth[(r["win_name"], rep)] = r
+    computed: dict[tuple[str, str | None], int] = {}
+    if ctx.has_steps:
+        for r in sql.rows(con, "analyses/computed_prefill_by_window", window_params(windows)):
+            rep = None if r["all_replicas"] else (r["replica"] or "")
+            computed[(r["win_name"], rep)] = int(r["computed_tokens"])
     per_replica = bool(replicas - {""})
     keys: list[str | None] = [None, *(sorted(replicas) if per_replica else [])]
     out = []
@@ -137,6 +155,9 @@ def analyze_counters(
                 why["truth_shortfall"] = "needs an engine trace"
             elif t is None:
                 why["truth_shortfall"] = f"no engine execution on replica {rep}"
+            done = computed.get((w.name, rep), 0 if ctx.has_steps else None)
+            if done is None:
+                why["counter_share_of_computed"] = "needs an engine trace with step records"
             out.append(
                 CounterWindow(
                     window=w.name,
@@ -160,6 +181,16 @@ def analyze_counters(
                             why,
                             "truth_shortfall",
                         )
+                    ),
+                    trace_computed_tokens=done,
+                    counter_share_of_computed=None
+                    if done is None
+                    else ratio(
+                        float(r["prompt_rise"]),
+                        float(done),
+                        why,
+                        "counter_share_of_computed",
+                        "the engine trace computed no prefill in this window",
                     ),
                     null_reasons=why,
                 )
@@ -253,10 +284,15 @@ def _finding(
     )
     if run.truth_shortfall is not None:
         text += f" (engine trace: {pct(run.truth_shortfall)})"
+    if run.trace_computed_tokens and run.counter_share_of_computed is not None:
+        text += (
+            f"; the engine trace prefilled {num(run.trace_computed_tokens)} prompt tokens,"
+            f" of which the counter shows {pct(run.counter_share_of_computed, 0)}"
+        )
     total = [a for a in alarms if a.replica is None]
     if total:
-        spans = ", ".join(f"{a.start_s:g}-{a.end_s:g} s" for a in total)
-        text += f"; alarm (shortfall > {pct(DEFAULT_THRESHOLD, 0)}) at {spans}"
+        spans = clock_span_list([(ctx.t0 + a.start_s, ctx.t0 + a.end_s) for a in total])
+        text += f"; alarm (shortfall > {pct(DEFAULT_THRESHOLD, 0)}) during {spans}"
     else:
         text += "; no alarm"
     if blocks:

@@ -31,7 +31,7 @@ from relplan.analyses.common import WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.values import pct
+from relplan.values import clock_span, pct, plural
 
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
@@ -211,18 +211,18 @@ def _recovery(
     acc = after.accepted_x_capacity
     ov_end_s = ctx.s(ov_end)
     figures = (
-        f"after {ctx.overload_phase} (from {ov_end_s:g} s to {ctx.s(end):g} s): calls arrived"
+        f"after the {ctx.overload_phase} ({clock_span(ov_end, end)}): calls arrived"
         f" at {_x(arr)} Ĉ, executions accepted at {_x(acc)} Ĉ"
         f" ({after.accepted_source or 'no source'}), on-time share {pct(on_time_after)}"
-        f" over {len(enough)} bins of >= {RECOVERY_MIN_CALLS} calls"
+        f" over {plural(len(enough), 'bin')} of >= {plural(RECOVERY_MIN_CALLS, 'call')}"
     )
     recovery_s: float | None = None
     verdict: Verdict
     if not enough:
         verdict, because = (
             "insufficient data",
-            f"no {RECOVERY_BIN_S:g} s bin after the overload has {RECOVERY_MIN_CALLS} calls; "
-            + figures,
+            f"no {RECOVERY_BIN_S:g} s bin after the overload has"
+            f" {plural(RECOVERY_MIN_CALLS, 'call')}; " + figures,
         )
     elif recovery_bin is not None:
         recovery_s = recovery_bin.start_s - ov_end_s
@@ -282,13 +282,13 @@ def _x(v: float | None) -> str:
 def _finding(windows: list[DeliveryWindow], rec: Recovery | None, why_none: str | None) -> str:
     run = windows[0]
     text = (
-        f"{pct(run.delivered_share, 0)} of {run.calls:,} calls delivered,"
+        f"{pct(run.delivered_share, 0)} of {plural(run.calls, 'call')} delivered,"
         f" {pct(run.on_time_share, 0)} on time"
     )
     if rec is None:
         return f"{text}; no recovery verdict: {why_none}."
     if rec.verdict == "recovered":
-        return f"{text}; recovered {rec.recovery_s:g} s after {rec.overload_phase}."
+        return f"{text}; recovered {rec.recovery_s:g} s after the {rec.overload_phase}."
     return f"{text}; verdict {rec.verdict.replace('_', ' ')}: {rec.because}."
 
 

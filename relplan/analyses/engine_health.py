@@ -35,7 +35,7 @@ def run(i: Inputs) -> HealthResult:
             step=i.opts.step,
             replica_label=i.opts.replica_label,
         )
-    except NoDataError as exc:
-        raise NoDataError(f"engine health signals need vLLM metrics: {exc}") from exc
+    except NoDataError as exc:  # its message already says what the signals need
+        raise NoDataError(str(exc)) from exc
     except UsageError as exc:  # the evaluation grid is out of bounds: say why, skip it
         raise NoDataError(f"engine health signals not evaluated: {exc}") from exc

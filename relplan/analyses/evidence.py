@@ -1,6 +1,8 @@
 """The evidence ladder behind the verdict: each key figure with the inputs it came from and
-whether it is measured, estimated or not available (then the input that would make it
-available). Values are numbers with a unit; relplan.render words them.
+whether it is measured (counted in the data), given (stated by a flag or run.json, not
+checked against the data), estimated (inferred from the data by a rule) or not available
+(then the input that would make it available). Values are numbers with a unit;
+relplan.render_verdict words them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pydantic import Field
 
 from relplan.models import StrictModel
 
-Status = Literal["measured", "estimated", "not available"]
+Status = Literal["measured", "given", "estimated", "not available"]
 Unit = Literal["share", "x_capacity", "s", "count", "per_s", "tokens", "window"]
 
 
@@ -36,6 +38,30 @@ def measured(
     return Figure(
         key=key, label=label, value=value, unit=unit, status="measured", inputs=inputs, **kw
     )
+
+
+def given(
+    key: str, label: str, value: float | None, unit: Unit, inputs: list[str], **kw: object
+) -> Figure:
+    return Figure(key=key, label=label, value=value, unit=unit, status="given", inputs=inputs, **kw)
+
+
+def source_status(source: str | None) -> Status:
+    """The status of a run-context value from its source (RunContext's `*_source`): a flag
+    or run.json states it (given); a rule found it in the data (estimated); `None` has no
+    value (not available)."""
+    if source is None:
+        return "not available"
+    if source in ("flag", "--phases", "run.json"):
+        return "given"
+    if source.startswith(("estimated", "from the data", "detected")):
+        return "estimated"
+    return "measured"
+
+
+def source_name(source: str) -> str:
+    """`flag` as the flag's reader knows it; other sources as they are."""
+    return "a command-line flag" if source == "flag" else source
 
 
 def estimated(

@@ -28,7 +28,7 @@ GAUGE = "vllm:num_requests_waiting"
 
 class LittleWindow(WindowRow):
     replica: str | None = Field(description="null: all replicas")
-    source: str = Field(description="engine trace | metrics + proxy log")
+    source: str = Field(description="engine trace | metrics + proxy log | metrics")
     waiting_l: float | None = Field(description="L: time-average number of executions waiting")
     arrivals: int | None
     lambda_per_s: float | None
@@ -139,7 +139,7 @@ def _row(
         wq = ratio(t["wait_sum"], arrivals, why, "wq_s", "no execution arrived in this window")
         open_end: int | None = int(t["open_at_end"])
     else:
-        src = "metrics + proxy log"
+        src = "metrics + proxy log" if ctx.has_proxy else "metrics"
         l_val, arrivals, lam, wq, open_end = l_metric_val, None, lam_proxy, None, None
         why["wq_s"] = why["consistency"] = "Wq needs the engine trace's lifecycle events"
         if l_val is None:
@@ -225,7 +225,7 @@ def _finding(windows: list[LittleWindow]) -> str:
     if worst is not None and worst.deadline_saturation is not None and worst.waiting_l is not None:
         parts.append(
             f"the waiting queue held {worst.deadline_saturation:.2f} deadlines' worth of"
-            f" arrivals in {worst.window} (L = {worst.waiting_l:.1f})"
+            f" arrivals in {_window_words(worst.window)} (L = {worst.waiting_l:.1f})"
             + (
                 "; near 1 means executions wait out their whole deadline"
                 if worst.deadline_saturation >= 0.8
@@ -246,3 +246,9 @@ def missing(i: Inputs) -> str | None:
 
 def run(i: Inputs) -> LittlesLaw:
     return analyze_littles_law(i.con, i.ctx, GAUGE in i.metric_names)
+
+
+def _window_words(name: str) -> str:
+    """`the run`, `the hold`; the detected windows `before` and `after` as `the time after
+    the overload`."""
+    return f"the time {name} the overload" if name in ("before", "after") else f"the {name}"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import duckdb
 
 from relplan import sql
+from relplan.analyses.windows import Window, window_params
 
 SUSTAIN_BINS = 3
 MIN_BIN_S = 30.0
@@ -195,6 +196,66 @@ def _run(flags: list[bool], min_len: int = 1) -> tuple[int, int] | None:
 
 MIN_GONE_ATTEMPTS = 5
 DEADLINE_SHARE = 0.5
+
+
+def overload_phase(
+    con: duckdb.DuckDBPyConnection,
+    named: str | None,
+    phases: list[tuple[str, float, float]],
+    t0: float,
+) -> tuple[str | None, str | None]:
+    """Which of the given phases ((name, start_s, end_s) from t0) is the overload, and why:
+    run.json's `overload_phase` (`named`), else the phase named `pulse`, else the one with
+    the highest arrival rate (calls by t_planned; engine arrivals without a proxy log)."""
+    if not phases:
+        return None, None
+    names = [name for name, _, _ in phases]
+    if named and named in names:
+        return named, OVERLOAD_FROM_MANIFEST
+    if "pulse" in names:
+        return "pulse", "the phase named pulse"
+    windows = [Window(name, t0 + a, t0 + b, False) for name, a, b in phases]
+    counts = {
+        r["win_name"]: r
+        for r in sql.rows(con, "analyses/phase_arrival_counts", window_params(windows))
+    }
+    use_calls = any(c["calls"] for c in counts.values())
+    best: tuple[float, str] | None = None
+    for name, a, b in phases:
+        n = counts[name]["calls" if use_calls else "engine_arrivals"]
+        rate = n / (b - a)
+        if n and (best is None or rate > best[0]):
+            best = (rate, name)
+    if best is None:
+        return None, None
+    src = "calls" if use_calls else "engine arrivals"
+    return best[1], f"the phase with the highest arrival rate ({best[0]:.3g} {src}/s)"
+
+
+STEADY = "steady"  # the window after the overload once all its attempts have timed out
+OVERLOAD_FROM_MANIFEST = "run.json overload_phase"
+
+
+def steady_window(
+    phases: list[tuple[str, float, float]],
+    overload: str | None,
+    rule: str | None,
+    deadline_s: float | None,
+    notes: list[str],
+) -> tuple[float, float] | None:
+    """The `steady` window (start, end in seconds from t0): the overload's end + D to the last
+    phase's end, when run.json names the overload phase and D is known (None otherwise, or
+    when it would be empty)."""
+    if rule != OVERLOAD_FROM_MANIFEST or deadline_s is None or not phases:
+        return None
+    if any(name == STEADY for name, _, _ in phases):
+        notes.append(f"a phase is named {STEADY!r}: no steady-state window is added")
+        return None
+    end = next(b for name, _, b in phases if name == overload)
+    start, last = end + deadline_s, max(b for _, _, b in phases)
+    if last <= start:
+        return None
+    return start, last
 
 
 def deadline_from_attempts(con: duckdb.DuckDBPyConnection) -> tuple[float | None, str | None]:

@@ -7,23 +7,21 @@ from typing import Annotated
 import typer
 
 from relplan.cli.options import (
-    CapacityOption,
     DbOption,
-    DeadlineOption,
-    DeliveryWindowOption,
     FromOption,
     JsonFlag,
-    PhasesOption,
     ReplicaLabelOption,
+    RunFlags,
     ToOption,
     duration_flag,
-    positive_flag,
+    run_flags,
     time_flag,
 )
 from relplan.errors import FindingError
 from relplan.values import parse_duration, parse_tz, use_tz
 
 
+@run_flags
 def analyze(
     db: DbOption = None,
     json_out: JsonFlag = False,
@@ -35,10 +33,6 @@ def analyze(
             help="Run only these analyses (repeatable or comma-separated): {analyses}.",
         ),
     ] = None,
-    phases: PhasesOption = None,
-    capacity: CapacityOption = None,
-    deadline: DeadlineOption = None,
-    delivery_window: DeliveryWindowOption = None,
     window: Annotated[
         str, typer.Option(metavar="DURATION", help="Rolling window of the counter series.")
     ] = "60s",
@@ -80,6 +74,8 @@ def analyze(
             help="Time zone of the times shown (an IANA name such as Europe/Berlin).",
         ),
     ] = "UTC",
+    *,
+    run: RunFlags,
 ) -> None:
     """Every analysis the workspace supports: amplification, delivery and recovery, wasted
     prefill, counters, Little's law, retry timing, capacity calibration, engine health.
@@ -92,13 +88,9 @@ def analyze(
     from relplan.workspace import open_workspace, resolve_db
 
     zone = parse_tz(tz)
-    delivery_w = duration_flag(delivery_window, "--delivery-window")
     gates = parse_fail_on(fail_on or [])
     opts = analyses_mod.AnalyzeOptions(
-        phases=phases,
-        capacity=positive_flag(capacity, "--capacity"),
-        deadline=duration_flag(deadline, "--deadline"),
-        delivery_window=delivery_w,
+        **run.options(),
         window=parse_duration(window, "--window"),
         step=parse_duration(step, "--step"),
         bin=duration_flag(bin_width, "--bin"),
@@ -108,9 +100,10 @@ def analyze(
         prometheus_url=prometheus_url,
         only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
     )
-    with open_workspace(resolve_db(db), read_only=True) as con:
-        result = analyses_mod.analyze(con, opts)
+    # The analyses word their findings too: their times follow --tz as well.
     with use_tz(zone):
+        with open_workspace(resolve_db(db), read_only=True) as con:
+            result = analyses_mod.analyze(con, opts)
         out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
     found = findings(result, gates)

@@ -3,6 +3,8 @@
 The input flags of `relplan ingest` and `relplan report PATH` are one group: `@input_flags`
 adds every one of them to a command and hands the command one `inputs: IngestOptions`
 (relplan/ingest/base.py), so the two commands cannot drift apart (tests/test_cli_inputs.py).
+The run-context flags of `relplan analyze` and `relplan report` (`--phases`, `--capacity`,
+`--deadline`, `--delivery-window`) are another: `@run_flags` hands the command `run: RunFlags`.
 
 Value syntax (durations, times, SLOs) is relplan/values.py's; this module only names the flags.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -298,26 +301,92 @@ def build_inputs(
     )
 
 
+def _flag_group(
+    func: Callable[..., None],
+    param: str,
+    params: list[inspect.Parameter],
+    build: Callable[..., Any],
+) -> Callable[..., None]:
+    """Replace `func`'s parameter `param` by the flags `params`; the command calls `func` with
+    `param=build(**those flags' values)`. Groups stack (`@input_flags` over `@run_flags`)."""
+    # `inputs: IngestOptions` names a type imported only for type checking (the ingest
+    # package is heavy); the other annotations are evaluated as typer would.
+    sig = inspect.signature(func, eval_str=True, locals={"IngestOptions": object})
+    if param not in sig.parameters:
+        raise TypeError(f"{func.__name__} takes no `{param}` parameter")
+    own = [p for p in sig.parameters.values() if p.name != param]
+    names = tuple(p.name for p in params)
+
+    def command(**values: Any) -> None:
+        flags = {name: values.pop(name) for name in names}
+        func(**values, **{param: build(**flags)})
+
+    command.__name__ = func.__name__
+    command.__qualname__ = func.__qualname__
+    command.__doc__ = func.__doc__
+    command.__module__ = func.__module__
+    command.__signature__ = sig.replace(parameters=[*own, *params])  # type: ignore[attr-defined]
+    return command
+
+
 def input_flags(func: Callable[..., None]) -> Callable[..., None]:
     """Give a command the input flags; it receives them as `inputs: IngestOptions`.
 
     The command's own parameters keep their order; the input flags follow them. typer reads
     the signature set here (`__signature__`), so the flags exist in --help and the reference.
     """
-    # `inputs: IngestOptions` names a type imported only for type checking (the ingest
-    # package is heavy); the other annotations are evaluated as typer would.
-    sig = inspect.signature(func, eval_str=True, locals={"IngestOptions": object})
-    if "inputs" not in sig.parameters:
-        raise TypeError(f"{func.__name__} takes no `inputs` parameter")
-    own = [p for p in sig.parameters.values() if p.name != "inputs"]
+    return _flag_group(func, "inputs", _PARAMS, build_inputs)
 
-    def command(**values: Any) -> None:
-        flags = {name: values.pop(name) for name in INPUT_FLAGS}
-        func(**values, inputs=build_inputs(**flags))
 
-    command.__name__ = func.__name__
-    command.__qualname__ = func.__qualname__
-    command.__doc__ = func.__doc__
-    command.__module__ = func.__module__
-    command.__signature__ = sig.replace(parameters=[*own, *_PARAMS])  # type: ignore[attr-defined]
-    return command
+# The run-context flags: what a user knows about the run and would otherwise put in run.json.
+
+
+@dataclass(frozen=True)
+class RunFlags:
+    """`--phases`, `--capacity`, `--deadline`, `--delivery-window`, checked; None when not
+    given (run.json's value, or the one found in the data, then applies)."""
+
+    phases: str | None = None
+    capacity: float | None = None
+    deadline: float | None = None
+    delivery_window: float | None = None
+
+    def options(self) -> dict[str, Any]:
+        """The AnalyzeOptions fields these flags set."""
+        return {
+            "phases": self.phases,
+            "capacity": self.capacity,
+            "deadline": self.deadline,
+            "delivery_window": self.delivery_window,
+        }
+
+
+def build_run_flags(
+    *,
+    phases: str | None = None,
+    capacity: float | None = None,
+    deadline: str | None = None,
+    delivery_window: str | None = None,
+) -> RunFlags:
+    """RunFlags from the flags' text, each checked and named in its error."""
+    return RunFlags(
+        phases=phases,
+        capacity=positive_flag(capacity, "--capacity"),
+        deadline=duration_flag(deadline, "--deadline"),
+        delivery_window=duration_flag(delivery_window, "--delivery-window"),
+    )
+
+
+_RUN_PARAMS = [
+    _flag("phases", None, PhasesOption),
+    _flag("capacity", None, CapacityOption),
+    _flag("deadline", None, DeadlineOption),
+    _flag("delivery_window", None, DeliveryWindowOption),
+]
+RUN_FLAGS = tuple(p.name for p in _RUN_PARAMS)
+
+
+def run_flags(func: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the run-context flags; it receives them as `run: RunFlags`
+    (`relplan analyze` and `relplan report` share them, tests/test_cli_inputs.py)."""
+    return _flag_group(func, "run", _RUN_PARAMS, build_run_flags)

@@ -10,14 +10,10 @@ import typer
 
 from relplan.cli.options import (
     DB_HELP,
-    CapacityOption,
-    DeadlineOption,
-    DeliveryWindowOption,
     JsonFlag,
-    PhasesOption,
-    duration_flag,
+    RunFlags,
     input_flags,
-    positive_flag,
+    run_flags,
 )
 
 if TYPE_CHECKING:
@@ -25,6 +21,7 @@ if TYPE_CHECKING:
 
 
 @input_flags
+@run_flags
 def report(
     path: Annotated[
         Path | None,
@@ -63,10 +60,6 @@ def report(
             help="Also write the report's data model as JSON to FILE.",
         ),
     ] = None,
-    phases: PhasesOption = None,
-    capacity: CapacityOption = None,
-    deadline: DeadlineOption = None,
-    delivery_window: DeliveryWindowOption = None,
     json_out: JsonFlag = False,
     tz: Annotated[
         str,
@@ -78,6 +71,7 @@ def report(
     ] = "UTC",
     *,
     inputs: IngestOptions,
+    run: RunFlags,
 ) -> None:
     """The HTML incident report: verdict, charts and tables of every analysis, one offline page.
 
@@ -93,12 +87,7 @@ def report(
     from relplan.report import pipeline as report_mod
     from relplan.values import use_tz
 
-    opts = AnalyzeOptions(
-        phases=phases,
-        capacity=positive_flag(capacity, "--capacity"),
-        deadline=duration_flag(deadline, "--deadline"),
-        delivery_window=duration_flag(delivery_window, "--delivery-window"),
-    )
+    opts = AnalyzeOptions(**run.options())
     with use_tz(tz):
         files = report_mod.make_report(
             path,

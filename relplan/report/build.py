@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from relplan.analyses.evidence import source_status
 from relplan.analyses.result import AnalyzeResult
 from relplan.report.data import Footer, MissingItem, MissingSection, PhaseBand, ReportData
 from relplan.report.section import report_model, report_sections, section_title
@@ -87,7 +88,9 @@ def build_report_data(
         tz=display_tz(),
         end_s=ctx.s(ctx.window_end),
         capacity_calls_per_s=ctx.capacity,
+        capacity_status=None if ctx.capacity is None else source_status(ctx.capacity_source),
         deadline_s=ctx.deadline_s,
+        deadline_status=None if ctx.deadline_s is None else source_status(ctx.deadline_source),
         phases=[PhaseBand(name=p.name, start_s=p.start_s, end_s=p.end_s) for p in ctx.phases],
         verdict=verdict_block(res),
         **sections,

@@ -109,7 +109,13 @@ class ReportData(StrictModel):
     tz: str = Field(default="UTC", description="the zone tables and axes show times in")
     end_s: float | None = Field(description="end of the data, seconds from t0")
     capacity_calls_per_s: float | None
+    capacity_status: str | None = Field(
+        default=None, description="given (a flag or run.json) | estimated (from the data)"
+    )
     deadline_s: float | None
+    deadline_status: str | None = Field(
+        default=None, description="given (a flag or run.json) | estimated (from the data)"
+    )
     phases: list[PhaseBand]
     verdict: VerdictBlock
 

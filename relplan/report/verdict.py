@@ -14,7 +14,7 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.wasted_prefill import WastedPrefill
 from relplan.render_verdict import figure_text
 from relplan.report.data import KeyFigure, VerdictBlock
-from relplan.report.wording import sentence, span, times
+from relplan.report.wording import clock_span_s, phase_words, sentence, times
 from relplan.values import pct
 
 HEADLINES = {
@@ -50,11 +50,11 @@ def verdict_block(res: AnalyzeResult) -> VerdictBlock:
     rec = res.delivery.recovery if res.delivery is not None else None
     decisive = rec is not None and rec.verdict != "insufficient data"
     if res.verdict is not None and not decisive:
-        return _assessment_block(res.verdict)
+        return _assessment_block(res.verdict, res.context.t0)
     return _recovery_block(res)
 
 
-def _assessment_block(a: Assessment) -> VerdictBlock:
+def _assessment_block(a: Assessment, t0: float) -> VerdictBlock:
     head = HEADLINES_FROM_ANY[a.verdict]
     if a.suspected:
         head = "Suspected " + head[0].lower() + head[1:]
@@ -62,7 +62,7 @@ def _assessment_block(a: Assessment) -> VerdictBlock:
         KeyFigure(
             label=f"{f.label} ({f.status}{': ' + ', '.join(f.inputs) if f.inputs else ''})",
             value=f.value,
-            text=figure_text(f),
+            text=figure_text(f, t0),
         )
         for f in a.figures
         if f.status != "not available"
@@ -129,20 +129,25 @@ def _recovery_block(res: AnalyzeResult) -> VerdictBlock:
     after = _after_phases(ctx, rec.overload_end_s)
     amp_rows = {w.window: w for w in amplification.windows} if amplification else {}
     dl_rows = {w.window: w for w in dl.windows} if dl else {}
+    detected = ctx.phases_source == "detected"
     for name in after[:3]:
-        reasons.append(_phasesentence(name, amp_rows.get(name), dl_rows.get(name)))
+        reasons.append(_phasesentence(ctx, name, amp_rows.get(name), dl_rows.get(name)))
     if len(after) == 1 and after[0] in amp_rows:
         w = amp_rows[after[0]]
+        during = phase_words(after[0], detected)
+        done = w.completed_x_capacity
         figures.append(
             KeyFigure(
-                label=f"executions completed during the {after[0]} (× Ĉ)",
-                value=w.completed_x_capacity,
-                text=times(w.completed_x_capacity),
+                label=f"executions completed during {during} (× Ĉ)"
+                if done is not None
+                else f"executions completed for a waiting client during {during} (× Ĉ)",
+                value=done if done is not None else w.completed_for_waiting_x_capacity,
+                text=times(done if done is not None else w.completed_for_waiting_x_capacity),
             )
         )
         figures.append(
             KeyFigure(
-                label=f"executions created by retries during the {after[0]}",
+                label=f"executions created by retries during {during}",
                 value=w.retry_share,
                 text=pct(w.retry_share, 0),
             )
@@ -162,20 +167,28 @@ def _recovery_block(res: AnalyzeResult) -> VerdictBlock:
     return VerdictBlock(verdict=verdict, headline=headline, reasons=reasons, figures=figures)
 
 
-def _phasesentence(name: str, amp: AmplificationWindow | None, dl: DeliveryWindow | None) -> str:
+def _phasesentence(
+    ctx: RunContext, name: str, amp: AmplificationWindow | None, dl: DeliveryWindow | None
+) -> str:
     parts = []
     if amp is not None:
+        waiting = times(amp.completed_for_waiting_x_capacity)
+        done = (
+            f"completed at {times(amp.completed_x_capacity)} ({waiting} for a client still waiting)"
+            if amp.completed_x_capacity is not None
+            else f"completed for a client still waiting at {waiting}"
+        )
         parts.append(
-            f"calls arrived at {times(amp.calls_x_capacity)} capacity, executions were accepted at "
-            f"{times(amp.accepted_x_capacity)} and completed at {times(amp.completed_x_capacity)} "
-            f"({times(amp.completed_for_waiting_x_capacity)} for a client still waiting)"
+            f"calls arrived at {times(amp.calls_x_capacity)} capacity, executions were accepted"
+            f" at {times(amp.accepted_x_capacity)} and {done}"
         )
         if amp.retry_share is not None:
             parts.append(f"retries created {pct(amp.retry_share, 0)} of executions")
     if dl is not None and dl.on_time_share is not None:
         parts.append(f"{pct(dl.on_time_share, 0)} of the calls planned then were answered on time")
-    when = f" ({span(amp.start_s, amp.end_s)})" if amp is not None else ""
-    return sentence(f"During the {name}{when}: " + "; ".join(parts))
+    when = f" ({clock_span_s(ctx.t0, amp.start_s, amp.end_s)})" if amp is not None else ""
+    during = phase_words(name, ctx.phases_source == "detected")
+    return sentence(f"During {during}{when}: " + "; ".join(parts))
 
 
 def _skip_reason(res: AnalyzeResult, analysis: str) -> str:

@@ -22,9 +22,12 @@ def count_times(count: int | None, x: float | None) -> str:
     return f"{count:,} ({times(x)})" if x is not None else f"{count:,}"
 
 
-def span(start_s: float, end_s: float) -> str:
-    """A stretch measured from t0, where seconds are what is meant: `300–450 s`."""
-    return f"{start_s:,.0f}–{end_s:,.0f} s"
+def phase_words(name: str, detected: bool) -> str:
+    """A phase in a sentence: `the hold`; the detected `before` and `after` windows are
+    `the time before the overload` and `the time after the overload` (never `the after`)."""
+    if detected and name in ("before", "after"):
+        return f"the time {name} the overload"
+    return f"the {name}"
 
 
 def clock_span_s(t0: float, start_s: float, end_s: float) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import altair as alt
 from pydantic import Field
@@ -50,10 +50,22 @@ class RateBin(StrictModel):
     )
 
 
+class ReplicaRate(StrictModel):
+    replica: str
+    start_s: float
+    end_s: float
+    arrived: float = Field(description="accepted executions (or attempts sent), rate")
+    completed: float = Field(description="completed executions (or deliveries), rate")
+
+
 class AmplificationSection(SectionBase):
     rate_unit: RateUnit = "x capacity"
     capacity_calls_per_s: float | None = None
     bins: list[RateBin] = Field(default_factory=list)
+    replica_bins: list[ReplicaRate] = Field(
+        default_factory=list, description="load per replica over time (two or more replicas)"
+    )
+    replica_source: str | None = None
 
 
 def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
@@ -80,6 +92,7 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
                 completed_waiting=rate(b.completed_for_waiting),
             )
         )
+    replica_bins = _replica_bins(amp, ctx)
     span_head, cells = span_column(ctx.t0, [(w.start_s, w.end_s) for w in amp.windows])
     rows = [
         [
@@ -94,6 +107,7 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
         ]
         for w, cell in zip(amp.windows, cells, strict=True)
     ]
+    rows += _replica_rows(amp, cells[0] if cells else "")
     unit = " (× Ĉ)" if cap else ""
     points = [
         (label, b.start_s, getattr(b, key))
@@ -105,6 +119,14 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
         c
         for c in (
             "The black dashed line is capacity Ĉ (1×)." if cap and bins else "",
+            REPLICA_CAPTION.format(
+                what="executions accepted"
+                if amp.replica_series_source == "engine trace"
+                else "attempts sent",
+                done="completed" if amp.replica_series_source == "engine trace" else "delivered",
+            )
+            if replica_bins
+            else "",
             coincide_caption(coinciding(points, [s[1] for s in LOAD_SERIES])),
         )
         if c
@@ -117,6 +139,8 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
         rate_unit="x capacity" if cap else "per second",
         capacity_calls_per_s=cap,
         bins=bins,
+        replica_bins=replica_bins,
+        replica_source=amp.replica_series_source,
         table=Table(
             columns=[
                 "window",
@@ -133,7 +157,113 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
     )
 
 
+REPLICA_CAPTION = (
+    "The lower chart splits the load by replica: {what} (solid) and {done} (dashed) per"
+    " replica, in the same unit."
+)
+
+
+def _replica_bins(amp: Amplification, ctx: RunContext) -> list[ReplicaRate]:
+    end_s = ctx.s(ctx.window_end)
+    scale = ctx.capacity or 1.0
+    out = []
+    for b in amp.replica_series:
+        b_end = min(b.start_s + amp.series_bin_s, end_s)
+        width = b_end - b.start_s
+        if width > 0:
+            out.append(
+                ReplicaRate(
+                    replica=b.replica,
+                    start_s=b.start_s,
+                    end_s=b_end,
+                    arrived=b.arrived / width / scale,
+                    completed=b.completed / width / scale,
+                )
+            )
+    return out
+
+
+def _replica_rows(amp: Amplification, span: str) -> list[list[str]]:
+    """The whole run on each engine replica (the engine trace's executions)."""
+    return [
+        [
+            f"run on {r.replica or 'unnamed'}",
+            span,
+            "–",
+            count_times(r.executions_accepted, r.accepted_x_capacity),
+            count_times(r.executions_completed, r.completed_x_capacity),
+            count_times(r.completed_for_waiting, None),
+            "–",
+            "–",
+        ]
+        for r in amp.by_replica
+        if r.window == "run"
+    ]
+
+
+def _replica_chart(sec: AmplificationSection, data: ReportData) -> alt.Chart | None:
+    rows: list[dict[str, Any]] = [
+        {
+            "t": when(data, (b.start_s + b.end_s) / 2),
+            "replica": b.replica,
+            "measure": measure,
+            "value": value,
+        }
+        for b in sec.replica_bins
+        for measure, value in (("arrived", b.arrived), ("completed", b.completed))
+    ]
+    if not rows:
+        return None
+    unit = "× capacity" if sec.rate_unit == "x capacity" else "per second"
+    engine = sec.replica_source == "engine trace"
+    names = {
+        "arrived": "accepted" if engine else "sent",
+        "completed": "completed" if engine else "delivered",
+    }
+    for r in rows:
+        r["measure"] = names[r["measure"]]
+    lines: alt.Chart = (
+        alt.Chart(inline_data(rows))
+        .mark_line(strokeWidth=1.5)
+        .encode(
+            x=time_x(data),
+            y=alt.Y("value:Q", title=f"per replica ({unit})"),
+            color=alt.Color(
+                "replica:N", title="replica", legend=alt.Legend(orient="bottom", labelLimit=200)
+            ),
+            strokeDash=alt.StrokeDash(
+                "measure:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=[names["arrived"], names["completed"]], range=[[1, 0], [6, 3]]
+                ),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            detail="measure:N",
+            tooltip=[
+                time_tooltip(),
+                alt.Tooltip("replica:N"),
+                alt.Tooltip("measure:N"),
+                alt.Tooltip("value:Q", format=".2f"),
+            ],
+        )
+        .properties(width=WIDTH, height=HEIGHT * 2 // 3)
+    )
+    return lines
+
+
 def chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | None:
+    main: Any = _load_chart(sec, data)  # a layer chart (Altair's stubs type it loosely)
+    per_replica = _replica_chart(sec, data)
+    if main is None or per_replica is None:
+        return main if per_replica is None else per_replica
+    both: alt.VConcatChart = alt.vconcat(main, per_replica).resolve_scale(
+        color="independent", strokeDash="independent"
+    )
+    return both
+
+
+def _load_chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | None:
     rows = []
     for b in sec.bins:
         for key, label, _ in LOAD_SERIES:

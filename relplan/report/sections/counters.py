@@ -58,6 +58,9 @@ def build(c: Counters, ctx: RunContext) -> CountersSection:
         )
         if value is not None
     ]
+    shown = [w for w in c.windows if w.replica is None or w.window == "run"]
+    trace = c.truth_source is not None
+    steps = any(w.trace_computed_tokens is not None for w in c.windows)
     rows = [
         [
             w.window,
@@ -65,11 +68,11 @@ def build(c: Counters, ctx: RunContext) -> CountersSection:
             num(w.prompt_rise),
             num(w.query_rise),
             pct(w.shortfall),
-            pct(w.truth_shortfall),
+            *([pct(w.truth_shortfall)] if trace else []),
+            *([num(w.trace_computed_tokens), pct(w.counter_share_of_computed)] if steps else []),
             f"{w.resets:,}",
         ]
-        for w in c.windows
-        if w.replica is None or w.window == "run"
+        for w in shown
     ]
     return CountersSection(
         title=TITLE,
@@ -117,7 +120,8 @@ def build(c: Counters, ctx: RunContext) -> CountersSection:
                 f"rise of {c.prompt_metric}",
                 f"rise of {c.query_metric}",
                 "shortfall",
-                "engine trace shortfall",
+                *(["engine trace shortfall"] if trace else []),
+                *(["prefilled in the engine trace", "counter ÷ prefilled"] if steps else []),
                 "resets",
             ],
             rows=rows,

@@ -24,7 +24,7 @@ from relplan.report.charts import (
 )
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import fixed
+from relplan.report.wording import ALL_REPLICAS, fixed
 
 TITLE = "Waiting queue against Little's law"
 QUESTION = (
@@ -73,9 +73,12 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
                 points.append(
                     WaitingPoint(start_s=b.start_s, end_s=b_end, series=series, value=value)
                 )
+    per_replica = any(w.replica is not None for w in ll.windows)
+    shown = [w for w in ll.windows if w.replica is None or w.window == "run"]
     rows = [
         [
             w.window,
+            *([w.replica or ALL_REPLICAS] if per_replica else []),
             w.source,
             fixed(w.waiting_l, 2),
             fixed(w.lambda_per_s, 3),
@@ -84,7 +87,7 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
             fixed(w.deadline_saturation, 2),
             fixed(w.waiting_l_metrics, 2),
         ]
-        for w in ll.windows
+        for w in shown
     ]
     labels = {key: label for key, label, _ in WAITING_SERIES}
     same = coinciding(
@@ -100,6 +103,7 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
         table=Table(
             columns=[
                 "window",
+                *(["replica"] if per_replica else []),
                 "source",
                 "L waiting",
                 "λ per s",
