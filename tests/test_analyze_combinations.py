@@ -154,19 +154,19 @@ def test_everything_keeps_the_run_manifest_verdict(cuts: dict[str, Any]) -> None
     metastable, measured; 83.7 % of computed prefill went to aborted executions.
 
     The counter beside the trace's prefill (steps by t_done, computed + cached): in base
-    (0-120 s) 1,907,209 computed + 386,000 cached = 2,293,209 prompt tokens, exactly the
-    counter's rise (100 %); in the pulse 3,583,579 + 790,000 = 4,373,579 against a rise of
-    3,604,868 (82.4 %): prefill that never reached a first token is missing."""
+    (0-120 s) 1,947,810 computed + 394,000 cached = 2,341,810 prompt tokens, exactly the
+    counter's rise (100 %); in the pulse 3,205,891 + 1,106,976 = 4,312,867 against a rise of
+    3,788,755 (87.8 %): prefill that never reached a first token is missing."""
     data = cuts["everything"]
     assert data["context"]["phases_source"] == "run.json"
     assert (data["verdict"]["verdict"], data["verdict"]["suspected"]) == ("metastable", False)
     assert _fig(data, "calls_after")["value"] == pytest.approx(0.38, abs=0.01)
     assert _fig(data, "aborted_prefill")["value"] == pytest.approx(0.837, abs=0.001)
     rows = {w["window"]: w for w in data["counters"]["windows"] if w["replica"] is None}
-    assert rows["base"]["trace_computed_tokens"] == 1_907_209 + 386_000
+    assert rows["base"]["trace_computed_tokens"] == 1_947_810 + 394_000
     assert rows["base"]["counter_share_of_computed"] == pytest.approx(1.0)
-    assert rows["pulse"]["trace_computed_tokens"] == 3_583_579 + 790_000
-    assert rows["pulse"]["counter_share_of_computed"] == pytest.approx(3_604_868 / 4_373_579)
+    assert rows["pulse"]["trace_computed_tokens"] == 3_205_891 + 1_106_976
+    assert rows["pulse"]["counter_share_of_computed"] == pytest.approx(3_788_755 / 4_312_867)
 
 
 @pytest.mark.parametrize("cut", CUTS)
