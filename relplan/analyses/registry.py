@@ -37,6 +37,7 @@ from relplan.analyses import (
     counters,
     delivery,
     engine_health,
+    heavy_requests,
     littles_law,
     retry_timing,
     wasted_prefill,
@@ -132,6 +133,13 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         run=engine_health.run,
         render="relplan.render:render_health",
         section="relplan.report.sections.health:SECTION",
+    ),
+    Analysis(
+        name="heavy_requests",
+        title="the requests that hurt",
+        model=heavy_requests.HeavyRequests,
+        missing=heavy_requests.missing,
+        run=heavy_requests.run,
     ),
 )
 
