@@ -40,6 +40,7 @@ from relplan.analyses import (
     heavy_requests,
     littles_law,
     retry_timing,
+    stuck,
     wasted_prefill,
 )
 from relplan.analyses.common import SkippedAnalysis
@@ -140,6 +141,13 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=heavy_requests.HeavyRequests,
         missing=heavy_requests.missing,
         run=heavy_requests.run,
+    ),
+    Analysis(
+        name="stuck",
+        title="stuck replicas (running, no tokens generated)",
+        model=stuck.StuckEpisodes,
+        missing=stuck.missing,
+        run=stuck.run,
     ),
 )
 

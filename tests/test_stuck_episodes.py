@@ -1,0 +1,166 @@
+"""Stuck-replica episodes (relplan/analyses/stuck.py), checked on paper.
+
+A built incident, seconds from T0, metrics every 15 s from 0 to 300 (vLLM V1 names):
+  pod r0 (node label gpu-node-1): vllm:num_requests_running 2 throughout;
+    vllm:generation_tokens_total 10 * t up to 90 (900), flat at 900 until 210, then
+    900 + 10 * (t - 210) (1050 at 225).
+  pod r1 (no node label): running 1 until 225 and 0 from 240; tokens 5 * t until 240, then
+    flat: nothing runs while the counter is flat, so it is not stuck.
+Proxy attempts: s1 on r0 sent 50, client_gone at 200; s2 on r0 sent 100, delivered at 230;
+  s3 on r0 sent 0, delivered at 60; s4 on r1 sent 100, delivered at 130.
+t0 = the first attempt (0), T = the last proxy time (230): evaluations every 15 s, 0..225.
+
+The rule (stuck_replica): running > 0 and increase(tokens[1m]) == 0. increase() reads the
+samples in [t - 60, t] (relplan.alerts evaluates as Prometheus 2.x): at 135 they are 75 (750)
+.. 135 -> risen; at 150 they are 90 .. 150, all 900 -> it holds; it holds through 210
+([150, 210], all 900); at 225 the sample 1050 is in the range -> it stops. So one episode
+on r0: start 150 - 60 = 90 (the first flat sample: the last token came in (75, 90]), end
+225 (135 s), not ongoing; the `for: 1m` is reached at 210, so it alerted (the health
+signal fires 210..225).
+Streams caught: s1 (50..200) and s2 (100..230) overlap [90, 225); s3 ended at 60, s4 is on
+r1 -> 2 caught, 1 of them not delivered (s1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from relplan import workspace
+from relplan.alerts.health import evaluate_health
+from relplan.alerts.rules import health_rules
+from relplan.analyses import AnalyzeOptions, analyze
+from relplan.analyses.stuck import StuckEpisodes, stuck_rule
+from tests.helpers.incident import T0, _insert, add_source
+
+
+def _gen_r0(t: int) -> float:
+    return 10 * t if t <= 90 else 900 if t <= 210 else 900 + 10 * (t - 210)
+
+
+def _samples() -> list[tuple[float, str, dict[str, str], float]]:
+    r0 = {"pod": "r0", "node": "gpu-node-1", "model_name": "m"}
+    r1 = {"pod": "r1", "model_name": "m"}
+    out: list[tuple[float, str, dict[str, str], float]] = []
+    for t in range(0, 301, 15):
+        out.append((t, "vllm:num_requests_running", r0, 2))
+        out.append((t, "vllm:generation_tokens_total", r0, _gen_r0(t)))
+        out.append((t, "vllm:num_requests_running", r1, 1 if t <= 225 else 0))
+        out.append((t, "vllm:generation_tokens_total", r1, 5 * min(t, 240)))
+    return out
+
+
+def build(path: Path, replica_names: tuple[str, str] = ("r0", "r1")) -> Path:
+    con = workspace.connect(path)
+    try:
+        sid = add_source(con, "metrics", "openmetrics", "metrics.om.txt")
+        con.executemany(
+            "insert into metric_samples (t, name, labels, value, source_id, source_row)"
+            " values (?, ?, map(?, ?), ?, ?, ?)",
+            [
+                (T0 + t, n, list(lab), list(lab.values()), v, sid, i + 1)
+                for i, (t, n, lab, v) in enumerate(_samples())
+            ],
+        )
+        sid = add_source(con, "proxy", "jsonl", "proxy.jsonl")
+        a, b = replica_names
+        rows = [
+            ("s1", 50, 200, "client_gone", a),
+            ("s2", 100, 230, "delivered", a),
+            ("s3", 0, 60, "delivered", a),
+            ("s4", 100, 130, "delivered", b),
+        ]
+        _insert(
+            con,
+            "attempts",
+            [
+                "call_id",
+                "attempt",
+                "t_planned",
+                "t_sent",
+                "t_end",
+                "outcome",
+                "attached",
+                "replica",
+                "source_id",
+                "source_row",
+            ],
+            [
+                (c, 0, T0 + s, T0 + s, T0 + e, o, False, r, sid, i + 1)
+                for i, (c, s, e, o, r) in enumerate(rows)
+            ],
+        )
+    finally:
+        con.close()
+    return path
+
+
+def _stuck(path: Path) -> StuckEpisodes:
+    con = workspace.connect(path, read_only=True)
+    try:
+        res = analyze(con, AnalyzeOptions(only=["stuck"]))
+    finally:
+        con.close()
+    s = res.get(StuckEpisodes)
+    assert s is not None, res.skipped
+    return s
+
+
+@pytest.fixture(scope="module")
+def stuck(tmp_path_factory: pytest.TempPathFactory) -> StuckEpisodes:
+    return _stuck(build(tmp_path_factory.mktemp("stuck") / "ws.duckdb"))
+
+
+def test_one_episode_on_the_replica_whose_counter_stopped(stuck: StuckEpisodes) -> None:
+    assert len(stuck.episodes) == 1
+    e = stuck.episodes[0]
+    assert (e.replica, e.start_s, e.end_s, e.duration_s) == ("r0", 90, 225, 135)
+    assert not e.ongoing
+    assert e.alerted
+    assert e.peak_running == 2
+    assert stuck.range_s == 60
+    assert stuck.replica_label == "pod"
+
+
+def test_the_episode_names_its_node_and_the_streams_it_caught(stuck: StuckEpisodes) -> None:
+    e = stuck.episodes[0]
+    assert e.node == "gpu-node-1"
+    assert (e.streams_caught, e.streams_failed) == (2, 1)
+    assert "2 streams caught" in stuck.finding
+
+
+def test_the_definition_is_the_health_rules_and_agrees_with_its_alert(
+    tmp_path: Path, stuck: StuckEpisodes
+) -> None:
+    rule = next(r for r in health_rules("pod") if r.signal == "stuck_replica")
+    assert stuck.expr == rule.expr == stuck_rule("pod", {}).expr
+    con = workspace.connect(build(tmp_path / "ws.duckdb"), read_only=True)
+    try:
+        health = evaluate_health(con, start=T0, end=T0 + 225, step=15)
+    finally:
+        con.close()
+    signal = next(s for s in health.signals if s.signal == "stuck_replica")
+    [fired] = signal.intervals
+    assert (fired.replica, fired.start - T0, fired.end - T0) == ("r0", 210, 225)
+    e = stuck.episodes[0]
+    assert e.start_s <= fired.start - T0 < fired.end - T0 <= e.end_s
+
+
+def test_streams_are_unknown_when_the_gateway_names_replicas_otherwise(tmp_path: Path) -> None:
+    s = _stuck(build(tmp_path / "ws.duckdb", ("10.0.0.7:8000", "10.0.0.8:8000")))
+    e = s.episodes[0]
+    assert e.streams_caught is None
+    assert "names replicas differently" in e.null_reasons["streams_caught"]
+
+
+def test_skipped_without_the_two_metrics(tmp_path: Path) -> None:
+    con = workspace.connect(build(tmp_path / "ws.duckdb"))
+    try:
+        con.execute("delete from metric_samples where name = 'vllm:generation_tokens_total'")
+        res = analyze(con, AnalyzeOptions(only=["stuck"]))
+    finally:
+        con.close()
+    assert res.get(StuckEpisodes) is None
+    [skip] = res.skipped
+    assert "vllm:num_requests_running" in skip.reason
