@@ -304,3 +304,55 @@ def test_the_analysis_is_skipped_without_proxy_log_or_steps(tmp_path: Path) -> N
         con.close()
     assert res.get(HeavyRequests) is None
     assert [s.analysis for s in res.skipped] == ["heavy_requests"]
+
+
+def test_the_report_shows_the_section_with_the_top_requests_and_limits(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from relplan.report.pipeline import collect_report_data, render_page
+
+    con = workspace.connect(build(tmp_path / "ws.duckdb"), read_only=True)
+    try:
+        data = collect_report_data(
+            con,
+            AnalyzeOptions(),
+            fallback_name="heavy",
+            generated_at=datetime(2026, 1, 1, tzinfo=UTC),
+        )
+    finally:
+        con.close()
+    sec = data.heavy_requests
+    assert sec.available
+    assert sec.title == "Requests that hurt"
+    rows = {r[0]: r for r in sec.table.rows}
+    assert rows["most prefill #1"][1:5] == ["h1/0 (x1)", "big", "r0", "3.50 s of prefill steps"]
+    assert rows["longest #1"][1] == "h7/0"
+    limits = [r for r in sec.table.rows if r[0] == "prompt_tokens limit"]
+    assert [r[2] for r in limits] == ["all models", "big", "small"]
+    assert limits[0][4] == "≤ 100"
+    assert rows["timeout between tokens"][4] == "median 23.0 s"
+    page = render_page(data)
+    assert 'id="heavy_requests"' in page
+    assert "timeout to first token" in page
+
+
+def test_the_report_folds_the_section_away_without_its_inputs(tmp_path: Path) -> None:
+    """Without a proxy log and steps (events only) the section is one row of "what the data
+    could not show"."""
+    from datetime import UTC, datetime
+
+    from relplan.report.pipeline import collect_report_data
+
+    con = workspace.connect(tmp_path / "events-only.duckdb")
+    try:
+        insert_events(con, EVENTS)
+        data = collect_report_data(
+            con,
+            AnalyzeOptions(),
+            fallback_name="x",
+            generated_at=datetime(2026, 1, 1, tzinfo=UTC),
+        )
+    finally:
+        con.close()
+    assert not data.heavy_requests.available
+    assert any(m.section == "Requests that hurt" for m in data.missing.items)

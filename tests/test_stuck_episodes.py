@@ -164,3 +164,28 @@ def test_skipped_without_the_two_metrics(tmp_path: Path) -> None:
     assert res.get(StuckEpisodes) is None
     [skip] = res.skipped
     assert "vllm:num_requests_running" in skip.reason
+
+
+def test_the_report_lists_each_episode_with_a_timeline(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from relplan.report.charts import chart_specs
+    from relplan.report.pipeline import collect_report_data
+
+    con = workspace.connect(build(tmp_path / "ws.duckdb"), read_only=True)
+    try:
+        data = collect_report_data(
+            con,
+            AnalyzeOptions(),
+            fallback_name="stuck",
+            generated_at=datetime(2026, 1, 1, tzinfo=UTC),
+        )
+    finally:
+        con.close()
+    sec = data.stuck
+    assert sec.available
+    [row] = sec.table.rows
+    assert row[:2] == ["r0", "gpu-node-1"]
+    assert row[2] == "00:01:30–00:03:45"
+    assert row[3:] == ["135 s", "yes", "2", "2 (1 not delivered)"]
+    assert "stuck" in chart_specs(data)

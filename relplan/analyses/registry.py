@@ -141,6 +141,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=heavy_requests.HeavyRequests,
         missing=heavy_requests.missing,
         run=heavy_requests.run,
+        section="relplan.report.sections.heavy_requests:SECTION",
     ),
     Analysis(
         name="stuck",
@@ -148,6 +149,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=stuck.StuckEpisodes,
         missing=stuck.missing,
         run=stuck.run,
+        section="relplan.report.sections.heavy_requests:STUCK_SECTION",
     ),
 )
 
