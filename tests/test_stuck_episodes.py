@@ -19,6 +19,16 @@ on r0: start 150 - 60 = 90 (the first flat sample: the last token came in (75, 9
 signal fires 210..225).
 Streams caught: s1 (50..200) and s2 (100..230) overlap [90, 225); s3 ended at 60, s4 is on
 r1 -> 2 caught, 1 of them not delivered (s1).
+
+Engine-trace road, no metrics (seconds from T0):
+r0: y1 scheduled 0, tokens at 2, 3, 4, 5, then none; aborted at 100 (its client left at 99).
+    y2 scheduled 10, never a step, aborted at 95. y3 scheduled 120, tokens 121, 122, finished.
+    Running span [0, 100] (y1 and y2 merged); no token from 5 to 121 -> one stretch
+    [max(5, 0), min(121, 100)] = [5, 100], 95 s >= 60; executions 2; alerted needs 60 + 60 s
+    -> no. Streams: a1 (0..99) and a2 (9..94) on r0, both client_gone -> 2 caught, 2 failed.
+r1: y4 scheduled 0, a token every 10 s until it finishes at 200: no stretch of 60 s.
+    y5 scheduled 210, tokens at 211, 212, no terminal event: it runs until its last record
+    (212), so the end of the trace is not taken for a hang.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from relplan.alerts.health import evaluate_health
 from relplan.alerts.rules import health_rules
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses.stuck import StuckEpisodes, stuck_rule
-from tests.helpers.incident import T0, _insert, add_source
+from tests.helpers.incident import T0, _insert, add_source, insert_events
 
 
 def _gen_r0(t: int) -> float:
@@ -189,3 +199,89 @@ def test_the_report_lists_each_episode_with_a_timeline(tmp_path: Path) -> None:
     assert row[2] == "00:01:30–00:03:45"
     assert row[3:] == ["135 s", "yes", "2", "2 (1 not delivered)"]
     assert "stuck" in chart_specs(data)
+
+
+def _trace_workspace(path: Path) -> Path:
+    events = [
+        (0, "y1", "scheduled", None, "r0"),
+        (2, "y1", "first_token", None, "r0"),
+        (100, "y1", "aborted", None, "r0"),
+        (10, "y2", "scheduled", None, "r0"),
+        (95, "y2", "aborted", None, "r0"),
+        (120, "y3", "scheduled", None, "r0"),
+        (121, "y3", "first_token", None, "r0"),
+        (122, "y3", "finished", None, "r0"),
+        (0, "y4", "scheduled", None, "r1"),
+        (1, "y4", "first_token", None, "r1"),
+        (200, "y4", "finished", None, "r1"),
+        (210, "y5", "scheduled", None, "r1"),
+        (211, "y5", "first_token", None, "r1"),
+    ]
+    steps = [
+        *[(t - 1, t, "y1", 100 if t == 2 else 0, 1, "r0") for t in (2, 3, 4, 5)],
+        (120, 121, "y3", 50, 1, "r0"),
+        (121, 122, "y3", 0, 1, "r0"),
+        (0, 1, "y4", 10, 1, "r1"),
+        *[(t - 1, t, "y4", 0, 1, "r1") for t in range(10, 201, 10)],
+        (210, 211, "y5", 20, 1, "r1"),
+        (211, 212, "y5", 0, 1, "r1"),
+    ]
+    con = workspace.connect(path)
+    try:
+        insert_events(con, events)
+        sid = add_source(con, "engine", "jsonl", "steps.jsonl")
+        _insert(
+            con,
+            "steps",
+            [
+                "step",
+                "t_issue",
+                "t_done",
+                "execution_id",
+                "prompt_computed",
+                "prompt_cached",
+                "decode_tokens",
+                "replica",
+                "source_id",
+                "source_row",
+            ],
+            [
+                (k + 1, T0 + a, T0 + b, x, c, 0, d, r, sid, k + 1)
+                for k, (a, b, x, c, d, r) in enumerate(steps)
+            ],
+        )
+        sid = add_source(con, "proxy", "jsonl", "proxy.jsonl")
+        _insert(
+            con,
+            "attempts",
+            [
+                "call_id",
+                "attempt",
+                "t_planned",
+                "t_sent",
+                "t_end",
+                "outcome",
+                "attached",
+                "replica",
+                "execution_id",
+                "source_id",
+                "source_row",
+            ],
+            [
+                ("a1", 0, T0, T0, T0 + 99, "client_gone", False, "r0", "y1", sid, 1),
+                ("a2", 0, T0 + 9, T0 + 9, T0 + 94, "client_gone", False, "r0", "y2", sid, 2),
+            ],
+        )
+    finally:
+        con.close()
+    return path
+
+
+def test_without_metrics_the_engine_trace_gives_the_episodes(tmp_path: Path) -> None:
+    s = _stuck(_trace_workspace(tmp_path / "ws.duckdb"))
+    assert s.source == "engine trace"
+    [e] = s.episodes
+    assert (e.replica, e.start_s, e.end_s, e.duration_s) == ("r0", 5, 100, 95)
+    assert (e.executions, e.alerted, e.ongoing, e.node) == (2, False, False, None)
+    assert (e.streams_caught, e.streams_failed) == (2, 2)
+    assert "no node" in e.null_reasons["node"]

@@ -17,6 +17,12 @@ that expression holds, whether or not it lasted the rule's `for:` (then `alerted
   by the metrics' replica label value.
 Evaluations are every `--step` seconds over the analysed window, so start and end are exact
 to a step (and to a scrape interval of the counter).
+
+Without those two metrics, the engine trace (step records) gives the episodes
+(queries/analyses/stuck_from_trace.sql): stretches of at least the rule's range during which
+an execution was running (first `scheduled` to its end) and no token came (no `first_token`,
+no step with decode tokens) on its replica. They are exact to the trace's times; `alerted`
+then means the stretch outlasted the range plus the rule's `for:`; the node is unknown.
 """
 
 from __future__ import annotations
@@ -52,14 +58,17 @@ class StuckEpisode(StrictModel):
     duration_s: float
     ongoing: bool = Field(description="still stuck at the last evaluation")
     alerted: bool = Field(description="lasted the rule's `for:`, so the alert fired")
-    peak_running: float | None = Field(description="most requests running during it")
+    peak_running: float | None = Field(description="most requests running (metrics road)")
+    executions: int | None = Field(
+        default=None, description="executions running during it (engine-trace road)"
+    )
     streams_caught: int | None = Field(description="proxy attempts in flight on it")
     streams_failed: int | None = Field(description="of them, those not delivered")
     null_reasons: dict[str, str] = Field(default_factory=dict)
 
 
 class StuckEpisodes(StrictModel):
-    source: str = Field(description="the metrics, through the stuck_replica health rule")
+    source: str = Field(description="metrics (the stuck_replica rule) | engine trace")
     expr: str = Field(description="the rule's expression")
     range_s: float = Field(description="the rule's range: no token for this long")
     for_s: float
@@ -74,15 +83,66 @@ def stuck_rule(label: str, names: dict[str, str]) -> AlertRule:
     return next(r for r in health_rules(label, names=names, proxy=False) if r.signal == SIGNAL)
 
 
-def missing(i: Inputs) -> str | None:
+def _needed(i: Inputs) -> tuple[str, str]:
     names = pick_names(metrics_info(i.con))
-    need = (names["running"], names["generation_tokens"])
-    if all(n in i.metric_names for n in need):
+    return names["running"], names["generation_tokens"]
+
+
+def missing(i: Inputs) -> str | None:
+    need = _needed(i)
+    if all(n in i.metric_names for n in need) or i.ctx.has_steps:
         return None
-    return f"stuck-replica episodes need the metrics {need[0]} and {need[1]}"
+    return (
+        f"stuck-replica episodes need the metrics {need[0]} and {need[1]},"
+        " or an engine trace with step records"
+    )
 
 
 def run(i: Inputs) -> StuckEpisodes:
+    if all(n in i.metric_names for n in _needed(i)):
+        return _from_metrics(i)
+    return _from_trace(i)
+
+
+def _from_trace(i: Inputs) -> StuckEpisodes:
+    ctx = i.ctx
+    rule = stuck_rule("replica", {})
+    range_s = promql_ast.max_lookback_ms(promql_parser.parse(rule.expr), 0) / 1000
+    params = {"t_from": ctx.window_start, "t_to": ctx.window_end, "range_s": range_s}
+    episodes = [
+        StuckEpisode(
+            replica=r["replica"] or None,
+            node=None,
+            start_s=ctx.s(r["t_start"]),
+            end_s=ctx.s(r["t_end"]),
+            duration_s=r["t_end"] - r["t_start"],
+            ongoing=r["t_end"] >= ctx.window_end,
+            alerted=r["t_end"] - r["t_start"] >= range_s + rule.for_s,
+            peak_running=None,
+            executions=int(r["executions"]),
+            streams_caught=None,
+            streams_failed=None,
+            null_reasons={
+                "node": "the engine trace names no node",
+                "peak_running": "no running-requests gauge: see executions",
+            },
+        )
+        for r in sql.rows(i.con, "analyses/stuck_from_trace", params)
+    ]
+    _add_streams(i, episodes)
+    return StuckEpisodes(
+        source="engine trace",
+        expr=rule.expr,
+        range_s=range_s,
+        for_s=rule.for_s,
+        step_s=i.opts.step,
+        replica_label=None,
+        episodes=episodes,
+        finding=_finding(episodes, range_s),
+    )
+
+
+def _from_metrics(i: Inputs) -> StuckEpisodes:
     ctx, con = i.ctx, i.con
     info = metrics_info(con)
     label = i.opts.replica_label or pick_replica_label(info)
