@@ -356,3 +356,20 @@ def test_the_report_folds_the_section_away_without_its_inputs(tmp_path: Path) ->
         con.close()
     assert not data.heavy_requests.available
     assert any(m.section == "Requests that hurt" for m in data.missing.items)
+
+
+def test_one_limit_per_measure_when_the_log_names_no_model(incident_db: Path) -> None:
+    """tests/helpers/incident.py: 16 attempts without a model or max_tokens; the 15 not
+    attached (c4's retry is) have prompts 500 400 300 300 300 (c3's three attempts) | 250
+    200 200 200 100 100 90 70 60 50: the rest's nearest-rank p99 (the ceil(0.99 * 10) = 10th
+    smallest) is its largest, 250."""
+    con = workspace.connect(incident_db, read_only=True)
+    try:
+        res = analyze(con, AnalyzeOptions(only=["heavy_requests"]))
+    finally:
+        con.close()
+    h = res.get(HeavyRequests)
+    assert h is not None
+    [only] = h.limits
+    assert (only.measure, only.tier, only.n, only.limit) == ("prompt_tokens", None, 15, 250)
+    assert (only.cuts_top, only.cuts_rest) == (5, 0)

@@ -1,6 +1,6 @@
 -- Per-request limits sized from the distribution (the `heavy_requests` analysis): for the
--- prompt size (`prompt_tokens`) and the requested `max_tokens` of the attempts that created
--- work (not attached) sent in [$t_from, $t_to], per model (tier; null model: its own tier)
+-- prompt size (`prompt_tokens`) and the requested `max_tokens` of the attempts (attached ones
+-- excluded: they repeat a request already counted) sent in [$t_from, $t_to], per model (tier; null model: its own tier)
 -- and over all (all_tiers = true): n, the top $k values (min and max of them), and the limit
 -- that cuts the top $k while keeping 99 % of the rest: the rest's nearest-rank p99 (its
 -- ceil(0.99 * n_rest)-th smallest value, an observed one); with it how many of the top $k and

@@ -38,6 +38,7 @@ from relplan.models import StrictModel
 TOP_K = 5
 BLOCK_SIZE = 16  # tokens per KV block: vLLM's default --block-size on GPUs
 MIN_SILENCE_S = 1.0
+NO_MODEL = "(no model logged)"  # the tier of attempts whose log names no model
 LISTED_CUTS = 50  # cut attempts listed by name (all are counted)
 CutKind = Literal["first_token", "between_tokens", "total", "unknown"]
 CUT_KINDS: tuple[CutKind, ...] = ("first_token", "between_tokens", "total", "unknown")
@@ -208,15 +209,23 @@ def _longest_attempts(rows: list[dict[str, Any]], t0: float) -> list[HeavyReques
 
 
 def _limits(rows: list[dict[str, Any]]) -> list[RequestLimit]:
+    """The limit rows; per-model rows only where the log names more than one tier (with one,
+    the all-models row says the same). Attempts without a model form the tier NO_MODEL."""
+    tiers: dict[str, int] = {}
+    for r in rows:
+        if not r["all_tiers"]:
+            tiers[r["measure"]] = tiers.get(r["measure"], 0) + 1
     out = []
     for r in rows:
+        if not r["all_tiers"] and tiers[r["measure"]] < 2:
+            continue
         n, top_n = int(r["n"]), int(r["top_n"])
         limit = _opt_int(r["limit_value"])
         rest = n - top_n
         out.append(
             RequestLimit(
                 measure=r["measure"],
-                tier=None if r["all_tiers"] else r["tier"],
+                tier=None if r["all_tiers"] else (r["tier"] or NO_MODEL),
                 n=n,
                 top_n=top_n,
                 top_min=int(r["top_min"]),
