@@ -309,16 +309,24 @@ def _finding(h: HeavyRequests) -> str:
         top = h.by_duration[0]
         name = top.call_id or top.execution_id
         parts.append(f"the longest ran {top.duration_s or 0:.1f} s ({name})")
-    capped = [x for x in h.limits if x.tier is None and x.limit is not None]
-    for x in capped:
-        parts.append(
-            f"a {x.measure} limit of {x.limit:,} would cut {x.cuts_top} of the top {x.top_n}"
-            f" and {x.cuts_rest:,} others"
-        )
-    seen = [t for t in h.timeouts if t.attempts and t.kind != "unknown"]
+    for x in h.limits:
+        if x.tier is None and x.limit is not None and x.cuts_top:
+            parts.append(
+                f"a {x.measure} limit of {x.limit:,} would cut {x.cuts_top} of the top"
+                f" {x.top_n} and {x.cuts_rest:,} others"
+            )
+    words = {
+        "first_token": "before their first token",
+        "between_tokens": "between tokens",
+        "total": "by a total timeout",
+    }
+    seen = [
+        f"{t.attempts:,} {words[t.kind]} (median {t.median_s:.1f} s)"
+        for t in h.timeouts
+        if t.attempts and t.kind in words and t.median_s is not None
+    ]
     if seen:
-        cut = ", ".join(f"{t.attempts:,} {t.kind.replace('_', ' ')}" for t in seen)
-        parts.append(f"cut attempts by timeout: {cut}")
+        parts.append("attempts cut " + ", ".join(seen))
     if not parts:
         return "No request stood out: the data holds no steps, durations or cut attempts."
     text = "; ".join(parts)
