@@ -373,3 +373,18 @@ def test_one_limit_per_measure_when_the_log_names_no_model(incident_db: Path) ->
     [only] = h.limits
     assert (only.measure, only.tier, only.n, only.limit) == ("prompt_tokens", None, 15, 250)
     assert (only.cuts_top, only.cuts_rest) == (5, 0)
+
+
+def test_the_text_output_lists_the_top_requests_limits_and_timeouts(
+    heavy: HeavyRequests,
+) -> None:
+    from relplan.render_heavy import render_heavy_requests
+
+    text = render_heavy_requests(heavy)
+    lines = text.splitlines()
+    assert lines[0] == "The requests that hurt (top 5 per measure)"
+    prefill = next(ln for ln in lines if ln.startswith("prefill #1"))
+    assert prefill.split()[2:4] == ["h1/0", "x1"]
+    assert any(ln.split()[:3] == ["prompt_tokens", "all", "models"] for ln in lines)
+    assert any(ln.startswith("between tokens") for ln in lines)
+    assert lines[-1] == heavy.finding

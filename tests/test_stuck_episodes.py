@@ -285,3 +285,13 @@ def test_without_metrics_the_engine_trace_gives_the_episodes(tmp_path: Path) -> 
     assert (e.executions, e.alerted, e.ongoing, e.node) == (2, False, False, None)
     assert (e.streams_caught, e.streams_failed) == (2, 2)
     assert "no node" in e.null_reasons["node"]
+
+
+def test_the_text_output_lists_each_episode(stuck: StuckEpisodes) -> None:
+    from relplan.render_heavy import render_stuck
+
+    lines = render_stuck(stuck).splitlines()
+    assert lines[0] == "Stuck replicas (from the metrics)"
+    row = next(ln for ln in lines if ln.startswith("r0"))
+    assert row.split()[:2] == ["r0", "gpu-node-1"]
+    assert row.split()[-3:] == ["135", "yes", "2"]

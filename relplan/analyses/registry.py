@@ -141,6 +141,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=heavy_requests.HeavyRequests,
         missing=heavy_requests.missing,
         run=heavy_requests.run,
+        render="relplan.render_heavy:render_heavy_requests",
         section="relplan.report.sections.heavy_requests:SECTION",
     ),
     Analysis(
@@ -149,6 +150,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=stuck.StuckEpisodes,
         missing=stuck.missing,
         run=stuck.run,
+        render="relplan.render_heavy:render_stuck",
         section="relplan.report.sections.heavy_requests:STUCK_SECTION",
     ),
 )
