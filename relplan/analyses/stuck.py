@@ -47,6 +47,8 @@ from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
 
 SIGNAL = "stuck_replica"
+# Where a node is named: `node` / `kubernetes_node`, the usual relabelings of
+# __meta_kubernetes_pod_node_name in Kubernetes scrape configs; `Hostname`, the DCGM exporter's.
 NODE_LABELS = ("node", "kubernetes_node", "Hostname")
 
 
