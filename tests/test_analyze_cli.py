@@ -45,6 +45,8 @@ def test_json_output_of_the_fixture_workspace(db: Path, snapshot_json: SnapshotA
         "retry_timing",
         "capacity",
         "health",
+        "heavy_requests",
+        "stuck",
         "skipped",
     }
     assert data == snapshot_json

@@ -37,8 +37,10 @@ from relplan.analyses import (
     counters,
     delivery,
     engine_health,
+    heavy_requests,
     littles_law,
     retry_timing,
+    stuck,
     wasted_prefill,
 )
 from relplan.analyses.common import SkippedAnalysis
@@ -132,6 +134,24 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         run=engine_health.run,
         render="relplan.render:render_health",
         section="relplan.report.sections.health:SECTION",
+    ),
+    Analysis(
+        name="heavy_requests",
+        title="the requests that hurt",
+        model=heavy_requests.HeavyRequests,
+        missing=heavy_requests.missing,
+        run=heavy_requests.run,
+        render="relplan.render_heavy:render_heavy_requests",
+        section="relplan.report.sections.heavy_requests:SECTION",
+    ),
+    Analysis(
+        name="stuck",
+        title="stuck replicas (running, no tokens generated)",
+        model=stuck.StuckEpisodes,
+        missing=stuck.missing,
+        run=stuck.run,
+        render="relplan.render_heavy:render_stuck",
+        section="relplan.report.sections.heavy_requests:STUCK_SECTION",
     ),
 )
 

@@ -19,6 +19,7 @@ from relplan.report.sections import (
     counters,
     delivery,
     health,
+    heavy_requests,
     littles_law,
     retry_timing,
     wasted_prefill,
@@ -187,6 +188,31 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
                 d.Interval(replica=label, name="queue growing", start_s=130, end_s=400),
                 d.Interval(replica=label, name="counter divergence", start_s=165, end_s=945),
             ],
+        ),
+        heavy_requests=heavy_requests.HeavyRequestsSection(
+            title="Requests that hurt",
+            question="Which few requests took the most prefill, KV cache or time?",
+            finding=f"The heaviest prefill was {label}; a prompt_tokens limit of 16,000 cuts 5.",
+            top_requests=5,
+            cut_attempts=120,
+            table=d.Table(
+                columns=heavy_requests.COLUMNS,
+                rows=[
+                    ["most prefill #1", f"{label}/0", "m", label, "9.10 s of prefill steps", "–"],
+                    ["prompt_tokens limit", "–", "all models", "–", "≤ 16,000", "cuts 5"],
+                    ["timeout to first token", "120 attempts", "–", "–", "median 120.0 s", "–"],
+                ],
+            ),
+        ),
+        stuck=heavy_requests.StuckSection(
+            title="Stuck replicas",
+            question="Did a replica keep requests running without generating a token?",
+            finding=f"1 stuck episode on {label}.",
+            episodes=[d.Interval(replica=label, name="stuck", start_s=300, end_s=420)],
+            table=d.Table(
+                columns=["replica", "node", "span", "duration"],
+                rows=[[label, "gpu-node-1", "00:05:00–00:07:00", "120 s"]],
+            ),
         ),
         missing=d.MissingSection(
             title="What the data could not show",
