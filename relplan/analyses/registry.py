@@ -38,6 +38,7 @@ from relplan.analyses import (
     delivery,
     engine_health,
     littles_law,
+    restarts,
     retry_timing,
     wasted_prefill,
 )
@@ -123,6 +124,15 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         missing=capacity.missing,
         run=capacity.run,
         render="relplan.render:render_capacity",
+    ),
+    Analysis(
+        name="restarts",
+        title="crashes, restarts and rollouts",
+        model=restarts.Restarts,
+        missing=restarts.missing,
+        run=restarts.run,
+        render="relplan.render_restarts:render_restarts",
+        section="relplan.report.sections.restarts:SECTION",
     ),
     Analysis(
         name="health",
