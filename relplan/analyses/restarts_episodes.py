@@ -18,8 +18,8 @@ lookback before it), `oom` (OOMKilled), `error` (any other reason), else `unknow
 from __future__ import annotations
 
 from collections import defaultdict
-from itertools import pairwise
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 PROBE_TYPES = ("Liveness", "Readiness", "Startup")
