@@ -29,7 +29,7 @@ class MeasuredBudget(StrictModel):
 
 
 class RestartsSection(SectionBase):
-    budget: MeasuredBudget
+    budget: MeasuredBudget | None = None
     nodes: Table | None = None
     rollouts: Table | None = None
     cordon: list[str] = Field(default_factory=list)
