@@ -50,6 +50,9 @@ LOOP_WINDOW_S = 600.0
 LOOP_RESTARTS = 3
 ROLLOUT_GAP_S = 600.0
 MARGIN_S = 600.0  # samples and events read this far outside the window (brackets, lookback)
+# The budget figures shown with the restarts are at relplan budget's defaults.
+BUDGET_WINDOW_S = 30 * 86_400.0
+BUDGET_SLO = 0.999
 
 
 class Restart(StrictModel):
@@ -116,6 +119,14 @@ class Restarts(StrictModel):
     mean_down_to_ready_s: float | None = Field(
         description="down to ready (readiness gauge), else to first served (gateway), mean over crashes"
     )
+    crashes_per_replica_per_30d: float = Field(
+        description="crashes per replica scaled from the window to 30 days (budget's C)"
+    )
+    planned_per_replica_per_30d: float = Field(description="the same for planned restarts (P)")
+    break_even_stream_s: float | None = Field(
+        description="(1 - 0.999) * 30 d / C: streams longer than this blow a 99.9 % budget"
+        " on crashes alone; null without crashes"
+    )
     crash_loops: list[str]
     restarts: list[Restart]
     replicas: list[ReplicaRestarts]
@@ -167,8 +178,13 @@ def analyze_restarts(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Restart
     ]
     ro = [_rollout(g, restarts, ctx) for g in rollouts]
     dropped = [x.streams_dropped for x in ro if x.streams_dropped is not None]
+    scale = BUDGET_WINDOW_S / (b - a) if b > a else 0.0
+    c30 = crash_n / n_pods * scale
     res = Restarts(
         window_s=b - a,
+        crashes_per_replica_per_30d=c30,
+        planned_per_replica_per_30d=planned_n / n_pods * scale,
+        break_even_stream_s=(1 - BUDGET_SLO) * BUDGET_WINDOW_S / c30 if c30 > 0 else None,
         replicas_seen=len(pods),
         crashes=crash_n,
         planned=planned_n,

@@ -19,13 +19,15 @@ QUESTION = (
 
 
 class MeasuredBudget(StrictModel):
-    """The inputs of `relplan budget --from-db`, as measured from this incident."""
+    """The inputs of `relplan budget --from-db`, as measured from this incident, at the
+    budget's defaults (SLO 99.9 % over 30 days)."""
 
-    crashes_per_replica: float
-    planned_per_replica: float
+    crashes_per_replica_per_30d: float
+    planned_per_replica_per_30d: float
     window_s: float
     streams_killed_per_crash: float | None
     restart_minutes: float | None
+    break_even_stream_s: float | None
 
 
 class RestartsSection(SectionBase):
@@ -90,10 +92,20 @@ def build(r: Restarts, ctx: RunContext) -> RestartsSection:
             for x in r.rollouts
         ],
     )
+    budget = MeasuredBudget(
+        crashes_per_replica_per_30d=r.crashes_per_replica_per_30d,
+        planned_per_replica_per_30d=r.planned_per_replica_per_30d,
+        window_s=r.window_s,
+        streams_killed_per_crash=r.streams_killed_per_crash,
+        restart_minutes=None if r.mean_down_to_ready_s is None else r.mean_down_to_ready_s / 60,
+        break_even_stream_s=r.break_even_stream_s,
+    )
     return RestartsSection(
         title=TITLE,
         question=QUESTION,
-        finding=r.finding,
+        finding=" ".join(
+            [r.finding, *_rollout_sentences(r), *_cordon_sentences(r), _budget_sentence(budget)]
+        ).strip(),
         caption="times in seconds from t0; down = to ready again (readiness gauge), else to the"
         " first delivered stream (gateway log)",
         table=Table(
@@ -110,17 +122,49 @@ def build(r: Restarts, ctx: RunContext) -> RestartsSection:
             ],
             rows=rows,
         ),
-        budget=MeasuredBudget(
-            crashes_per_replica=r.crashes_per_replica,
-            planned_per_replica=r.planned_per_replica,
-            window_s=r.window_s,
-            streams_killed_per_crash=r.streams_killed_per_crash,
-            restart_minutes=None if r.mean_down_to_ready_s is None else r.mean_down_to_ready_s / 60,
-        ),
+        budget=budget,
         nodes=nodes if r.nodes else None,
         rollouts=rollouts if r.rollouts else None,
         cordon=[n.node for n in r.nodes if n.cordon_candidate],
     )
+
+
+def _rollout_sentences(r: Restarts) -> list[str]:
+    out = []
+    for i, x in enumerate(r.rollouts):
+        drained = (
+            "" if x.drained is None else (" and drained" if x.drained else " and did not drain")
+        )
+        out.append(
+            f"Rollout {i + 1} stopped {x.pods} pods from {x.start_s:,.0f} s to {x.end_s:,.0f} s,"
+            f" dropped {_opt(x.streams_dropped)} stream(s){drained}; readiness failed first on"
+            f" {x.readiness_failed_first} of {x.pods}."
+        )
+    return out
+
+
+def _cordon_sentences(r: Restarts) -> list[str]:
+    return [f"Node {n.node} is a cordon candidate: {n.why}." for n in r.nodes if n.cordon_candidate]
+
+
+def _budget_sentence(b: MeasuredBudget) -> str:
+    if not b.crashes_per_replica_per_30d and not b.planned_per_replica_per_30d:
+        return ""
+    text = (
+        f"Measured for `relplan budget --from-db`: {b.crashes_per_replica_per_30d:,.4g} crashes and"
+        f" {b.planned_per_replica_per_30d:,.4g} planned restarts per replica per 30 days"
+        f" (from {b.window_s / 60:,.0f} minutes of data)"
+    )
+    if b.restart_minutes is not None:
+        text += f", {b.restart_minutes:.1f} min down per crash"
+    if b.streams_killed_per_crash is not None:
+        text += f", {b.streams_killed_per_crash:.2f} streams killed per crash"
+    if b.break_even_stream_s is not None:
+        text += (
+            f"; at SLO 99.9 % over 30 days, streams longer than {b.break_even_stream_s:,.1f} s"
+            " blow the budget on crashes alone"
+        )
+    return text + "."
 
 
 SECTION = Section(title=TITLE, question=QUESTION, model=RestartsSection, build=build)
