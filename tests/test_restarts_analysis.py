@@ -109,3 +109,30 @@ def test_the_finding_names_the_numbers(result: Restarts) -> None:
         " window); 1.2 streams killed per crash; 67 s down per crash; crash loop on vllm-a;"
         " 1 rollout(s), 0 drained; cordon candidate(s): n1."
     )
+
+
+def test_the_same_incident_from_real_input_files_gives_the_same_restarts(
+    tmp_path: Path, result: Restarts
+) -> None:
+    """Proxy JSON Lines, an OpenMetrics dump and `kubectl get events -o json`, through
+    `relplan ingest` and `relplan analyze --only restarts`."""
+    from typer.testing import CliRunner
+
+    from relplan.cli import app
+
+    files = restarts_incident.write_files(tmp_path / "in")
+    db = tmp_path / "files.duckdb"
+    runner = CliRunner()
+    res = runner.invoke(app, ["ingest", "--db", str(db), *map(str, files)])
+    assert res.exit_code == 0, res.stderr
+    with workspace.open_workspace(db, read_only=True) as con:
+        formats = con.execute("select format from sources order by source_id").fetchall()
+        again = analyze(con, AnalyzeOptions(only=["restarts"])).get(Restarts)
+    assert formats == [("jsonl",), ("openmetrics",), ("kube_events",)]
+    assert again == result
+    text = runner.invoke(app, ["analyze", "--db", str(db), "--only", "restarts"])
+    assert text.exit_code == 0, text.stderr
+    assert "Crashes, restarts and rollouts" in text.stdout
+    assert "Cordon candidate n1: 4 crashes on it; Xid 79 with a crash." in text.stdout
+    assert "Rollout 1: 2 pods from 900 s to 960 s, 1 streams dropped, did not drain" in text.stdout
+    assert result.finding in text.stdout

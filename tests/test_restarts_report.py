@@ -43,7 +43,8 @@ def test_the_section_shows_restarts_rollout_cordon_and_measured_budget(tmp_path:
     assert b is not None
     assert (b.crashes_per_replica_per_30d, b.planned_per_replica_per_30d) == (2160.0, 1080.0)
     assert b.streams_killed_per_crash == 1.25
-    assert b.break_even_stream_s is not None and abs(b.break_even_stream_s - 1.2) < 1e-9
+    assert b.break_even_stream_s is not None
+    assert abs(b.break_even_stream_s - 1.2) < 1e-9
     assert sec.cordon == ["n1"]
     assert (
         "Rollout 1 stopped 2 pods from 900 s to 960 s, dropped 1 stream(s) and did not drain"

@@ -44,6 +44,8 @@ By hand:
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +166,61 @@ def build(db: Path, *, with_gateway: bool = True) -> Path:
             ],
         )
     return db
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_files(folder: Path) -> list[Path]:
+    """The same incident as input files in the real formats: the gateway's attempts as the
+    proxy JSON Lines log, the metrics as an OpenMetrics dump (what `promtool tsdb
+    dump-openmetrics` writes), the events as `kubectl get events -o json` prints them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    proxy = folder / "proxy.jsonl"
+    proxy.write_text(
+        "".join(
+            json.dumps(
+                {"call_id": cid, "attempt": 0, "t_sent": T0 + a, "t_end": T0 + b}
+                | {"outcome": outcome, "replica": rep}
+            )
+            + "\n"
+            for cid, rep, a, b, outcome in ATTEMPTS
+        ),
+        encoding="utf-8",
+    )
+    lines = []
+    for t, name, labels, value in sorted(samples(), key=lambda s: (s[1], s[0])):
+        body = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        lines.append(f"{name}{{{body}}} {value} {t:.3f}")
+    metrics = folder / "cluster.om.txt"
+    metrics.write_text("\n".join([*lines, "# EOF"]) + "\n", encoding="utf-8")
+    items = [
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "count": n,
+            "eventTime": None,
+            "firstTimestamp": _iso(T0 + a),
+            "lastTimestamp": _iso(T0 + b),
+            "involvedObject": {
+                "apiVersion": "v1",
+                "fieldPath": "spec.containers{vllm}",
+                "kind": "Pod",
+                "name": pod,
+                "namespace": "serving",
+            },
+            "message": msg,
+            "metadata": {"name": f"{pod}.{i:016x}", "namespace": "serving"},
+            "reason": reason,
+            "reportingComponent": "",
+            "reportingInstance": "",
+            "source": {"component": "kubelet", "host": node},
+            "type": typ,
+        }
+        for i, (a, b, n, reason, typ, msg, pod, node) in enumerate(EVENTS)
+    ]
+    events = folder / "events.json"
+    doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+    events.write_text(json.dumps(doc, indent=4) + "\n", encoding="utf-8")
+    return [proxy, metrics, events]
