@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from relplan.errors import InputError
 from tests.helpers.ingest import ingest, rows
@@ -218,3 +220,52 @@ def test_a_version_1_workspace_reads_kube_events_as_empty_and_migrates_on_write(
     ingest(db, EVENT)
     assert _events(db) == [(*KNATIVE_ROW, 1)]
     assert rows(db, "select value from relplan_meta") == [(str(workspace.SCHEMA_VERSION),)]
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.sampled_from(["", "Pod", "x", "2019-05-10T23:27:06Z"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "kind",
+                    "items",
+                    "reason",
+                    "involvedObject",
+                    "regarding",
+                    "firstTimestamp",
+                    "count",
+                    "name",
+                    "series",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(doc=_JSON)
+def test_any_json_either_parses_or_is_refused_with_a_line(doc: object) -> None:
+    from relplan.ingest.kube_events import parse_events
+
+    text = json.dumps(doc, indent=2)
+    line: int | None = -1
+    events = []
+    try:
+        events = list(parse_events(text, "e.json"))
+    except InputError as exc:
+        line = exc.line
+    if line != -1:
+        assert line is not None
+        assert 1 <= line <= text.count("\n") + 1
+    for e in events:
+        assert e.count >= 1
+        assert e.t_last >= e.t_first
