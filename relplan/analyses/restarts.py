@@ -31,6 +31,7 @@ from relplan.analyses.context import RunContext
 from relplan.analyses.inputs import Inputs
 from relplan.analyses.restarts_episodes import (
     Episode,
+    Samples,
     classify,
     crash_loops,
     episodes_from_counters,
@@ -38,7 +39,6 @@ from relplan.analyses.restarts_episodes import (
     merge_kills,
     probe_failures,
     ready_again,
-    series,
 )
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
@@ -153,7 +153,7 @@ def run(i: Inputs) -> Restarts:
 def analyze_restarts(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Restarts:
     a, b = ctx.window_start, ctx.window_end
     p = {"t_from": a, "t_to": b, "margin_s": MARGIN_S}
-    samples = sql.rows(con, "analyses/restarts_pod_samples", p)
+    samples = Samples(sql.rows(con, "analyses/restarts_pod_samples", p))
     events = sql.rows(con, "analyses/restarts_kube_events", p)
     gpu = sql.rows(con, "analyses/restarts_gpu_samples", p)
     eps = merge_kills(episodes_from_counters(samples, a, b), events, TOL_S, a, b)
@@ -163,7 +163,7 @@ def analyze_restarts(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Restart
     nodes, ips = _pod_nodes(samples, events, gpu)
     seen = _gateway(con, eps, ips) if ctx.has_proxy else {}
     restarts = [_restart(e, ctx, nodes, seen.get(n), samples) for n, e in enumerate(eps)]
-    pods = {k[1] for k in series(samples, "kube_pod_container_status_restarts_total")}
+    pods = {k[1] for k in samples.series("kube_pod_container_status_restarts_total")}
     pods |= {e.pod for e in eps}
     n_pods = max(len(pods), 1)
     crashes = [r for r in restarts if r.kind == "crash"]
@@ -206,7 +206,7 @@ def analyze_restarts(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Restart
 
 
 def _pod_nodes(
-    samples: list[dict[str, Any]], events: list[dict[str, Any]], gpu: list[dict[str, Any]]
+    samples: Samples, events: list[dict[str, Any]], gpu: list[dict[str, Any]]
 ) -> tuple[dict[str, str], dict[str, set[str]]]:
     """pod -> node (kube_pod_info, else kubelet events, else dcgm-exporter's pod label) and
     pod -> its IPs (kube_pod_info), for matching gateway upstreams."""
@@ -218,7 +218,7 @@ def _pod_nodes(
     for ev in events:
         if ev["node"]:
             nodes[ev["pod"]] = ev["node"]
-    for r in samples:
+    for r in samples.rows:
         if r["name"] == "kube_pod_info":
             if r["node"]:
                 nodes[r["pod"]] = r["node"]
@@ -259,7 +259,7 @@ def _restart(
     ctx: RunContext,
     nodes: dict[str, str],
     seen: dict[str, Any] | None,
-    samples: list[dict[str, Any]],
+    samples: Samples,
 ) -> Restart:
     ready = ready_again(samples, e)
     first = seen.get("first_served") if seen else None
@@ -367,12 +367,12 @@ def _nodes(restarts: list[Restart], gpu: list[dict[str, Any]]) -> list[NodeResta
 
 
 def _inputs(
-    samples: list[dict[str, Any]],
+    samples: Samples,
     events: list[dict[str, Any]],
     gpu: list[dict[str, Any]],
     gateway: bool,
 ) -> list[str]:
-    names = {r["name"] for r in samples}
+    names = {r["name"] for r in samples.rows}
     out = sorted(names)
     if events:
         out.append("kube_events")

@@ -48,23 +48,44 @@ def _key(r: dict[str, Any]) -> tuple[str, str, str]:
     return (r.get("namespace") or "", r["pod"], r.get("container") or "")
 
 
-def series(samples: list[dict[str, Any]], name: str) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
-    """The samples of one metric grouped by their label key (namespace, pod, container,
-    reason, probe_type, result, condition), each group in time order."""
-    out: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
-    for r in samples:
-        if r["name"] == name:
-            k = (
-                *_key(r),
-                r.get("reason"),
-                r.get("probe_type"),
-                r.get("result"),
-                r.get("condition"),
-            )
-            out[k].append(r)
-    for rows in out.values():
-        rows.sort(key=lambda r: r["t"])
-    return out
+SeriesKey = tuple[Any, ...]  # namespace, pod, container, reason, probe_type, result, condition
+
+
+class Samples:
+    """The rows of queries/analyses/restarts_pod_samples.sql, grouped once per metric by
+    their label key, each group in time order."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self._series: dict[str, dict[SeriesKey, list[dict[str, Any]]]] = {}
+
+    def series(self, name: str) -> dict[SeriesKey, list[dict[str, Any]]]:
+        if name not in self._series:
+            out: dict[SeriesKey, list[dict[str, Any]]] = defaultdict(list)
+            for r in self.rows:
+                if r["name"] == name:
+                    labels = (
+                        r.get("reason"),
+                        r.get("probe_type"),
+                        r.get("result"),
+                        r.get("condition"),
+                    )
+                    out[(*_key(r), *labels)].append(r)
+            for rows in out.values():
+                rows.sort(key=lambda r: r["t"])
+            self._series[name] = dict(out)
+        return self._series[name]
+
+    def by_container(
+        self, name: str
+    ) -> dict[tuple[str, str, str], list[tuple[SeriesKey, list[dict[str, Any]]]]]:
+        """The series of one metric grouped by (namespace, pod, container)."""
+        out: dict[tuple[str, str, str], list[tuple[SeriesKey, list[dict[str, Any]]]]] = defaultdict(
+            list
+        )
+        for k, rows in self.series(name).items():
+            out[(k[0], k[1], k[2])].append((k, rows))
+        return out
 
 
 def counter_rises(rows: list[dict[str, Any]]) -> list[tuple[float, float, int]]:
@@ -88,21 +109,19 @@ def kill_kind(message: str | None) -> str:
     return "stop"
 
 
-def episodes_from_counters(
-    samples: list[dict[str, Any]], t_from: float, t_to: float
-) -> list[Episode]:
-    stamps = series(samples, "kube_pod_container_status_last_terminated_timestamp")
-    reasons = series(samples, "kube_pod_container_status_last_terminated_reason")
+def episodes_from_counters(samples: Samples, t_from: float, t_to: float) -> list[Episode]:
+    stamps = samples.by_container("kube_pod_container_status_last_terminated_timestamp")
+    reasons = samples.by_container("kube_pod_container_status_last_terminated_reason")
     out = []
-    for k, rows in series(samples, "kube_pod_container_status_restarts_total").items():
+    for k, rows in samples.series("kube_pod_container_status_restarts_total").items():
+        here = (k[0], k[1], k[2])
         for lo, hi, n in counter_rises(rows):
             if hi < t_from or hi > t_to:
                 continue
             ep = Episode(k[1], k[0] or None, k[2] or None, lo, hi, hi, "counter samples", n)
             exact = [
                 float(r["value"])
-                for (ns, pod, c, *_), rs in stamps.items()
-                if (ns, pod, c) == k[:3]
+                for _, rs in stamps.get(here, [])
                 for r in rs
                 if r["t"] >= hi and lo - 1 <= r["value"] <= hi + 1
             ]
@@ -111,8 +130,7 @@ def episodes_from_counters(
                 ep.time_from = "terminated timestamp"
             seen = [
                 (r["t"], rk[3])
-                for rk, rs in reasons.items()
-                if rk[:3] == k[:3]
+                for rk, rs in reasons.get(here, [])
                 for r in rs
                 if r["value"] >= 1 and r["t"] >= hi
             ]
@@ -163,7 +181,7 @@ def merge_kills(
 
 
 def probe_failures(
-    samples: list[dict[str, Any]], events: list[dict[str, Any]]
+    samples: Samples, events: list[dict[str, Any]]
 ) -> dict[str, list[tuple[float, float, str]]]:
     """Per pod, the spans (first, last, probe type) in which a probe failed: Unhealthy events
     ("Liveness probe failed: ...") and rises of prober_probe_total{result="failed"}."""
@@ -173,7 +191,7 @@ def probe_failures(
             kind = next((p for p in PROBE_TYPES if (ev["message"] or "").startswith(p)), None)
             if kind is not None:
                 out[ev["pod"]].append((float(ev["t_first"]), float(ev["t_last"]), kind))
-    for k, rows in series(samples, "prober_probe_total").items():
+    for k, rows in samples.series("prober_probe_total").items():
         if k[5] == "failed" and k[4] in PROBE_TYPES:
             for lo, hi, _ in counter_rises(rows):
                 out[k[1]].append((lo, hi, str(k[4])))
@@ -208,7 +226,7 @@ def classify(
 
 def crash_loops(
     episodes: list[Episode],
-    samples: list[dict[str, Any]],
+    samples: Samples,
     events: list[dict[str, Any]],
     t_from: float,
     t_to: float,
@@ -225,7 +243,7 @@ def crash_loops(
         and ev["t_last"] >= t_from
         and ev["t_first"] <= t_to
     }
-    for k, rows in series(samples, "kube_pod_container_status_waiting_reason").items():
+    for k, rows in samples.series("kube_pod_container_status_waiting_reason").items():
         if k[3] == "CrashLoopBackOff" and any(
             r["value"] >= 1 and t_from <= r["t"] <= t_to for r in rows
         ):
@@ -261,7 +279,7 @@ def group_rollouts(episodes: list[Episode], gap: float) -> list[list[Episode]]:
     return rollouts
 
 
-def ready_again(samples: list[dict[str, Any]], e: Episode) -> float | None:
+def ready_again(samples: Samples, e: Episode) -> float | None:
     """When the pod was ready again after the restart: the first ready sample (value 1) after
     a not-ready one (value 0) seen at or after the termination; the container's readiness
     when kube-state-metrics exports it, else the pod's Ready condition. None when no
@@ -270,7 +288,7 @@ def ready_again(samples: list[dict[str, Any]], e: Episode) -> float | None:
         ("kube_pod_container_status_ready", None),
         ("kube_pod_status_ready", "true"),
     ):
-        for k, rows in series(samples, name).items():
+        for k, rows in samples.series(name).items():
             if k[1] != e.pod or (
                 name.endswith("container_status_ready") and e.container not in (None, k[2])
             ):
