@@ -269,3 +269,13 @@ def test_any_json_either_parses_or_is_refused_with_a_line(doc: object) -> None:
     for e in events:
         assert e.count >= 1
         assert e.t_last >= e.t_first
+
+
+def test_json_lines_of_events_ingest_one_row_per_line(tmp_path: Path) -> None:
+    line = json.dumps(json.loads(EVENT.read_text(encoding="utf-8")))
+    path = tmp_path / "events.jsonl"
+    path.write_text(line + "\n" + line + "\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    src = ingest(db, path).sources[0]
+    assert (src.kind, src.format, src.rows) == ("cluster", "kube_events", 2)
+    assert [r[-1] for r in _events(db)] == [1, 2]
