@@ -39,8 +39,8 @@ from relplan.analyses.restarts_episodes import (
     merge_kills,
     probe_failures,
     ready_again,
+    xid_codes,
 )
-from relplan.errors import NoDataError
 from relplan.models import StrictModel
 
 GRACE_S = 30.0
@@ -320,23 +320,8 @@ def _replicas(
     return out
 
 
-def _xids(gpu: list[dict[str, Any]]) -> dict[str, set[int]]:
-    """Non-zero Xid codes per node: a value that appears (the gauge holds the last Xid, so a
-    repeat of the same code is not visible)."""
-    out: dict[str, set[int]] = defaultdict(set)
-    last: dict[tuple[str, str], float] = {}
-    for r in gpu:
-        if r["name"] != "DCGM_FI_DEV_XID_ERRORS" or not r["node"]:
-            continue
-        k = (r["node"], r["gpu"] or "")
-        if r["value"] and last.get(k) != r["value"]:
-            out[r["node"]].add(int(r["value"]))
-        last[k] = r["value"]
-    return out
-
-
 def _nodes(restarts: list[Restart], gpu: list[dict[str, Any]]) -> list[NodeRestarts]:
-    xids = _xids(gpu)
+    xids = xid_codes(gpu)
     remap = {
         r["node"] for r in gpu if r["name"] == "DCGM_FI_DEV_ROW_REMAP_FAILURE" and r["value"] >= 1
     }
@@ -403,12 +388,3 @@ def _finding(r: Restarts) -> str:
     if cordon:
         text += f"; cordon candidate(s): {', '.join(cordon)}"
     return text + "."
-
-
-def require_restarts(con: duckdb.DuckDBPyConnection) -> None:
-    row = sql.one(con, "analyses/restarts_inputs_present") or {}
-    if not (row.get("pod_events") or row.get("restart_samples")):
-        raise NoDataError(
-            "no restart inputs: ingest kube-state-metrics restart counters or"
-            " `kubectl get events -o json` output"
-        )

@@ -304,3 +304,18 @@ def ready_again(samples: Samples, e: Episode) -> float | None:
                 elif down:
                     return float(r["t"])
     return None
+
+
+def xid_codes(gpu: list[dict[str, Any]]) -> dict[str, set[int]]:
+    """Non-zero Xid codes per node: a value that appears (the gauge holds the last Xid, so a
+    repeat of the same code is not visible)."""
+    out: dict[str, set[int]] = defaultdict(set)
+    last: dict[tuple[str, str], float] = {}
+    for r in gpu:
+        if r["name"] != "DCGM_FI_DEV_XID_ERRORS" or not r["node"]:
+            continue
+        k = (r["node"], r["gpu"] or "")
+        if r["value"] and last.get(k) != r["value"]:
+            out[r["node"]].add(int(r["value"]))
+        last[k] = r["value"]
+    return out
