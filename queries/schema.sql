@@ -8,8 +8,8 @@ create sequence if not exists source_ids start 1;
 create table if not exists sources (
     source_id integer primary key,
     path varchar not null,            -- absolute path (or URL for a live pull)
-    kind varchar not null,            -- proxy | engine | metrics | manifest
-    format varchar not null,          -- jsonl | csv | parquet | openmetrics | scrape | query_range | prometheus | vllm_log | envoy | run_json
+    kind varchar not null,            -- proxy | engine | metrics | manifest | cluster
+    format varchar not null,          -- jsonl | csv | parquet | openmetrics | scrape | query_range | prometheus | vllm_log | envoy | run_json | kube_events
     sha256 varchar not null unique,   -- content hash: re-ingesting the same bytes adds nothing
     rows bigint not null,             -- rows stored from it, over all tables
     rejected bigint not null default 0,
@@ -120,6 +120,26 @@ create table if not exists phases (            -- run.json phases, seconds from 
     name varchar not null,
     start_s double not null,
     end_s double not null
+);
+
+-- Kubernetes events (`kubectl get events -o json`), one row per event object: the API server
+-- merges repeats into one object, so `count` occurrences happened between t_first and t_last.
+-- Added with schema version 2 (issue 17); docs/formats.md, Kubernetes events.
+create table if not exists kube_events (
+    t_first double not null,          -- firstTimestamp (or eventTime), epoch s
+    t_last double not null,           -- lastTimestamp (or series.lastObservedTime); = t_first for one
+    count bigint not null,            -- occurrences merged into this object (>= 1)
+    reason varchar not null,          -- Unhealthy | Killing | BackOff | Started | ...
+    type varchar,                     -- Normal | Warning
+    message varchar,
+    object_kind varchar,              -- involvedObject.kind (Pod, ...)
+    namespace varchar,
+    object_name varchar,              -- the pod's name for kind Pod
+    container varchar,                -- from involvedObject.fieldPath spec.containers{name}
+    node varchar,                     -- source.host, else reportingInstance (kubelet: the node)
+    component varchar,                -- source.component / reportingComponent (kubelet, ...)
+    source_id integer not null,
+    source_row bigint not null        -- line where the event object starts
 );
 
 create table if not exists rejects (           -- bad records kept by --on-error skip

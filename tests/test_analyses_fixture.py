@@ -312,7 +312,7 @@ def test_retry_gap_and_slack(result: AnalyzeResult) -> None:
 
 def test_capacity_is_skipped_without_stages(result: AnalyzeResult) -> None:
     assert result.capacity is None
-    assert [s.analysis for s in result.skipped] == ["capacity"]
+    assert [s.analysis for s in result.skipped] == ["capacity", "restarts"]
     assert "stage-1" in result.skipped[0].reason
 
 

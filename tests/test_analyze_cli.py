@@ -44,6 +44,7 @@ def test_json_output_of_the_fixture_workspace(db: Path, snapshot_json: SnapshotA
         "littles_law",
         "retry_timing",
         "capacity",
+        "restarts",
         "health",
         "heavy_requests",
         "stuck",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from relplan import workspace
@@ -88,3 +89,83 @@ def test_without_concurrency_or_from_db_is_a_usage_error() -> None:
     res = CliRunner().invoke(app, ["budget", "--crashes", "10"])
     assert res.exit_code == 2
     assert res.stderr.startswith("relplan: error: --concurrency")
+
+
+# --- crashes, planned restarts, restart minutes and streams per crash, measured -----------
+# On tests/helpers/restarts_incident.py (its docstring has the arithmetic): 4 crashes and 2
+# planned restarts on 4 pods in 1200 s; 30 d = 2,592,000 s, so C = 4 / 4 * 2592000 / 1200 =
+# 2160 and P = 1080 per replica per window; r = (80 + 60 + 60) / 3 s = 10/9 min; 1.25
+# streams killed per crash; a rollout stop cut a stream, so planned restarts did not drain.
+
+
+def _incident(tmp_path: Path) -> Path:
+    from tests.helpers import restarts_incident
+
+    return restarts_incident.build(tmp_path / "incident.duckdb")
+
+
+def _budget(*args: str) -> dict[str, object]:
+    res = CliRunner().invoke(app, ["budget", *args, "--json"])
+    assert res.exit_code == 0, res.stderr
+    data: dict[str, object] = json.loads(res.stdout)
+    return data
+
+
+def test_from_db_measures_crashes_restarts_and_streams_per_crash(tmp_path: Path) -> None:
+    data = _budget("--from-db", "--db", str(_incident(tmp_path)))
+    inputs = data["inputs"]
+    assert isinstance(inputs, dict)
+    assert inputs["crashes"] == 2160.0
+    assert inputs["planned_restarts"] == 1080.0
+    assert inputs["restart_minutes"] == pytest.approx(10 / 9)
+    assert inputs["streams_per_crash"] == 1.25
+    assert inputs["drain"] is False
+    assert data["input_sources"] == {
+        "C": "measured",
+        "K": "measured",
+        "d": "measured",
+        "r": "measured",
+        "P": "measured",
+        "drain": "measured",
+        "per crash": "measured",
+    }
+    assert data["as_measured"] is None  # nothing typed: the baseline is the measurement
+    m = data["measured"]
+    assert isinstance(m, dict)
+    n, k, d = 4, m["mean_concurrency_per_replica"], m["mean_stream_seconds"]
+    killed = (2160 + 1080) * n * 1.25
+    requests = n * k / d * 2_592_000
+    row = data["baseline"]["rows"][0]  # type: ignore[index]
+    assert row["streams_killed"] == pytest.approx(killed)
+    assert row["burn"] == pytest.approx(killed / (0.001 * requests))
+    assert data["baseline"]["break_even_stream_seconds"] == pytest.approx(1.2)  # type: ignore[index]
+
+
+def test_typed_flags_win_and_the_measurement_is_printed_beside_them(tmp_path: Path) -> None:
+    db = str(_incident(tmp_path))
+    data = _budget("--from-db", "--db", db, "--crashes", "10", "--drain")
+    assert data["inputs"]["crashes"] == 10  # type: ignore[index]
+    assert data["input_sources"]["C"] == "typed"  # type: ignore[index]
+    assert data["input_sources"]["drain"] == "typed"  # type: ignore[index]
+    assert data["baseline"]["break_even_stream_seconds"] == pytest.approx(259.2)  # type: ignore[index]
+    am = data["as_measured"]
+    assert isinstance(am, dict)
+    assert (am["crashes"], am["planned_restarts"], am["drain"]) == (2160.0, 1080.0, False)
+    assert am["break_even_stream_seconds"] == pytest.approx(1.2)
+    res = CliRunner().invoke(app, ["budget", "--from-db", "--db", db, "--crashes", "10"])
+    assert res.exit_code == 0, res.stderr
+    assert (
+        "Measured from the restart signals: 4 crash(es), 2 planned restart(s) on 4 pod(s)"
+        in res.stdout
+    )
+    assert "As measured: break-even 1.2 s" in res.stdout
+    assert "beside the typed inputs' break-even 259.2 s" in res.stdout
+    assert "C typed" in res.stdout
+    assert "P measured" in res.stdout
+
+
+def test_from_db_without_restart_signals_asks_for_crashes(tmp_path: Path) -> None:
+    db = _workspace(tmp_path)
+    res = CliRunner().invoke(app, ["budget", "--from-db", "--db", str(db)])
+    assert res.exit_code == 2
+    assert "relplan: error: --crashes: no crash was measured" in res.stderr

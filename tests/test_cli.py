@@ -30,8 +30,17 @@ def test_budget_json_is_the_documented_model() -> None:
     )
     assert res.exit_code == 0
     data = json.loads(res.stdout)
-    assert set(data) == {"inputs", "measured", "baseline", "what_if"}
+    assert set(data) == {
+        "inputs",
+        "measured",
+        "restarts",
+        "input_sources",
+        "baseline",
+        "what_if",
+        "as_measured",
+    }
     assert data["measured"] is None
+    assert (data["restarts"], data["input_sources"], data["as_measured"]) == (None, {}, None)
     assert data["inputs"]["window_s"] == 2_592_000
     assert data["baseline"]["rows"][0]["burn"] == pytest.approx(1.15741, rel=1e-5)
     assert [c["name"] for c in data["what_if"]] == ["halve crashes", "drain planned restarts"]

@@ -24,9 +24,11 @@ TALLY = re.compile(
 
 # file -> (samples stored, metadata lines, _created dropped), counted by hand in the file
 EXPECTED = {
+    "dcgm_exporter_k8s_mode_lke_ai_conformance.prom": (7, 14, 0),
     "dcgm_xid_errors_active_injected_pr239.prom": (1, 2, 0),
     "dcgm_xid_errors_mig_issue317.prom": (6, 1, 0),
     "kubelet_prober_probe_result_gauge_issue75839.prom": (4, 2, 0),
+    "ksm_restarts_last_terminated_pod_test.prom": (3, 4, 0),
     "vllm_metrics_v1_0.10.0_prodstack617_a.prom": (3, 10, 2),
     "vllm_metrics_v1_0.10.0_prodstack617_b.prom": (8, 6, 2),
     "vllm_metrics_v1_0.10.0_prodstack617_c.prom": (14, 0, 0),

@@ -12,3 +12,4 @@ union all select 'metric_meta', count(*) from metric_meta
 union all select 'manifests', count(*) from manifests
 union all select 'phases', count(*) from phases
 union all select 'rejects', count(*) from rejects
+union all select 'kube_events', count(*) from kube_events

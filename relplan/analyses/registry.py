@@ -39,6 +39,7 @@ from relplan.analyses import (
     engine_health,
     heavy_requests,
     littles_law,
+    restarts,
     retry_timing,
     stuck,
     wasted_prefill,
@@ -125,6 +126,15 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         missing=capacity.missing,
         run=capacity.run,
         render="relplan.render:render_capacity",
+    ),
+    Analysis(
+        name="restarts",
+        title="crashes, restarts and rollouts",
+        model=restarts.Restarts,
+        missing=restarts.missing,
+        run=restarts.run,
+        render="relplan.render_restarts:render_restarts",
+        section="relplan.report.sections.restarts:SECTION",
     ),
     Analysis(
         name="health",

@@ -6,7 +6,7 @@ The planners (pydantic models) load when the command runs; duckdb only with `bud
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,7 +18,10 @@ DEFAULT_REPLICAS = 8
 
 
 def budget(
-    crashes: Annotated[float, typer.Option(help="Crashes per replica per window (C).")],
+    crashes: Annotated[
+        float | None,
+        typer.Option(help="Crashes per replica per window (C). Measured with --from-db."),
+    ] = None,
     concurrency: Annotated[
         float | None,
         typer.Option(help="Mean concurrent streams per replica (K). Measured with --from-db."),
@@ -36,18 +39,33 @@ def budget(
         typer.Option(help="Mean stream duration in seconds (repeatable). Default: 10..600 s."),
     ] = None,
     restart_minutes: Annotated[
-        float, typer.Option(help="Minutes a replica is down per restart.")
-    ] = 6,
+        float | None,
+        typer.Option(
+            help="Minutes a replica is down per restart. Default 6; measured with --from-db."
+        ),
+    ] = None,
     planned_restarts: Annotated[
-        float, typer.Option(help="Planned restarts per replica per window (P).")
-    ] = 0,
+        float | None,
+        typer.Option(
+            help="Planned restarts per replica per window (P). Default 0; measured with --from-db."
+        ),
+    ] = None,
     drain: Annotated[
-        bool, typer.Option(help="Planned restarts drain first and kill no streams.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--drain/--no-drain",
+            help="Planned restarts drain first and kill no streams. Measured with --from-db.",
+        ),
+    ] = None,
+    streams_per_crash: Annotated[
+        float | None,
+        typer.Option(help="Streams one crash kills. Default K; measured with --from-db."),
+    ] = None,
     from_db: Annotated[
         bool,
         typer.Option(
-            "--from-db", help="Measure K and d from the workspace's proxy log (flags override)."
+            "--from-db",
+            help="Measure the inputs from the workspace (proxy log, restart signals); flags override.",
         ),
     ] = False,
     db: DbOption = None,
@@ -59,17 +77,34 @@ def budget(
     """
     from relplan.planning import budget as budget_mod
 
-    measured = None
+    window_s = parse_duration(window, "--window")
+    typed = {
+        "C": crashes,
+        "K": concurrency,
+        "d": stream_seconds or None,
+        "r": restart_minutes,
+        "P": planned_restarts,
+        "drain": drain,
+        "per crash": streams_per_crash,
+    }
+    measured = restarts = None
+    got: dict[str, object] = {}
     if from_db:
-        from relplan.planning.measured import measure_streams
+        from relplan.planning.measured import measure_restarts, measure_streams
         from relplan.workspace import open_workspace, resolve_db
 
         with open_workspace(resolve_db(db), read_only=True) as con:
             measured = measure_streams(con)
-        if concurrency is None:
-            concurrency = measured.mean_concurrency_per_replica
-        if not stream_seconds:
-            stream_seconds = [measured.mean_stream_seconds]
+            restarts = measure_restarts(con, window_s)
+        got = {"K": measured.mean_concurrency_per_replica, "d": [measured.mean_stream_seconds]}
+        if restarts is not None:
+            got |= {
+                "C": restarts.crashes_per_replica_per_window or None,
+                "P": restarts.planned_per_replica_per_window,
+                "r": restarts.restart_minutes,
+                "drain": restarts.planned_drained,
+                "per crash": restarts.streams_killed_per_crash,
+            }
         if replicas is None:
             replicas = measured.replicas_seen
             typer.echo(
@@ -80,26 +115,71 @@ def budget(
             typer.echo(f"relplan: replicas: {replicas}, from --replicas", err=True)
     if replicas is None:
         replicas = DEFAULT_REPLICAS
-    if concurrency is None:
+    defaults: dict[str, object] = {
+        "d": list(budget_mod.TYPICAL_STREAM_SECONDS),
+        "r": 6.0,
+        "P": 0.0,
+        "drain": False,
+    }
+    used: dict[str, object] = {}
+    sources: dict[str, str] = {}
+    for name, value in typed.items():
+        if value is not None:
+            used[name], sources[name] = value, "typed"
+        elif got.get(name) is not None:
+            used[name], sources[name] = got[name], "measured"
+        elif name in defaults:
+            used[name], sources[name] = defaults[name], "default"
+    if "C" not in used:
+        hint = (
+            "no crash was measured in the workspace: give --crashes"
+            if from_db
+            else "is required (or measure it with --from-db)"
+        )
+        raise UsageError("--crashes", hint)
+    if "K" not in used:
         raise UsageError("--concurrency", "is required (or measure it with --from-db)")
-    durations = stream_seconds or list(budget_mod.TYPICAL_STREAM_SECONDS)
-    for d in durations:
-        positive(d, "--stream-seconds")
     if replicas <= 0:
         raise UsageError("--replicas", f"must be a whole number greater than zero, got {replicas}")
-    inputs = budget_mod.BudgetInputs(
-        crashes=positive(crashes, "--crashes"),
-        concurrency=positive(concurrency, "--concurrency"),
+    inputs = _budget_inputs(budget_mod, used, replicas, slo, window_s)
+    measured_inputs = None
+    if from_db and got.get("C") is not None:
+        merged = {k: got[k] if got.get(k) is not None else v for k, v in used.items()}
+        measured_inputs = _budget_inputs(budget_mod, merged, replicas, slo, window_s)
+    if from_db:
+        result = budget_mod.plan_budget(
+            inputs,
+            measured,
+            restarts=restarts,
+            measured_inputs=measured_inputs,
+            input_sources=sources,
+        )
+    else:
+        result = budget_mod.plan_budget(inputs)
+    typer.echo(result.model_dump_json(indent=2) if json_out else budget_mod.render_budget(result))
+
+
+def _budget_inputs(
+    budget_mod: Any, v: dict[str, Any], replicas: int, slo: float, window_s: float
+) -> Any:
+    durations = list(v["d"])
+    for d in durations:
+        positive(d, "--stream-seconds")
+    per_crash = v.get("per crash")
+    return budget_mod.BudgetInputs(
+        crashes=positive(float(v["C"]), "--crashes"),
+        concurrency=positive(float(v["K"]), "--concurrency"),
         replicas=replicas,
         slo=parse_slo(slo),
-        window_s=parse_duration(window, "--window"),
+        window_s=window_s,
         stream_seconds=durations,
-        restart_minutes=positive(restart_minutes, "--restart-minutes", allow_zero=True),
-        planned_restarts=positive(planned_restarts, "--planned-restarts", allow_zero=True),
-        drain=drain,
+        restart_minutes=positive(float(v["r"]), "--restart-minutes", allow_zero=True),
+        planned_restarts=positive(float(v["P"]), "--planned-restarts", allow_zero=True),
+        drain=bool(v["drain"]),
+        streams_per_crash=None
+        if per_crash is None
+        else positive(float(per_crash), "--streams-per-crash", allow_zero=True),
     )
-    result = budget_mod.plan_budget(inputs, measured)
-    typer.echo(result.model_dump_json(indent=2) if json_out else budget_mod.render_budget(result))
 
 
 def pulse(

@@ -1,10 +1,11 @@
 """Telling what a file holds from its content (columns, `# TYPE`/`# EOF`, manifest keys).
 
-Kinds: proxy, engine, metrics, manifest. Formats (the `sources.format` values):
+Kinds: proxy, engine, metrics, manifest, cluster. Formats (the `sources.format` values):
 jsonl, csv, parquet (canonical proxy/engine), openmetrics, scrape, exposition (one
 timestamp-less /metrics scrape), query_range (metrics), vllm_log (engine events, request ids
 and stats samples), otlp_json / jaeger_json (vLLM's OpenTelemetry spans: engine events and
-request ids), envoy (proxy attempts), run_json (manifest).
+request ids), envoy (proxy attempts), run_json (manifest), kube_events (cluster: Kubernetes
+events as `kubectl get events -o json` prints them).
 
 `--kind` narrows the choice (e.g. `--kind engine` on a log file means a vLLM log) and
 `--format` forces one. Detection reads only the first 64 KiB of the content. A file whose
@@ -20,10 +21,11 @@ from dataclasses import dataclass
 
 from relplan.errors import InputError, UsageError
 from relplan.ingest.files import PARQUET_MAGIC, FileInfo, load_document
+from relplan.ingest.kube_events import keys_look_like_events, looks_like_events
 from relplan.ingest.metrics_text import SampleError, parse_sample
 from relplan.ingest.otel_json import trace_format
 
-KINDS = ("proxy", "engine", "metrics", "manifest")
+KINDS = ("proxy", "engine", "metrics", "manifest", "cluster")
 FORMATS = {
     "jsonl": ("proxy", "engine"),
     "csv": ("proxy", "engine"),
@@ -45,6 +47,8 @@ FORMATS = {
     "mapped": ("proxy",),
     "guidellm": ("proxy",),
     "vllm_bench": ("proxy",),
+    # Kubernetes events (kube_events.py, docs/formats.md).
+    "kube_events": ("cluster",),
 }
 
 MANIFEST_KEYS = (
@@ -233,6 +237,8 @@ def _detect(info: FileInfo, kind: str | None) -> Detected:
             return _detect_document(info, kind)
         if "status" in keys and keys & {"data", "errorType"}:
             return Detected("metrics", "query_range")
+        if keys_look_like_events(keys):
+            return Detected("cluster", "kube_events")
         if "name" in keys and keys & set(MANIFEST_KEYS) and not keys & {"call_id", "type"}:
             return Detected("manifest", "run_json")
         gw = gateway_detect.from_keys(keys)
@@ -316,6 +322,10 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
             "JSON nested too deeply to read; expected JSON Lines or a JSON document", path, line
         ) from exc
     except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
+        text = info.head.decode("utf-8", errors="replace")
+        if '"reason"' in text and ('"involvedObject"' in text or '"regarding"' in text):
+            # Event objects one after another (`kubectl get events --watch -o json`).
+            return Detected("cluster", "kube_events")
         if kind in ("proxy", "engine"):
             return Detected(kind, "jsonl")
         if isinstance(exc, UnicodeDecodeError):
@@ -330,6 +340,8 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
     gw = gateway_detect.from_document(doc)
     if gw is not None:
         return Detected("proxy", gw)
+    if looks_like_events(doc):
+        return Detected("cluster", "kube_events")
     if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errorType" in doc):
         return Detected("metrics", "query_range")
     if isinstance(doc, dict) and "name" in doc:

@@ -41,6 +41,7 @@ from relplan.ingest import (
     gateway_litellm,
     gateway_mapping,
     gateway_nginx,
+    kube_events,
     loadtest_guidellm,
     loadtest_vllm_bench,
     manifest,
@@ -82,6 +83,7 @@ READERS: dict[str, Reader] = {
     "mapped": gateway_mapping.stage_mapped,
     "guidellm": loadtest_guidellm.stage_guidellm,
     "vllm_bench": loadtest_vllm_bench.stage_vllm_bench,
+    "kube_events": kube_events.stage_kube_events,
 }
 
 _INSERTS = (

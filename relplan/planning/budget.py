@@ -18,7 +18,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from relplan.models import StrictModel
-from relplan.planning.measured import MeasuredStreams
+from relplan.planning.measured import MeasuredRestarts, MeasuredStreams
 from relplan.tables import format_table
 from relplan.values import human_duration, num, pct
 
@@ -35,6 +35,10 @@ class BudgetInputs(StrictModel):
     restart_minutes: float = Field(description="minutes a replica is down per restart (r)")
     planned_restarts: float = Field(description="planned restarts per replica per window (P)")
     drain: bool = Field(description="planned restarts drain first and kill no streams")
+    streams_per_crash: float | None = Field(
+        default=None,
+        description="streams a crash kills when measured (--streams-per-crash); None: K",
+    )
 
 
 class BudgetRow(StrictModel):
@@ -66,14 +70,25 @@ class BudgetResult(StrictModel):
     measured: MeasuredStreams | None = Field(
         default=None, description="K and d measured from a workspace (--from-db), if used"
     )
+    restarts: MeasuredRestarts | None = Field(
+        default=None, description="C, P, r and streams per crash measured (--from-db), if any"
+    )
+    input_sources: dict[str, str] = Field(
+        default_factory=dict, description="per input: typed | measured | default"
+    )
     baseline: BudgetCase
     what_if: list[BudgetCase]
+    as_measured: BudgetCase | None = Field(
+        default=None,
+        description="every input as measured (--from-db), when a typed flag changed one",
+    )
 
 
 def _row(inp: BudgetInputs, crashes: float, planned: float, drain: bool, d: float) -> BudgetRow:
     n, k, t = inp.replicas, inp.concurrency, inp.window_s
     undrained = 0.0 if drain else planned
-    killed = (crashes + undrained) * n * k
+    per_crash = k if inp.streams_per_crash is None else inp.streams_per_crash
+    killed = (crashes + undrained) * n * per_crash
     requests = n * k / d * t
     allowed = (1.0 - inp.slo) * requests
     burn = killed / allowed
@@ -110,7 +125,16 @@ def _case(
     )
 
 
-def plan_budget(inp: BudgetInputs, measured: MeasuredStreams | None = None) -> BudgetResult:
+def plan_budget(
+    inp: BudgetInputs,
+    measured: MeasuredStreams | None = None,
+    *,
+    restarts: MeasuredRestarts | None = None,
+    measured_inputs: BudgetInputs | None = None,
+    input_sources: dict[str, str] | None = None,
+) -> BudgetResult:
+    """The burn of `inp` with its what-ifs; with `measured_inputs` (every input as measured)
+    that differ from `inp`, also the case as measured, to print beside what was typed."""
     c, p = inp.crashes, inp.planned_restarts
     baseline = _case(inp, "as given", "the inputs as given", c, p, inp.drain)
     halve = _case(
@@ -121,7 +145,21 @@ def plan_budget(inp: BudgetInputs, measured: MeasuredStreams | None = None) -> B
     else:
         drain_desc = "no undrained planned restarts to drain: same as the inputs"
     drained = _case(inp, "drain planned restarts", drain_desc, c, p, True)
-    return BudgetResult(inputs=inp, measured=measured, baseline=baseline, what_if=[halve, drained])
+    as_measured = None
+    if measured_inputs is not None and measured_inputs != inp:
+        m = measured_inputs
+        as_measured = _case(
+            m, "as measured", "every input as measured", m.crashes, m.planned_restarts, m.drain
+        )
+    return BudgetResult(
+        inputs=inp,
+        measured=measured,
+        restarts=restarts,
+        input_sources=input_sources or {},
+        baseline=baseline,
+        what_if=[halve, drained],
+        as_measured=as_measured,
+    )
 
 
 def render_budget(res: BudgetResult) -> str:
@@ -141,6 +179,18 @@ def render_budget(res: BudgetResult) -> str:
             f"\nMeasured from the proxy log: {m.streams:,} streams over {m.span_seconds:,.0f} s on"
             f" {m.replicas_seen} replica(s): mean stream {m.mean_stream_seconds:.1f} s,"
             f" {m.mean_concurrency_per_replica:.2f} concurrent streams per replica"
+        )
+    if res.restarts is not None:
+        r = res.restarts
+        head += (
+            f"\nMeasured from the restart signals: {r.crashes} crash(es), {r.planned} planned"
+            f" restart(s) on {r.replicas} pod(s) in {human_duration(r.window_s)} of data,"
+            f" scaled to the window: C = {r.crashes_per_replica_per_window:g},"
+            f" P = {r.planned_per_replica_per_window:g} per replica"
+        )
+    if res.input_sources:
+        head += "\nInputs: " + ", ".join(
+            f"{name} {source}" for name, source in res.input_sources.items()
         )
     b = res.baseline
     rows = [
@@ -169,9 +219,17 @@ def render_budget(res: BudgetResult) -> str:
         " (longer streams blow the budget on crashes alone)",
         f"Capacity lost to restarts: {b.capacity_lost_replica_minutes:,.0f} replica-minutes"
         f" ({pct(b.capacity_lost_share, 2)} of the window)",
-        "",
-        "What if:",
     ]
+    if res.as_measured is not None:
+        am = res.as_measured
+        burns = ", ".join(f"{r.stream_seconds:g} s: {r.burn:.2f}×" for r in am.rows)
+        lines.append(
+            f"As measured: break-even {am.break_even_stream_seconds:,.1f} s, burn {burns}"
+            f" (C {am.crashes:g}, P {am.planned_restarts:g}"
+            + (", drained" if am.drain else "")
+            + f") beside the typed inputs' break-even {b.break_even_stream_seconds:,.1f} s"
+        )
+    lines += ["", "What if:"]
     wi_rows = []
     for case in res.what_if:
         burns = ", ".join(f"{r.stream_seconds:g} s: {r.burn:.2f}×" for r in case.rows)

@@ -35,7 +35,12 @@ _SIZE = re.compile(r"\d{1,15}(\.\d{1,6})?\s?([KMGT]i?)?B", re.IGNORECASE)
 
 # The version of queries/schema.sql a workspace follows, kept in relplan_meta. Workspaces
 # from before relplan_meta existed are version 1. Bump it with a migration in migrate().
-SCHEMA_VERSION = 1
+# Version 2 (issue 17) adds the kube_events table.
+SCHEMA_VERSION = 2
+# Older versions this relplan upgrades when it writes to them: schema.sql only adds tables
+# (`create table if not exists`), so running it is the whole migration. Read-only, such a
+# workspace opens as it is; its missing tables read as absent (table_exists).
+MIGRATES_FROM = frozenset({1})
 # A DuckDB database file has this magic at byte 8 (after the checksum of its header).
 DUCKDB_MAGIC = b"DUCK"
 _MAGIC_AT = 8
@@ -52,6 +57,7 @@ TABLES = (
     "manifests",
     "phases",
     "rejects",
+    "kube_events",
 )
 
 
@@ -184,7 +190,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
                     " name a new path with --db",
                     str(path),
                 )
-        if version != SCHEMA_VERSION:
+        if version != SCHEMA_VERSION and version not in MIGRATES_FROM:
             newer = "a newer" if version > SCHEMA_VERSION else "an older"
             raise InputError(
                 f"the workspace has schema version {version}, made by {newer} relplan; this"
@@ -192,6 +198,10 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
                 " use a matching relplan or ingest into a new --db",
                 str(path),
             )
+        if read_only and version != SCHEMA_VERSION:
+            # An older workspace read as it is: the tables it predates exist, empty, for this
+            # connection only (temp tables; the file is not touched).
+            sql.run(con, "workspace/temp_tables_since_v1")
         if not read_only:
             con.execute(sql.load("schema").text)
             sql.run(con, "workspace/set_schema_version", {"version": str(SCHEMA_VERSION)})

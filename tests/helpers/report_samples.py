@@ -21,6 +21,7 @@ from relplan.report.sections import (
     health,
     heavy_requests,
     littles_law,
+    restarts,
     retry_timing,
     wasted_prefill,
 )
@@ -171,6 +172,25 @@ def sample_report(label: str = "replica-a") -> d.ReportData:
             question="How soon after an abort did the retry reach the GPU, and with how much of its deadline left?",
             finding="Median slack −0.7 s: most retries reached the GPU after their client had gone.",
             stats=stats,
+        ),
+        restarts=restarts.RestartsSection(
+            title=restarts.TITLE,
+            question=restarts.QUESTION,
+            finding=f"1 crash(es) and 0 planned restart(s) on 1 pod(s): {label} was OOMKilled at 310 s.",
+            table=d.Table(
+                columns=[
+                    "pod",
+                    "node",
+                    "at (s)",
+                    "kind",
+                    "cause",
+                    "restarts",
+                    "probes failed before",
+                    "streams killed",
+                    "down (s)",
+                ],
+                rows=[[label, "node-1", "310", "crash", "oom", "1", "–", "2", "80"]],
+            ),
         ),
         health=health.HealthSection(
             title="Engine health signals",
