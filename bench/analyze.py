@@ -23,6 +23,7 @@ every 5 ms while a row runs (process RSS: Python, DuckDB and its buffer pool).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import threading
@@ -30,8 +31,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -74,30 +73,38 @@ def build(path: Path, calls: int, decode_mean: int) -> None:
         con.close()
 
 
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss() -> int:
+    """This process's resident set in bytes (Linux /proc; the standard library only)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
+
+
 def measure(fn: Callable[[], Any]) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds of this process (all DuckDB threads included) and peak RSS
     in MiB while `fn` runs."""
-    proc = psutil.Process()
-    peak = proc.memory_info().rss
+    peak = _rss()
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, proc.memory_info().rss)
+            peak = max(peak, _rss())
             time.sleep(0.005)
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
-    c0 = proc.cpu_times()
+    c0 = os.times()
     t = time.perf_counter()
     fn()
     wall = time.perf_counter() - t
-    c1 = proc.cpu_times()
+    c1 = os.times()
     done.set()
     th.join()
     cpu = (c1.user - c0.user) + (c1.system - c0.system)
-    return wall, cpu, max(peak, proc.memory_info().rss) / 2**20
+    return wall, cpu, max(peak, _rss()) / 2**20
 
 
 def main() -> None:
