@@ -82,6 +82,7 @@ def analyze(
     from relplan.analyses.findings import findings, parse_fail_on
     from relplan.render import render_analysis
     from relplan.workspace import open_workspace, resolve_db
+    from relplan.workspace.attached import narrow
 
     zone = parse_tz(tz)
     delivery_w = duration_flag(delivery_window, "--delivery-window")
@@ -100,6 +101,9 @@ def analyze(
         only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
     )
     with open_workspace(resolve_db(db), read_only=True) as con:
+        # Attached Parquet: read only the window's hours (the window comes back in epoch s).
+        t_from_s, t_to_s = narrow(con, opts.t_from, opts.t_to)
+        opts = opts.model_copy(update={"t_from": t_from_s, "t_to": t_to_s})
         result = analyses_mod.analyze(con, opts)
     with use_tz(zone):
         out = result.model_dump_json(indent=2) if json_out else render_analysis(result)

@@ -71,19 +71,24 @@ def narrow(
     t_from: float | None,
     t_to: float | None,
     replicas: list[str] | None = None,
-) -> None:
+) -> tuple[float | None, float | None]:
     """Read only the partitions of the hours [t_from, t_to] and of `replicas`. Times are
     epoch seconds, or seconds from the earliest time the workspace's sources record when
-    below 1e8 (the analyses' t0 without a run manifest). No-op without attachments."""
+    below 1e8 (the analyses' t0 without a run manifest). Returns the window in epoch
+    seconds: the data read now starts later, so a time from t0 would move with it. Without
+    attachments nothing changes and the times come back as given."""
     if not has_attachments(con) or not sql.rows(con, "workspace/attachments"):
-        return
+        return t_from, t_to
     origin = _earliest(con)
     lo, hi = _ALL
     if t_from is not None:
-        lo = _hour(t_from if abs(t_from) > _ABSOLUTE else origin + t_from)
+        t_from = t_from if abs(t_from) > _ABSOLUTE else origin + t_from
+        lo = _hour(t_from)
     if t_to is not None:
-        hi = _hour(t_to if abs(t_to) > _ABSOLUTE else origin + t_to)
+        t_to = t_to if abs(t_to) > _ABSOLUTE else origin + t_to
+        hi = _hour(t_to)
     sql.run(con, "workspace/set_attached_scope", {"lo": lo, "hi": hi, "replicas": replicas})
+    return t_from, t_to
 
 
 def _earliest(con: duckdb.DuckDBPyConnection) -> float:
