@@ -137,8 +137,14 @@ def main() -> None:
     parts, db = args.out / "traces", args.out / "ws.duckdb"
     try:
         t = time.perf_counter()
-        con = duckdb.connect()
-        con.execute("set preserve_insertion_order = false")
+        # The generator's own memory is bounded too (the machine is shared); DuckDB spills.
+        con = duckdb.connect(
+            config={
+                "memory_limit": "2GB",
+                "preserve_insertion_order": False,
+                "temp_directory": str(args.out / "gen.tmp"),
+            }
+        )
         span = args.hours * 3600.0
         con.execute(
             GENERATE.replace("{out}", str(parts).replace("'", "''")),
