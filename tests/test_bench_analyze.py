@@ -37,3 +37,18 @@ def test_analyze_bench_builds_a_tiny_workspace_and_prints_every_row(tmp_path: Pa
     assert total is not None
     assert verdict is not None
     assert verdict.group(1) == total.group(1)
+
+
+def _shared_block(name: str) -> str:
+    text = (ROOT / "queries" / "analyses" / f"{name}.sql").read_text()
+    start = text.index("-- shared block")
+    return text[start : text.index("-- end of the shared block", start)]
+
+
+def test_the_two_execution_queries_hold_the_same_shared_block() -> None:
+    """wasted_prefill_by_fate and executions_by_window_and_replica read each execution's
+    lifecycle and delivery through one block of SQL, word for word, so the two analyses
+    cannot come to disagree about which executions were delivered."""
+    one = _shared_block("wasted_prefill_by_fate")
+    assert "dl as (" in one
+    assert one == _shared_block("executions_by_window_and_replica")
