@@ -4,7 +4,8 @@
     python bench/attach.py --rows 2000000 --replicas 4 --hours 4
 
 Generates an engine trace inside DuckDB and writes it with DuckDB's own
-`COPY ... (FORMAT parquet, PARTITION_BY (day, hour, replica))`: steps at a steady rate over
+`COPY ... (FORMAT parquet, PARTITION_BY (replica))`, one hour at a time into
+`day=YYYY-MM-DD/hour=HH/`: steps at a steady rate over
 --hours hours, spread over --replicas replicas, each execution running 200 steps with an
 `arrived` and a `finished` event. Then, each in a fresh process (so its peak RSS is its
 own, VmHWM): `relplan ingest --attach` of the partitions (the type and record checks read
@@ -35,12 +36,14 @@ STEPS_PER_EXEC = 200
 # Step i of the fleet: replica i % R, its own step number i // R, at a steady rate over the
 # span; execution (replica, i // (R * 200)) runs 200 consecutive steps of its replica.
 # Events: `arrived` at its first step's t_issue, `finished` at its last step's t_done.
+# Written one hour at a time into day=YYYY-MM-DD/hour=HH/ (each COPY partitions its hour by
+# replica), so the generator never holds more than an hour of the fleet.
 GENERATE = """
 copy (
     with s as (
         select i, i % $replicas as r, i // $replicas as k,
                $t0 + i * ($span / $rows) as t
-        from range($rows) x(i)
+        from range($lo, $hi) x(i)
     ),
     rows as (
         select 'step' as type, null::double as t, 'x' || r || '-' || (k // 200) as execution_id,
@@ -57,12 +60,9 @@ copy (
                case when k % 200 = 0 then 2048 end, null, null, null, null, null, null, r
         from s where k % 200 in (0, 199)
     )
-    select * exclude (r),
-           strftime(to_timestamp(coalesce(t, t_issue)), '%Y-%m-%d') as day,
-           strftime(to_timestamp(coalesce(t, t_issue)), '%H') as hour,
-           'r' || lpad(r::varchar, 3, '0') as replica
+    select * exclude (r), 'r' || lpad(r::varchar, 3, '0') as replica
     from rows
-) to '{out}' (format parquet, partition_by (day, hour, replica), row_group_size 122880)
+) to '{out}' (format parquet, partition_by (replica), row_group_size 122880)
 """
 
 
@@ -146,10 +146,23 @@ def main() -> None:
             }
         )
         span = args.hours * 3600.0
-        con.execute(
-            GENERATE.replace("{out}", str(parts).replace("'", "''")),
-            {"replicas": args.replicas, "rows": args.rows, "span": span, "t0": T0},
-        )
+        per_hour = args.rows // args.hours
+        for h in range(args.hours):
+            day = time.strftime("%Y-%m-%d", time.gmtime(T0 + h * 3600))
+            out = parts / f"day={day}" / f"hour={time.gmtime(T0 + h * 3600).tm_hour:02d}"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            hi = args.rows if h == args.hours - 1 else (h + 1) * per_hour
+            con.execute(
+                GENERATE.replace("{out}", str(out).replace("'", "''")),
+                {
+                    "replicas": args.replicas,
+                    "rows": args.rows,
+                    "span": span,
+                    "t0": T0,
+                    "lo": h * per_hour,
+                    "hi": hi,
+                },
+            )
         con.close()
         gen = time.perf_counter() - t
         files = list(parts.rglob("*.parquet"))
