@@ -124,6 +124,7 @@ def _files_scanned(con: duckdb.DuckDBPyConnection, query: str) -> tuple[int, int
     return int(found.group(1)), int(found.group(2))
 
 
+@pytest.mark.slow
 def test_a_window_or_a_replica_prunes_partitions_in_the_query_plan(tmp_path: Path) -> None:
     total = _hourly(tmp_path / "traces")
     assert total == 4 * 3
@@ -144,10 +145,14 @@ def test_a_window_or_a_replica_prunes_partitions_in_the_query_plan(tmp_path: Pat
         assert _files_scanned(con, query + " where replica = 'r2'") == (4, total)
 
 
+@pytest.mark.slow
 def test_analyze_with_from_and_to_reads_only_that_hours_files(tmp_path: Path) -> None:
     _hourly(tmp_path / "traces")
     db = tmp_path / "ws.duckdb"
-    attach_globs(db, [f"{tmp_path}/traces/day=*/hour=*/replica=*/*.parquet"], IngestOptions())
+    glob = f"{tmp_path}/traces/day=*/hour=*/replica=*/*.parquet"
+    attached = CliRunner().invoke(app, ["ingest", "--attach", glob, "--db", str(db), "--json"])
+    assert attached.exit_code == 0, attached.output
+    assert json.loads(attached.stdout)["rows_by_table"] == {"steps": 4000}
     done = CliRunner().invoke(
         app,
         ["analyze", "--db", str(db), "--from", "7210", "--to", "9000", "--json"],
@@ -158,6 +163,7 @@ def test_analyze_with_from_and_to_reads_only_that_hours_files(tmp_path: Path) ->
     assert out["context"]["t0"] == pytest.approx(T0 + 7200, abs=3.6)
 
 
+@pytest.mark.slow
 def test_a_refused_record_names_the_file_and_its_row(tmp_path: Path) -> None:
     _hourly(tmp_path / "traces", hours=2, replicas=1)
     bad = tmp_path / "traces" / "day=2025-11-30" / "hour=01" / "replica=r0" / "data_0.parquet"
@@ -196,3 +202,19 @@ def test_an_engine_column_of_the_wrong_type_names_the_file(tmp_path: Path) -> No
 def test_a_glob_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no file matches this glob"):
         attach_globs(tmp_path / "ws.duckdb", [f"{tmp_path}/none/*.parquet"], IngestOptions())
+
+
+def test_attach_and_paths_together_are_refused(tmp_path: Path) -> None:
+    done = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            str(SAMPLE / "run.json"),
+            "--attach",
+            "x/*.parquet",
+            "--db",
+            str(tmp_path / "w"),
+        ],
+    )
+    assert done.exit_code == 2
+    assert "give either PATHs, --prometheus-url or --attach" in done.output
