@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.cli import app
-from relplan.errors import InputError
+from relplan.errors import InputError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.attach import attach_globs
 from relplan.ingest.driver import ingest_files
@@ -218,3 +218,12 @@ def test_attach_and_paths_together_are_refused(tmp_path: Path) -> None:
     )
     assert done.exit_code == 2
     assert "give either PATHs, --prometheus-url or --attach" in done.output
+
+
+def test_a_second_attachment_in_one_workspace_is_refused(tmp_path: Path) -> None:
+    _hourly(tmp_path / "a", hours=1, replicas=1)
+    _hourly(tmp_path / "b", hours=1, replicas=1)
+    db = tmp_path / "ws.duckdb"
+    attach_globs(db, [f"{tmp_path}/a/**/*.parquet"], IngestOptions())
+    with pytest.raises(UsageError, match="one attachment per workspace"):
+        attach_globs(db, [f"{tmp_path}/b/**/*.parquet"], IngestOptions())

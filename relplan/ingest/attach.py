@@ -79,6 +79,12 @@ def attach_globs(db: Path, globs: list[str], opts: IngestOptions) -> IngestRepor
 
 def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestReport:
     sql.run(con, "workspace/attachments_table")
+    one_only = (
+        "one attachment per workspace: name every partition with one glob"
+        " (for example 'traces/**/*.parquet'), or attach into a new --db"
+    )
+    if len(globs) > 1:
+        raise UsageError("--attach", one_only)
     row = sql.one(con, "ingest/next_source_id")
     next_id = int(row["source_id"]) if row else 1
     sources: list[SourceReport] = []
@@ -99,6 +105,8 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
             why = f"already attached as source {stored[0]['source_id']}: same files, nothing added"
             skipped.append(SkippedInput(path=pattern, reason=why))
             continue
+        if sql.rows(con, "workspace/attachments"):
+            raise UsageError("--attach", one_only)
         _check_types(con, full)
         sid = next_id
         next_id += 1

@@ -1,9 +1,9 @@
 """Attached Parquet (`relplan ingest --attach`): the workspace's engine tables as views that
 read the files in place.
 
-A workspace with attachments, opened read-only, gets temporary views named `steps`,
-`events` and `engine_stats` that shadow the stored tables: each is the stored table
-UNION ALL BY NAME every attachment's rows (queries/workspace/attached_macros.sql), so every
+A workspace with an attachment (one per workspace), opened read-only, gets temporary views
+named `steps`, `events` and `engine_stats` that shadow the stored tables: each is the stored
+table UNION ALL BY NAME the attachment's rows (queries/workspace/attached_views.sql), so every
 analysis reads attached data unchanged. The views add `source_file` (provenance: the file,
 with source_id and source_row) and the Hive partition columns (`day`, `hour`, `replica`).
 
@@ -24,11 +24,6 @@ import duckdb
 
 from relplan import sql
 
-ATTACHED_TABLES = {
-    "steps": "rp_attached_steps",
-    "events": "rp_attached_events",
-    "engine_stats": "rp_attached_stats",
-}
 # Times below this are seconds from t0 (as the analyses read --from/--to).
 _ABSOLUTE = 1e8
 _ALL = ("0000-00-00T00", "9999-99-99T99")
@@ -39,22 +34,21 @@ def has_attachments(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def install(con: duckdb.DuckDBPyConnection) -> int:
-    """Create the views over every attachment (none without attachments); the number of
-    attachments."""
+    """Create the views over the workspace's attachment (none without one); the number of
+    attachments (0 or 1: relplan ingest --attach takes one glob per workspace)."""
     if not has_attachments(con):
         return 0
     rows = sql.rows(con, "workspace/attachments")
     if not rows:
         return 0
-    define(con, [int(r["source_id"]) for r in rows], [str(r["pattern"]) for r in rows])
+    (row,) = rows
+    sid = int(row["source_id"])
+    define(con, [sid], [str(row["pattern"])])
     catalog = _identifier(str((sql.one(con, "workspace/current_database") or {})["name"]))
-    for table, macro in ATTACHED_TABLES.items():
-        # Generated text holds only the catalog name (quoted as an identifier), a table name
-        # and macro name from the constants above, and integer source ids.
-        parts = [f"select * from {catalog}.main.{table}"]
-        parts += [f"select * from {macro}({int(r['source_id'])})" for r in rows]
-        con.execute(f"create or replace temp view {table} as " + " union all by name ".join(parts))
-    return len(rows)
+    names = {t: f"{catalog}.main.{t}" for t in ("steps", "events", "engine_stats")}
+    sql.run(con, "workspace/set_attached_stored", {**names, "sid": sid})
+    sql.run(con, "workspace/attached_views")
+    return 1
 
 
 def define(con: duckdb.DuckDBPyConnection, ids: list[int], globs: list[str]) -> None:
