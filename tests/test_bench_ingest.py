@@ -43,4 +43,5 @@ def test_ingest_bench_prints_in_process_and_whole_process_ratios(tmp_path: Path)
     for r in rows:
         p_copy, p_ing, ratio = (float(c.strip().removesuffix(" s")) for c in r[-3:])
         assert int(r[1].replace(",", "")) > 0
-        assert ratio == pytest.approx(p_ing / p_copy, abs=0.01)
+        # The seconds are printed to 0.01 s, the ratio from the unrounded times.
+        assert ratio == pytest.approx(p_ing / p_copy, rel=0.05)
