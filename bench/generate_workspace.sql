@@ -24,10 +24,11 @@ select c.*, k as attempt, c.t_planned + k * 125.0 as t_sent,
             when k > 0 and random() < 0.04 then 'attach' else 'new' end as kind
 from g_calls c, range(c.n_att) r(k);
 
-insert into sources values
-  (1001, 'bench-proxy', 'proxy', 'parquet', 'bench-1', 0, 0, null, null, null, now()),
-  (1002, 'bench-engine', 'engine', 'parquet', 'bench-2', 0, 0, null, null, null, now()),
-  (1003, 'bench-metrics', 'metrics', 'openmetrics', 'bench-3', 0, 0, null, null, null, now());
+-- Columns by name, so a column added to the schema later cannot shift these values.
+insert into sources (source_id, path, kind, format, sha256, rows, rejected, ingested_at) values
+  (1001, 'bench-proxy', 'proxy', 'parquet', 'bench-1', 0, 0, now()),
+  (1002, 'bench-engine', 'engine', 'parquet', 'bench-2', 0, 0, now()),
+  (1003, 'bench-metrics', 'metrics', 'openmetrics', 'bench-3', 0, 0, now());
 
 insert into attempts
 select 'c' || call_id_n, attempt, t_planned, t_sent,

@@ -1,18 +1,24 @@
-"""Ingest benchmark (issue 3): engine traces of 1M and 10M step rows, JSONL and Parquet, plus a
+"""Ingest benchmark (issue 3): engine traces of 2M and 10M step rows, JSONL and Parquet, plus a
 matching proxy log; prints rows, file size, ingest wall time, rows/s, peak RSS, and the ratios
 to DuckDB's bare scan and bare copy of the same file, measured in the same run.
 
-    python bench/ingest.py            # 1M and 10M step rows (several minutes)
-    python bench/ingest.py --quick    # 1M only
+    python bench/ingest.py            # 2M and 10M step rows (several minutes)
+    python bench/ingest.py --quick    # 2M only
     python bench/ingest.py --sizes 200000 --repeat 3
 
 Each measurement runs in a fresh subprocess (so peak RSS is its own) and times only the
 operation itself, up to the database file being closed; every figure is the best of --repeat
-runs, the three modes interleaved (the machine is shared). The bare copy uses the workspace's
+runs, the modes interleaved (the machine is shared). The bare copy uses the workspace's
 DuckDB settings (memory limit, no insertion order), so the ratio is the cost of relplan's
 typing, validation, provenance and the split into tables.
 
-Targets: ingest <= 1.3x the bare copy; peak RSS <= 2 GB at 10M rows.
+The last three columns time whole processes from outside (issue 16, item 4): DuckDB's bare
+`create table t as select * from read_json/read_parquet(FILE)` as a Python one-liner with
+the same settings, and `python -m relplan ingest FILE --db DB`; start-up, imports and
+closing the database file included.
+
+Targets: ingest <= 1.3x the bare copy (in-process and as whole processes); peak RSS <= 2 GB
+at 10M rows.
 Generated files go to bench/out/ (gitignored) unless --out says otherwise.
 """
 
@@ -197,13 +203,48 @@ def run_once(mode: str, path: str, work: Path) -> dict[str, float]:
     return res
 
 
+# Whole processes, timed from outside (start-up, imports and closing the file included):
+# DuckDB's bare copy as a Python one-liner with the workspace's settings, and the CLI.
+_BARE_PROCESS = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[2], config={"memory_limit": "1GB", "preserve_insertion_order": False})
+p = sys.argv[1]
+reader = "read_parquet($p)" if p.endswith(".parquet") else "read_json($p)"
+con.execute("create table t as select * from " + reader, {"p": p})
+con.close()
+"""
+
+
+def run_process(mode: str, path: str, work: Path) -> dict[str, float]:
+    db = work / f"{mode}.duckdb"
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    shutil.rmtree(db.with_name(db.name + ".tmp"), ignore_errors=True)
+    if mode == "process-copy":
+        cmd = [sys.executable, "-c", _BARE_PROCESS, path, str(db)]
+    else:
+        cmd = [sys.executable, "-m", "relplan", "ingest", path, "--db", str(db)]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=3600, check=False)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"{mode} {path} failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    return {"wall": wall}
+
+
+MODES = ("scan", "copy", "ingest", "process-copy", "process-ingest")
+
+
 def measure(path: str, work: Path, repeat: int) -> dict[str, dict[str, float]]:
     """Best of `repeat` runs per mode, the modes interleaved (scan, copy, ingest, scan, ...)
     so that load from other jobs on the machine hits them alike."""
     best: dict[str, dict[str, float]] = {}
     for _ in range(repeat):
-        for mode in ("scan", "copy", "ingest"):
-            res = run_once(mode, path, work)
+        for mode in MODES:
+            if mode.startswith("process-"):
+                res = run_process(mode, path, work)
+            else:
+                res = run_once(mode, path, work)
             if mode not in best or res["wall"] < best[mode]["wall"]:
                 best[mode] = res
     return best
@@ -212,7 +253,7 @@ def measure(path: str, work: Path, repeat: int) -> dict[str, dict[str, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--one", nargs=3, metavar=("MODE", "FILE", "DB"), help=argparse.SUPPRESS)
-    ap.add_argument("--quick", action="store_true", help="1M step rows only")
+    ap.add_argument("--quick", action="store_true", help="2M step rows only")
     ap.add_argument("--sizes", type=int, nargs="*", help="step rows per trace")
     ap.add_argument("--repeat", type=int, default=2, help="runs per figure (best is kept)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
@@ -220,25 +261,27 @@ def main() -> None:
     if args.one:
         _one(*args.one)
         return
-    sizes = args.sizes or ([1_000_000] if args.quick else [1_000_000, 10_000_000])
+    sizes = args.sizes or ([2_000_000] if args.quick else [2_000_000, 10_000_000])
     args.out.mkdir(parents=True, exist_ok=True)
     print(
         "| trace | rows stored | file size | ingest wall | rows/s | peak RSS |"
-        " × bare scan | × bare copy |"
+        " × bare scan | × bare copy | process: bare copy | process: relplan ingest | × |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
         files = generate(args.out, n)
         for label, key in (("JSONL", "jsonl"), ("Parquet", "parquet"), ("proxy JSONL", "proxy")):
             path = str(files[key])
             best = measure(path, args.out, args.repeat)
             scan, copy, ing = best["scan"], best["copy"], best["ingest"]
+            p_copy, p_ing = best["process-copy"]["wall"], best["process-ingest"]["wall"]
             size = Path(path).stat().st_size / 1e6
             print(
                 f"| {label} {n / 1e6:g}M steps | {ing['rows']:,} | {size:,.0f} MB |"
                 f" {ing['wall']:.2f} s | {ing['rows'] / ing['wall']:,.0f} |"
                 f" {ing['rss_mb']:,.0f} MB | {ing['wall'] / scan['wall']:.2f} |"
-                f" {ing['wall'] / copy['wall']:.2f} |",
+                f" {ing['wall'] / copy['wall']:.2f} | {p_copy:.2f} s | {p_ing:.2f} s |"
+                f" {p_ing / p_copy:.2f} |",
                 flush=True,
             )
 

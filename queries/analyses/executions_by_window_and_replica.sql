@@ -10,10 +10,16 @@ with win as (
     select unnest($w_names) as win_name, unnest($w_starts) as a, unnest($w_ends) as b,
            unnest($w_closed) as closed
 ),
+-- shared block (executions_by_window_and_replica.sql and wasted_prefill_by_fate.sql hold
+-- it word for word; tests/test_bench_analyze.py checks): each execution's first lifecycle
+-- instants, and whether a proxy attempt (same replica when both name one) received it.
 ex as (
     select coalesce(replica, '') as rk, execution_id,
            min(t) filter (where event = 'arrived') as t_arrived,
            min(t) filter (where event = 'rejected') as t_rejected,
+           min(t) filter (where event = 'first_token') as t_first_token,
+           min(t) filter (where event = 'preempted') as t_preempted,
+           min(t) filter (where event = 'aborted') as t_aborted,
            min(t) filter (where event = 'finished') as t_finished
     from events group by all
 ),
@@ -24,6 +30,7 @@ dl as (
      and (a.replica is null or e.rk = '' or a.replica = e.rk)
     group by all
 ),
+-- end of the shared block
 exd as (
     select e.*, coalesce(d.delivered, false) as delivered
     from ex e left join dl d using (rk, execution_id)

@@ -35,16 +35,20 @@ tok as (
     where decode_tokens > 0 and execution_id in (select execution_id from cut)
 ),
 m as (
-    select c.call_id, c.attempt, e.rk
+    select c.call_id, c.attempt, c.execution_id, c.t_sent, c.t_cut, e.rk
     from cut c join ex e
       on e.execution_id = c.execution_id and (c.replica is null or e.rk = '' or c.replica = e.rk)
 ),
+matched as (select distinct call_id, attempt from m),
+with_steps as (
+    select distinct m.call_id, m.attempt
+    from m join stepped s on s.execution_id = m.execution_id and s.rk = m.rk
+),
 seen as (
-    select c.call_id, c.attempt, t.t,
-           t.t - lag(t.t) over (partition by c.call_id, c.attempt order by t.t) as gap
-    from cut c join m using (call_id, attempt)
-    join tok t on t.execution_id = c.execution_id and t.rk = m.rk
-    where t.t >= c.t_sent and t.t <= c.t_cut
+    select m.call_id, m.attempt, t.t,
+           t.t - lag(t.t) over (partition by m.call_id, m.attempt order by t.t) as gap
+    from m join tok t on t.execution_id = m.execution_id and t.rk = m.rk
+    where t.t >= m.t_sent and t.t <= m.t_cut
 ),
 agg as (
     select call_id, attempt, count(*) as n_token_times, min(t) as t_first, max(t) as t_last,
@@ -53,13 +57,14 @@ agg as (
 )
 select c.call_id, c.attempt, c.t_sent, c.outcome, c.status, c.cut_by, c.model, c.replica,
        c.execution_id, c.t_cut - c.t_sent as elapsed_s,
-       exists (select 1 from m where m.call_id = c.call_id and m.attempt = c.attempt) as matched,
-       exists (select 1 from m join stepped s using (rk)
-               where m.call_id = c.call_id and m.attempt = c.attempt
-                 and s.execution_id = c.execution_id) as has_steps,
+       mt.call_id is not null as matched,
+       ws.call_id is not null as has_steps,
        coalesce(g.n_token_times, 0) as n_token_times,
        g.t_first - c.t_sent as ttft_s,
        c.t_cut - g.t_last as gap_at_cut_s,
        g.max_gap_s
-from cut c left join agg g using (call_id, attempt)
+from cut c
+left join agg g using (call_id, attempt)
+left join matched mt using (call_id, attempt)
+left join with_steps ws using (call_id, attempt)
 order by c.t_sent, c.call_id, c.attempt

@@ -23,12 +23,18 @@
 --     before the abort;
 --   recomputed: prompt tokens of steps with t_issue >= the execution's first `preempted`.
 -- params: cuts, t_last, has_proxy
-with ex as (
+with
+-- shared block (executions_by_window_and_replica.sql and wasted_prefill_by_fate.sql hold
+-- it word for word; tests/test_bench_analyze.py checks): each execution's first lifecycle
+-- instants, and whether a proxy attempt (same replica when both name one) received it.
+ex as (
     select coalesce(replica, '') as rk, execution_id,
-           min(t) filter (where event = 'finished') as t_fin,
-           min(t) filter (where event = 'aborted') as t_ab,
-           min(t) filter (where event = 'first_token') as t_ft,
-           min(t) filter (where event = 'preempted') as t_pre
+           min(t) filter (where event = 'arrived') as t_arrived,
+           min(t) filter (where event = 'rejected') as t_rejected,
+           min(t) filter (where event = 'first_token') as t_first_token,
+           min(t) filter (where event = 'preempted') as t_preempted,
+           min(t) filter (where event = 'aborted') as t_aborted,
+           min(t) filter (where event = 'finished') as t_finished
     from events group by all
 ),
 dl as (
@@ -38,19 +44,22 @@ dl as (
      and (a.replica is null or e.rk = '' or a.replica = e.rk)
     group by all
 ),
+-- end of the shared block
 fate as (
-    select e.rk, e.execution_id, e.t_pre,
+    select e.rk, e.execution_id, e.t_preempted as t_pre,
            -- 1 delivered, 2 finished_for_nobody, 3 finished, 4 aborted, 5 unfinished
-           case when e.t_fin is not null and (e.t_ab is null or e.t_fin <= e.t_ab) then
+           case when e.t_finished is not null
+                     and (e.t_aborted is null or e.t_finished <= e.t_aborted) then
                     case when not $has_proxy then 3
                          when coalesce(d.delivered, false) then 1
                          else 2 end
-                when e.t_ab is not null then 4
+                when e.t_aborted is not null then 4
                 else 5 end::utinyint as fate,
-           case when e.t_ab is not null and (e.t_fin is null or e.t_ab < e.t_fin)
-                then e.t_ab end as t_abort,
-           (e.t_ab is not null and (e.t_fin is null or e.t_ab < e.t_fin)
-            and (e.t_ft is null or e.t_ft > e.t_ab)) as before_first
+           case when e.t_aborted is not null
+                     and (e.t_finished is null or e.t_aborted < e.t_finished)
+                then e.t_aborted end as t_abort,
+           (e.t_aborted is not null and (e.t_finished is null or e.t_aborted < e.t_finished)
+            and (e.t_first_token is null or e.t_first_token > e.t_aborted)) as before_first
     from ex e left join dl d using (rk, execution_id)
 ),
 s as (

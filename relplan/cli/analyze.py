@@ -86,6 +86,7 @@ def analyze(
     from relplan.analyses.findings import findings, parse_fail_on
     from relplan.render import render_analysis
     from relplan.workspace import open_workspace, resolve_db
+    from relplan.workspace.attached import narrow
 
     zone = parse_tz(tz)
     gates = parse_fail_on(fail_on or [])
@@ -101,9 +102,11 @@ def analyze(
         only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
     )
     # The analyses word their findings too: their times follow --tz as well.
-    with use_tz(zone):
-        with open_workspace(resolve_db(db), read_only=True) as con:
-            result = analyses_mod.analyze(con, opts)
+    with use_tz(zone), open_workspace(resolve_db(db), read_only=True) as con:
+        # Attached Parquet: read only the window's hours (the window comes back in epoch s).
+        t_from_s, t_to_s = narrow(con, opts.t_from, opts.t_to)
+        opts = opts.model_copy(update={"t_from": t_from_s, "t_to": t_to_s})
+        result = analyses_mod.analyze(con, opts)
         out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
     found = findings(result, gates)

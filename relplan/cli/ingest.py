@@ -48,6 +48,16 @@ def ingest(
             help="Live pull: the whole pull's deadline, however slowly the server answers.",
         ),
     ] = "3m",
+    attach: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--attach",
+            metavar="GLOB",
+            help="Register engine Parquet (Hive-partitioned, e.g. 'traces/day=*/replica=*/*.parquet')"
+            " as views over the files instead of copying them; quote the glob.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonFlag = False,
     *,
     inputs: IngestOptions,
@@ -61,6 +71,8 @@ def ingest(
     Live pull: relplan ingest --prometheus-url http://prometheus:9090 --match 'vllm:.*'
     --start 2025-11-30T00:00:00Z --end 2025-11-30T01:00:00Z --step 5s
 
+    Attach in place: relplan ingest --attach 'traces/day=*/replica=*/*.parquet'
+
     Example: relplan ingest sample_data/pulse-retry-cancel --db incident.duckdb
     """
     from relplan import ingest as ingest_mod
@@ -68,7 +80,13 @@ def ingest(
 
     opts = inputs
     target = resolve_db(db)
-    if prometheus_url is not None:
+    if attach:
+        from relplan.ingest.attach import attach_globs
+
+        if paths or prometheus_url is not None:
+            raise UsageError("--attach", "give either PATHs, --prometheus-url or --attach")
+        rep = attach_globs(target, attach, opts)
+    elif prometheus_url is not None:
         if paths:
             raise UsageError("--prometheus-url", "give either PATHs or --prometheus-url, not both")
         if start is None or end is None:

@@ -22,8 +22,10 @@ Source ids are max(source_id) + 1, 2, ... inside the workspace (one writer per D
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,8 @@ from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
 Progress = Callable[[int, int, str], None]
+# How often the progress of DuckDB's running query is read for a terminal's bar, seconds.
+POLL_S = 0.2
 
 Reader = Callable[[duckdb.DuckDBPyConnection, FileInfo, Staged, IngestOptions], None]
 
@@ -160,16 +164,54 @@ def ingest_files(
         done = 0
         with ThreadPoolExecutor(max_workers=1) as pool:
             for f in files:
+                size = f.stat().st_size
                 if progress is not None:
                     progress(done, total, str(f))
-                stage_file(session, f, pool, from_dir=f.resolve() not in named)
-                done += f.stat().st_size
+                with within_file(session.con, progress, done, size, total, str(f)):
+                    stage_file(session, f, pool, from_dir=f.resolve() not in named)
+                done += size
         if progress is not None:
             progress(total, total, "")
 
     # gzip: about 8x the stored bytes once inflated.
     input_bytes = sum(f.stat().st_size * (8 if f.suffix == ".gz" else 1) for f in files)
-    return in_transaction(con, opts, run, input_bytes)
+    return in_transaction(con, opts, run, input_bytes, progress)
+
+
+@contextmanager
+def within_file(
+    con: duckdb.DuckDBPyConnection,
+    progress: Progress | None,
+    base: int,
+    size: int,
+    total: int,
+    path: str,
+) -> Iterator[None]:
+    """Progress inside one file: while it is read, DuckDB's progress of the running query
+    (bytes of the file read, for its readers) is polled every POLL_S seconds and reported
+    as base + that share of `size`. Never goes backwards when a file takes several queries."""
+    if progress is None:
+        yield
+        return
+    sql.run(con, "workspace/enable_progress")
+    stop = threading.Event()
+    shown = [base]
+
+    def poll() -> None:
+        while not stop.wait(POLL_S):
+            pct = con.query_progress()
+            now = base + int(size * min(max(pct, 0.0), 100.0) / 100.0)
+            if now > shown[0]:
+                shown[0] = now
+                progress(now, total, path)
+
+    watcher = threading.Thread(target=poll, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
 
 
 def in_transaction(
@@ -177,15 +219,18 @@ def in_transaction(
     opts: IngestOptions,
     stage: Callable[[Session], None],
     input_bytes: int = 0,
+    progress: Progress | None = None,
 ) -> IngestReport:
     """Stage with `stage` and commit, all in one transaction; once more with exact readers
-    if a fast reader gave up."""
+    if a fast reader gave up. With `progress`, storing is a second pass of the bar (its
+    current path ''): Parquet in the canonical types is read only then."""
     for exact in (False, True):
         con.begin()
         try:
             session = Session(con, replace(opts, exact=exact), input_bytes)
             stage(session)
-            report = commit(session)
+            with within_file(con, progress, 0, input_bytes, input_bytes, ""):
+                report = commit(session)
             con.commit()
             return report
         except FastPathFailed:

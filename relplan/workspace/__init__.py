@@ -139,6 +139,8 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
         raise InputError(f"cannot open workspace: {exc}", str(path)) from exc
     try:
         _check_version(con, path, read_only=read_only)
+        if read_only:
+            _install_attached(con, path)
     except BaseException:
         con.close()
         raise
@@ -208,6 +210,19 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
     except duckdb.Error as exc:
         raise InputError(
             f"cannot read the workspace (damaged or truncated?): {exc}", str(path)
+        ) from exc
+
+
+def _install_attached(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Views over attached Parquet (relplan.workspace.attached), on read-only connections."""
+    from relplan.workspace import attached
+
+    try:
+        attached.install(con)
+    except duckdb.Error as exc:
+        raise InputError(
+            f"cannot read the attached Parquet (moved or deleted since `ingest --attach`?): {exc}",
+            str(path),
         ) from exc
 
 

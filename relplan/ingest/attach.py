@@ -1,0 +1,223 @@
+"""`relplan ingest --attach GLOB`: register Hive-partitioned engine Parquet as views over
+the files instead of copying them (relplan.workspace.attached reads them).
+
+What an attach does, in one transaction: list the files the glob matches (none is an
+error); check every column's type in every file (queries/ingest/attach_column_types.sql:
+an engine column stored as the wrong type names the file and the column); run the engine
+record rules of a copy over every row (queries/ingest/attach_check_engine.sql: the first
+refused record is reported as FILE:ROW, and nothing is attached); then add a sources row
+(format `parquet_attached`, path the absolute glob, sha256 of the file list with sizes and
+modification times, so attaching the same files again adds nothing) and an attachments row.
+Only fail mode exists: a bad record cannot be skipped in files that are not copied.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob as globlib
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from relplan import sql
+from relplan.errors import InputError, UsageError
+from relplan.ingest.base import IngestOptions
+from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport
+from relplan.workspace import attached
+
+FORMAT = "parquet_attached"
+# Engine columns (docs/formats.md, Engine trace) and the Parquet physical types each may
+# have: numbers as integers or floats, text as UTF-8 byte arrays.
+_NUMBER = {"INT32", "INT64", "FLOAT", "DOUBLE"}
+_TEXT = {"BYTE_ARRAY"}
+_COLUMNS = {
+    **dict.fromkeys(("type", "execution_id", "event", "replica"), _TEXT),
+    **dict.fromkeys(
+        (
+            "t",
+            "prompt_tokens",
+            "step",
+            "t_issue",
+            "t_done",
+            "prompt_computed",
+            "prompt_cached",
+            "decode_tokens",
+            "num_running",
+            "num_waiting",
+            "num_batched_tokens",
+            "kv_usage",
+        ),
+        _NUMBER,
+    ),
+}
+_ENGINE_MARKS = {"prompt_computed", "event", "num_running", "kv_usage", "type"}
+_PARTITION = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=[^/]*")
+
+
+def attach_globs(db: Path, globs: list[str], opts: IngestOptions) -> IngestReport:
+    """Attach every glob to the workspace at `db` (one transaction)."""
+    from relplan.workspace import open_workspace
+
+    if opts.on_error != "fail":
+        raise UsageError(
+            "--on-error", "--attach reads files in place: a bad record cannot be skipped"
+        )
+    with open_workspace(db) as con:
+        con.begin()
+        try:
+            report = _attach_all(con, globs)
+            con.commit()
+        except BaseException:
+            con.rollback()
+            raise
+    return report
+
+
+def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestReport:
+    sql.run(con, "workspace/attachments_table")
+    one_only = (
+        "one attachment per workspace: name every partition with one glob"
+        " (for example 'traces/**/*.parquet'), or attach into a new --db"
+    )
+    if len(globs) > 1:
+        raise UsageError("--attach", one_only)
+    row = sql.one(con, "ingest/next_source_id")
+    next_id = int(row["source_id"]) if row else 1
+    sources: list[SourceReport] = []
+    skipped: list[SkippedInput] = []
+    counts: dict[str, int] = {}
+    for pattern in globs:
+        full = str(Path(pattern).expanduser().absolute())
+        files = sorted(globlib.glob(full, recursive=True))
+        files = [f for f in files if os.path.isfile(f)]
+        if not files:
+            raise InputError("no file matches this glob; expected Parquet files to attach", pattern)
+        not_parquet = [f for f in files if not f.endswith(".parquet")]
+        if not_parquet:
+            raise InputError("not a .parquet file; --attach reads Parquet only", not_parquet[0])
+        sha = _fingerprint(files)
+        stored = sql.rows(con, "ingest/source_by_hash", {"sha256": sha})
+        if stored:
+            why = f"already attached as source {stored[0]['source_id']}: same files, nothing added"
+            skipped.append(SkippedInput(path=pattern, reason=why))
+            continue
+        if sql.rows(con, "workspace/attachments"):
+            raise UsageError("--attach", one_only)
+        _check_types(con, full)
+        sid = next_id
+        next_id += 1
+        report, by_table = _check_rows(con, sid, full, pattern, files)
+        sources.append(report)
+        for table, n in by_table.items():
+            if n:
+                counts[table] = counts.get(table, 0) + n
+    return IngestReport(sources=sources, skipped=skipped, rows_by_table=counts)
+
+
+def _fingerprint(files: list[str]) -> str:
+    h = hashlib.sha256(b"relplan attach\n")
+    for f in files:
+        st = os.stat(f)
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _check_types(con: duckdb.DuckDBPyConnection, glob: str) -> None:
+    try:
+        cols = sql.rows(con, "ingest/attach_column_types", {"glob": glob})
+    except duckdb.Error as exc:
+        raise InputError(f"cannot read the Parquet files: {exc}", glob) from exc
+    names = {str(c["name"]) for c in cols}
+    if "call_id" in names:
+        raise InputError(
+            "a proxy log; --attach reads engine traces (steps, events, stats) only:"
+            " ingest proxy logs without --attach",
+            str(cols[0]["file_name"]),
+        )
+    if not names & _ENGINE_MARKS:
+        raise InputError(
+            "no engine trace columns (expected prompt_computed, event, type or a stats"
+            " column; docs/formats.md, Engine trace)",
+            str(cols[0]["file_name"]) if cols else glob,
+        )
+    for c in cols:
+        allowed = _COLUMNS.get(str(c["name"]))
+        decimal = "decimal" in str(c["logical"] or "").lower()
+        if (
+            allowed is not None
+            and str(c["type"]) not in allowed
+            and not (allowed is _NUMBER and decimal)
+        ):
+            kind = "a number" if allowed is _NUMBER else "text (UTF-8)"
+            raise InputError(
+                f"column {c['name']} is stored as {c['type']}; expected {kind}",
+                str(c["file_name"]),
+            )
+
+
+def _check_rows(
+    con: duckdb.DuckDBPyConnection, sid: int, full: str, pattern: str, files: list[str]
+) -> tuple[SourceReport, dict[str, int]]:
+    ids = [sid] + [int(r["source_id"]) for r in _existing(con)]
+    globs = [full] + [str(r["pattern"]) for r in _existing(con)]
+    attached.define(con, ids, globs)
+    try:
+        row = sql.one(con, "ingest/attach_check_engine", {"sid": sid}) or {}
+    except duckdb.Error as exc:
+        raise InputError(f"cannot read the Parquet files: {exc}", pattern) from exc
+    bad = row.get("first_bad")
+    if bad is not None:
+        raise InputError(str(bad["reason"]), str(bad["file"]), int(bad["row"]))
+    steps, events, stats = int(row["steps"]), int(row["events"]), int(row["engine_stats"])
+    partitions = sorted({m.group(1) for f in files for m in _PARTITION.finditer(f)})
+    notes = [
+        f"attached in place: {len(files)} Parquet files, read through views (not copied)",
+    ]
+    if partitions:
+        notes.append("Hive partitions as columns: " + ", ".join(partitions))
+    rows = steps + events + stats
+    now = dt.datetime.now(dt.timezone.utc)
+    sql.run(
+        con,
+        "ingest/insert_source",
+        {
+            "source_id": sid,
+            "path": full,
+            "kind": "engine",
+            "format": FORMAT,
+            "sha256": _fingerprint(files),
+            "rows": rows,
+            "rejected": 0,
+            "t_min": row.get("t_min"),
+            "t_max": row.get("t_max"),
+            "unknown_columns": [],
+            "notes": notes,
+            "ingested_at": now,
+        },
+    )
+    sql.run(
+        con,
+        "workspace/insert_attachment",
+        {"source_id": sid, "pattern": full, "kind": "engine", "partitions": partitions},
+    )
+    report = SourceReport(
+        source_id=sid,
+        path=full,
+        kind="engine",
+        format=FORMAT,
+        rows=rows,
+        rejected=0,
+        t_min=row.get("t_min"),
+        t_max=row.get("t_max"),
+        unknown_columns=[],
+        notes=notes,
+    )
+    return report, {"steps": steps, "events": events, "engine_stats": stats}
+
+
+def _existing(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    return sql.rows(con, "workspace/attachments")

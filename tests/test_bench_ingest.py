@@ -1,0 +1,47 @@
+"""Smoke test of bench/ingest.py at a tiny size: it generates the three files and prints a
+row per file with the in-process and whole-process ratios it measured."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_ingest_bench_prints_in_process_and_whole_process_ratios(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "bench/ingest.py",
+            "--sizes",
+            "3000",
+            "--repeat",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "process: relplan ingest" in lines[0]
+    rows = [line.strip("|").split("|") for line in lines[2:]]
+    assert [r[0].strip() for r in rows] == [
+        "JSONL 0.003M steps",
+        "Parquet 0.003M steps",
+        "proxy JSONL 0.003M steps",
+    ]
+    for r in rows:
+        p_copy, p_ing, ratio = (float(c.strip().removesuffix(" s")) for c in r[-3:])
+        assert int(r[1].replace(",", "")) > 0
+        # The seconds are printed to 0.01 s, the ratio from the unrounded times.
+        assert ratio == pytest.approx(p_ing / p_copy, rel=0.05)

@@ -1,0 +1,229 @@
+"""`relplan ingest --attach`: engine Parquet read in place through views.
+
+The bundled sample's engine trace, written as Hive partitions by DuckDB's own
+`COPY ... (PARTITION_BY ...)`, attached beside the copied proxy log, metrics and run.json,
+gives the same analysis as the whole sample copied. Bad files are refused with the file and
+row; a window or replica prunes partitions in the query plan."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from relplan.analyses import AnalyzeOptions, analyze
+from relplan.cli import app
+from relplan.errors import InputError, UsageError
+from relplan.ingest import IngestOptions
+from relplan.ingest.attach import attach_globs
+from relplan.ingest.driver import ingest_files
+from relplan.workspace import open_workspace
+from relplan.workspace.attached import narrow
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
+T0 = 1764460800.0  # 2025-11-30T00:00:00Z
+
+
+def _partition(query: str, out: Path, keys: str) -> None:
+    con = duckdb.connect()
+    con.execute(f"copy ({query}) to '{out}' (format parquet, partition_by ({keys}))")
+    con.close()
+
+
+def _copied(tmp: Path, files: list[Path]) -> Path:
+    db = tmp / f"ws{len(list(tmp.glob('ws*.duckdb')))}.duckdb"
+    with open_workspace(db) as con:
+        ingest_files(con, files, IngestOptions())
+    return db
+
+
+def _analysis(db: Path, opts: AnalyzeOptions | None = None) -> dict[str, object]:
+    with open_workspace(db, read_only=True) as con:
+        res = analyze(con, opts or AnalyzeOptions())
+    data: dict[str, object] = json.loads(res.model_dump_json())
+    return data
+
+
+@pytest.mark.slow
+def test_attached_sample_engine_trace_gives_the_analysis_of_the_copied_one(tmp_path: Path) -> None:
+    parts = tmp_path / "traces"
+    engine = SAMPLE / "engine.parquet"
+    _partition(
+        "select *, strftime(to_timestamp(coalesce(t, t_issue)), '%Y-%m-%d') as day,"
+        " strftime(to_timestamp(coalesce(t, t_issue)), '%H') as hour"
+        f" from read_parquet('{engine}')",
+        parts,
+        "day, hour",
+    )
+    copied = _copied(tmp_path, [SAMPLE])
+    db = _copied(
+        tmp_path, [SAMPLE / "proxy.parquet", SAMPLE / "metrics.om.txt", SAMPLE / "run.json"]
+    )
+    rep = attach_globs(db, [f"{parts}/day=*/hour=*/*.parquet"], IngestOptions())
+    with duckdb.connect() as con:
+        by_type = dict(
+            con.execute(
+                f"select type, count(*) from read_parquet('{engine}') group by 1"
+            ).fetchall()
+        )
+    assert rep.rows_by_table == {
+        "steps": by_type["step"],
+        "events": by_type["event"],
+        "engine_stats": by_type["stats"],
+    }
+    (source,) = rep.sources
+    assert source.format == "parquet_attached"
+    assert "Hive partitions as columns: day, hour" in source.notes
+    assert _analysis(db) == _analysis(copied)
+    # Provenance: every attached row names its file and its row in that file.
+    with open_workspace(db, read_only=True) as con:
+        rows = con.execute(
+            "select source_id, source_file, source_row, step, execution_id from steps"
+            " order by source_file, source_row limit 1"
+        ).fetchall()
+        ((sid, file, row, step, xid),) = rows
+        in_file = con.execute(
+            "select step, execution_id from read_parquet($f, file_row_number = true)"
+            " where file_row_number = $r - 1",
+            {"f": file, "r": row},
+        ).fetchall()
+    assert sid == source.source_id
+    assert file.startswith(str(parts))
+    assert in_file == [(step, xid)]
+    # The same files again add nothing.
+    again = attach_globs(db, [f"{parts}/day=*/hour=*/*.parquet"], IngestOptions())
+    assert again.sources == []
+    assert "already attached" in again.skipped[0].reason
+
+
+def _hourly(out: Path, hours: int = 4, replicas: int = 3) -> int:
+    """Steps one every 3.6 s over `hours` hours on `replicas` replicas (1000 rows an hour);
+    partitioned by day, hour and replica. Returns the file count."""
+    n = hours * 1000
+    _partition(
+        "select 'step' as type, i as step, t as t_issue, t + 0.03 as t_done,"
+        " 'x' || i as execution_id, 10::bigint as prompt_computed,"
+        " strftime(to_timestamp(t), '%Y-%m-%d') as day, strftime(to_timestamp(t), '%H') as hour,"
+        f" 'r' || (i % {replicas}) as replica"
+        f" from (select i, {T0} + i * 3.6 as t from range({n}) r(i))",
+        out,
+        "day, hour, replica",
+    )
+    return len(list(out.rglob("*.parquet")))
+
+
+def _files_scanned(con: duckdb.DuckDBPyConnection, query: str) -> tuple[int, int]:
+    plan = "\n".join(str(r[1]) for r in con.execute("explain " + query).fetchall())
+    found = re.search(r"Scanning Files: (\d+)/(\d+)", plan)
+    assert found is not None, plan
+    return int(found.group(1)), int(found.group(2))
+
+
+@pytest.mark.slow
+def test_a_window_or_a_replica_prunes_partitions_in_the_query_plan(tmp_path: Path) -> None:
+    total = _hourly(tmp_path / "traces")
+    assert total == 4 * 3
+    db = tmp_path / "ws.duckdb"
+    attach_globs(db, [f"{tmp_path}/traces/day=*/hour=*/replica=*/*.parquet"], IngestOptions())
+    query = "select sum(prompt_computed) as s from steps"
+    with open_workspace(db, read_only=True) as con:
+        narrow(con, T0 + 3600 + 10, T0 + 3600 + 1800)  # inside the second hour
+        assert _files_scanned(con, query) == (3, total)
+        # Seconds from t0 (the earliest source time) work the same way.
+        narrow(con, 3600 + 10, 3600 + 1800, replicas=["r1"])
+        assert _files_scanned(con, query) == (1, total)
+        assert con.execute(query).fetchall() == [
+            (sum(10 for i in range(1000, 2000) if i % 3 == 1),)
+        ]
+        narrow(con, None, None)
+        # A filter on the replica column prunes by itself: it is the partition key.
+        assert _files_scanned(con, query + " where replica = 'r2'") == (4, total)
+
+
+@pytest.mark.slow
+def test_analyze_with_from_and_to_reads_only_that_hours_files(tmp_path: Path) -> None:
+    _hourly(tmp_path / "traces")
+    db = tmp_path / "ws.duckdb"
+    glob = f"{tmp_path}/traces/day=*/hour=*/replica=*/*.parquet"
+    attached = CliRunner().invoke(app, ["ingest", "--attach", glob, "--db", str(db), "--json"])
+    assert attached.exit_code == 0, attached.output
+    assert json.loads(attached.stdout)["rows_by_table"] == {"steps": 4000}
+    done = CliRunner().invoke(
+        app,
+        ["analyze", "--db", str(db), "--from", "7210", "--to", "9000", "--json"],
+    )
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.stdout)
+    # Only hour 3's steps were read: t0 is the first step of that hour.
+    assert out["context"]["t0"] == pytest.approx(T0 + 7200, abs=3.6)
+
+
+@pytest.mark.slow
+def test_a_refused_record_names_the_file_and_its_row(tmp_path: Path) -> None:
+    _hourly(tmp_path / "traces", hours=2, replicas=1)
+    bad = tmp_path / "traces" / "day=2025-11-30" / "hour=01" / "replica=r0" / "data_0.parquet"
+    con = duckdb.connect()
+    con.execute(
+        f"copy (select * replace (case when step = 1005 then t_issue - 1 else t_done end as t_done)"
+        f" from read_parquet('{bad}')) to '{tmp_path}/fixed.parquet' (format parquet)"
+    )
+    con.close()
+    (tmp_path / "fixed.parquet").replace(bad)
+    db = tmp_path / "ws.duckdb"
+    with pytest.raises(InputError) as err:
+        attach_globs(db, [f"{tmp_path}/traces/**/*.parquet"], IngestOptions())
+    assert err.value.path == str(bad)
+    assert err.value.line == 6  # step 1005 is the 6th row of hour 1 (steps 1000...)
+    assert "is before t_issue" in str(err.value)
+    with open_workspace(db, read_only=True) as ws:
+        assert ws.execute("select count(*) from sources").fetchall() == [(0,)]
+
+
+def test_an_engine_column_of_the_wrong_type_names_the_file(tmp_path: Path) -> None:
+    out = tmp_path / "traces" / "replica=r0"
+    out.mkdir(parents=True)
+    con = duckdb.connect()
+    con.execute(
+        "copy (select 'step' as type, 1 as step, '1764460800' as t_issue, 1764460800.5 as t_done,"
+        f" 'x' as execution_id, 3 as prompt_computed) to '{out}/a.parquet' (format parquet)"
+    )
+    con.close()
+    with pytest.raises(InputError) as err:
+        attach_globs(tmp_path / "ws.duckdb", [f"{tmp_path}/traces/*/*.parquet"], IngestOptions())
+    assert err.value.path == str(out / "a.parquet")
+    assert "column t_issue is stored as BYTE_ARRAY; expected a number" in str(err.value)
+
+
+def test_a_glob_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no file matches this glob"):
+        attach_globs(tmp_path / "ws.duckdb", [f"{tmp_path}/none/*.parquet"], IngestOptions())
+
+
+def test_attach_and_paths_together_are_refused(tmp_path: Path) -> None:
+    done = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            str(SAMPLE / "run.json"),
+            "--attach",
+            "x/*.parquet",
+            "--db",
+            str(tmp_path / "w"),
+        ],
+    )
+    assert done.exit_code == 2
+    assert "give either PATHs, --prometheus-url or --attach" in done.output
+
+
+def test_a_second_attachment_in_one_workspace_is_refused(tmp_path: Path) -> None:
+    _hourly(tmp_path / "a", hours=1, replicas=1)
+    _hourly(tmp_path / "b", hours=1, replicas=1)
+    db = tmp_path / "ws.duckdb"
+    attach_globs(db, [f"{tmp_path}/a/**/*.parquet"], IngestOptions())
+    with pytest.raises(UsageError, match="one attachment per workspace"):
+        attach_globs(db, [f"{tmp_path}/b/**/*.parquet"], IngestOptions())
