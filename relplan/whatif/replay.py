@@ -46,7 +46,7 @@ def run_one(task: Task) -> Figures:
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
         out = Path(tmp) / "run"
         write_outputs(sim, out, {"scenario": p.scenario.name, "sets": list(task.sets)})
-        con = duckdb.connect()
+        con = duckdb.connect(config={"enable_progress_bar": False})
         try:
             sql.run(con, "schema")
             load_run(con, out)
