@@ -46,8 +46,9 @@ def run_one(task: Task) -> Figures:
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
         out = Path(tmp) / "run"
         write_outputs(sim, out, {"scenario": p.scenario.name, "sets": list(task.sets)})
-        con = duckdb.connect(config={"enable_progress_bar": False})
+        con = duckdb.connect()
         try:
+            sql.run(con, "whatif/no_progress_bar")
             sql.run(con, "schema")
             load_run(con, out)
             return figures(con)
