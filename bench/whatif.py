@@ -59,7 +59,7 @@ def main() -> None:
             keep.mkdir()
             # the controls the table shows, first `--controls` of those that can be replayed
             probe = whatif_controls(con, keep)
-            names = [c for c in probe][: args.controls]
+            names = list(probe)[: args.controls]
             t = time.perf_counter()
             res = whatif(
                 con, WhatIfOptions(seeds=args.seeds, jobs=args.jobs, only=names), work_dir=keep

@@ -19,7 +19,18 @@ def test_bench_whatif_runs_at_tiny_size_and_prints_the_target_ratio_and_the_comp
         "--set", "workload.phases.2.seconds=30",
     ]  # fmt: skip
     res = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "whatif.py"), *tiny, "--seeds", "1", "--controls", "1", "--jobs", "1", "--direct"],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "whatif.py"),
+            *tiny,
+            "--seeds",
+            "1",
+            "--controls",
+            "1",
+            "--jobs",
+            "1",
+            "--direct",
+        ],
         capture_output=True,
         text=True,
         timeout=600,

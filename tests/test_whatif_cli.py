@@ -19,11 +19,14 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _write_incident(tmp_path_factory.mktemp("whatif-cli") / "in")
 
 
-def test_fit_writes_the_scenario_and_its_calls_and_prints_the_provenance(db: Path, tmp_path: Path) -> None:
+def test_fit_writes_the_scenario_and_its_calls_and_prints_the_provenance(
+    db: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "scenario.toml"
     res = runner.invoke(app, ["whatif", "fit", "--db", str(db), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert out.is_file() and (tmp_path / "scenario.calls.jsonl").is_file()
+    assert out.is_file()
+    assert (tmp_path / "scenario.calls.jsonl").is_file()
     assert "deadline 30 s" in res.stdout
     assert "backoff uniform 0.5-2 s" in res.stdout
 
@@ -34,7 +37,14 @@ def test_fit_json_names_the_files_and_every_part(db: Path, tmp_path: Path) -> No
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["scenario"] == str(out)
-    assert {p["part"] for p in data["fit"]} == {"arrivals", "lengths", "client", "proxy", "engine", "capacity"}
+    assert {p["part"] for p in data["fit"]} == {
+        "arrivals",
+        "lengths",
+        "client",
+        "proxy",
+        "engine",
+        "capacity",
+    }
 
 
 @pytest.mark.parametrize(
@@ -46,7 +56,9 @@ def test_fit_json_names_the_files_and_every_part(db: Path, tmp_path: Path) -> No
         (["--out-is-yaml"], "--out"),
     ],
 )
-def test_bad_flags_are_one_line_errors(db: Path, tmp_path: Path, args: list[str], flag: str) -> None:
+def test_bad_flags_are_one_line_errors(
+    db: Path, tmp_path: Path, args: list[str], flag: str
+) -> None:
     out = tmp_path / ("s.yaml" if args == ["--out-is-yaml"] else "s.toml")
     extra = [] if args == ["--out-is-yaml"] else args
     res = runner.invoke(app, ["whatif", "fit", "--db", str(db), "--out", str(out), *extra])
@@ -65,7 +77,18 @@ def test_an_unknown_control_is_refused_with_the_known_ones(db: Path) -> None:
 def test_whatif_json_has_the_check_the_controls_and_the_settings(db: Path) -> None:
     res = runner.invoke(
         app,
-        ["whatif", "--db", str(db), "--control", "no-retries", "--seeds", "1", "--jobs", "1", "--json"],
+        [
+            "whatif",
+            "--db",
+            str(db),
+            "--control",
+            "no-retries",
+            "--seeds",
+            "1",
+            "--jobs",
+            "1",
+            "--json",
+        ],
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)

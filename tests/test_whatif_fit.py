@@ -164,7 +164,8 @@ def test_written_scenario_is_a_valid_simulator_scenario_that_says_where_parts_ca
     scn = load_scenario(str(out))
     assert scn.client.max_retries == 2
     assert scn.capacity_calls_per_s == 0.5
-    assert scn.workload.trace is not None and scn.workload.trace.format == "mooncake"
+    assert scn.workload.trace is not None
+    assert scn.workload.trace.format == "mooncake"
     text = out.read_text()
     assert "# client: deadline 30 s" in text
     assert "# proxy: no cancellation, no coalescing (needs a proxy log and an engine trace" in text

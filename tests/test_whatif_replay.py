@@ -12,7 +12,6 @@ so the same arrivals and lengths), same seed. Tolerances (docs/whatif.md, Accura
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,9 +32,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def replayed(
-    simulated_run: Any, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[WhatIf, float]:
+def replayed(simulated_run: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[WhatIf, float]:
     run = simulated_run(SCENARIO, 1)
     db = tmp_path_factory.mktemp("whatif") / "incident.duckdb"
     with workspace.open_workspace(db) as con:
@@ -49,30 +46,42 @@ def replayed(
 def test_fit_recovers_the_simulated_client_and_proxy(replayed: tuple[WhatIf, float]) -> None:
     res, _ = replayed
     values = {p.value for p in res.fit}
-    assert {"deadline 120 s", "3 retries", "cancellation immediate", "retries not coalesced"} <= values
+    assert {
+        "deadline 120 s",
+        "3 retries",
+        "cancellation immediate",
+        "retries not coalesced",
+    } <= values
     backoff = next(p.value for p in res.fit if p.value.startswith("backoff"))
     lo, hi = (float(x) for x in backoff.split()[-2].split("-"))
-    assert 0.25 <= lo < 0.3 and 2.95 < hi <= 3.0  # uniform(0.25, 3) sampled thousands of times
+    assert 0.25 <= lo < 0.3
+    assert 2.95 < hi <= 3.0
 
 
 def test_as_observed_replay_matches_the_incident(replayed: tuple[WhatIf, float]) -> None:
     c = replayed[0].check
     assert c.incident.verdict == "metastable"
-    assert c.verdict_matches and c.trusted, c.reason
-    assert c.error is not None and c.error <= MAX_ERROR
+    assert c.verdict_matches, c.reason
+    assert c.trusted, c.reason
+    assert c.error is not None
+    assert c.error <= MAX_ERROR
 
 
 def test_each_control_predicts_its_direct_simulation(replayed: tuple[WhatIf, float]) -> None:
     res, cap = replayed
     by_name = {o.name: o for o in res.controls}
-    tasks = [Task(SCENARIO, (*by_name[n].sets, f"capacity_calls_per_s={cap}"), 1, n) for n in CONTROLS]
+    tasks = [
+        Task(SCENARIO, (*by_name[n].sets, f"capacity_calls_per_s={cap}"), 1, n) for n in CONTROLS
+    ]
     direct, _ = run_tasks(tasks, 2)
     for name, truth in zip(CONTROLS, direct, strict=True):
         pred = by_name[name]
         assert pred.verdict == truth.verdict, name
         w = truth.window("overload+later")
-        assert w is not None and w.delivered_share is not None
-        assert pred.delivered_share is not None and pred.delivered_share.median is not None
+        assert w is not None
+        assert w.delivered_share is not None
+        assert pred.delivered_share is not None
+        assert pred.delivered_share.median is not None
         assert abs(pred.delivered_share.median - w.delivered_share) <= TOLERANCE, name
 
 

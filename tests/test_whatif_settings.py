@@ -32,7 +32,9 @@ DATA: dict[str, Any] = {
     },
     "client": {"deadline_s": 120.0, "max_retries": 3, "backoff_min_s": 0.25, "backoff_max_s": 3.0},
 }
-SIZING = Sizing(capacity=2.8, deadline_s=120.0, max_retries=3, base_rate_per_s=1.68, peak_running=100)
+SIZING = Sizing(
+    capacity=2.8, deadline_s=120.0, max_retries=3, base_rate_per_s=1.68, peak_running=100
+)
 
 
 def _all_blocks() -> list[Any]:
@@ -49,7 +51,11 @@ def _seconds(text: str) -> float:
 
 def test_every_envoy_block_is_a_valid_cluster_circuit_breakers_config() -> None:
     envoy = [b for b in _all_blocks() if b.target == "envoy"]
-    assert {b.control for b in envoy} >= {"retry-budget-10", "retry-budget-pulse", "proxy-cap-newest"}
+    assert {b.control for b in envoy} >= {
+        "retry-budget-10",
+        "retry-budget-pulse",
+        "proxy-cap-newest",
+    }
     for b in envoy:
         jsonschema.validate(yaml.safe_load(b.text), ENVOY)
 
@@ -94,10 +100,20 @@ def test_coalescing_block_names_the_per_call_key_and_the_deferral() -> None:
 @pytest.mark.parametrize(
     ("doc", "schema"),
     [
-        ({"name": "vllm", "circuit_breakers": {"thresholds": [{"retry_budget": {"budget_percent": 10}}]}}, ENVOY),
+        (
+            {
+                "name": "vllm",
+                "circuit_breakers": {"thresholds": [{"retry_budget": {"budget_percent": 10}}]},
+            },
+            ENVOY,
+        ),
         ({"name": "vllm", "circuit_breakers": {"thresholds": [{"priority": "LOW"}]}}, ENVOY),
         (
-            {"apiVersion": "x", "kind": "XBackendTrafficPolicy", "spec": {"targetRefs": [], "retryConstraint": {}}},
+            {
+                "apiVersion": "x",
+                "kind": "XBackendTrafficPolicy",
+                "spec": {"targetRefs": [], "retryConstraint": {}},
+            },
             GATEWAY,
         ),
         (
@@ -111,6 +127,8 @@ def test_coalescing_block_names_the_per_call_key_and_the_deferral() -> None:
         ),
     ],
 )
-def test_the_schemas_refuse_what_the_resources_refuse(doc: dict[str, Any], schema: dict[str, Any]) -> None:
+def test_the_schemas_refuse_what_the_resources_refuse(
+    doc: dict[str, Any], schema: dict[str, Any]
+) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, schema)

@@ -43,7 +43,9 @@ RetriesOption = Annotated[
 BackoffOption = Annotated[
     str | None,
     typer.Option(
-        "--backoff", metavar="MIN:MAX", help="Client backoff in seconds, e.g. 0.25:3 (overrides the fit)."
+        "--backoff",
+        metavar="MIN:MAX",
+        help="Client backoff in seconds, e.g. 0.25:3 (overrides the fit).",
     ),
 ]
 
@@ -58,7 +60,9 @@ def _flags(deadline: str | None, retries: int | None, backoff: str | None) -> An
             a, b = backoff.split(":", 1)
             lo, hi = float(a), float(b)
         except ValueError:
-            raise UsageError("--backoff", f"expected MIN:MAX seconds such as 0.25:3, got {backoff!r}") from None
+            raise UsageError(
+                "--backoff", f"expected MIN:MAX seconds such as 0.25:3, got {backoff!r}"
+            ) from None
         if lo < 0 or hi < lo:
             raise UsageError("--backoff", f"expected 0 <= MIN <= MAX, got {backoff!r}")
     if retries is not None and retries < 0:
@@ -102,7 +106,9 @@ def whatif_run(
     ] = None,
     keep: Annotated[
         Path | None,
-        typer.Option("--keep", metavar="DIR", help="Keep the fitted scenario and its calls in DIR."),
+        typer.Option(
+            "--keep", metavar="DIR", help="Keep the fitted scenario and its calls in DIR."
+        ),
     ] = None,
     profile: ProfileOption = None,
     capacity: CapacityOption = None,
@@ -136,12 +142,16 @@ def whatif_run(
         ProgressBar("whatif (runs)") as bar,
     ):
         result = whatif(con, opts, work_dir=keep, progress=bar)
-    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2) if json_out else render_whatif(result))
+    typer.echo(
+        json.dumps(result.model_dump(mode="json"), indent=2) if json_out else render_whatif(result)
+    )
 
 
 @whatif_app.command("fit")
 def whatif_fit(
-    out: Annotated[Path, typer.Option("--out", metavar="FILE", help="Scenario file to write (.toml).")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FILE", help="Scenario file to write (.toml).")
+    ],
     db: DbOption = None,
     profile: ProfileOption = None,
     capacity: CapacityOption = None,

@@ -54,9 +54,8 @@ def check_fit(incident: Figures, runs: list[Figures], seeds: list[int]) -> FitCh
         )
     else:
         trusted = True
-        reason = (
-            f"every as-observed seed reached the incident's verdict ({incident.verdict})"
-            + ("" if err is None else f" and the shares differ by at most {err:.1%} ({where})")
+        reason = f"every as-observed seed reached the incident's verdict ({incident.verdict})" + (
+            "" if err is None else f" and the shares differ by at most {err:.1%} ({where})"
         )
     return FitCheck(
         incident=incident,

@@ -70,7 +70,9 @@ def pulse_ratio(data: dict[str, Any]) -> float | None:
             pulse=hold,
             pulse_seconds=1.0,
             hold=hold,
-            deadline_s=float(c.get("deadline_s", 120.0)) if math.isfinite(c.get("deadline_s", 120.0)) else 1e9,
+            deadline_s=float(c.get("deadline_s", 120.0))
+            if math.isfinite(c.get("deadline_s", 120.0))
+            else 1e9,
             retries=int(c.get("max_retries", 0)),
         )
     )

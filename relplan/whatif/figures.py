@@ -54,9 +54,7 @@ def figures(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions | None = None) 
                 window=w.name,
                 calls=calls,
                 delivered_share=_share(int(r["delivered"]), calls),
-                on_time_share=None
-                if ctx.deadline_s is None
-                else _share(int(r["on_time"]), calls),
+                on_time_share=None if ctx.deadline_s is None else _share(int(r["on_time"]), calls),
             )
         )
     ex = sql.one(

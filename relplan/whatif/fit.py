@@ -158,8 +158,15 @@ def _client(
     cut = sql.one(con, "whatif/cut_attempts") if ctx.has_proxy else None
     if flags.deadline_s is not None:
         client["deadline_s"] = flags.deadline_s
-        prov.append(Provenance(part="client", value=f"deadline {flags.deadline_s:g} s", source="--deadline"))
-    elif cut is not None and cut["gone"] and cut["mode_s"] is not None and 2 * cut["at_mode"] >= cut["gone"]:
+        prov.append(
+            Provenance(part="client", value=f"deadline {flags.deadline_s:g} s", source="--deadline")
+        )
+    elif (
+        cut is not None
+        and cut["gone"]
+        and cut["mode_s"] is not None
+        and 2 * cut["at_mode"] >= cut["gone"]
+    ):
         client["deadline_s"] = float(cut["mode_s"])
         prov.append(
             Provenance(
@@ -170,15 +177,27 @@ def _client(
         )
     elif ctx.deadline_s is not None:
         client["deadline_s"] = ctx.deadline_s
-        prov.append(Provenance(part="client", value=f"deadline {ctx.deadline_s:g} s", source=f"D from {ctx.deadline_source}"))
+        prov.append(
+            Provenance(
+                part="client",
+                value=f"deadline {ctx.deadline_s:g} s",
+                source=f"D from {ctx.deadline_source}",
+            )
+        )
     else:
         client["deadline_s"] = math.inf
-        prov.append(Provenance(part="client", value="no deadline", source="no attempt was cut by the client"))
+        prov.append(
+            Provenance(
+                part="client", value="no deadline", source="no attempt was cut by the client"
+            )
+        )
 
     gaps = sql.one(con, "whatif/retry_gaps") if ctx.has_proxy else None
     if flags.max_retries is not None:
         client["max_retries"] = flags.max_retries
-        prov.append(Provenance(part="client", value=f"{flags.max_retries} retries", source="--max-retries"))
+        prov.append(
+            Provenance(part="client", value=f"{flags.max_retries} retries", source="--max-retries")
+        )
     elif gaps is not None and gaps["max_attempt"] is not None:
         client["max_retries"] = int(gaps["max_attempt"])
         prov.append(
@@ -197,11 +216,15 @@ def _client(
     if (lo is None or hi is None) and gaps is not None and gaps["gaps"]:
         lo = float(gaps["gap_min_s"]) if lo is None else lo
         hi = float(gaps["gap_max_s"]) if hi is None else hi
-        source = f"smallest and largest of {gaps['gaps']} gaps between an attempt's end and the next"
+        source = (
+            f"smallest and largest of {gaps['gaps']} gaps between an attempt's end and the next"
+        )
     if lo is not None and hi is not None:
         lo, hi = round(max(0.0, lo), 3), round(max(lo, hi), 3)
         client["backoff_min_s"], client["backoff_max_s"] = lo, hi
-        prov.append(Provenance(part="client", value=f"backoff uniform {lo:g}-{hi:g} s", source=source))
+        prov.append(
+            Provenance(part="client", value=f"backoff uniform {lo:g}-{hi:g} s", source=source)
+        )
     if ctx.delivery_window_s is not None:
         client["delivery_window_s"] = ctx.delivery_window_s
         prov.append(
@@ -214,9 +237,17 @@ def _client(
     return client
 
 
-def _proxy(con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenance]) -> dict[str, Any]:
+def _proxy(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenance]
+) -> dict[str, Any]:
     if not (ctx.has_proxy and ctx.has_events):
-        prov.append(Provenance(part="proxy", value="no cancellation, no coalescing", source="needs a proxy log and an engine trace: assumed"))
+        prov.append(
+            Provenance(
+                part="proxy",
+                value="no cancellation, no coalescing",
+                source="needs a proxy log and an engine trace: assumed",
+            )
+        )
         return {"cancellation": "off", "coalesce": False}
     r = sql.one(con, "whatif/proxy_controls_observed")
     assert r is not None
@@ -225,7 +256,13 @@ def _proxy(con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenanc
     proxy: dict[str, Any] = {}
     if gone == 0:
         proxy["cancellation"] = "off"
-        prov.append(Provenance(part="proxy", value="cancellation off", source="no execution lost its client: nothing to observe"))
+        prov.append(
+            Provenance(
+                part="proxy",
+                value="cancellation off",
+                source="no execution lost its client: nothing to observe",
+            )
+        )
     elif 2 * aborted >= gone:
         delay = float(r["abort_delay_median_s"] or 0.0)
         proxy["cancellation"] = "immediate" if delay < 0.5 else f"deferred({round(delay, 1):g})"
@@ -311,7 +348,12 @@ def _engine(
         )
     if ctx.has_steps:
         r = sql.one(con, "whatif/prefix_cached")
-        if r is not None and r["executions"] and r["mode_tokens"] is not None and 2 * r["at_mode"] >= r["executions"]:
+        if (
+            r is not None
+            and r["executions"]
+            and r["mode_tokens"] is not None
+            and 2 * r["at_mode"] >= r["executions"]
+        ):
             prov.append(
                 Provenance(
                     part="lengths",
@@ -344,7 +386,9 @@ def fit_incident(
     if not calls:
         raise NoDataError("the workspace holds no calls to replay")
     prov: list[Provenance] = [
-        Provenance(part="arrivals", value=f"{len(calls)} calls at their planned times", source=calls_source)
+        Provenance(
+            part="arrivals", value=f"{len(calls)} calls at their planned times", source=calls_source
+        )
     ]
     known = [c.output for c in calls if c.output is not None]
     median, sigma = _lognormal(known)
@@ -352,7 +396,9 @@ def fit_incident(
     mu = math.log(median)
     max_tokens = max((c.max_tokens for c in calls if c.max_tokens is not None), default=2048)
     outputs = [
-        c.output if c.output is not None else max(1, min(c.max_tokens or max_tokens, round(rng.lognormvariate(mu, sigma))))
+        c.output
+        if c.output is not None
+        else max(1, min(c.max_tokens or max_tokens, round(rng.lognormvariate(mu, sigma))))
         for c in calls
     ]
     prov.append(
@@ -403,7 +449,12 @@ def fit_incident(
     }
     if data["overload_phase"] is None:
         del data["overload_phase"]
-    text = "# " + "\n# ".join(f"{p.part}: {p.value} ({p.source})" for p in prov) + "\n" + dump_toml(data)
+    text = (
+        "# "
+        + "\n# ".join(f"{p.part}: {p.value} ({p.source})" for p in prov)
+        + "\n"
+        + dump_toml(data)
+    )
     out.write_text(text, encoding="utf-8")
     return Fitted(data, prov, calls_path, ctx, profile_path)
 

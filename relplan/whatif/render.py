@@ -92,7 +92,9 @@ def render_controls(w: WhatIf) -> str:
 def render_settings(w: WhatIf) -> str:
     if not w.settings:
         return "no settings: " + (
-            "the fit is not trusted" if not w.check.trusted else "no control improved on the incident"
+            "the fit is not trusted"
+            if not w.check.trusted
+            else "no control improved on the incident"
         )
     parts = []
     for s in w.settings:

@@ -37,9 +37,9 @@ def run_one(task: Task) -> Figures:
     import duckdb
 
     from relplan import sql
-    from relplan.sim.run import prepare, run_prepared
     from relplan.ingest.base import IngestOptions
     from relplan.ingest.driver import ingest_files
+    from relplan.sim.run import prepare, run_prepared
     from relplan.sim.writer import write_outputs
     from relplan.whatif.figures import figures
 
@@ -82,7 +82,9 @@ def run_tasks(
     t = time.perf_counter()
     out: list[Figures] = []
     if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=spawn_context()) as pool:
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(tasks)), mp_context=spawn_context()
+        ) as pool:
             for fig in pool.map(run_one, tasks):
                 out.append(fig)
                 if progress is not None:
@@ -104,6 +106,7 @@ def spread(values: list[float | None]) -> Spread:
 
 def median_run(runs: list[Figures]) -> Figures:
     """The run whose overload+later delivered share is the median (the lower one of two)."""
+
     def key(f: Figures) -> float:
         w = f.window("overload+later")
         return -1.0 if w is None or w.delivered_share is None else w.delivered_share

@@ -51,7 +51,8 @@ def select_controls(fitted: Fitted, opts: WhatIfOptions) -> list[Control]:
         bad = [n for n in opts.only if n not in known]
         if bad:
             raise UsageError(
-                "--control", f"unknown control {', '.join(bad)}; expected one of {', '.join(sorted(known))}"
+                "--control",
+                f"unknown control {', '.join(bad)}; expected one of {', '.join(sorted(known))}",
             )
         controls = [c for c in controls if c.name in opts.only]
     return controls
@@ -61,7 +62,11 @@ def _rank(outcomes: list[ControlOutcome]) -> list[ControlOutcome]:
     def key(o: ControlOutcome) -> tuple[bool, float, float]:
         d = o.delivered_share.median if o.delivered_share is not None else None
         t = o.on_time_share.median if o.on_time_share is not None else None
-        return (o.verdict == "recovered", d if d is not None else -1.0, t if t is not None else -1.0)
+        return (
+            o.verdict == "recovered",
+            d if d is not None else -1.0,
+            t if t is not None else -1.0,
+        )
 
     return sorted((o for o in outcomes if o.available), key=key, reverse=True)
 
@@ -76,7 +81,9 @@ def _sizing(con: duckdb.DuckDBPyConnection, fitted: Fitted) -> Sizing:
         deadline_s=None if d is None or not math.isfinite(d) else float(d),
         max_retries=int(data["client"].get("max_retries", 0)),
         base_rate_per_s=float(phases[0]["rate_per_s"]) if phases else None,
-        peak_running=None if peak is None or peak["peak_running"] is None else int(peak["peak_running"]),
+        peak_running=None
+        if peak is None or peak["peak_running"] is None
+        else int(peak["peak_running"]),
     )
 
 
@@ -102,14 +109,22 @@ def whatif(
         incident = figures(con, analyze_opts)
         controls = select_controls(fitted, o)
         seeds = list(range(1, o.seeds + 1))
-        runnable = [Control(AS_OBSERVED, "as observed")] + [c for c in controls if not c.unavailable]
+        runnable = [Control(AS_OBSERVED, "as observed")] + [
+            c for c in controls if not c.unavailable
+        ]
         tasks = [Task(str(scenario), tuple(c.sets), s, c.name) for c in runnable for s in seeds]
         runs, _ = run_tasks(tasks, o.jobs, progress)
-    by_control = {c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)}
+    by_control = {
+        c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
+    }
     check = check_fit(incident, by_control[AS_OBSERVED], seeds)
-    outcomes = [outcome(c, seeds if not c.unavailable else [], by_control.get(c.name, [])) for c in controls]
+    outcomes = [
+        outcome(c, seeds if not c.unavailable else [], by_control.get(c.name, [])) for c in controls
+    ]
     ranked = _rank(outcomes) if check.trusted else []
-    settings = settings_for([(r.name, r.label, r.sets) for r in ranked], _sizing(con, fitted), o.best)
+    settings = settings_for(
+        [(r.name, r.label, r.sets) for r in ranked], _sizing(con, fitted), o.best
+    )
     ctx = fitted.ctx
     return WhatIf(
         name=str(fitted.data["name"]).removesuffix("-whatif"),

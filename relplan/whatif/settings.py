@@ -44,7 +44,9 @@ def _yaml(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
 
 
-def envoy_cluster(sizing: Sizing, *, budget_percent: float | None, max_requests: int | None) -> dict[str, Any]:
+def envoy_cluster(
+    sizing: Sizing, *, budget_percent: float | None, max_requests: int | None
+) -> dict[str, Any]:
     threshold: dict[str, Any] = {"priority": "DEFAULT"}
     if max_requests is not None:
         threshold["max_requests"] = max_requests
@@ -59,7 +61,11 @@ def envoy_cluster(sizing: Sizing, *, budget_percent: float | None, max_requests:
 def min_retry_concurrency(sizing: Sizing, budget_percent: float) -> int:
     """Envoy's floor for concurrent retries: the budget's share of the requests in flight at
     the base load (Little's law: base rate × deadline), at least 1."""
-    if sizing.base_rate_per_s is None or sizing.deadline_s is None or not math.isfinite(sizing.deadline_s):
+    if (
+        sizing.base_rate_per_s is None
+        or sizing.deadline_s is None
+        or not math.isfinite(sizing.deadline_s)
+    ):
         return 3  # Envoy's default
     in_flight = sizing.base_rate_per_s * min(sizing.deadline_s, 10.0)
     return max(1, math.ceil(in_flight * budget_percent / 100.0))
@@ -103,12 +109,24 @@ def blocks_for(name: str, label: str, sets: list[str], sizing: Sizing) -> list[S
     out: list[SettingBlock] = []
 
     def add(target: str, title: str, text: str, language: str) -> None:
-        out.append(SettingBlock(target=target, title=title, control=name, text=text, language=language))
+        out.append(
+            SettingBlock(target=target, title=title, control=name, text=text, language=language)
+        )
 
     pct = _budget_percent(sets)
     if pct is not None:
-        add("envoy", "Envoy cluster: retry budget", _yaml(envoy_cluster(sizing, budget_percent=pct, max_requests=None)), "yaml")
-        add("gateway-api", "Gateway API: XBackendTrafficPolicy retryConstraint", _yaml(gateway_policy(sizing, pct, 60.0)), "yaml")
+        add(
+            "envoy",
+            "Envoy cluster: retry budget",
+            _yaml(envoy_cluster(sizing, budget_percent=pct, max_requests=None)),
+            "yaml",
+        )
+        add(
+            "gateway-api",
+            "Gateway API: XBackendTrafficPolicy retryConstraint",
+            _yaml(gateway_policy(sizing, pct, 60.0)),
+            "yaml",
+        )
     cap = _value(sets, "engine.waiting_cap")
     if cap is not None:
         running = sizing.peak_running or 256
@@ -122,7 +140,12 @@ def blocks_for(name: str, label: str, sets: list[str], sizing: Sizing) -> list[S
         )
     steps = _value(sets, "engine.max_num_batched_tokens")
     if steps is not None:
-        add("vllm", "vLLM: step token budget", f"vllm serve MODEL --max-num-batched-tokens {steps}", "shell")
+        add(
+            "vllm",
+            "vLLM: step token budget",
+            f"vllm serve MODEL --max-num-batched-tokens {steps}",
+            "shell",
+        )
     outstanding = _value(sets, "proxy.max_outstanding")
     if outstanding is not None:
         add(
@@ -139,7 +162,12 @@ def blocks_for(name: str, label: str, sets: list[str], sizing: Sizing) -> list[S
         r = int(retries) if retries is not None else sizing.max_retries
         t = float(timeout) if timeout is not None else sizing.deadline_s
         t_text = "None" if t is None or not math.isfinite(t) else f"{t:g}"
-        add("client", "Client: retries and timeout", f"client = OpenAI(max_retries={r}, timeout={t_text})", "text")
+        add(
+            "client",
+            "Client: retries and timeout",
+            f"client = OpenAI(max_retries={r}, timeout={t_text})",
+            "text",
+        )
     if _value(sets, "proxy.coalesce") == "true":
         cancel = _value(sets, "proxy.cancellation") or "off"
         add(
@@ -159,7 +187,9 @@ def blocks_for(name: str, label: str, sets: list[str], sizing: Sizing) -> list[S
     return out
 
 
-def settings_for(ranked: list[tuple[str, str, list[str]]], sizing: Sizing, best: int = 3) -> list[SettingBlock]:
+def settings_for(
+    ranked: list[tuple[str, str, list[str]]], sizing: Sizing, best: int = 3
+) -> list[SettingBlock]:
     """Settings for the `best` first controls of `ranked` (name, label, sets)."""
     out: list[SettingBlock] = []
     for name, label, sets in ranked[:best]:

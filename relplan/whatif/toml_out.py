@@ -33,7 +33,11 @@ def _is_table_list(v: Any) -> bool:
 
 
 def _emit(data: dict[str, Any], prefix: str, out: list[str]) -> None:
-    plain = {k: v for k, v in data.items() if v is not None and not isinstance(v, dict) and not _is_table_list(v)}
+    plain = {
+        k: v
+        for k, v in data.items()
+        if v is not None and not isinstance(v, dict) and not _is_table_list(v)
+    }
     for k, v in plain.items():
         out.append(f"{k} = {_value(v)}")
     for k, v in data.items():
