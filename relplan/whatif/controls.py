@@ -112,7 +112,7 @@ def builtin_controls(data: dict[str, Any]) -> list[Control]:
         out.append(
             Control(
                 "retry-budget-pulse",
-                f"retry budget {ratio:.0%} (what the hold absorbs)",
+                f"retry budget {ratio:.0%} (from the pulse)",
                 [f"proxy.retry_budget.ratio={round(ratio, 3)}", "proxy.retry_budget.window_s=60"],
             )
         )
