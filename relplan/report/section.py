@@ -107,8 +107,8 @@ def _report_model(
     extras: tuple[tuple[str, type[SectionBase]], ...] = (),
 ) -> type[ReportData]:
     spec: dict[str, Any] = {name: (model, ...) for name, model in fields}
-    for name, model in extras:
-        spec[name] = (model | None, Field(default=None))
+    for name, extra in extras:
+        spec[name] = (extra | None, Field(default=None))
     spec["missing"] = (MissingSection, ...)
     spec["footer"] = (Footer, Field(description="sources, row counts, version, time"))
     model: type[ReportData] = create_model(
