@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -61,10 +62,12 @@ def main() -> None:
             probe = whatif_controls(con, keep)
             names = list(probe)[: args.controls]
             t = time.perf_counter()
+            cpu0 = _cpu()
             res = whatif(
                 con, WhatIfOptions(seeds=args.seeds, jobs=args.jobs, only=names), work_dir=keep
             )
             wall = time.perf_counter() - t
+            cpu = _cpu() - cpu0
             cap = res.capacity_calls_per_s
         runs = (len(names) + 1) * args.seeds
         rows = [
@@ -75,6 +78,11 @@ def main() -> None:
             ["wall: fit + replays + table", f"{wall:.1f} s"],
             ["wall per run x processes", f"{wall * args.jobs / runs:.2f} s"],
             [f"wall / {TARGET_S:g} s target", f"{wall / TARGET_S:.2f}"],
+            ["CPU s (this process + its workers)", f"{cpu:.1f} s"],
+            [
+                f"CPU s / {args.jobs} processes (the wall on an idle machine)",
+                f"{cpu / args.jobs:.1f} s ({cpu / args.jobs / TARGET_S:.2f} of the target)",
+            ],
             ["load average (1 min) after", f"{os.getloadavg()[0]:.2f}"],
         ]
         print(f"relplan whatif benchmark on {os.cpu_count()} cores")
@@ -122,6 +130,13 @@ def main() -> None:
                     left=(0, 4, 5),
                 )
             )
+
+
+def _cpu() -> float:
+    """User + system CPU seconds of this process and of its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def whatif_controls(con: object, folder: Path) -> list[str]:
