@@ -95,7 +95,13 @@ def main() -> None:
         if args.direct:
             by_name = {o.name: o for o in res.controls}
             tasks = [
-                Task(args.scenario, (*args.sets, *o.sets, f"capacity_calls_per_s={cap}"), s, o.name)
+                Task(
+                    args.scenario,
+                    (*args.sets, *o.sets, f"capacity_calls_per_s={cap}"),
+                    s,
+                    o.name,
+                    tuple(o.hooks),
+                )
                 for o in (by_name[n] for n in names)
                 for s in range(1, args.seeds + 1)
             ]

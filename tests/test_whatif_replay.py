@@ -25,7 +25,7 @@ from relplan.whatif.replay import Task, run_tasks
 from relplan.whatif.run import WhatIfOptions, whatif
 
 SCENARIO = "pulse-retry-cancel"
-CONTROLS = ["no-retries", "coalesce-deferred", "coalesce-immediate"]
+CONTROLS = ["no-retries", "coalesce-deferred", "coalesce-immediate", "retry-before-first-token"]
 TOLERANCE = 0.10
 
 pytestmark = pytest.mark.slow
@@ -71,7 +71,14 @@ def test_each_control_predicts_its_direct_simulation(replayed: tuple[WhatIf, flo
     res, cap = replayed
     by_name = {o.name: o for o in res.controls}
     tasks = [
-        Task(SCENARIO, (*by_name[n].sets, f"capacity_calls_per_s={cap}"), 1, n) for n in CONTROLS
+        Task(
+            SCENARIO,
+            (*by_name[n].sets, f"capacity_calls_per_s={cap}"),
+            1,
+            n,
+            tuple(by_name[n].hooks),
+        )
+        for n in CONTROLS
     ]
     direct, _ = run_tasks(tasks, 2)
     for name, truth in zip(CONTROLS, direct, strict=True):

@@ -18,7 +18,7 @@ explains each; sizes come from the fit:
 - `steps-2048`: 2,048-token steps (`--max-num-batched-tokens 2048`);
 - `longer-timeout`: the client waits twice its deadline per attempt;
 - `retry-before-first-token`: retry only before the first token. The simulator's client has
-  no such setting yet, so the control is listed as not replayed, with the reason.
+  no such setting, so the replay applies a hook to the simulation (relplan/whatif/hooks.py).
 A user's scenario FILE adds a control named after it, its settings applied over the fit.
 """
 
@@ -37,6 +37,7 @@ class Control:
     label: str
     sets: list[str] = field(default_factory=list)
     unavailable: str = ""  # why it cannot be replayed ("" when it can)
+    hooks: tuple[str, ...] = ()  # simulation hooks (relplan/whatif/hooks.py)
 
 
 AS_OBSERVED = "as-observed"
@@ -153,11 +154,16 @@ def builtin_controls(data: dict[str, Any]) -> list[Control]:
                 "longer-timeout", f"client timeout {2 * d:g} s", [f"client.deadline_s={2 * d:g}"]
             )
         )
+    from relplan.whatif.hooks import available
+
     out.append(
         Control(
             "retry-before-first-token",
             "retry only before the first token",
-            unavailable="the simulator's client has no setting for it yet",
+            hooks=("retry-before-first-token",),
+            unavailable=""
+            if available()
+            else "the simulator's clients changed: the hook needs updating",
         )
     )
     return out

@@ -69,6 +69,9 @@ class ControlOutcome(StrictModel):
     name: str
     label: str
     sets: list[str] = Field(description="the scenario overrides this control applies")
+    hooks: list[str] = Field(
+        default_factory=list, description="simulation hooks it applies (relplan/whatif/hooks.py)"
+    )
     available: bool = True
     reason: str = Field(default="", description="why the control was not replayed")
     seeds: list[int] = Field(default_factory=list)

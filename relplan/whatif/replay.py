@@ -30,6 +30,7 @@ class Task:
     sets: tuple[str, ...]
     seed: int
     control: str
+    hooks: tuple[str, ...] = ()  # relplan/whatif/hooks.py
 
 
 def run_one(task: Task) -> Figures:
@@ -39,12 +40,16 @@ def run_one(task: Task) -> Figures:
     from relplan import sql
     from relplan.ingest.base import IngestOptions
     from relplan.ingest.driver import ingest_files
-    from relplan.sim.run import prepare, run_prepared
+    from relplan.sim.run import prepare
+    from relplan.sim.simulator import Simulation
     from relplan.sim.writer import write_outputs
     from relplan.whatif.figures import figures
+    from relplan.whatif.hooks import apply
 
     p = prepare(task.scenario, list(task.sets), task.seed)
-    sim = run_prepared(p)
+    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
+    apply(sim, task.hooks)
+    sim.run()
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
         out = Path(tmp) / "run"
         write_outputs(sim, out, {"scenario": p.scenario.name, "sets": list(task.sets)})
@@ -122,6 +127,7 @@ def outcome(control: Control, seeds: list[int], runs: list[Figures]) -> ControlO
             name=control.name,
             label=control.label,
             sets=control.sets,
+            hooks=list(control.hooks),
             available=False,
             reason=control.unavailable,
         )
@@ -134,6 +140,7 @@ def outcome(control: Control, seeds: list[int], runs: list[Figures]) -> ControlO
         name=control.name,
         label=control.label,
         sets=control.sets,
+        hooks=list(control.hooks),
         seeds=seeds,
         delivered_share=spread([None if w is None else w.delivered_share for w in later]),
         on_time_share=spread([None if w is None else w.on_time_share for w in later]),

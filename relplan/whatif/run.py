@@ -112,7 +112,9 @@ def whatif(
         runnable = [Control(AS_OBSERVED, "as observed")] + [
             c for c in controls if not c.unavailable
         ]
-        tasks = [Task(str(scenario), tuple(c.sets), s, c.name) for c in runnable for s in seeds]
+        tasks = [
+            Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
+        ]
         runs, _ = run_tasks(tasks, o.jobs, progress)
     by_control = {
         c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)

@@ -168,6 +168,17 @@ def blocks_for(name: str, label: str, sets: list[str], sizing: Sizing) -> list[S
             f"client = OpenAI(max_retries={r}, timeout={t_text})",
             "text",
         )
+    if name == "retry-before-first-token":
+        add(
+            "client",
+            "Client: retry only before the first token",
+            "Retry an attempt only when it failed before any token arrived (a refusal, a timeout\n"
+            "waiting for the first token); once the response has started streaming, end the call\n"
+            "with the error instead of sending the prompt again.\n"
+            f"client = OpenAI(max_retries={sizing.max_retries}, timeout=...)  # with stream=True, do"
+            " not wrap the stream in a retry loop",
+            "text",
+        )
     if _value(sets, "proxy.coalesce") == "true":
         cancel = _value(sets, "proxy.cancellation") or "off"
         add(
