@@ -1,5 +1,8 @@
 """Fit an incident: from a workspace, the scenario that replays it, with where each part came from.
 
+The client and proxy parts are fitted in fit_observed.py; this module does the calls, the
+engine and the scenario file.
+
 docs/whatif.md (The fit) describes the choices; in short:
 - calls: first attempts in the proxy log (planned arrival, prompt tokens, max_tokens), the
   output length from the engine trace's finished execution of the call; calls without one
@@ -35,20 +38,13 @@ import duckdb
 from relplan import sql
 from relplan.analyses import AnalyzeOptions, RunContext, resolve_context
 from relplan.errors import NoDataError
+from relplan.whatif.fit_observed import ClientFlags, fit_client, fit_proxy
 from relplan.whatif.model import Provenance
 from relplan.whatif.toml_out import dump_toml
 
+__all__ = ["DEFAULT_PROFILE", "ClientFlags", "Fitted", "PlannedCall", "fit_incident", "write_calls"]
+
 DEFAULT_PROFILE = "h100-7b"
-
-
-@dataclass(frozen=True)
-class ClientFlags:
-    """Client settings given on the command line: each overrides what the data shows."""
-
-    deadline_s: float | None = None
-    max_retries: int | None = None
-    backoff_min_s: float | None = None
-    backoff_max_s: float | None = None
 
 
 @dataclass
@@ -149,157 +145,6 @@ def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[d
         n = sum(1 for c in calls if ctx.t0 + a <= c.t < ctx.t0 + b)
         out.append({"name": name, "seconds": round(seconds, 6), "rate_per_s": n / (b - a)})
     return out
-
-
-def _client(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, flags: ClientFlags, prov: list[Provenance]
-) -> dict[str, Any]:
-    client: dict[str, Any] = {}
-    cut = sql.one(con, "whatif/cut_attempts") if ctx.has_proxy else None
-    if flags.deadline_s is not None:
-        client["deadline_s"] = flags.deadline_s
-        prov.append(
-            Provenance(part="client", value=f"deadline {flags.deadline_s:g} s", source="--deadline")
-        )
-    elif (
-        cut is not None
-        and cut["gone"]
-        and cut["mode_s"] is not None
-        and 2 * cut["at_mode"] >= cut["gone"]
-    ):
-        client["deadline_s"] = float(cut["mode_s"])
-        prov.append(
-            Provenance(
-                part="client",
-                value=f"deadline {cut['mode_s']:g} s",
-                source=f"{cut['at_mode']} of {cut['gone']} attempts the client cut lasted it",
-            )
-        )
-    elif ctx.deadline_s is not None:
-        client["deadline_s"] = ctx.deadline_s
-        prov.append(
-            Provenance(
-                part="client",
-                value=f"deadline {ctx.deadline_s:g} s",
-                source=f"D from {ctx.deadline_source}",
-            )
-        )
-    else:
-        client["deadline_s"] = math.inf
-        prov.append(
-            Provenance(
-                part="client", value="no deadline", source="no attempt was cut by the client"
-            )
-        )
-
-    gaps = sql.one(con, "whatif/retry_gaps") if ctx.has_proxy else None
-    if flags.max_retries is not None:
-        client["max_retries"] = flags.max_retries
-        prov.append(
-            Provenance(part="client", value=f"{flags.max_retries} retries", source="--max-retries")
-        )
-    elif gaps is not None and gaps["max_attempt"] is not None:
-        client["max_retries"] = int(gaps["max_attempt"])
-        prov.append(
-            Provenance(
-                part="client",
-                value=f"{int(gaps['max_attempt'])} retries",
-                source=f"highest attempt number in the proxy log ({gaps['retries']} retries of {gaps['calls']} calls)",
-            )
-        )
-    else:
-        client["max_retries"] = 0
-        prov.append(Provenance(part="client", value="0 retries", source="no proxy log: assumed"))
-
-    lo, hi = flags.backoff_min_s, flags.backoff_max_s
-    source = "--backoff"
-    if (lo is None or hi is None) and gaps is not None and gaps["gaps"]:
-        lo = float(gaps["gap_min_s"]) if lo is None else lo
-        hi = float(gaps["gap_max_s"]) if hi is None else hi
-        source = (
-            f"smallest and largest of {gaps['gaps']} gaps between an attempt's end and the next"
-        )
-    if lo is not None and hi is not None:
-        lo, hi = round(max(0.0, lo), 3), round(max(lo, hi), 3)
-        client["backoff_min_s"], client["backoff_max_s"] = lo, hi
-        prov.append(
-            Provenance(part="client", value=f"backoff uniform {lo:g}-{hi:g} s", source=source)
-        )
-    if ctx.delivery_window_s is not None:
-        client["delivery_window_s"] = ctx.delivery_window_s
-        prov.append(
-            Provenance(
-                part="client",
-                value=f"delivery window {ctx.delivery_window_s:g} s",
-                source=f"W from {ctx.delivery_window_source}",
-            )
-        )
-    return client
-
-
-def _proxy(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenance]
-) -> dict[str, Any]:
-    if not (ctx.has_proxy and ctx.has_events):
-        prov.append(
-            Provenance(
-                part="proxy",
-                value="no cancellation, no coalescing",
-                source="needs a proxy log and an engine trace: assumed",
-            )
-        )
-        return {"cancellation": "off", "coalesce": False}
-    r = sql.one(con, "whatif/proxy_controls_observed")
-    assert r is not None
-    gone = int(r["gone_with_execution"])
-    aborted = int(r["aborted_after_gone"])
-    proxy: dict[str, Any] = {}
-    if gone == 0:
-        proxy["cancellation"] = "off"
-        prov.append(
-            Provenance(
-                part="proxy",
-                value="cancellation off",
-                source="no execution lost its client: nothing to observe",
-            )
-        )
-    elif 2 * aborted >= gone:
-        delay = float(r["abort_delay_median_s"] or 0.0)
-        proxy["cancellation"] = "immediate" if delay < 0.5 else f"deferred({round(delay, 1):g})"
-        prov.append(
-            Provenance(
-                part="proxy",
-                value=f"cancellation {proxy['cancellation']}",
-                source=f"{aborted} of {gone} executions whose client left were aborted, median {delay:.2f} s after",
-            )
-        )
-    else:
-        proxy["cancellation"] = "off"
-        prov.append(
-            Provenance(
-                part="proxy",
-                value="cancellation off",
-                source=f"only {aborted} of {gone} executions whose client left were aborted",
-            )
-        )
-    attached = int(r["attached_retries"])
-    proxy["coalesce"] = attached > 0
-    prov.append(
-        Provenance(
-            part="proxy",
-            value="retries coalesced" if attached else "retries not coalesced",
-            source=f"{attached} of {r['retries']} retries attached to a running execution",
-        )
-    )
-    if r["shed"]:
-        prov.append(
-            Provenance(
-                part="proxy",
-                value="no retry budget or proxy cap assumed",
-                source=f"{r['shed']} attempts were refused (shed or error): which limit refused them is not in the data",
-            )
-        )
-    return proxy
 
 
 def _engine(
@@ -414,8 +259,8 @@ def fit_incident(
     calls_path = out.parent / f"{stem}.calls.jsonl"
     write_calls(calls_path, calls, outputs)
     prompts = [c.prompt for c in calls]
-    client = _client(con, ctx, flags or ClientFlags(), prov)
-    proxy = _proxy(con, ctx, prov)
+    client = fit_client(con, ctx, flags or ClientFlags(), prov)
+    proxy = fit_proxy(con, ctx, prov)
     engine, profile_path = _engine(con, ctx, profile, cap, out.parent, stem, prov)
     prefix = engine.pop("_prefix_tokens", 0)
     prov.append(
