@@ -80,7 +80,7 @@ def test_each_control_predicts_its_direct_simulation(replayed: tuple[WhatIf, flo
         )
         for n in CONTROLS
     ]
-    direct, _ = run_tasks(tasks, 2)
+    direct, _, _ = run_tasks(tasks, 2)
     for name, truth in zip(CONTROLS, direct, strict=True):
         pred = by_name[name]
         assert pred.verdict == truth.verdict, name

@@ -86,6 +86,7 @@ WHATIF = WhatIf(
     settings=[],
     seeds=1,
     wall_s=1.0,
+    replay_cpu_s=1.0,
 )
 
 

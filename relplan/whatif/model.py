@@ -102,3 +102,4 @@ class WhatIf(StrictModel):
     settings: list[SettingBlock]
     seeds: int
     wall_s: float
+    replay_cpu_s: float = Field(description="CPU seconds of the replays, summed over runs")

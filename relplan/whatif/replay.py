@@ -66,6 +66,13 @@ def run_one(task: Task) -> Figures:
             con.close()
 
 
+def run_timed(task: Task) -> tuple[Figures, float]:
+    """`run_one` and the CPU seconds it took in its process."""
+    c = time.process_time()
+    fig = run_one(task)
+    return fig, time.process_time() - c
+
+
 def check_tasks(tasks: list[Task]) -> None:
     """Validate every task's overrides in the parent, so a bad one fails before any run."""
     from relplan.sim.run import prepare
@@ -79,27 +86,32 @@ def check_tasks(tasks: list[Task]) -> None:
 
 def run_tasks(
     tasks: list[Task], jobs: int, progress: Callable[[int, int], None] | None = None
-) -> tuple[list[Figures], float]:
-    """Every task's figures, in task order, and the wall seconds the runs took."""
+) -> tuple[list[Figures], float, float]:
+    """Every task's figures, in task order, the wall seconds the runs took and the CPU
+    seconds they used (summed over the runs, in whichever process each ran)."""
     from relplan.sim.pool import spawn_context
 
     check_tasks(tasks)
     t = time.perf_counter()
     out: list[Figures] = []
+    cpu = 0.0
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(
             max_workers=min(jobs, len(tasks)), mp_context=spawn_context()
         ) as pool:
-            for fig in pool.map(run_one, tasks):
+            for fig, used in pool.map(run_timed, tasks):
                 out.append(fig)
+                cpu += used
                 if progress is not None:
                     progress(len(out), len(tasks))
     else:
         for task in tasks:
-            out.append(run_one(task))
+            fig, used = run_timed(task)
+            out.append(fig)
+            cpu += used
             if progress is not None:
                 progress(len(out), len(tasks))
-    return out, time.perf_counter() - t
+    return out, time.perf_counter() - t, cpu
 
 
 def spread(values: list[float | None]) -> Spread:

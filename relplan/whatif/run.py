@@ -115,7 +115,7 @@ def whatif(
         tasks = [
             Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
         ]
-        runs, _ = run_tasks(tasks, o.jobs, progress)
+        runs, _, cpu = run_tasks(tasks, o.jobs, progress)
     by_control = {
         c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
     }
@@ -139,4 +139,5 @@ def whatif(
         settings=settings,
         seeds=o.seeds,
         wall_s=round(time.perf_counter() - t, 2),
+        replay_cpu_s=round(cpu, 2),
     )
