@@ -1,10 +1,11 @@
 """Replay a fitted scenario under each control × seed, in parallel processes.
 
 Each run is a normal simulation of the scenario file with the control's `--set` overrides
-and the seed (relplan.sim.run.prepare / run_prepared), written in the canonical formats to a
-temporary folder, its proxy log, engine trace and run.json ingested into an in-memory
-workspace with `relplan ingest`'s readers and measured by `figures()`, exactly as the
-incident is (the figures need no metrics). Runs are spread over `jobs` processes
+and the seed (relplan.sim.run.prepare, relplan.sim.simulator.Simulation), with the control's
+hooks (hooks.py). What the figures read (the proxy log, the engine trace's events, run.json)
+is written in the canonical formats to a temporary folder by the simulator's own writer
+functions, ingested into an in-memory workspace with `relplan ingest`'s readers and measured
+by `figures()`, exactly as the incident is. Runs are spread over `jobs` processes
 (spawned, as `relplan simulate sweep` does); results come back in task order whatever the
 parallelism, so the table is deterministic.
 """
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from relplan.whatif.controls import Control
 from relplan.whatif.model import ControlOutcome, Figures, Spread
@@ -42,7 +44,6 @@ def run_one(task: Task) -> Figures:
     from relplan.ingest.driver import ingest_files
     from relplan.sim.run import prepare
     from relplan.sim.simulator import Simulation
-    from relplan.sim.writer import write_outputs
     from relplan.whatif.figures import figures
     from relplan.whatif.hooks import apply
 
@@ -51,19 +52,34 @@ def run_one(task: Task) -> Figures:
     apply(sim, task.hooks)
     sim.run()
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
-        out = Path(tmp) / "run"
-        write_outputs(sim, out, {"scenario": p.scenario.name, "sets": list(task.sets)})
+        files = write_measured(
+            sim, Path(tmp), {"scenario": p.scenario.name, "sets": list(task.sets)}
+        )
         con = duckdb.connect()
         try:
-            sql.run(con, "whatif/no_progress_bar")
             sql.run(con, "schema")
-            # the figures read attempts, engine events and the manifest: the metrics file
-            # (a third of the ingest time) is left out
-            files = [out / "proxy.parquet", out / "engine.parquet", out / "run.json"]
+            sql.run(con, "whatif/no_progress_bar")
             ingest_files(con, files, IngestOptions())
             return figures(con)
         finally:
             con.close()
+
+
+def write_measured(sim: Any, folder: Path, meta: dict[str, Any]) -> list[Path]:
+    """The files the figures read, in the canonical formats (relplan/sim/writer.py): the proxy
+    log, the engine trace's `event` rows and run.json. The trace's step and stats rows and the
+    metrics (most of a run's bytes) are left out: no figure reads them."""
+    import json
+
+    import polars as pl
+
+    from relplan.sim.writer import engine_frame, manifest, proxy_frame
+
+    proxy, engine, run = folder / "proxy.parquet", folder / "engine.parquet", folder / "run.json"
+    proxy_frame(sim).write_parquet(proxy)
+    engine_frame(sim).filter(pl.col("type") == "event").write_parquet(engine)
+    run.write_text(json.dumps(manifest(sim, meta).model_dump(mode="json")), encoding="utf-8")
+    return [proxy, engine, run]
 
 
 def run_timed(task: Task) -> tuple[Figures, float]:
