@@ -3,7 +3,9 @@
 -- call_id, t_planned (epoch s, earliest over the call's attempts), prompt_tokens and
 -- max_tokens of that attempt, output_tokens = the generated length of the call's finished
 -- execution when the engine trace has one (steps' decode_tokens summed, null otherwise),
--- source_id and source_row of the first attempt (for errors). Ordered by t_planned, call_id.
+-- partial_tokens = the most tokens any of the call's executions generated (a lower bound on
+-- its length when none finished; null without steps), source_id and source_row of the first
+-- attempt (for errors). Ordered by t_planned, call_id.
 -- params:
 with first as (
     select call_id, t_planned, prompt_tokens, max_tokens, source_id, source_row,
@@ -24,9 +26,16 @@ call_output as (
     from attempts a join generated g using (execution_id)
     where a.outcome = 'delivered'
     group by a.call_id
+),
+partial as (
+    select a.call_id, max(x.tokens) as partial_tokens
+    from (select execution_id, sum(decode_tokens) as tokens from steps group by execution_id) x
+    join (select distinct call_id, execution_id from attempts where execution_id is not null) a
+      using (execution_id)
+    group by a.call_id
 )
 select f.call_id, f.tp as t_planned, f.prompt_tokens, f.max_tokens, o.output_tokens,
-       f.source_id, f.source_row
-from first f left join call_output o using (call_id)
+       p.partial_tokens, f.source_id, f.source_row
+from first f left join call_output o using (call_id) left join partial p using (call_id)
 where f.k = 1
 order by f.tp, f.call_id
