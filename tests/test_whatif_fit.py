@@ -20,6 +20,7 @@ cannot be observed.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -209,3 +210,16 @@ def test_toml_writer_round_trips_what_the_fit_writes() -> None:
         "proxy": {"cancellation": 'deferred(4) "quoted"'},
     }
     assert tomllib.loads(dump_toml(data)) == data
+
+
+def test_a_drawn_length_is_longer_than_what_the_call_generated_and_within_max_tokens() -> None:
+    import random
+
+    from relplan.whatif.fit import draw_output
+
+    rng = random.Random(1)
+    mu = math.log(300)
+    draws = [draw_output(rng, mu, 0.44, 400, 2048) for _ in range(200)]
+    assert all(400 < d <= 2048 for d in draws)
+    assert draw_output(rng, mu, 0.44, 3000, 2048) == 2048  # generated past max_tokens: capped
+    assert draw_output(rng, mu, 0.01, 1500, 2048) == 1501  # nothing left above: just past it
