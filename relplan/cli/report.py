@@ -61,6 +61,14 @@ def report(
         ),
     ] = None,
     json_out: JsonFlag = False,
+    whatif: Annotated[
+        bool,
+        typer.Option(
+            "--whatif/--no-whatif",
+            help='Replay the incident under each control for "What would have helped"'
+            " (one seed each; needs a proxy log and Ĉ).",
+        ),
+    ] = True,
     tz: Annotated[
         str,
         typer.Option(
@@ -84,11 +92,17 @@ def report(
     Example: relplan report sample_data/pulse-retry-cancel
     """
     from relplan.analyses import AnalyzeOptions
+    from relplan.cli.progress import ProgressBar
     from relplan.report import pipeline as report_mod
     from relplan.values import use_tz
 
     opts = AnalyzeOptions(**run.options())
-    with use_tz(tz):
+    with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
+        extras: dict[str, report_mod.ExtraSection] = {}
+        if whatif:
+            from relplan.whatif.for_report import report_whatif
+
+            extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar)
         files = report_mod.make_report(
             path,
             db=db,
@@ -98,6 +112,7 @@ def report(
             json_path=data_json,
             opts=opts,
             inputs=inputs,
+            extras=extras,
         )
     if json_out:
         written = {

@@ -18,10 +18,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pydantic import BaseModel
+
 from relplan.analyses.evidence import source_status
 from relplan.analyses.result import AnalyzeResult
 from relplan.report.data import Footer, MissingItem, MissingSection, PhaseBand, ReportData
-from relplan.report.section import report_model, report_sections, section_title
+from relplan.report.section import extra_sections, report_model, report_sections, section_title
 from relplan.report.verdict import verdict_block
 from relplan.report.wording import sentence
 from relplan.values import display_tz, iso_utc
@@ -36,8 +38,12 @@ def build_report_data(
     facts: WorkspaceFacts,
     generated_at: datetime,
     relplan_version: str,
+    extras: dict[str, BaseModel | str] | None = None,
 ) -> ReportData:
-    """The report's data model from the analyses' result. Pure: no I/O, no clock."""
+    """The report's data model from the analyses' result. Pure: no I/O, no clock.
+
+    `extras` holds the results of the extra sections (section.EXTRA_SECTIONS) a caller
+    computed, or the reason one could not be computed; an extra section not in it is left out."""
     ctx = res.context
     missing_items = [
         MissingItem(section=section_title(s.analysis), reason=s.reason) for s in res.skipped
@@ -52,6 +58,12 @@ def build_report_data(
         sections[analysis.name] = section.build(result, ctx)
         if section.missing is not None:
             missing_items += section.missing(result, ctx)
+    for name, section in extra_sections():
+        value = (extras or {}).get(name)
+        if isinstance(value, str):
+            missing_items.append(MissingItem(section=section.title, reason=value))
+        elif value is not None:
+            sections[name] = section.build(value, ctx)
     if ctx.capacity is None:
         missing_items.append(
             MissingItem(

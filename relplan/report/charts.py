@@ -210,12 +210,13 @@ def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
     A section with no rows to draw gets no chart (an empty dataset would only make Vega
     warn about infinite extents); its table and finding still show.
     """
-    from relplan.report.section import report_sections
+    from relplan.report.section import extra_sections, report_sections
 
     specs: dict[str, Spec] = {}
-    for analysis, section in report_sections():
-        sec = getattr(data, analysis.name)
-        if section.chart is None or not sec.available:
+    named = [(a.name, s) for a, s in report_sections()] + extra_sections()
+    for name, section in named:
+        sec = getattr(data, name, None)
+        if section.chart is None or sec is None or not sec.available:
             continue
         datasets: dict[str, list[dict[str, Any]]] = {}
         token = _DATASETS.set(datasets)
@@ -229,5 +230,5 @@ def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
         if datasets:
             spec["datasets"] = {**spec.get("datasets", {}), **datasets}
         spec.setdefault("config", {})["font"] = "system-ui, sans-serif"
-        specs[analysis.name] = spec
+        specs[name] = spec
     return specs

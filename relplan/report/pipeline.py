@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
+from pydantic import BaseModel
 
 from relplan import __version__, workspace
 from relplan.analyses import AnalyzeOptions, analyze
-from relplan.errors import InputError, UsageError
+from relplan.errors import InputError, NoDataError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
 from relplan.report.build import build_report_data
@@ -43,6 +44,9 @@ from relplan.workspace.facts import workspace_facts
 __all__ = ["ReportFiles", "collect_report_data", "default_out", "make_report", "render_page"]
 
 REPORTS_DIR = Path("reports")
+
+# An extra section's computation: (workspace, the analyses' options) -> its result model.
+ExtraSection = Callable[[duckdb.DuckDBPyConnection, AnalyzeOptions], BaseModel]
 _DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 
 
@@ -60,11 +64,21 @@ def collect_report_data(
     *,
     fallback_name: str,
     generated_at: datetime,
+    extras: Mapping[str, ExtraSection] | None = None,
 ) -> ReportData:
-    """Run the analyses on a workspace, read its facts, and arrange both into the report."""
+    """Run the analyses on a workspace, read its facts, and arrange both into the report.
+
+    `extras` computes the extra sections (relplan/report/section.py, EXTRA_SECTIONS) from the
+    same workspace; one that raises NoDataError is listed with its reason."""
     result = analyze(con, opts)
     facts = workspace_facts(con, fallback_name)
-    return build_report_data(result, facts, generated_at, __version__)
+    computed: dict[str, BaseModel | str] = {}
+    for name, compute in (extras or {}).items():
+        try:
+            computed[name] = compute(con, opts)
+        except NoDataError as exc:
+            computed[name] = str(exc)
+    return build_report_data(result, facts, generated_at, __version__, computed)
 
 
 def render_page(data: ReportData) -> str:
@@ -129,6 +143,7 @@ def make_report(
     opts: AnalyzeOptions | None = None,
     generated_at: datetime | None = None,
     inputs: IngestOptions | None = None,
+    extras: Mapping[str, ExtraSection] | None = None,
 ) -> ReportFiles:
     """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
@@ -139,7 +154,7 @@ def make_report(
             raise UsageError(flag, f"{folder} exists and is not a directory")
     with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback):
         data = collect_report_data(
-            con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when
+            con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when, extras=extras
         )
     specs = chart_specs(data)
     page = render_html(data, specs)

@@ -11,6 +11,11 @@ one per module in relplan/report/sections/. A section has:
 
 `report_sections()` resolves them in registry order; `report_model()` is the `ReportData`
 class with one field per section, named after its analysis.
+
+`EXTRA_SECTIONS` are sections whose result is not an analysis's: a caller above the report
+computes it (the `relplan report` command runs `relplan whatif`, which needs the simulator
+the report never imports) and hands it to the builder. Their fields are optional (null when
+not computed) and come after the analyses' sections.
 """
 
 from __future__ import annotations
@@ -49,6 +54,22 @@ class Section(Generic[R, S]):
         )
 
 
+EXTRA_SECTIONS: dict[str, str] = {
+    "whatif": "relplan.report.sections.what_would_have_helped:SECTION",
+}
+
+
+def extra_sections() -> list[tuple[str, Section[Any, Any]]]:
+    """The extra sections (name, Section), in page order."""
+    out: list[tuple[str, Section[Any, Any]]] = []
+    for name, ref in EXTRA_SECTIONS.items():
+        section = registry.resolve(ref)
+        if not isinstance(section, Section):
+            raise TypeError(f"{ref} is not a relplan.report.section.Section")
+        out.append((name, section))
+    return out
+
+
 def report_sections() -> list[tuple[registry.Analysis[Any], Section[Any, Any]]]:
     """Every registered analysis that has a report section, with it, in registry order."""
     out: list[tuple[registry.Analysis[Any], Section[Any, Any]]] = []
@@ -74,12 +95,20 @@ def section_title(analysis: str) -> str:
 
 def report_model() -> type[ReportData]:
     """The `ReportData` class for the registered sections."""
-    return _report_model(tuple((a.name, s.model) for a, s in report_sections()))
+    return _report_model(
+        tuple((a.name, s.model) for a, s in report_sections()),
+        tuple((name, s.model) for name, s in extra_sections()),
+    )
 
 
 @cache
-def _report_model(fields: tuple[tuple[str, type[SectionBase]], ...]) -> type[ReportData]:
+def _report_model(
+    fields: tuple[tuple[str, type[SectionBase]], ...],
+    extras: tuple[tuple[str, type[SectionBase]], ...] = (),
+) -> type[ReportData]:
     spec: dict[str, Any] = {name: (model, ...) for name, model in fields}
+    for name, extra in extras:
+        spec[name] = (extra | None, Field(default=None))
     spec["missing"] = (MissingSection, ...)
     spec["footer"] = (Footer, Field(description="sources, row counts, version, time"))
     model: type[ReportData] = create_model(

@@ -1,0 +1,149 @@
+"""Benchmark of `relplan whatif` (not a test): the replay of a simulated incident under
+controls × seeds, its wall time against the 60 s target, and (with --direct) each control's
+predicted delivered share next to a direct simulation of the same control.
+
+The incident is `--scenario` (default pulse-retry-cancel: 947 s of phases, about 16 minutes)
+simulated with seed 1 and ingested into a temporary workspace. `relplan whatif` then fits it
+and replays the as-observed scenario and the first `--controls` controls, `--seeds` seeds
+each, over `--jobs` processes. With --direct, every control is also simulated from the
+scenario itself (same workload: the incident's C^ is kept; same seeds), and the delivered
+share of overload-and-later calls is printed side by side, with the as-observed fit error.
+
+    python bench/whatif.py [--seeds 3] [--controls 8] [--jobs 2] [--direct]
+    python bench/whatif.py --set workload.phases.2.seconds=60 --seeds 1 --controls 1   # tiny
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from relplan import workspace
+from relplan.ingest.base import IngestOptions
+from relplan.ingest.driver import ingest_files
+from relplan.sim.run import simulate
+from relplan.tables import format_table
+from relplan.values import pct
+from relplan.whatif.controls import builtin_controls
+from relplan.whatif.replay import Task, run_tasks
+from relplan.whatif.run import WhatIfOptions, whatif
+
+TARGET_S = 60.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenario", default="pulse-retry-cancel")
+    ap.add_argument("--set", dest="sets", action="append", default=[])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--controls", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--direct", action="store_true")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as d:
+        run = Path(d) / "incident"
+        simulate(args.scenario, run, seed=1, sets=args.sets)
+        db = Path(d) / "incident.duckdb"
+        with workspace.open_workspace(db) as con:
+            ingest_files(con, [run], IngestOptions())
+        with workspace.open_workspace(db, read_only=True) as con:
+            keep = Path(d) / "fit"
+            keep.mkdir()
+            # the controls the table shows, first `--controls` of those that can be replayed
+            probe = whatif_controls(con, keep)
+            names = list(probe)[: args.controls]
+            t = time.perf_counter()
+            cpu_parent = time.process_time()
+            res = whatif(
+                con, WhatIfOptions(seeds=args.seeds, jobs=args.jobs, only=names), work_dir=keep
+            )
+            wall = time.perf_counter() - t
+            cpu = res.replay_cpu_s + (time.process_time() - cpu_parent)
+            cap = res.capacity_calls_per_s
+        runs = (len(names) + 1) * args.seeds
+        rows = [
+            ["incident", f"{args.scenario} seed 1 {' '.join(args.sets)}".strip()],
+            ["controls x seeds (+ as observed)", f"{len(names)} x {args.seeds} (+ {args.seeds})"],
+            ["runs", str(runs)],
+            ["processes", str(args.jobs)],
+            ["wall: fit + replays + table", f"{wall:.1f} s"],
+            ["wall per run x processes", f"{wall * args.jobs / runs:.2f} s"],
+            [f"wall / {TARGET_S:g} s target", f"{wall / TARGET_S:.2f}"],
+            ["CPU s: the runs (summed) + this process", f"{cpu:.1f} s"],
+            [
+                f"CPU s / {args.jobs} processes (idle-machine wall, lower bound)",
+                f"{cpu / args.jobs:.1f} s ({cpu / args.jobs / TARGET_S:.2f} of the target)",
+            ],
+            ["load average (1 min) after", f"{os.getloadavg()[0]:.2f}"],
+        ]
+        print(f"relplan whatif benchmark on {os.cpu_count()} cores")
+        print(format_table(["measure", "value"], rows, left=(0,)))
+        c = res.check
+        print(
+            f"\nfit check: verdict {c.incident.verdict} (replay {c.replay.verdict}), "
+            f"fit error {pct(c.error)} ({c.error_window}); trusted: {c.trusted}"
+        )
+        if args.direct:
+            by_name = {o.name: o for o in res.controls}
+            tasks = [
+                Task(
+                    args.scenario,
+                    (*args.sets, *o.sets, f"capacity_calls_per_s={cap}"),
+                    s,
+                    o.name,
+                    tuple(o.hooks),
+                )
+                for o in (by_name[n] for n in names)
+                for s in range(1, args.seeds + 1)
+            ]
+            figs, _, _ = run_tasks(tasks, args.jobs)
+            direct: dict[str, list[float]] = {}
+            verdicts: dict[str, list[str]] = {}
+            for task, f in zip(tasks, figs, strict=True):
+                w = f.window("overload+later")
+                if w is not None and w.delivered_share is not None:
+                    direct.setdefault(task.control, []).append(w.delivered_share)
+                verdicts.setdefault(task.control, []).append(f.verdict)
+            table = []
+            for n in names:
+                o = by_name[n]
+                pred = o.delivered_share.median if o.delivered_share is not None else None
+                dm = statistics.median(direct[n]) if direct.get(n) else None
+                table.append(
+                    [
+                        n,
+                        pct(pred),
+                        pct(dm),
+                        "-" if pred is None or dm is None else f"{(pred - dm) * 100:+.1f}",
+                        o.verdict,
+                        max(set(verdicts[n]), key=verdicts[n].count),
+                    ]
+                )
+            print("\ndelivered share of overload and later calls (median over seeds)")
+            print(
+                format_table(
+                    ["control", "whatif", "direct", "diff pts", "whatif verdict", "direct verdict"],
+                    table,
+                    left=(0, 4, 5),
+                )
+            )
+
+
+def whatif_controls(con: object, folder: Path) -> list[str]:
+    """The names of the built-in controls that can be replayed, in table order."""
+    from relplan.whatif.fit import fit_incident
+
+    fitted = fit_incident(con, folder / "probe.toml")  # type: ignore[arg-type]
+    return [c.name for c in builtin_controls(fitted.data) if not c.unavailable]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The report's "What would have helped" section, from a `relplan whatif` result.
+
+The replay needs the simulator, which the report never imports: the caller above the report
+(the `relplan report` command) runs `relplan.whatif` and hands the result over
+(relplan/report/section.py, EXTRA_SECTIONS). This module only words and draws it: the fit
+check in one sentence, one row per control (delivered and on-time share of overload-and-later
+calls, recovery, executions per call, verdict) and a bar chart of the delivered share per
+control beside the incident's.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+from pydantic import Field
+
+from relplan.analyses.context import RunContext
+from relplan.models import StrictModel
+from relplan.report.charts import WIDTH, inline_data
+from relplan.report.data import ReportData, SectionBase, Table
+from relplan.report.section import Section
+from relplan.values import num, pct
+from relplan.whatif.model import Spread, WhatIf
+
+TITLE = "What would have helped"
+QUESTION = (
+    "Replayed under each control, which would have kept the calls of the overload and after "
+    "delivered, and what do I configure?"
+)
+
+
+class ControlBar(StrictModel):
+    control: str
+    label: str
+    delivered_share: float
+    verdict: str
+
+
+class WhatWouldHaveHelpedSection(SectionBase):
+    seeds: int = 0
+    incident_delivered_share: float | None = None
+    trusted: bool = False
+    bars: list[ControlBar] = Field(default_factory=list)
+    settings: list[str] = Field(default_factory=list, description="titles of the settings")
+
+
+def _cell(s: Spread | None, share: bool = True) -> str:
+    if s is None or s.median is None:
+        return "-"
+    f = pct if share else (lambda v: num(v, 0))
+    return f(s.median) if s.low == s.high else f"{f(s.median)} ({f(s.low)}-{f(s.high)})"
+
+
+def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
+    del ctx  # every figure is in the what-if result
+    c = w.check
+    inc = c.incident.window("overload+later")
+    inc_share = None if inc is None else inc.delivered_share
+    order = {n: i for i, n in enumerate(w.ranked)}
+    controls = sorted(w.controls, key=lambda o: order.get(o.name, len(order)))
+    rows = [
+        [
+            "as observed (the incident)",
+            pct(inc_share),
+            pct(None if inc is None else inc.on_time_share),
+            num(c.incident.recovery_s),
+            num(c.incident.executions_per_call, 2),
+            c.incident.verdict,
+        ]
+    ]
+    bars: list[ControlBar] = []
+    for o in controls:
+        if not o.available:
+            rows.append([o.label, "-", "-", "-", "-", f"not replayed: {o.reason}"])
+            continue
+        rows.append(
+            [
+                o.label,
+                _cell(o.delivered_share),
+                _cell(o.on_time_share),
+                _cell(o.recovery_s, share=False),
+                "-"
+                if o.executions_per_call is None or o.executions_per_call.median is None
+                else f"{o.executions_per_call.median:.2f}",
+                o.verdict,
+            ]
+        )
+        if o.delivered_share is not None and o.delivered_share.median is not None:
+            bars.append(
+                ControlBar(
+                    control=o.name,
+                    label=o.label,
+                    delivered_share=o.delivered_share.median,
+                    verdict=o.verdict,
+                )
+            )
+    seeds = f"{w.seeds} seed" + ("" if w.seeds == 1 else "s")
+    fit = (
+        f"The as-observed replay reached the incident's verdict ({c.incident.verdict}); "
+        f"fit error {pct(c.error)}."
+        if c.trusted
+        else f"The fit is not trusted, so the controls are not ranked: {c.reason}."
+    )
+    best = ""
+    if w.ranked:
+        top = next(o for o in w.controls if o.name == w.ranked[0])
+        best = (
+            f" Best: {top.label}, {_cell(top.delivered_share)} of overload-and-later calls "
+            f"delivered against {pct(inc_share)} in the incident ({top.verdict})."
+        )
+    finding = (
+        f"{fit}{best} The report replays {seeds} per control to stay quick; "
+        "`relplan whatif --db FILE --seeds 3` gives the range over seeds and the settings to "
+        "configure."
+    )
+    return WhatWouldHaveHelpedSection(
+        title=TITLE,
+        question=QUESTION,
+        finding=finding,
+        caption=(
+            "Delivered share of the calls planned from the start of the overload on, per control "
+            f"(median over {seeds}); the dashed line is the incident's."
+        )
+        if bars
+        else "",
+        seeds=w.seeds,
+        incident_delivered_share=inc_share,
+        trusted=c.trusted,
+        bars=bars,
+        settings=[f"{s.title} (for {s.control})" for s in w.settings],
+        table=Table(
+            columns=[
+                "control",
+                "delivered",
+                "on time",
+                "recovery s",
+                "executions per call",
+                "verdict",
+            ],
+            rows=rows,
+        ),
+    )
+
+
+def chart(sec: WhatWouldHaveHelpedSection, data: ReportData) -> alt.TopLevelMixin | None:
+    del data
+    if not sec.bars:
+        return None
+    rows = [{"label": b.label, "share": b.delivered_share, "verdict": b.verdict} for b in sec.bars]
+    order = [b.label for b in sec.bars]
+    bars = (
+        alt.Chart(inline_data(rows))
+        .mark_bar()
+        .encode(
+            y=alt.Y("label:N", title=None, sort=order),
+            x=alt.X(
+                "share:Q",
+                title="delivered share, overload and later",
+                scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(format="%"),
+            ),
+            color=alt.Color(
+                "verdict:N",
+                scale=alt.Scale(
+                    domain=[
+                        "recovered",
+                        "draining",
+                        "metastable",
+                        "overloaded",
+                        "insufficient data",
+                    ],
+                    range=["#54a24b", "#eeca3b", "#e45756", "#b279a2", "#bab0ac"],
+                ),
+            ),
+            tooltip=[
+                alt.Tooltip("label:N", title="control"),
+                alt.Tooltip("share:Q", title="delivered", format=".1%"),
+                alt.Tooltip("verdict:N"),
+            ],
+        )
+    )
+    layers: list[alt.Chart] = [bars]
+    if sec.incident_delivered_share is not None:
+        layers.append(
+            alt.Chart(inline_data([{"x": sec.incident_delivered_share}]))
+            .mark_rule(color="#333333", strokeDash=[6, 4])
+            .encode(x="x:Q")
+        )
+    return alt.layer(*layers).properties(width=WIDTH, height=24 * len(sec.bars) + 20)
+
+
+SECTION = Section(
+    title=TITLE,
+    question=QUESTION,
+    model=WhatWouldHaveHelpedSection,
+    build=build,
+    chart=chart,
+)

@@ -1,0 +1,179 @@
+"""Replay a fitted scenario under each control × seed, in parallel processes.
+
+Each run is a normal simulation of the scenario file with the control's `--set` overrides
+and the seed (relplan.sim.run.prepare, relplan.sim.simulator.Simulation), with the control's
+hooks (hooks.py). What the figures read (the proxy log, the engine trace's events, run.json)
+is written in the canonical formats to a temporary folder by the simulator's own writer
+functions, ingested into an in-memory workspace with `relplan ingest`'s readers and measured
+by `figures()`, exactly as the incident is. Runs are spread over `jobs` processes
+(spawned, as `relplan simulate sweep` does); results come back in task order whatever the
+parallelism, so the table is deterministic.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from relplan.whatif.controls import Control
+from relplan.whatif.model import ControlOutcome, Figures, Spread
+
+
+@dataclass(frozen=True)
+class Task:
+    scenario: str  # path of the fitted scenario file
+    sets: tuple[str, ...]
+    seed: int
+    control: str
+    hooks: tuple[str, ...] = ()  # relplan/whatif/hooks.py
+
+
+def run_one(task: Task) -> Figures:
+    """One simulation of `task`, measured like the incident."""
+    import duckdb
+
+    from relplan import sql
+    from relplan.ingest.base import IngestOptions
+    from relplan.ingest.driver import ingest_files
+    from relplan.sim.run import prepare
+    from relplan.sim.simulator import Simulation
+    from relplan.whatif.figures import figures
+    from relplan.whatif.hooks import apply
+
+    p = prepare(task.scenario, list(task.sets), task.seed)
+    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
+    apply(sim, task.hooks)
+    sim.run()
+    with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
+        files = write_measured(
+            sim, Path(tmp), {"scenario": p.scenario.name, "sets": list(task.sets)}
+        )
+        con = duckdb.connect()
+        try:
+            sql.run(con, "schema")
+            sql.run(con, "whatif/no_progress_bar")
+            ingest_files(con, files, IngestOptions())
+            return figures(con)
+        finally:
+            con.close()
+
+
+def write_measured(sim: Any, folder: Path, meta: dict[str, Any]) -> list[Path]:
+    """The files the figures read, in the canonical formats (relplan/sim/writer.py): the proxy
+    log, the engine trace's `event` rows and run.json. The trace's step and stats rows and the
+    metrics (most of a run's bytes) are left out: no figure reads them."""
+    import json
+
+    import polars as pl
+
+    from relplan.sim.writer import engine_frame, manifest, proxy_frame
+
+    proxy, engine, run = folder / "proxy.parquet", folder / "engine.parquet", folder / "run.json"
+    proxy_frame(sim).write_parquet(proxy)
+    engine_frame(sim).filter(pl.col("type") == "event").write_parquet(engine)
+    run.write_text(json.dumps(manifest(sim, meta).model_dump(mode="json")), encoding="utf-8")
+    return [proxy, engine, run]
+
+
+def run_timed(task: Task) -> tuple[Figures, float]:
+    """`run_one` and the CPU seconds it took in its process."""
+    c = time.process_time()
+    fig = run_one(task)
+    return fig, time.process_time() - c
+
+
+def check_tasks(tasks: list[Task]) -> None:
+    """Validate every task's overrides in the parent, so a bad one fails before any run."""
+    from relplan.sim.run import prepare
+
+    seen: set[tuple[str, ...]] = set()
+    for t in tasks:
+        if t.sets not in seen:
+            seen.add(t.sets)
+            prepare(t.scenario, list(t.sets), t.seed)
+
+
+def run_tasks(
+    tasks: list[Task], jobs: int, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[Figures], float, float]:
+    """Every task's figures, in task order, the wall seconds the runs took and the CPU
+    seconds they used (summed over the runs, in whichever process each ran)."""
+    from relplan.sim.pool import spawn_context
+
+    check_tasks(tasks)
+    t = time.perf_counter()
+    out: list[Figures] = []
+    cpu = 0.0
+    if jobs > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(tasks)), mp_context=spawn_context()
+        ) as pool:
+            for fig, used in pool.map(run_timed, tasks):
+                out.append(fig)
+                cpu += used
+                if progress is not None:
+                    progress(len(out), len(tasks))
+    else:
+        for task in tasks:
+            fig, used = run_timed(task)
+            out.append(fig)
+            cpu += used
+            if progress is not None:
+                progress(len(out), len(tasks))
+    return out, time.perf_counter() - t, cpu
+
+
+def spread(values: list[float | None]) -> Spread:
+    known = [v for v in values if v is not None]
+    if not known:
+        return Spread(median=None, low=None, high=None)
+    return Spread(median=statistics.median(known), low=min(known), high=max(known))
+
+
+def median_run(runs: list[Figures]) -> Figures:
+    """The run whose overload+later delivered share is the median (the lower one of two)."""
+
+    def key(f: Figures) -> float:
+        w = f.window("overload+later")
+        return -1.0 if w is None or w.delivered_share is None else w.delivered_share
+
+    ordered = sorted(runs, key=key)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def outcome(control: Control, seeds: list[int], runs: list[Figures]) -> ControlOutcome:
+    """One control's figures over its seeds."""
+    if control.unavailable:
+        return ControlOutcome(
+            name=control.name,
+            label=control.label,
+            sets=control.sets,
+            hooks=list(control.hooks),
+            available=False,
+            reason=control.unavailable,
+        )
+    later = [r.window("overload+later") for r in runs]
+    verdicts = [r.verdict for r in runs]
+    top = Counter(verdicts).most_common()
+    best = max(n for _, n in top)
+    verdict = next(v for v in verdicts if dict(top)[v] == best)
+    return ControlOutcome(
+        name=control.name,
+        label=control.label,
+        sets=control.sets,
+        hooks=list(control.hooks),
+        seeds=seeds,
+        delivered_share=spread([None if w is None else w.delivered_share for w in later]),
+        on_time_share=spread([None if w is None else w.on_time_share for w in later]),
+        recovery_s=spread([r.recovery_s for r in runs]),
+        executions_per_call=spread([r.executions_per_call for r in runs]),
+        verdicts=verdicts,
+        verdict=verdict,
+    )

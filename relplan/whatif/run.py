@@ -1,0 +1,143 @@
+"""`relplan whatif` end to end: fit -> as-observed replay and fit check -> controls -> settings.
+
+`whatif(con, ...)` is the library call the CLI and the report make; it returns a `WhatIf`
+(relplan/whatif/model.py). The fitted scenario and its calls are written into `work_dir`
+(a temporary folder unless the caller keeps one).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from relplan import sql
+from relplan.analyses import AnalyzeOptions
+from relplan.errors import UsageError
+from relplan.sim.scenario import load_scenario_data
+from relplan.whatif.check import check_fit
+from relplan.whatif.controls import AS_OBSERVED, Control, builtin_controls, file_control
+from relplan.whatif.figures import figures
+from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
+from relplan.whatif.model import ControlOutcome, WhatIf
+from relplan.whatif.replay import Task, outcome, run_tasks
+from relplan.whatif.settings import Sizing, settings_for
+
+
+@dataclass(frozen=True)
+class WhatIfOptions:
+    seeds: int = 3
+    jobs: int = 2
+    only: list[str] = field(default_factory=list)  # control names; empty: all
+    scenario_files: list[str] = field(default_factory=list)
+    flags: ClientFlags = field(default_factory=ClientFlags)
+    profile: str | None = None
+    capacity: float | None = None
+    best: int = 3  # settings are printed for this many of the best controls
+
+
+def select_controls(fitted: Fitted, opts: WhatIfOptions) -> list[Control]:
+    controls = builtin_controls(fitted.data)
+    for ref in opts.scenario_files:
+        data, _ = load_scenario_data(ref)
+        controls.append(file_control(ref, data))
+    if opts.only:
+        known = {c.name for c in controls}
+        bad = [n for n in opts.only if n not in known]
+        if bad:
+            raise UsageError(
+                "--control",
+                f"unknown control {', '.join(bad)}; expected one of {', '.join(sorted(known))}",
+            )
+        controls = [c for c in controls if c.name in opts.only]
+    return controls
+
+
+def _rank(outcomes: list[ControlOutcome]) -> list[ControlOutcome]:
+    def key(o: ControlOutcome) -> tuple[bool, float, float]:
+        d = o.delivered_share.median if o.delivered_share is not None else None
+        t = o.on_time_share.median if o.on_time_share is not None else None
+        return (
+            o.verdict == "recovered",
+            d if d is not None else -1.0,
+            t if t is not None else -1.0,
+        )
+
+    return sorted((o for o in outcomes if o.available), key=key, reverse=True)
+
+
+def _sizing(con: duckdb.DuckDBPyConnection, fitted: Fitted) -> Sizing:
+    data = fitted.data
+    phases = data["workload"]["phases"]
+    peak = sql.one(con, "whatif/peak_running")
+    d = data["client"].get("deadline_s")
+    return Sizing(
+        capacity=float(data["capacity_calls_per_s"]),
+        deadline_s=None if d is None or not math.isfinite(d) else float(d),
+        max_retries=int(data["client"].get("max_retries", 0)),
+        base_rate_per_s=float(phases[0]["rate_per_s"]) if phases else None,
+        peak_running=None
+        if peak is None or peak["peak_running"] is None
+        else int(peak["peak_running"]),
+    )
+
+
+def whatif(
+    con: duckdb.DuckDBPyConnection,
+    opts: WhatIfOptions | None = None,
+    *,
+    work_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    analyze_opts: AnalyzeOptions | None = None,
+) -> WhatIf:
+    """Fit the workspace's incident, replay it as observed and under each control, rank."""
+    o = opts or WhatIfOptions()
+    if o.seeds < 1:
+        raise UsageError("--seeds", "give at least 1 seed")
+    t = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
+        folder = work_dir or Path(tmp)
+        scenario = folder / "scenario.toml"
+        fitted = fit_incident(
+            con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
+        )
+        incident = figures(con, analyze_opts)
+        controls = select_controls(fitted, o)
+        seeds = list(range(1, o.seeds + 1))
+        runnable = [Control(AS_OBSERVED, "as observed")] + [
+            c for c in controls if not c.unavailable
+        ]
+        tasks = [
+            Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
+        ]
+        runs, _, cpu = run_tasks(tasks, o.jobs, progress)
+    by_control = {
+        c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
+    }
+    check = check_fit(incident, by_control[AS_OBSERVED], seeds)
+    outcomes = [
+        outcome(c, seeds if not c.unavailable else [], by_control.get(c.name, [])) for c in controls
+    ]
+    ranked = _rank(outcomes) if check.trusted else []
+    settings = settings_for(
+        [(r.name, r.label, r.sets) for r in ranked], _sizing(con, fitted), o.best
+    )
+    ctx = fitted.ctx
+    return WhatIf(
+        name=str(fitted.data["name"]).removesuffix("-whatif"),
+        capacity_calls_per_s=float(fitted.data["capacity_calls_per_s"]),
+        deadline_s=ctx.deadline_s,
+        fit=fitted.provenance,
+        check=check,
+        controls=outcomes,
+        ranked=[r.name for r in ranked],
+        settings=settings,
+        seeds=o.seeds,
+        wall_s=round(time.perf_counter() - t, 2),
+        replay_cpu_s=round(cpu, 2),
+    )

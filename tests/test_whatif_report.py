@@ -1,0 +1,158 @@
+"""The report's "What would have helped" section, built from a what-if result handed over by
+the caller (the report never runs the simulator itself)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from relplan.analyses import AnalyzeOptions
+from relplan.errors import NoDataError
+from relplan.report.charts import chart_specs
+from relplan.report.pipeline import collect_report_data, render_page
+from relplan.whatif import for_report
+from relplan.whatif.model import (
+    ControlOutcome,
+    Figures,
+    FitCheck,
+    Spread,
+    WhatIf,
+    WindowFigures,
+)
+
+WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def _figures(delivered: float, verdict: str) -> Figures:
+    return Figures(
+        windows=[
+            WindowFigures(
+                window="overload+later",
+                calls=100,
+                delivered_share=delivered,
+                on_time_share=delivered,
+            )
+        ],
+        executions_per_call=2.0,
+        accepted_x_capacity=2.0,
+        completed_x_capacity=0.1,
+        recovery_s=None,
+        verdict=verdict,
+    )
+
+
+def _control(name: str, delivered: float, verdict: str) -> ControlOutcome:
+    s = Spread(median=delivered, low=delivered, high=delivered)
+    return ControlOutcome(
+        name=name,
+        label=name.replace("-", " "),
+        sets=[],
+        seeds=[1],
+        delivered_share=s,
+        on_time_share=s,
+        recovery_s=Spread(median=30.0, low=30.0, high=30.0),
+        executions_per_call=Spread(median=1.0, low=1.0, high=1.0),
+        verdicts=[verdict],
+        verdict=verdict,
+    )
+
+
+WHATIF = WhatIf(
+    name="x",
+    capacity_calls_per_s=2.8,
+    deadline_s=120.0,
+    fit=[],
+    check=FitCheck(
+        incident=_figures(0.2, "metastable"),
+        replay=_figures(0.22, "metastable"),
+        replay_seeds=[1],
+        error=0.02,
+        error_window="overload+later",
+        verdict_matches=True,
+        trusted=True,
+        reason="ok",
+    ),
+    controls=[
+        _control("no-retries", 0.75, "recovered"),
+        _control("coalesce-deferred", 1.0, "recovered"),
+        ControlOutcome(
+            name="magic", label="magic", sets=[], available=False, reason="not modelled"
+        ),
+    ],
+    ranked=["coalesce-deferred", "no-retries"],
+    settings=[],
+    seeds=1,
+    wall_s=1.0,
+    replay_cpu_s=1.0,
+)
+
+
+def test_section_shows_the_incident_then_the_controls_best_first(incident_db: Path) -> None:
+    con = duckdb.connect(str(incident_db), read_only=True)
+    try:
+        data = collect_report_data(
+            con,
+            AnalyzeOptions(),
+            fallback_name="x",
+            generated_at=WHEN,
+            extras={"whatif": lambda c, o: WHATIF},
+        )
+    finally:
+        con.close()
+    sec = data.whatif
+    assert sec is not None
+    assert sec.table is not None
+    assert [r[0] for r in sec.table.rows] == [
+        "as observed (the incident)",
+        "coalesce deferred",
+        "no retries",
+        "magic",
+    ]
+    assert sec.table.rows[-1][-1] == "not replayed: not modelled"
+    assert "1 seed per control" in sec.finding
+    assert "Best: coalesce deferred, 100.0 %" in sec.finding
+    assert [b.control for b in sec.bars] == ["coalesce-deferred", "no-retries"]
+    assert "whatif" in chart_specs(data)
+    page = render_page(data)
+    assert '<section id="whatif"' in page
+    assert "What would have helped" in page
+
+
+def test_a_replay_that_cannot_run_is_listed_with_its_reason(incident_db: Path) -> None:
+    def refuse(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> WhatIf:
+        raise NoDataError("whatif needs the calls")
+
+    con = duckdb.connect(str(incident_db), read_only=True)
+    try:
+        data = collect_report_data(
+            con, AnalyzeOptions(), fallback_name="x", generated_at=WHEN, extras={"whatif": refuse}
+        )
+    finally:
+        con.close()
+    assert data.whatif is None
+    items = {(m.section, m.reason) for m in data.missing.items}
+    assert ("What would have helped", "Whatif needs the calls.") in items
+
+
+def test_report_without_extras_has_no_whatif_section(incident_db: Path) -> None:
+    con = duckdb.connect(str(incident_db), read_only=True)
+    try:
+        data = collect_report_data(con, AnalyzeOptions(), fallback_name="x", generated_at=WHEN)
+    finally:
+        con.close()
+    assert data.whatif is None
+    assert "whatif" not in chart_specs(data)
+
+
+@pytest.mark.parametrize("verdict", ["recovered", "insufficient data"])
+def test_the_report_replays_nothing_for_an_incident_with_nothing_to_improve(
+    monkeypatch: pytest.MonkeyPatch, verdict: str
+) -> None:
+    import relplan.whatif.figures as figures_mod
+
+    monkeypatch.setattr(figures_mod, "figures", lambda con, opts: _figures(1.0, verdict))
+    with pytest.raises(NoDataError, match="not replayed"):
+        for_report.report_whatif(None, AnalyzeOptions())  # type: ignore[arg-type]
