@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,16 +64,37 @@ def simulate(
     p = prepare(ref, sets, seed)
     check_out_dir(out)
     sim = run_prepared(p)
-    write_outputs(
-        sim,
-        out,
-        {
-            "scenario": p.scenario.name,
-            "scenario_source": p.source,
-            "sets": p.sets,
-            "profile_source": p.profile_source,
-            "capacity_source": p.capacity_source,
-            "settings": p.scenario.model_dump(mode="json"),
-        },
-    )
-    return summarize(out, p.scenario.seed)
+    existed = out.exists()
+    before = set(out.iterdir()) if existed else set()
+    try:
+        write_outputs(
+            sim,
+            out,
+            {
+                "scenario": p.scenario.name,
+                "scenario_source": p.source,
+                "sets": p.sets,
+                "profile_source": p.profile_source,
+                "capacity_source": p.capacity_source,
+                "settings": p.scenario.model_dump(mode="json"),
+            },
+        )
+        return summarize(out, p.scenario.seed)
+    except KeyboardInterrupt:
+        # Ctrl-C once the files are (partly) written: "nothing stored" must stay true.
+        _remove_new(out, before, existed)
+        raise
+
+
+def _remove_new(out: Path, before: set[Path], existed: bool) -> None:
+    """Remove what this run wrote into `out` (and `out` itself when the run made it)."""
+    if not out.exists():
+        return
+    for path in set(out.iterdir()) - before:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    if not existed:
+        with contextlib.suppress(OSError):
+            out.rmdir()
