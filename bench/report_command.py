@@ -33,13 +33,15 @@ DEFAULT_BEFORE = "691ff0d"  # main before the report-speed work (issue 16)
 TARGET_S = 1.5
 
 
-def run_once(tree: Path, path: Path, out: Path, cache: Path) -> tuple[float, float]:
+def run_once(
+    tree: Path, path: Path, out: Path, cache: Path, extra: Sequence[str] = ()
+) -> tuple[float, float]:
     """(wall s, CPU s) of one `relplan report` with relplan imported from `tree`."""
     env = {**os.environ, "PYTHONPATH": str(tree), "RELPLAN_CACHE_DIR": str(cache)}
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "relplan", "report", str(path), "--out", str(out)],
+        [sys.executable, "-m", "relplan", "report", str(path), "--out", str(out), *extra],
         cwd=out.parent,
         env=env,
         capture_output=True,
@@ -60,6 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--before", default=DEFAULT_BEFORE, help="git ref to compare with")
     parser.add_argument("--repeat", type=int, default=5, help="runs per side")
+    parser.add_argument(
+        "--after-arg",
+        action="append",
+        default=[],
+        help="an argument for the after side only (e.g. --after-arg=--no-whatif)",
+    )
     ns = parser.parse_args(argv)
     if ns.repeat < 1:
         parser.error("--repeat must be 1 or more")
@@ -68,20 +76,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = Path(tmp)
         out = work / "report.html"
         warm = work / "cache-warm"
-        cold = run_once(ROOT, path, out, work / "cache-cold")
-        run_once(ROOT, path, out, warm)  # fills the warm cache
+        extra = ns.after_arg
+        cold = run_once(ROOT, path, out, work / "cache-cold", extra)
+        run_once(ROOT, path, out, warm, extra)  # fills the warm cache
         times: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
         order = [("before", before), ("after", ROOT)]
         for i in range(ns.repeat):
             for side, tree in order if i % 2 == 0 else order[::-1]:
-                times[side].append(run_once(tree, path, out, warm))
+                times[side].append(
+                    run_once(tree, path, out, warm, extra if side == "after" else ())
+                )
     med = {
         side: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
         for side, runs in times.items()
     }
     load = os.getloadavg()[0]
+    shown = "".join(f" {a}" for a in ns.after_arg)
     print(
-        f"before: {ns.before}; after: {ROOT}; median of {ns.repeat} interleaved runs; load {load:.1f}"
+        f"before: {ns.before}; after: {ROOT}{shown};"
+        f" median of {ns.repeat} interleaved runs; load {load:.1f}"
     )
     print(f"{'side':<18}  {'wall s':>7}  {'CPU s':>7}  {'wall/before':>11}")
     print(f"{'-' * 18}  {'-' * 7}  {'-' * 7}  {'-' * 11}")
