@@ -61,14 +61,18 @@ def _window(
     )
 
 
+# The label the generated rules and dashboard use for a replica (export, dashboard).
+RuleLabelOption = Annotated[
+    str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
+]
+
+
 @alerts_app.command("export")
 def alerts_export(
     out: Annotated[
         Path | None, typer.Option(help="Write the rule file here (default: stdout).")
     ] = None,
-    replica_label: Annotated[
-        str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
-    ] = "instance",
+    replica_label: RuleLabelOption = "instance",
     threshold: ThresholdOption = None,
     proxy: Annotated[
         bool, typer.Option(help="Include the retry-amplification rule (Envoy metrics).")
@@ -98,9 +102,7 @@ def alerts_dashboard(
     out: Annotated[
         Path | None, typer.Option(help="Write the dashboard JSON here (default: stdout).")
     ] = None,
-    replica_label: Annotated[
-        str, typer.Option(help="Label that names a replica in your Prometheus (e.g. pod).")
-    ] = "instance",
+    replica_label: RuleLabelOption = "instance",
     threshold: ThresholdOption = None,
 ) -> None:
     """A Grafana dashboard (JSON to import) with the panels relplan's analyses stand on.
