@@ -42,7 +42,7 @@ from relplan.alerts.health import evaluate_health
 from relplan.alerts.rules import health_rules
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses.stuck import StuckEpisodes, stuck_rule
-from tests.helpers.incident import T0, _insert, add_source, insert_events
+from tests.helpers.incident import T0, _insert, add_source, insert_events, insert_steps
 
 
 def _gen_r0(t: int) -> float:
@@ -229,27 +229,7 @@ def _trace_workspace(path: Path) -> Path:
     con = workspace.connect(path)
     try:
         insert_events(con, events)
-        sid = add_source(con, "engine", "jsonl", "steps.jsonl")
-        _insert(
-            con,
-            "steps",
-            [
-                "step",
-                "t_issue",
-                "t_done",
-                "execution_id",
-                "prompt_computed",
-                "prompt_cached",
-                "decode_tokens",
-                "replica",
-                "source_id",
-                "source_row",
-            ],
-            [
-                (k + 1, T0 + a, T0 + b, x, c, 0, d, r, sid, k + 1)
-                for k, (a, b, x, c, d, r) in enumerate(steps)
-            ],
-        )
+        insert_steps(con, [(a, b, x, c, 0, d, r) for a, b, x, c, d, r in steps])
         sid = add_source(con, "proxy", "jsonl", "proxy.jsonl")
         _insert(
             con,
