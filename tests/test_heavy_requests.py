@@ -56,6 +56,7 @@ from relplan import workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses.heavy_requests import HeavyRequests, classify
 from tests.helpers.incident import T0, _insert, add_source, insert_events
+from tests.helpers.report_samples import collected
 
 ATTEMPTS = [
     # call, sent, end, outcome, status, execution, cancel, model, replica, prompt, max_tokens
@@ -307,18 +308,11 @@ def test_the_analysis_is_skipped_without_proxy_log_or_steps(tmp_path: Path) -> N
 
 
 def test_the_report_shows_the_section_with_the_top_requests_and_limits(tmp_path: Path) -> None:
-    from datetime import UTC, datetime
-
-    from relplan.report.pipeline import collect_report_data, render_page
+    from relplan.report.pipeline import render_page
 
     con = workspace.connect(build(tmp_path / "ws.duckdb"), read_only=True)
     try:
-        data = collect_report_data(
-            con,
-            AnalyzeOptions(),
-            fallback_name="heavy",
-            generated_at=datetime(2026, 1, 1, tzinfo=UTC),
-        )
+        data = collected(con, "heavy")
     finally:
         con.close()
     sec = data.heavy_requests
@@ -339,19 +333,11 @@ def test_the_report_shows_the_section_with_the_top_requests_and_limits(tmp_path:
 def test_the_report_folds_the_section_away_without_its_inputs(tmp_path: Path) -> None:
     """Without a proxy log and steps (events only) the section is one row of "what the data
     could not show"."""
-    from datetime import UTC, datetime
-
-    from relplan.report.pipeline import collect_report_data
 
     con = workspace.connect(tmp_path / "events-only.duckdb")
     try:
         insert_events(con, EVENTS)
-        data = collect_report_data(
-            con,
-            AnalyzeOptions(),
-            fallback_name="x",
-            generated_at=datetime(2026, 1, 1, tzinfo=UTC),
-        )
+        data = collected(con, "x")
     finally:
         con.close()
     assert not data.heavy_requests.available

@@ -43,6 +43,7 @@ from relplan.alerts.rules import health_rules
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses.stuck import StuckEpisodes, stuck_rule
 from tests.helpers.incident import T0, _insert, add_source, insert_events, insert_steps
+from tests.helpers.report_samples import collected
 
 
 def _gen_r0(t: int) -> float:
@@ -177,19 +178,11 @@ def test_skipped_without_the_two_metrics(tmp_path: Path) -> None:
 
 
 def test_the_report_lists_each_episode_with_a_timeline(tmp_path: Path) -> None:
-    from datetime import UTC, datetime
-
     from relplan.report.charts import chart_specs
-    from relplan.report.pipeline import collect_report_data
 
     con = workspace.connect(build(tmp_path / "ws.duckdb"), read_only=True)
     try:
-        data = collect_report_data(
-            con,
-            AnalyzeOptions(),
-            fallback_name="stuck",
-            generated_at=datetime(2026, 1, 1, tzinfo=UTC),
-        )
+        data = collected(con, "stuck")
     finally:
         con.close()
     sec = data.stuck

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from relplan.report import data as d
 from relplan.report.charts import chart_specs
@@ -273,3 +274,17 @@ def render_sample(label: str = "replica-a") -> RenderedReport:
     report = sample_report(label)
     specs = chart_specs(report)
     return RenderedReport(report, sorted(specs), render_html(report, specs))
+
+
+def collected(con: Any, name: str) -> d.ReportData:
+    """`collect_report_data` on a workspace connection with default options and a fixed
+    generation time (the report tests of single sections)."""
+    from relplan.analyses import AnalyzeOptions
+    from relplan.report.pipeline import collect_report_data
+
+    return collect_report_data(
+        con,
+        AnalyzeOptions(),
+        fallback_name=name,
+        generated_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+    )
