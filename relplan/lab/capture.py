@@ -1,0 +1,74 @@
+"""`mark` and `collect`: cut the operator's files of one drill out of the running lab.
+
+`mark` notes each log's current size and the time; `collect OUT` copies what each log gained
+since (whole lines only), and with Prometheus running, exports every `vllm:*` series over the
+marked span at a 1 s step as one `query_range` response (gzipped). What an operator has after
+an incident: the vLLM log, nginx's JSON and combined access logs, Prometheus's data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from relplan.errors import InputError
+from relplan.lab.settings import LabSettings, read_state, write_state
+
+MAX_EXPORT_BYTES = 512 * 1024 * 1024
+
+
+def logs(s: LabSettings) -> dict[str, Path]:
+    return {"vllm.log": s.vllm_log, "access.json": s.access_json, "access.log": s.access_log}
+
+
+def mark(s: LabSettings) -> dict[str, object]:
+    sizes = {name: (p.stat().st_size if p.exists() else 0) for name, p in logs(s).items()}
+    state = read_state(s.root)
+    marked: dict[str, object] = {"time": time.time(), "sizes": sizes}
+    state["mark"] = marked
+    write_state(s.root, state)
+    return marked
+
+
+def collect(s: LabSettings, out: Path, prometheus: bool) -> list[Path]:
+    state = read_state(s.root)
+    marked = state.get("mark")
+    if not isinstance(marked, dict):
+        raise InputError("no mark: run `relplan lab mark` before the drill", str(s.root))
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, path in logs(s).items():
+        start = int(marked["sizes"].get(name, 0))
+        data = path.read_bytes()[start:] if path.exists() else b""
+        cut = data.rfind(b"\n") + 1  # whole lines only
+        (out / name).write_bytes(data[:cut])
+        written.append(out / name)
+    if prometheus:
+        written.append(export_prometheus(s, float(marked["time"]), time.time(), out))
+    return written
+
+
+def export_prometheus(s: LabSettings, start: float, end: float, out: Path) -> Path:
+    query = urllib.parse.urlencode(
+        {
+            "query": '{__name__=~"vllm:.*"}',
+            "start": f"{start:.3f}",
+            "end": f"{end:.3f}",
+            "step": "1s",
+        }
+    )
+    url = f"{s.prometheus_url}/api/v1/query_range?{query}"
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        body = resp.read(MAX_EXPORT_BYTES + 1)
+    if len(body) > MAX_EXPORT_BYTES:
+        raise InputError(f"the export is larger than {MAX_EXPORT_BYTES} bytes", url)
+    doc = json.loads(body)
+    if doc.get("status") != "success":
+        raise InputError(f"Prometheus answered {doc.get('error', doc.get('status'))}", url)
+    path = out / "prometheus.query_range.json.gz"
+    path.write_bytes(gzip.compress(body, mtime=0))
+    return path

@@ -1,0 +1,125 @@
+"""The lab's pieces that need no vLLM: the files it writes, its process handling, its capture.
+
+The live lab (a real vLLM behind nginx) is tested in tests/lab/, the CI stage after the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from relplan.lab import capture, configs, processes
+from relplan.lab.lifecycle import down, status
+from relplan.lab.processes import LabError
+from relplan.lab.settings import LabSettings, read_state, write_state
+
+
+def test_nginx_conf_sets_cancellation_and_both_access_logs(tmp_path: Path) -> None:
+    on = configs.nginx_conf(LabSettings(root=tmp_path))
+    off = configs.nginx_conf(LabSettings(root=tmp_path, cancel=False, nginx_port=9999))
+    assert "proxy_ignore_client_abort off;" in on
+    assert "proxy_ignore_client_abort on;" in off
+    assert "listen 127.0.0.1:9999;" in off
+    assert f"access_log {tmp_path / 'logs' / 'access.log'} combined;" in on
+    assert "escape=json" in on
+    # The drill's call key and attempt headers, and the times nginx writes at the request's end.
+    for var in ("$http_x_request_id", "$http_x_relplan_call", "$http_x_relplan_attempt"):
+        assert var in on
+    for var in ("$msec", "$request_time", "$upstream_response_time", "$upstream_status"):
+        assert var in on
+
+
+def test_nginx_json_format_is_valid_json_once_variables_are_filled() -> None:
+    fmt = configs.JSON_FORMAT.strip("'")
+    record = json.loads(re.sub(r"\$[a-z0-9_]+", "x", fmt))
+    assert record["msec"] == "x"
+    assert len(record) == fmt.count("$")
+
+
+@pytest.mark.slow
+def test_nginx_accepts_the_config(tmp_path: Path) -> None:
+    nginx = pytest.importorskip("shutil").which("nginx") or "/usr/sbin/nginx"
+    if not Path(nginx).exists():
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx)")
+    s = LabSettings(root=tmp_path)
+    (s.nginx_dir / "tmp").mkdir(parents=True)
+    s.logs.mkdir()
+    conf = s.nginx_dir / "nginx.conf"
+    conf.write_text(configs.nginx_conf(s))
+    done = subprocess.run(
+        [nginx, "-t", "-p", str(s.nginx_dir), "-c", str(conf)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_vllm_args_carry_the_logging_flags_and_the_queue_cap(tmp_path: Path) -> None:
+    args = LabSettings(root=tmp_path, queue_cap=8).vllm_args()
+    for flag in ("--enable-log-requests", "--enable-logging-iteration-details"):
+        assert flag in args
+    assert args[args.index("--max-num-queued-reqs") + 1] == "8"
+    assert "--max-num-queued-reqs" not in LabSettings(root=tmp_path).vllm_args()
+    assert args[args.index("--host") + 1] == "127.0.0.1"
+
+
+def test_prometheus_scrapes_vllm_every_second(tmp_path: Path) -> None:
+    yml = configs.prometheus_yml(LabSettings(root=tmp_path, vllm_port=8123))
+    assert "scrape_interval: 1s" in yml
+    assert '"127.0.0.1:8123"' in yml
+
+
+def test_a_started_server_group_is_stopped_with_its_children(tmp_path: Path) -> None:
+    # A parent that starts a child, as vLLM's API server starts its engine core.
+    script = "import subprocess,sys,time; subprocess.Popen([sys.executable,'-c','import time; time.sleep(600)']); time.sleep(600)"
+    pid = processes.start([sys.executable, "-c", script], tmp_path / "out.log")
+    assert processes.alive(pid)
+    write_state(tmp_path, {"pids": {"vllm": pid}})
+    assert status(tmp_path).running == {"vllm": pid}
+    assert down(tmp_path, lambda _m: None) == ["vllm"]
+    assert not processes._group_alive(pid)
+    assert status(tmp_path).running == {}
+    assert down(tmp_path, lambda _m: None) == []
+
+
+def test_wait_http_fails_early_when_the_server_exits(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    pid = processes.start([sys.executable, "-c", "print('boom'); raise SystemExit(3)"], log)
+    with pytest.raises(LabError, match="exited while starting") as err:
+        processes.wait_http("http://127.0.0.1:9/health", pid, log, "vLLM", timeout=60)
+    assert "boom" in str(err.value)
+
+
+def test_collect_copies_whole_lines_written_since_the_mark(tmp_path: Path) -> None:
+    s = LabSettings(root=tmp_path)
+    s.logs.mkdir(parents=True)
+    s.vllm_log.write_text("before\n")
+    s.access_json.write_text('{"a":1}\n')
+    capture.mark(s)
+    with s.vllm_log.open("a") as f:
+        f.write("after 1\nafter 2\npartial")
+    written = capture.collect(s, tmp_path / "out", prometheus=False)
+    assert (tmp_path / "out" / "vllm.log").read_text() == "after 1\nafter 2\n"
+    assert (tmp_path / "out" / "access.json").read_text() == ""
+    assert (tmp_path / "out" / "access.log").read_text() == ""
+    assert len(written) == 3
+    assert "mark" in read_state(tmp_path)
+
+
+def test_collect_without_a_mark_says_so(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="relplan lab mark"):
+        capture.collect(LabSettings(root=tmp_path), tmp_path / "out", prometheus=False)
+
+
+@pytest.mark.slow
+def test_lab_up_refuses_a_bad_cancel_value() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "relplan", "lab", "up", "--cancel", "maybe"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "--cancel: expected on or off" in done.stderr
