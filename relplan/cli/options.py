@@ -282,7 +282,7 @@ def build_inputs(
 ) -> IngestOptions:
     """IngestOptions from the flags' values, each checked and named in its error."""
     from relplan.ingest.base import IngestOptions
-    from relplan.ingest.scrape_time import parse_at
+    from relplan.ingest.metrics.scrape_time import parse_at
 
     if on_error not in ("fail", "skip"):
         raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")

@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass
 
 from relplan.errors import InputError, UsageError
+from relplan.ingest.cluster.kube_events import keys_look_like_events, looks_like_events
 from relplan.ingest.files import PARQUET_MAGIC, FileInfo, load_document
-from relplan.ingest.kube_events import keys_look_like_events, looks_like_events
-from relplan.ingest.metrics_text import SampleError, parse_sample
-from relplan.ingest.otel_json import trace_format
+from relplan.ingest.metrics.text import SampleError, parse_sample
+from relplan.ingest.otel.documents import trace_format
 
 KINDS = ("proxy", "engine", "metrics", "manifest", "cluster")
 FORMATS = {
@@ -205,7 +205,9 @@ def _head_keys(info: FileInfo, max_lines: int = 200) -> set[str]:
 
 
 def _detect(info: FileInfo, kind: str | None) -> Detected:
-    from relplan.ingest import gateway_detect  # imports the readers, which import this module
+    from relplan.ingest.gateways import (
+        recognise as gateway_detect,  # imports the readers, which import this module
+    )
 
     path = str(info.path)
     name = info.path.name.lower().removesuffix(".gz")
@@ -335,7 +337,7 @@ def _detect_document(info: FileInfo, kind: str | None) -> Detected:
         raise InputError(
             f"not valid JSON ({exc}); expected JSON Lines or a JSON document", path, at
         ) from exc
-    from relplan.ingest import gateway_detect
+    from relplan.ingest.gateways import recognise as gateway_detect
 
     gw = gateway_detect.from_document(doc)
     if gw is not None:

@@ -34,31 +34,29 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest import (
-    canonical,
-    envoy,
-    foreign,
-    gateway_envoy_text,
-    gateway_kong,
-    gateway_litellm,
-    gateway_mapping,
-    gateway_nginx,
-    kube_events,
-    loadtest_guidellm,
-    loadtest_vllm_bench,
-    manifest,
-    metrics_text,
-    otel_traces,
-    promjson,
-    vllm_log,
-)
+from relplan.ingest import foreign
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
+from relplan.ingest.canonical import manifest
+from relplan.ingest.canonical import tables as canonical
+from relplan.ingest.cluster import kube_events
 from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
-from relplan.ingest.gateway_detect import from_log_format
+from relplan.ingest.gateways import envoy_json as envoy
+from relplan.ingest.gateways import envoy_text as gateway_envoy_text
+from relplan.ingest.gateways import kong as gateway_kong
+from relplan.ingest.gateways import litellm as gateway_litellm
+from relplan.ingest.gateways import mapping as gateway_mapping
+from relplan.ingest.gateways import nginx as gateway_nginx
+from relplan.ingest.gateways.recognise import from_log_format
+from relplan.ingest.loadtests import guidellm as loadtest_guidellm
+from relplan.ingest.loadtests import vllm_bench as loadtest_vllm_bench
+from relplan.ingest.metrics import promjson
+from relplan.ingest.metrics import text as metrics_text
+from relplan.ingest.otel import traces as otel_traces
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.same_records import refuse_same_records
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
+from relplan.ingest.vllm import log as vllm_log
 
 # progress(done_bytes, total_bytes, current_path)
 Progress = Callable[[int, int, str], None]

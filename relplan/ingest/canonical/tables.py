@@ -25,8 +25,8 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest import canonical_csv
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
+from relplan.ingest.canonical import csv_rows as canonical_csv
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
 from relplan.ingest.detect import parquet_columns
 from relplan.ingest.files import (

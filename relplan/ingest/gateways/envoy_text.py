@@ -22,8 +22,8 @@ from typing import Any
 import duckdb
 
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.envoy import stage_envoy_records
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
+from relplan.ingest.gateways.envoy_json import stage_envoy_records
 
 ENVOY_DEFAULT = (
     '[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%"'

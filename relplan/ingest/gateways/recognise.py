@@ -12,12 +12,12 @@ import re
 from typing import Any
 
 from relplan.ingest.base import IngestOptions
-from relplan.ingest.gateway_envoy_text import formats as envoy_formats
-from relplan.ingest.gateway_envoy_text import looks_like_envoy_text
-from relplan.ingest.gateway_litellm import PAYLOAD_KEYS, SPEND_KEYS
-from relplan.ingest.gateway_nginx import looks_like_nginx
-from relplan.ingest.loadtest_guidellm import is_guidellm
-from relplan.ingest.loadtest_vllm_bench import is_bench
+from relplan.ingest.gateways.envoy_text import formats as envoy_formats
+from relplan.ingest.gateways.envoy_text import looks_like_envoy_text
+from relplan.ingest.gateways.litellm import PAYLOAD_KEYS, SPEND_KEYS
+from relplan.ingest.gateways.nginx import looks_like_nginx
+from relplan.ingest.loadtests.guidellm import is_guidellm
+from relplan.ingest.loadtests.vllm_bench import is_bench
 
 GATEWAY_FORMATS = ("envoy_text", "nginx", "kong", "litellm", "mapped", "guidellm", "vllm_bench")
 _METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")

@@ -31,7 +31,7 @@ import duckdb
 from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import DuplicateKey, unique_keys
-from relplan.ingest.promjson import Window, stage_response
+from relplan.ingest.metrics.promjson import Window, stage_response
 from relplan.ingest.stage import StageWriter
 
 MAX_POINTS = 11_000

@@ -12,7 +12,7 @@ time unless they carry their own timestamp (milliseconds in the text format; a v
 
 Single scrapes (`curl host:8000/metrics` saved to a file: text exposition 0.0.4, no sample
 timestamps, no `# EOF`; or OpenMetrics negotiated, with `# EOF`): every sample takes the time in
-the file's name (relplan/ingest/scrape_time.py), else `IngestOptions.at` (`--at`); without either
+the file's name (relplan/ingest/metrics/scrape_time.py), else `IngestOptions.at` (`--at`); without either
 the file is refused with a message naming both and `relplan record` (with --on-error skip its
 samples are kept in rejects).
 
@@ -37,7 +37,7 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
-from relplan.ingest.scrape_time import time_from_name
+from relplan.ingest.metrics.scrape_time import time_from_name
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
 

@@ -21,7 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from relplan.ingest.otel_json import WALKED, Element, JsonShapeError, Text, scan_array, scan_object
+from relplan.ingest.otel.documents import (
+    WALKED,
+    Element,
+    JsonShapeError,
+    Text,
+    scan_array,
+    scan_object,
+)
 
 # What a walk hands on: a span, or a record that is not one (line, raw text, reason).
 SpanOut = Callable[["Span"], None]

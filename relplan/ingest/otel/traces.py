@@ -38,10 +38,10 @@ from relplan.errors import InputError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import as_float, as_int, text
-from relplan.ingest.otel_json import JsonShapeError, texts
-from relplan.ingest.otel_spans import WALKS, BadOut, Span
+from relplan.ingest.otel.documents import JsonShapeError, texts
+from relplan.ingest.otel.spans import WALKS, BadOut, Span
 from relplan.ingest.stage import StageWriter
-from relplan.ingest.vllm_ids import RequestIds
+from relplan.ingest.vllm.ids import RequestIds
 
 SPAN_NAME = "llm_request"
 REPLICA_KEYS = ("k8s.pod.name", "service.instance.id", "host.name")

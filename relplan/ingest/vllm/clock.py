@@ -1,4 +1,4 @@
-"""The clock of a vLLM server log (relplan/ingest/vllm_log.py): vLLM's `MM-DD HH:MM:SS` has no
+"""The clock of a vLLM server log (relplan/ingest/vllm/log.py): vLLM's `MM-DD HH:MM:SS` has no
 year and no zone, so it is taken as UTC in `--year`, moving to the next year at a December ->
 January turn; a container runtime's RFC 3339 prefix, when present, is used instead."""
 

@@ -41,12 +41,12 @@ from collections import Counter
 import duckdb
 
 from relplan.errors import InputError
-from relplan.ingest import vllm_stats
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.stage import StageWriter
-from relplan.ingest.vllm_clock import BadTime, Clock
-from relplan.ingest.vllm_ids import RequestIds, strip_engine_suffix
+from relplan.ingest.vllm import stats as vllm_stats
+from relplan.ingest.vllm.clock import BadTime, Clock
+from relplan.ingest.vllm.ids import RequestIds, strip_engine_suffix
 
 _LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 _LINE = re.compile(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from relplan.ingest import metrics_text
+from relplan.ingest.metrics import text as metrics_text
 from relplan.values import parse_number
 
 _ENGINE = re.compile(r"^Engine (\d+): ")
