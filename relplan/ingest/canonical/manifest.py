@@ -14,6 +14,8 @@ from pydantic import ValidationError
 
 from relplan import sql
 from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, load_document
 from relplan.models import RunManifest
@@ -60,3 +62,41 @@ def _store(con: duckdb.DuckDBPyConnection, source_id: int, m: RunManifest, doc: 
             "ingest/insert_phase",
             {"source_id": source_id, "name": p.name, "start_s": p.start, "end_s": p.end},
         )
+
+
+_MANIFEST_KEYS = {
+    "capacity_calls_per_s",
+    "deadline_s",
+    "delivery_window_s",
+    "phases",
+    "t0",
+    "overload_phase",
+}
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    keys = head.keys
+    if "name" in keys and keys & _MANIFEST_KEYS and not keys & {"call_id", "type"}:
+        return sniff.SIGNATURE + 0.03
+    doc = head.document
+    return sniff.LIKELY + 0.15 if isinstance(doc, dict) and "name" in doc else 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="run_json",
+        kinds=("manifest",),
+        family="canonical",
+        summary="run.json: phases, capacity, deadline, delivery window",
+        tables=("manifests", "phases"),
+        recognise=_recognise,
+        read=stage_manifest,
+        examples=(
+            Example(
+                "tests/data/ingest/incident/run.json", "relplan's own format (docs/formats.md)"
+            ),
+        ),
+        doc="run-manifest",
+        lines=False,
+    ),
+)

@@ -25,6 +25,8 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.canonical import csv_rows as canonical_csv
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
@@ -254,3 +256,88 @@ def _canonical_types(con: duckdb.DuckDBPyConnection, path: str) -> bool:
         if not ok:
             return False
     return True
+
+
+def _canonical_kind(head: sniff.Head, kind: str | None) -> str | None:
+    if head.parquet:
+        return sniff.kind_from_keys(head.columns) or kind
+    if head.csv_header is not None:
+        return sniff.kind_from_keys(head.csv_header) or kind
+    return sniff.kind_from_keys(head.keys) or kind
+
+
+def _either(kind: str | None) -> bool:
+    return kind in ("proxy", "engine")
+
+
+def _jsonl(head: sniff.Head, kind: str | None) -> float:
+    if head.records:
+        return (
+            sniff.LIKELY + 0.1 if sniff.kind_from_keys(head.keys) else sniff.HINTED * _either(kind)
+        )
+    if head.jsonish and head.document_error is not None:
+        return sniff.HINTED * _either(kind)  # malformed JSON Lines, read (and refused) as such
+    return 0.0
+
+
+def _csv(head: sniff.Head, kind: str | None) -> float:
+    if head.csv_header is None:
+        return 0.0
+    return sniff.LOOSE if sniff.kind_from_keys(head.csv_header) else sniff.HINTED * _either(kind)
+
+
+def _parquet(head: sniff.Head, kind: str | None) -> float:
+    if not head.parquet:
+        return 0.0
+    return sniff.CERTAIN if _either(_canonical_kind(head, kind)) else 0.0
+
+
+_TABLES = ("attempts", "events", "steps", "engine_stats")
+ADAPTERS = (
+    Adapter(
+        name="jsonl",
+        kinds=("proxy", "engine"),
+        family="canonical",
+        summary="relplan's proxy attempts or engine records, one JSON object a line",
+        tables=_TABLES,
+        recognise=_jsonl,
+        read=stage_jsonl,
+        kind_of=_canonical_kind,
+        examples=(
+            Example(
+                "tests/data/ingest/incident/proxy.jsonl", "relplan's own format (docs/formats.md)"
+            ),
+            Example(
+                "tests/data/ingest/incident/engine.jsonl", "relplan's own format (docs/formats.md)"
+            ),
+        ),
+        doc="proxy-attempts-log",
+    ),
+    Adapter(
+        name="csv",
+        kinds=("proxy", "engine"),
+        family="canonical",
+        summary="the same records as CSV with a header",
+        tables=_TABLES,
+        recognise=_csv,
+        read=stage_table,
+        kind_of=_canonical_kind,
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/proxy.csv", "relplan's own format (docs/formats.md)"
+            ),
+        ),
+        doc="proxy-attempts-log",
+    ),
+    Adapter(
+        name="parquet",
+        kinds=("proxy", "engine"),
+        family="canonical",
+        summary="the same records as Parquet",
+        tables=_TABLES,
+        recognise=_parquet,
+        read=stage_table,
+        kind_of=_canonical_kind,
+        doc="proxy-attempts-log",
+    ),
+)

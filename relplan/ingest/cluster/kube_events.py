@@ -28,6 +28,8 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 
@@ -276,3 +278,41 @@ def _store(con: duckdb.DuckDBPyConnection, source_id: int, events: list[KubeEven
                 "source_row": e.line,
             },
         )
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if keys_look_like_events(head.keys):
+        return sniff.SIGNATURE + 0.04
+    if looks_like_events(head.document):
+        return sniff.SIGNATURE + 0.01
+    text = head.text
+    if (
+        head.document_error is not None
+        and '"reason"' in text
+        and ('"involvedObject"' in text or '"regarding"' in text)
+    ):
+        return (
+            sniff.SIGNATURE
+        )  # event objects one after another (`kubectl get events --watch -o json`)
+    return 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="kube_events",
+        kinds=("cluster",),
+        family="cluster",
+        summary="Kubernetes events as `kubectl get events -o json` prints them",
+        tables=("cluster_events",),
+        recognise=_recognise,
+        read=stage_kube_events,
+        examples=(
+            Example(
+                "tests/data/published/kube_event_v1_started_knative_docs.json",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="kubernetes-events",
+        lines=False,
+    ),
+)

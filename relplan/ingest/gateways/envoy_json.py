@@ -32,6 +32,8 @@ from typing import Any
 
 import duckdb
 
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.detect import envoy_key
 from relplan.ingest.files import FileInfo, faults_for, json_loads, open_text_lines
@@ -190,3 +192,45 @@ def stage_envoy_records(
             " unless the caller sends it, so client retries group into one call only when the"
             " caller reuses it (else name the caller's header with call_key)"
         )
+
+
+_ENVOY_KEYS = {
+    "start_time",
+    "duration",
+    "response_code",
+    "response_flags",
+    "upstream_request_attempt_count",
+}
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if not head.records:
+        return 0.0
+    if {sniff.envoy_key(k) for k in head.keys} & _ENVOY_KEYS:
+        return sniff.LOOSE + 0.1
+    return sniff.HINTED + 0.01 if kind == "proxy" else 0.0  # before canonical JSON Lines
+
+
+ADAPTERS = (
+    Adapter(
+        name="envoy",
+        kinds=("proxy",),
+        family="gateways",
+        summary="Envoy's JSON access log (json_format)",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_envoy,
+        options=("--call-id-field",),
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/envoy.jsonl",
+                "recorded on the lab (tests/data/ingest/adapters)",
+            ),
+            Example(
+                "tests/data/published/envoy_json_format_doc_example.jsonl",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="gateway-logs-and-load-test-results",
+    ),
+)

@@ -21,6 +21,8 @@ from typing import Any
 
 import duckdb
 
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateways.envoy_json import stage_envoy_records
@@ -136,3 +138,48 @@ def stage_envoy_text(
 
     stage_envoy_records(con, staged, opts, records(), "envoy_text")
     staged.unknown_columns = []
+
+
+_ENVOY_LOOSE = re.compile(r'^\[[0-9T:.\-+Z]+\] "[A-Z]+ ')
+_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    first = head.first
+    if looks_like_envoy_text(first) or _ENVOY_LOOSE.match(first):
+        # Beats the JSON view of a line that starts with `[`.
+        return sniff.FIRST if first.startswith("[") else sniff.LIKELY + 0.1
+    if head.jsonish:
+        return 0.0
+    if first.startswith(tuple(f'"{m} ' for m in _METHODS)) and any(
+        f.headless and f.headless.match(first) for f in formats(IngestOptions())
+    ):
+        return (
+            sniff.LIKELY + 0.08
+        )  # pasted without its [START_TIME]: lines refused with that reason
+    return 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="envoy_text",
+        kinds=("proxy",),
+        family="gateways",
+        summary="Envoy's default or Istio's text access log",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_envoy_text,
+        options=("--log-format", "--call-key", "--attempt-field"),
+        examples=(
+            Example(
+                "tests/data/published/envoy_default_text_doc_example.log",
+                "tests/data/published/SOURCES.md",
+            ),
+            Example(
+                "tests/data/published/istio_envoy_text_issue45802_503_UC.log",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="gateway-logs-and-load-test-results",
+    ),
+)

@@ -23,6 +23,8 @@ from typing import Any
 
 import duckdb
 
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import (
@@ -143,3 +145,35 @@ def stage_kong(
             "calls are Kong's request.id, fresh per request: retries by the client are not"
             " linked across requests (name the caller's header with call_key)"
         )
+
+
+def _is_kong(keys: set[str]) -> bool:
+    return {"tries", "started_at"} <= keys or {"started_at", "latencies", "upstream_uri"} <= keys
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if _is_kong(head.keys):
+        return sniff.SIGNATURE + 0.02
+    first = head.first_object
+    return sniff.SIGNATURE + 0.065 if first is not None and _is_kong(set(first)) else 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="kong",
+        kinds=("proxy",),
+        family="gateways",
+        summary="Kong's http-log / file-log JSON",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_kong,
+        options=("--call-key", "--attempt-field"),
+        examples=(
+            Example(
+                "tests/data/published/kong_http_log_doc_sample_3.7plus.json",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="gateway-logs-and-load-test-results",
+    ),
+)

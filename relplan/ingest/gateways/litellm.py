@@ -27,6 +27,8 @@ from typing import Any
 
 import duckdb
 
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, json_loads
 from relplan.ingest.gateway_rows import (
@@ -158,3 +160,41 @@ def stage_litellm(
             " one attempt each"
         )
     staged.notes.append("times without an offset (startTime, endTime) are taken as UTC")
+
+
+def _is_litellm(keys: set[str]) -> bool:
+    return keys >= SPEND_KEYS or keys >= PAYLOAD_KEYS
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if _is_litellm(head.keys):
+        return sniff.SIGNATURE + 0.01
+    if head.csv_header is not None and _is_litellm(head.csv_header):
+        return sniff.LOOSE + 0.1  # SpendLogs exported as CSV: before canonical CSV
+    first = head.first_object
+    return sniff.SIGNATURE + 0.06 if first is not None and _is_litellm(set(first)) else 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="litellm",
+        kinds=("proxy",),
+        family="gateways",
+        summary="LiteLLM SpendLogs rows or StandardLoggingPayload",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_litellm,
+        options=("--call-key", "--attempt-field"),
+        examples=(
+            Example(
+                "tests/data/published/litellm_spend_logs_payload_fixture.json",
+                "tests/data/published/SOURCES.md",
+            ),
+            Example(
+                "tests/data/published/litellm_standard_logging_payload_fixture.json",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="gateway-logs-and-load-test-results",
+    ),
+)

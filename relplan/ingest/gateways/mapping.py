@@ -48,6 +48,7 @@ import duckdb
 from pydantic import Field, ValidationError, model_validator
 
 from relplan.errors import InputError
+from relplan.ingest.adapter import Adapter, never
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import (
@@ -279,3 +280,18 @@ def stage_mapped(
             f"first byte ({m.fields.first_byte}) checked but not stored: the attempts table has"
             " no first-byte column yet"
         )
+
+
+ADAPTERS = (
+    Adapter(
+        name="mapped",
+        kinds=("proxy",),
+        family="gateways",
+        summary="any other gateway's log, read through a TOML mapping file (`--map`)",
+        tables=("attempts",),
+        recognise=never,
+        read=stage_mapped,
+        options=("--map", "--call-key", "--attempt-field"),
+        doc="gateway-logs-and-load-test-results",
+    ),
+)

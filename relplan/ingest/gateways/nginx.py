@@ -35,6 +35,8 @@ from typing import Any
 
 import duckdb
 
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, outcome_of, text
@@ -244,3 +246,36 @@ def stage_nginx(
                 " measurable from this source (name the caller's header with call_key)"
             )
         )
+
+
+_NGINX_LOOSE = re.compile(r"\[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\]")
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    first = head.first
+    if first.startswith("[") and head.jsonish:
+        return 0.0
+    if looks_like_nginx(first) or _NGINX_LOOSE.search(first):
+        return sniff.LIKELY + 0.09
+    return 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="nginx",
+        kinds=("proxy",),
+        family="gateways",
+        summary="nginx / ingress-nginx access log (upstreaminfo, or any `log_format`)",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_nginx,
+        options=("--log-format", "--call-key", "--attempt-field"),
+        examples=(
+            Example(
+                "tests/data/published/nginx_ingress_upstreaminfo_issue4312_499_retries.log",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="gateway-logs-and-load-test-results",
+    ),
+)

@@ -22,6 +22,8 @@ from typing import Any
 
 import duckdb
 
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, dig, json_records, text
@@ -100,3 +102,24 @@ def stage_guidellm(
         "one call per GuideLLM request (no retries); no HTTP status or replica in the report;"
         " records are named by their place in the document (source_row is its first line)"
     )
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if "benchmarks" in head.keys:
+        return sniff.SIGNATURE - 0.01
+    return sniff.SIGNATURE + 0.07 if is_guidellm(head.document) else 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="guidellm",
+        kinds=("proxy",),
+        family="loadtests",
+        summary="GuideLLM's benchmarks.json",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_guidellm,
+        doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
+        lines=False,
+    ),
+)

@@ -25,6 +25,8 @@ from typing import Any
 
 import duckdb
 
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
@@ -122,3 +124,26 @@ def stage_vllm_bench(
         "start_times are time.perf_counter() (monotonic): relative times are exact, the"
         " absolute placement is not; no HTTP status, replica or request id in the file"
     )
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if is_bench(head.keys):
+        return sniff.SIGNATURE
+    first = head.first_object
+    return sniff.SIGNATURE + 0.055 if first is not None and is_bench(set(first)) else 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="vllm_bench",
+        kinds=("proxy",),
+        family="loadtests",
+        summary="`vllm bench serve --save-result --save-detailed` results",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_vllm_bench,
+        options=("--bench-start",),
+        doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
+        lines=False,
+    ),
+)

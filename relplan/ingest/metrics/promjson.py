@@ -17,6 +17,8 @@ from typing import Any
 import duckdb
 
 from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, load_document
 from relplan.ingest.stage import StageWriter
@@ -121,3 +123,33 @@ def stage_response(
                 value=v,
             )
     return ordinal
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if "status" in head.keys and head.keys & {"data", "errorType"}:
+        return sniff.SIGNATURE + 0.05
+    doc = head.document
+    if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errorType" in doc):
+        return sniff.SIGNATURE
+    return 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="query_range",
+        kinds=("metrics",),
+        family="metrics",
+        summary="a Prometheus /api/v1/query_range response",
+        tables=("metric_samples", "metric_meta"),
+        recognise=_recognise,
+        read=stage_query_range_file,
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/query_range.json",
+                "recorded on the lab (tests/data/ingest/adapters)",
+            ),
+        ),
+        doc="metrics",
+        lines=False,
+    ),
+)

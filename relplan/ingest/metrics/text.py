@@ -35,6 +35,8 @@ import pyarrow as pa
 
 from relplan import sql
 from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
 from relplan.ingest.metrics.scrape_time import time_from_name
@@ -393,3 +395,96 @@ def _declared(st: _State, name: str) -> bool:
         if name.endswith(suffix) and name[: -len(suffix)] in st.families:
             return True
     return False
+
+
+_TEXT_START = ("# TYPE", "# HELP", "# UNIT", "# EOF")
+# A sample line: a metric name, optional labels, then a number (so a line of prose such as
+# "the pager went off" is not taken for one).
+_SAMPLE = re.compile(
+    r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+[-+]?(?:\d|\.\d|NaN|Nan|nan|Inf|inf)\S*(?:\s+\S+)?\s*$"
+)
+
+
+def _samples_have_times(text: str) -> bool:
+    """Whether the first sample line in the head carries a timestamp (an OpenMetrics dump):
+    a plain `/metrics` scrape has none."""
+    for line in text.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#"):
+            try:
+                return parse_sample(s)[3] is not None
+            except SampleError:
+                return True  # malformed: the OpenMetrics reader names the line
+    return True
+
+
+def _exposition_like(head: sniff.Head) -> bool:
+    return not head.jsonish and (
+        head.first.startswith(_TEXT_START) or bool(_SAMPLE.match(head.first))
+    )
+
+
+def _openmetrics(head: sniff.Head, kind: str | None) -> float:
+    return sniff.LIKELY if _exposition_like(head) and _samples_have_times(head.text) else 0.0
+
+
+def _exposition(head: sniff.Head, kind: str | None) -> float:
+    return sniff.LIKELY if _exposition_like(head) and not _samples_have_times(head.text) else 0.0
+
+
+def _scrape(head: sniff.Head, kind: str | None) -> float:
+    return sniff.CERTAIN if not head.jsonish and head.first.startswith("# SCRAPE") else 0.0
+
+
+_TABLES = ("metric_samples", "metric_meta")
+ADAPTERS = (
+    Adapter(
+        name="openmetrics",
+        kinds=("metrics",),
+        family="metrics",
+        summary="OpenMetrics text with a timestamp on every sample",
+        tables=_TABLES,
+        recognise=_openmetrics,
+        read=stage_openmetrics,
+        examples=(
+            Example(
+                "tests/data/ingest/incident/metrics.om.txt",
+                "relplan's own export (docs/formats.md)",
+            ),
+        ),
+        doc="metrics",
+    ),
+    Adapter(
+        name="scrape",
+        kinds=("metrics",),
+        family="metrics",
+        summary="a scrape log: `# SCRAPE <time>` lines, each followed by one /metrics page",
+        tables=_TABLES,
+        recognise=_scrape,
+        read=stage_scrape,
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/scrape.log",
+                "recorded on the lab (tests/data/ingest/adapters)",
+            ),
+        ),
+        doc="metrics",
+    ),
+    Adapter(
+        name="exposition",
+        kinds=("metrics",),
+        family="metrics",
+        summary="one timestamp-less /metrics scrape (Prometheus text exposition)",
+        tables=_TABLES,
+        recognise=_exposition,
+        read=stage_exposition,
+        options=("--at",),
+        examples=(
+            Example(
+                "tests/data/published/vllm_metrics_v1_prodstack318.prom",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="metrics",
+    ),
+)

@@ -35,10 +35,12 @@ from typing import Any
 import duckdb
 
 from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import as_float, as_int, text
-from relplan.ingest.otel.documents import JsonShapeError, texts
+from relplan.ingest.otel.documents import JsonShapeError, texts, trace_format
 from relplan.ingest.otel.spans import WALKS, BadOut, Span
 from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm.ids import RequestIds
@@ -329,3 +331,50 @@ def stage_jaeger_json(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     _stage(con, info, staged, opts, "jaeger_json")
+
+
+def _otlp(head: sniff.Head, kind: str | None) -> float:
+    return sniff.CERTAIN - 0.01 if trace_format(head.text[:4096]) == "otlp_json" else 0.0
+
+
+def _jaeger(head: sniff.Head, kind: str | None) -> float:
+    return sniff.CERTAIN - 0.01 if trace_format(head.text[:4096]) == "jaeger_json" else 0.0
+
+
+_TABLES = ("events", "request_ids", "attempts")
+ADAPTERS = (
+    Adapter(
+        name="otlp_json",
+        kinds=("engine",),
+        family="otel",
+        summary="vLLM's OpenTelemetry spans as OTLP JSON",
+        tables=_TABLES,
+        recognise=_otlp,
+        read=stage_otlp_json,
+        examples=(
+            Example(
+                "tests/data/published/otlp_json_trace_example_opentelemetry_proto.json",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="opentelemetry-traces-otlp_json-jaeger_json",
+        lines=False,
+    ),
+    Adapter(
+        name="jaeger_json",
+        kinds=("engine",),
+        family="otel",
+        summary="the same spans as Jaeger's JSON export",
+        tables=_TABLES,
+        recognise=_jaeger,
+        read=stage_jaeger_json,
+        examples=(
+            Example(
+                "tests/data/published/jaeger_json_trace_fixture_ui_01.json",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="opentelemetry-traces-otlp_json-jaeger_json",
+        lines=False,
+    ),
+)

@@ -41,6 +41,8 @@ from collections import Counter
 import duckdb
 
 from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.stage import StageWriter
@@ -362,3 +364,35 @@ def stage_vllm_log(
             " --enable-log-requests?",
             reader.path,
         )
+
+
+_VLLM_LINE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d")
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    return sniff.SIGNATURE - 0.05 if not head.jsonish and _VLLM_LINE.search(head.text) else 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="vllm_log",
+        kinds=("engine",),
+        family="vllm",
+        summary="vLLM's server log (V0 and V1): requests, aborts, the stats line",
+        tables=("events", "request_ids", "engine_stats", "metric_samples"),
+        recognise=_recognise,
+        read=stage_vllm_log,
+        options=("--year",),
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/vllm_v1.log",
+                "recorded on the lab (tests/data/ingest/adapters)",
+            ),
+            Example(
+                "tests/data/published/vllm_v0_server_log_issue2484.txt",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="vllm-server-log-vllm_log",
+    ),
+)
