@@ -109,9 +109,15 @@ def _analysis_names() -> str:
 
 
 def _format_names() -> str:
-    from relplan.ingest.detect import FORMATS
+    from relplan.ingest import registry
 
-    return ", ".join(FORMATS)
+    return registry.format_names()
+
+
+def _kind_names() -> str:
+    from relplan.ingest import registry
+
+    return registry.kind_names()
 
 
 def _finding_names() -> str:
@@ -124,6 +130,7 @@ LAZY_HELP: dict[str, Callable[[], str]] = {
     "{analyses}": _analysis_names,
     "{findings}": _finding_names,
     "{formats}": _format_names,
+    "{kinds}": _kind_names,
 }
 
 
@@ -151,15 +158,14 @@ def _flag(name: str, default: Any, annotation: Any) -> inspect.Parameter:
     return inspect.Parameter(name, _KW, default=default, annotation=annotation)
 
 
-# One row per IngestOptions field a user sets. `{formats}` is filled in by LazyHelpCommand
-# from relplan.ingest.detect.FORMATS (a heavy import, done only for --help and the reference).
+# One row per IngestOptions field a user sets. `{formats}` and `{kinds}` are filled in by
+# LazyHelpCommand from the input-format registry (relplan/ingest/registry.py; a heavy import,
+# done only for --help and the reference).
 _PARAMS = [
     _flag(
         "kind",
         None,
-        Annotated[
-            str | None, typer.Option(help="Force the kind: proxy, engine, metrics or manifest.")
-        ],
+        Annotated[str | None, typer.Option(help="Force the kind: {kinds}.")],
     ),
     _flag(
         "fmt",

@@ -210,3 +210,52 @@ def render_inspect(rep: InspectReport) -> str:
 
 def to_json(rep: InspectReport) -> str:
     return json.dumps(rep.model_dump(mode="json"), indent=2)
+
+
+class InputFormat(StrictModel):
+    name: str = Field(description="the --format value and sources.format")
+    kinds: list[str]
+    family: str
+    summary: str
+    tables: list[str] = Field(description="canonical tables it fills")
+    options: list[str] = Field(description="input flags it reads")
+
+
+class FormatsReport(StrictModel):
+    formats: list[InputFormat]
+
+
+def input_formats() -> FormatsReport:
+    """Every input format this build reads (`relplan inspect --formats`), from the registry."""
+    from relplan.ingest import registry
+
+    return FormatsReport(
+        formats=[
+            InputFormat(
+                name=a.name,
+                kinds=list(a.kinds),
+                family=a.family,
+                summary=a.summary,
+                tables=list(a.tables),
+                options=list(a.options),
+            )
+            for a in registry.adapters().values()
+        ]
+    )
+
+
+def render_formats(rep: FormatsReport) -> str:
+    return format_table(
+        ["format", "kind", "family", "tables", "options", "what"],
+        [
+            [
+                f.name,
+                "/".join(f.kinds),
+                f.family,
+                ", ".join(f.tables) or "-",
+                ", ".join(f.options) or "-",
+                f.summary,
+            ]
+            for f in rep.formats
+        ],
+    )

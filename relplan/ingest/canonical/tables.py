@@ -30,7 +30,6 @@ from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.canonical import csv_rows as canonical_csv
 from relplan.ingest.columns import ENGINE_COLUMNS, ENGINE_TRACE, PROXY_COLUMNS, PROXY_REQUIRED
-from relplan.ingest.detect import parquet_columns
 from relplan.ingest.files import (
     FileInfo,
     duck_path,
@@ -38,6 +37,7 @@ from relplan.ingest.files import (
     json_loads,
     readable_copy,
 )
+from relplan.ingest.sniff import parquet_columns
 from relplan.ingest.stage import StageWriter
 
 

@@ -35,9 +35,9 @@ import duckdb
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.detect import envoy_key
 from relplan.ingest.files import FileInfo, faults_for, json_loads, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries
+from relplan.ingest.sniff import envoy_key
 from relplan.values import parse_number, parse_time
 
 _USED = {

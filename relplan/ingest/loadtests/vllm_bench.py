@@ -26,7 +26,7 @@ from typing import Any
 import duckdb
 
 from relplan.ingest import sniff
-from relplan.ingest.adapter import Adapter
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
@@ -145,5 +145,79 @@ ADAPTERS = (
         options=("--bench-start",),
         doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
         lines=False,
+    ),
+)
+
+
+# A result saved without --save-detailed: the run's summary figures only (vLLM's
+# vllm/benchmarks/serve.py drops the per-request lists start_times, ttfts, itls, ...).
+SUMMARY_KEYS = {"date", "completed", "failed", "request_throughput"}
+_FIGURES = (
+    ("completed", "completed", ""),
+    ("failed", "failed", ""),
+    ("duration", "duration", " s"),
+    ("request_throughput", "request throughput", " req/s"),
+    ("output_throughput", "output throughput", " tok/s"),
+    ("mean_ttft_ms", "mean TTFT", " ms"),
+    ("p99_ttft_ms", "p99 TTFT", " ms"),
+    ("mean_tpot_ms", "mean TPOT", " ms"),
+    ("mean_e2el_ms", "mean e2e latency", " ms"),
+)
+
+
+def is_summary(keys: set[str]) -> bool:
+    return keys >= SUMMARY_KEYS and not keys & {"ttfts", "start_times", "latencies"}
+
+
+def summary_figures(run: dict[str, Any]) -> str:
+    shown = []
+    for key, name, unit in _FIGURES:
+        v = run.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            shown.append(f"{name} {v:.4g}{unit}" if isinstance(v, float) else f"{name} {v}{unit}")
+    return ", ".join(shown)
+
+
+def stage_bench_summary(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    """Nothing per request to store: each run's summary figures become a note, as such."""
+    sink = AttemptSink(con, staged.source_id, "vllm_bench_summary", opts.skip)
+    for n, raw, run in json_records(info.path):
+        if not isinstance(run, dict) or not is_summary(set(run)):
+            sink.reject(n, raw[:500], "expected a vllm bench serve result object")
+            continue
+        label = text(run.get("label")) or text(run.get("model_id")) or "vllm bench serve"
+        staged.notes.append(
+            f"line {n}: a `vllm bench serve` run summary ({label}, {text(run.get('date'))}),"
+            f" not per-request data: {summary_figures(run)}; rerun with --save-detailed for"
+            " one attempt per request"
+        )
+    sink.finish(staged.notes)
+
+
+def _recognise_summary(head: sniff.Head, kind: str | None) -> float:
+    if is_summary(head.keys):
+        return sniff.SIGNATURE
+    return 0.0
+
+
+ADAPTERS = (
+    *ADAPTERS,
+    Adapter(
+        name="vllm_bench_summary",
+        kinds=("proxy",),
+        family="loadtests",
+        summary="`vllm bench serve --save-result` without `--save-detailed`: run summary only",
+        tables=(),
+        recognise=_recognise_summary,
+        read=stage_bench_summary,
+        examples=(
+            Example(
+                "tests/data/published/vllm_bench_serve_summary_save_result.json",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
     ),
 )
