@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import duckdb
@@ -46,6 +46,8 @@ class Example:
 
     path: str  # relative to the repository root
     source: str  # URL of the published original, or the lab run it was recorded on
+    # IngestOptions fields it needs (a year for a vLLM log without one, --at for a scrape).
+    options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

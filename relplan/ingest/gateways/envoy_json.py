@@ -224,7 +224,7 @@ ADAPTERS = (
         examples=(
             Example(
                 "tests/data/ingest/adapters/envoy.jsonl",
-                "recorded on the lab (tests/data/ingest/adapters)",
+                "relplan's adapter fixtures (tests/data/ingest/adapters)",
             ),
             Example(
                 "tests/data/published/envoy_json_format_doc_example.jsonl",

@@ -146,7 +146,7 @@ ADAPTERS = (
         examples=(
             Example(
                 "tests/data/ingest/adapters/query_range.json",
-                "recorded on the lab (tests/data/ingest/adapters)",
+                "relplan's adapter fixtures (tests/data/ingest/adapters)",
             ),
         ),
         doc="metrics",

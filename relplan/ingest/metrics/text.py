@@ -465,7 +465,7 @@ ADAPTERS = (
         examples=(
             Example(
                 "tests/data/ingest/adapters/scrape.log",
-                "recorded on the lab (tests/data/ingest/adapters)",
+                "relplan's adapter fixtures (tests/data/ingest/adapters)",
             ),
         ),
         doc="metrics",
@@ -483,6 +483,7 @@ ADAPTERS = (
             Example(
                 "tests/data/published/vllm_metrics_v1_prodstack318.prom",
                 "tests/data/published/SOURCES.md",
+                {"at": 1764460800.0},
             ),
         ),
         doc="metrics",

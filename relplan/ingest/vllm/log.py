@@ -386,7 +386,8 @@ ADAPTERS = (
         examples=(
             Example(
                 "tests/data/ingest/adapters/vllm_v1.log",
-                "recorded on the lab (tests/data/ingest/adapters)",
+                "relplan's adapter fixtures (tests/data/ingest/adapters)",
+                {"year": 2025},
             ),
             Example(
                 "tests/data/published/vllm_v0_server_log_issue2484.txt",
