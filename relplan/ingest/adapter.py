@@ -69,4 +69,7 @@ class Adapter:
     # Line-based: a bad record is FILE:LINE and `--on-error skip` keeps the rest (the
     # contract suite checks both); a JSON document is one record.
     lines: bool = True
+    # What its files look like, for the closest formats of the catch-all message: json (JSON
+    # records or documents), csv, parquet or text.
+    shape: str = "text"
     notes: tuple[str, ...] = field(default_factory=tuple)

@@ -131,24 +131,20 @@ def _detect(head: Head, kind: str | None) -> Detected:
 
 
 def _closest(head: Head) -> list[str]:
-    """Formats of the same shape as the head (JSON records, a JSON document, CSV, text)."""
-    out = []
-    for name, a in registry.adapters().items():
-        if a.recognise is never:
-            continue
-        if head.parquet:
-            ok = name == "parquet"
-        elif head.jsonish:
-            ok = a.kinds != ("metrics",) or name == "query_range"
-            ok = ok and name not in ("csv", "parquet", "vllm_log", "nginx", "envoy_text")
-            ok = ok and (a.lines if head.records else not a.lines or name == "jsonl")
-        elif head.csv_header is not None and head.name.endswith(".csv"):
-            ok = name in ("csv", "litellm")
-        else:
-            ok = a.lines and name not in ("jsonl", "csv", "parquet", "envoy", "kong", "litellm")
-        if ok:
-            out.append(name)
-    return out
+    """Formats whose files look like this one (JSON, CSV, Parquet or text)."""
+    if head.parquet:
+        shape = "parquet"
+    elif head.jsonish:
+        shape = "json"
+    elif head.csv_header is not None and head.name.endswith(".csv"):
+        shape = "csv"
+    else:
+        shape = "text"
+    return [
+        name
+        for name, a in registry.adapters().items()
+        if a.shape == shape and a.recognise is not never
+    ]
 
 
 def unknown(head: Head) -> InputError:

@@ -102,6 +102,34 @@ def docs_index() -> str:
         opts = ", ".join(f"`{o}`" for o in a.options) or "—"
         rows.append(
             f"| {name} | {'/'.join(a.kinds)} | {FAMILIES[a.family]} | {a.summary} |"
-            f" {', '.join(f'`{t}`' for t in a.tables)} | {opts} |"
+            f" {', '.join(f'`{t}`' for t in a.tables) or '—'} | {opts} |"
         )
     return "\n".join(rows) + "\n"
+
+
+INDEX_START = "<!-- formats index: python -m relplan.ingest.registry --write -->"
+INDEX_END = "<!-- end of formats index -->"
+
+
+def docs_with_index(text: str) -> str:
+    """docs/formats.md's text with its index replaced by docs_index()."""
+    start = text.index(INDEX_START) + len(INDEX_START)
+    end = text.index(INDEX_END)
+    return text[:start] + "\n\n" + docs_index() + "\n" + text[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sys
+    from pathlib import Path
+
+    args = sys.argv[1:] if argv is None else argv
+    path = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
+    if args == ["--write"]:
+        path.write_text(docs_with_index(path.read_text()))
+        return 0
+    sys.stdout.write(docs_index())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -224,6 +224,9 @@ def text_fields(head: Head) -> list[str]:
         return sorted(head.keys)
     if head.first_object is not None:
         return sorted(head.first_object)
-    if head.csv_header is not None and head.name.endswith(".csv"):
-        return sorted(head.csv_header)
+    cols = head.csv_header
+    if cols is not None and (
+        head.name.endswith(".csv") or all(re.fullmatch(r"[\w.\-]+", c) for c in cols)
+    ):
+        return sorted(cols)
     return sorted({m.group(1) for m in re.finditer(r"([A-Za-z_][\w.\-]*)[=:]", head.first)})[:12]

@@ -85,6 +85,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="run_json",
+        shape="json",
         kinds=("manifest",),
         family="canonical",
         summary="run.json: phases, capacity, deadline, delivery window",

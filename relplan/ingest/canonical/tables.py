@@ -296,6 +296,7 @@ _TABLES = ("attempts", "events", "steps", "engine_stats")
 ADAPTERS = (
     Adapter(
         name="jsonl",
+        shape="json",
         kinds=("proxy", "engine"),
         family="canonical",
         summary="relplan's proxy attempts or engine records, one JSON object a line",
@@ -315,6 +316,7 @@ ADAPTERS = (
     ),
     Adapter(
         name="csv",
+        shape="csv",
         kinds=("proxy", "engine"),
         family="canonical",
         summary="the same records as CSV with a header",
@@ -331,6 +333,7 @@ ADAPTERS = (
     ),
     Adapter(
         name="parquet",
+        shape="parquet",
         kinds=("proxy", "engine"),
         family="canonical",
         summary="the same records as Parquet",

@@ -300,10 +300,11 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="kube_events",
+        shape="json",
         kinds=("cluster",),
         family="cluster",
         summary="Kubernetes events as `kubectl get events -o json` prints them",
-        tables=("cluster_events",),
+        tables=("kube_events",),
         recognise=_recognise,
         read=stage_kube_events,
         examples=(

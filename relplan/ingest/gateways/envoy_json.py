@@ -214,6 +214,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="envoy",
+        shape="json",
         kinds=("proxy",),
         family="gateways",
         summary="Envoy's JSON access log (json_format)",

@@ -161,6 +161,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="kong",
+        shape="json",
         kinds=("proxy",),
         family="gateways",
         summary="Kong's http-log / file-log JSON",

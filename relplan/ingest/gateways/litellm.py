@@ -178,6 +178,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="litellm",
+        shape="json",
         kinds=("proxy",),
         family="gateways",
         summary="LiteLLM SpendLogs rows or StandardLoggingPayload",

@@ -285,6 +285,7 @@ def stage_mapped(
 ADAPTERS = (
     Adapter(
         name="mapped",
+        shape="text",
         kinds=("proxy",),
         family="gateways",
         summary="any other gateway's log, read through a TOML mapping file (`--map`)",

@@ -113,6 +113,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="guidellm",
+        shape="json",
         kinds=("proxy",),
         family="loadtests",
         summary="GuideLLM's benchmarks.json",

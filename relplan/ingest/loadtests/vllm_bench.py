@@ -136,6 +136,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="vllm_bench",
+        shape="json",
         kinds=("proxy",),
         family="loadtests",
         summary="`vllm bench serve --save-result --save-detailed` results",
@@ -206,6 +207,7 @@ ADAPTERS = (
     *ADAPTERS,
     Adapter(
         name="vllm_bench_summary",
+        shape="json",
         kinds=("proxy",),
         family="loadtests",
         summary="`vllm bench serve --save-result` without `--save-detailed`: run summary only",

@@ -137,6 +137,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="query_range",
+        shape="json",
         kinds=("metrics",),
         family="metrics",
         summary="a Prometheus /api/v1/query_range response",

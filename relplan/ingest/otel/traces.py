@@ -345,6 +345,7 @@ _TABLES = ("events", "request_ids", "attempts")
 ADAPTERS = (
     Adapter(
         name="otlp_json",
+        shape="json",
         kinds=("engine",),
         family="otel",
         summary="vLLM's OpenTelemetry spans as OTLP JSON",
@@ -357,11 +358,12 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="opentelemetry-traces-otlp_json-jaeger_json",
+        doc="vllm-opentelemetry-traces-otlp_json-jaeger_json",
         lines=False,
     ),
     Adapter(
         name="jaeger_json",
+        shape="json",
         kinds=("engine",),
         family="otel",
         summary="the same spans as Jaeger's JSON export",
@@ -374,7 +376,7 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="opentelemetry-traces-otlp_json-jaeger_json",
+        doc="vllm-opentelemetry-traces-otlp_json-jaeger_json",
         lines=False,
     ),
 )
