@@ -133,7 +133,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
     return sniff.SIGNATURE + 0.055 if first is not None and is_bench(set(first)) else 0.0
 
 
-ADAPTERS = (
+ADAPTERS: tuple[Adapter, ...] = (
     Adapter(
         name="vllm_bench",
         shape="json",
