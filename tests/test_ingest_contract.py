@@ -55,6 +55,8 @@ def _broken_line(a: Adapter, example: Path) -> str | None:
     if a.name == "csv":
         # A full row with a time that is none.
         return "c9,0,,not-a-time,1764460840,delivered,e9,false,,200,llama-8b,r1,1,1"
+    if a.shape == "text" and not a.prose:
+        return "this is not a record"
     return None
 
 
@@ -108,7 +110,7 @@ def test_a_bad_record_is_named_by_file_and_line_and_skip_counts_it(
     example, opts = _first_example(a)
     bad = _broken_line(a, example) if a.lines else None
     if bad is None:
-        pytest.skip(f"{name}: not one record a line (a document, or lines that may be prose)")
+        pytest.skip(f"{name}: not one record a line (a JSON document, or a log with prose lines)")
     text = example.read_text()
     f = tmp_path / f"bad{''.join(example.suffixes)}"
     f.write_text(text.rstrip("\n") + "\n" + bad + "\n")

@@ -72,4 +72,6 @@ class Adapter:
     # What its files look like, for the closest formats of the catch-all message: json (JSON
     # records or documents), csv, parquet or text.
     shape: str = "text"
+    # Text lines that are no record are passed over as prose (a server log), not refused.
+    prose: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)

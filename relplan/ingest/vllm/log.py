@@ -376,6 +376,7 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
 ADAPTERS = (
     Adapter(
         name="vllm_log",
+        prose=True,
         kinds=("engine",),
         family="vllm",
         summary="vLLM's server log (V0 and V1): requests, aborts, the stats line",
