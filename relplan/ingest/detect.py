@@ -42,6 +42,7 @@ FORMATS = {
     # Gateway logs and load-test results (gateway_detect.py, docs/formats.md).
     "envoy_text": ("proxy",),
     "nginx": ("proxy",),
+    "nginx_json": ("proxy",),
     "kong": ("proxy",),
     "litellm": ("proxy",),
     "mapped": ("proxy",),

@@ -43,6 +43,7 @@ from relplan.ingest import (
     gateway_litellm,
     gateway_mapping,
     gateway_nginx,
+    gateway_nginx_json,
     kube_events,
     loadtest_guidellm,
     loadtest_vllm_bench,
@@ -82,6 +83,7 @@ READERS: dict[str, Reader] = {
     "run_json": manifest.stage_manifest,
     "envoy_text": gateway_envoy_text.stage_envoy_text,
     "nginx": gateway_nginx.stage_nginx,
+    "nginx_json": gateway_nginx_json.stage_nginx_json,
     "kong": gateway_kong.stage_kong,
     "litellm": gateway_litellm.stage_litellm,
     "mapped": gateway_mapping.stage_mapped,
@@ -380,6 +382,7 @@ def commit(session: Session) -> IngestReport:
     for s in session.staged:
         for fn in s.finish:
             fn(con)
+    sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
     refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)

@@ -15,11 +15,21 @@ from relplan.ingest.base import IngestOptions
 from relplan.ingest.gateway_envoy_text import formats as envoy_formats
 from relplan.ingest.gateway_envoy_text import looks_like_envoy_text
 from relplan.ingest.gateway_litellm import PAYLOAD_KEYS, SPEND_KEYS
-from relplan.ingest.gateway_nginx import looks_like_nginx
+from relplan.ingest.gateway_nginx import given_formats, is_json_template, looks_like_nginx
+from relplan.ingest.gateway_nginx_json import keys_look_like_nginx
 from relplan.ingest.loadtest_guidellm import is_guidellm
 from relplan.ingest.loadtest_vllm_bench import is_bench
 
-GATEWAY_FORMATS = ("envoy_text", "nginx", "kong", "litellm", "mapped", "guidellm", "vllm_bench")
+GATEWAY_FORMATS = (
+    "envoy_text",
+    "nginx",
+    "nginx_json",
+    "kong",
+    "litellm",
+    "mapped",
+    "guidellm",
+    "vllm_bench",
+)
 _METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
 # Loose signatures, so that lines written with another format string are still recognised
 # (the format itself comes from IngestOptions.log_format when the file is read).
@@ -37,6 +47,8 @@ def from_keys(keys: set[str]) -> str | None:
         return "vllm_bench"
     if "benchmarks" in keys:
         return "guidellm"
+    if keys_look_like_nginx(keys):
+        return "nginx_json"
     return None
 
 
@@ -68,4 +80,8 @@ def from_log_format(log_format: str | None) -> str | None:
         return None
     if re.search(r"%[A-Z_]+(\([^)]*\))?%", log_format):
         return "envoy_text"
-    return "nginx" if "$" in log_format else None
+    fmts = given_formats(log_format)  # a format string, or an nginx.conf's log_formats
+    if "$" not in "".join(fmts):
+        return None
+    json_ = {is_json_template(f) for f in fmts}
+    return None if len(json_) > 1 else "nginx_json" if json_ == {True} else "nginx"
