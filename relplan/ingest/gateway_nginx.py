@@ -84,6 +84,7 @@ _LIST = r"\S+(?:(?:, | : )\S+)*"  # upstream lists: "a, b : c"
 _VALUES = {
     "time_local": r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}",
     "request": r"[^\"]*",
+    "tail": r".*",  # parse_combined_tail: whatever follows a combined line
 }
 _ID_VARS = ("request_id", "req_id", "http_x_request_id")
 # A variable written right before another one (`$request_time$request_body`) is read by what
@@ -137,6 +138,42 @@ class NginxFormat:
         if not m:
             return None
         return {name: m.group(f"g{i}") for i, name in enumerate(self.names)}
+
+
+_TAIL_TOKEN = re.compile(r'"[^"]*"|\S+')
+_SECONDS = re.compile(r"^\d+\.\d{3}$")
+_TAIL_NAMES = {
+    "rt": "request_time",
+    "request_time": "request_time",
+    "urt": "upstream_response_time",
+    "upstream_response_time": "upstream_response_time",
+    "us": "upstream_status",
+    "upstream_status": "upstream_status",
+    "ua": "upstream_addr",
+    "upstream_addr": "upstream_addr",
+    "rid": "request_id",
+    "request_id": "request_id",
+}
+
+
+def parse_combined_tail(line: str) -> dict[str, str] | None:
+    """A `combined` line with more fields after it, its format unknown: the tail's
+    `name=value` pairs by name (rt=, urt=, us=, ua=, as nginx's docs write them) and its bare
+    seconds values by position (the first $request_time, the second $upstream_response_time).
+    None when the line does not start as `combined` does."""
+    fmt = compiled(COMBINED + "$tail")
+    f = fmt.parse(line.rstrip())
+    if f is None:
+        return None
+    tail = f.pop("tail", "")
+    bare = ["request_time", "upstream_response_time"]
+    for tok in _TAIL_TOKEN.findall(tail):
+        name, eq, value = tok.partition("=")
+        if eq and name in _TAIL_NAMES:
+            f.setdefault(_TAIL_NAMES[name], value.strip('"'))
+        elif not tok.startswith('"') and _SECONDS.match(tok) and bare:
+            f.setdefault(bare.pop(0), tok)
+    return f
 
 
 @functools.lru_cache(maxsize=64)
@@ -313,15 +350,28 @@ def stage_nginx(
         else "ingress-nginx upstreaminfo, combined or combined with timings"
     )
 
+    by_tail = 0
+
     def parse(line: str) -> dict[str, str] | str:
+        nonlocal by_tail
         f = next((p for p in (fm.parse(line) for fm in fmts) if p is not None), None)
+        if f is None and not opts.log_format:
+            f = parse_combined_tail(line)
+            by_tail += f is not None
         return (
             f
             if f is not None
-            else (f"does not match {which}; give the log_format string (--nginx-format)")
+            else f"does not match {which}; give the log_format string (--nginx-format)"
         )
 
     stage_records(con, info, staged, opts, "nginx", parse)
+    if by_tail:
+        staged.notes.append(
+            f"{by_tail} lines are `combined` with more fields after it: their timings read by"
+            " name (rt=, urt=, us=, ua=) or by position (the first bare seconds value as"
+            " $request_time, the second as $upstream_response_time); give --nginx-format to"
+            " read them exactly"
+        )
 
 
 def stage_records(

@@ -42,6 +42,17 @@ VARIABLES = (
     "status",
     "msec",
 )
+# Spellings operators use for the upstream variables (OpenResty's `up_addr`, ...).
+_SHORT = {
+    "up_addr": "upstream_addr",
+    "upstream_address": "upstream_addr",
+    "upstream": "upstream_addr",
+    "up_status": "upstream_status",
+    "up_resp_time": "upstream_response_time",
+    "up_response_time": "upstream_response_time",
+    "upstream_time": "upstream_response_time",
+    "responsetime": "request_time",
+}
 _TIMES = ("msec", "time_iso8601", "time_local")
 _TIME_NAMES = ("time", "timestamp", "ts", "date", "datetime", "logtime", "log_time")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -67,9 +78,7 @@ def variable_of(key: str) -> str | None:
     for v in VARIABLES:
         if k.endswith("_" + v):
             return v
-    if k.startswith("upstream_") and k.endswith(("_addr", "_address")):
-        return "upstream_addr"
-    return None
+    return _SHORT.get(k)
 
 
 def template_keys(log_format: str | None) -> dict[str, str] | None:
