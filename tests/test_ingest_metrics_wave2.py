@@ -127,3 +127,23 @@ def test_deprecated_gpu_alias_beside_its_new_name_is_counted_once(tmp_path: Path
         " has vllm:kv_cache_usage_perc (same series, counted once)"
     ) in notes
     assert any("old vLLM metric name vllm:gpu_prefix_cache_hits_total stored" in n for n in notes)
+
+
+def test_inspect_of_the_lab_scrape_fits_100_columns(tmp_path: Path) -> None:
+    """The lab's vllm:cache_config_info has 37 labels: its keys are summarised, every other
+    name keeps its keys, the shared span moves to the heading and notes wrap."""
+    from relplan.ingest.contents import inspect_workspace, render_inspect
+
+    db = tmp_path / "w.duckdb"
+    ingest(db, SCRAPE)
+    text = render_inspect(inspect_workspace(db))
+    metrics = text[text.index("Metrics") :].splitlines()
+    assert max(len(line) for line in metrics) <= 100
+    assert metrics[0] == "Metrics (all 2026-12-03T16:33:54.000Z +0.0 s):"
+    info = next(line for line in metrics if line.startswith("vllm:cache_config_info "))
+    assert info.endswith("37 keys (see --json)")
+    waiting = next(line for line in metrics if line.startswith("vllm:num_requests_waiting "))
+    assert waiting.endswith("engine, model_name")
+    notes = [line for line in text.splitlines() if line.startswith(("  source", "      "))]
+    assert notes
+    assert max(len(line) for line in notes) <= 100
