@@ -244,9 +244,11 @@ _PARAMS = [
         Annotated[
             str | None,
             typer.Option(
+                "--log-format",
+                "--nginx-format",
                 metavar="STRING",
-                help="The access log's format string: nginx `log_format` ($remote_addr ...)"
-                " or Envoy's (%START_TIME% ...).",
+                help="The access log's format string: nginx `log_format` ($remote_addr ...,"
+                " or an nginx.conf to read it from) or Envoy's (%START_TIME% ...).",
             ),
         ],
     ),

@@ -59,9 +59,15 @@ def from_log_format(log_format: str | None) -> str | None:
     `%COMMAND%` syntax (the file is then read with it, whatever its first line looks like)."""
     if not log_format:
         return None
+    from relplan.ingest.gateways.nginx import given_formats, is_json_template
+
     if re.search(r"%[A-Z_]+(\([^)]*\))?%", log_format):
         return "envoy_text"
-    return "nginx" if "$" in log_format else None
+    fmts = given_formats(log_format)  # a format string, or an nginx.conf's log_formats
+    if "$" not in "".join(fmts):
+        return None
+    json_ = {is_json_template(f) for f in fmts}
+    return None if len(json_) > 1 else "nginx_json" if json_ == {True} else "nginx"
 
 
 def detect(info: FileInfo, kind: str | None = None, fmt: str | None = None) -> Detected:

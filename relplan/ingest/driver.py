@@ -337,6 +337,7 @@ def commit(session: Session) -> IngestReport:
     for s in session.staged:
         for fn in s.finish:
             fn(con)
+    sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
     refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)

@@ -30,7 +30,10 @@ retries by the client across lines are not measurable (a note says so).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -54,14 +57,50 @@ UPSTREAMINFO_OLD = (
     " $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id"
 )
 
+# nginx's predefined `combined` format, the `main` of the stock nginx.conf, and combined with
+# timings as operators add them (nginx docs' `upstream_time` example; a bare $request_time
+# [and $upstream_response_time] appended): recognised without a format string.
+COMBINED = (
+    '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent'
+    ' "$http_referer" "$http_user_agent"'
+)
+COMBINED_UPSTREAM_TIME = (
+    COMBINED + ' rt=$request_time uct="$upstream_connect_time" uht="$upstream_header_time"'
+    ' urt="$upstream_response_time"'
+)
+COMBINED_RT_URT = COMBINED + " $request_time $upstream_response_time"
+COMBINED_RT = COMBINED + " $request_time"
+MAIN = COMBINED + ' "$http_x_forwarded_for"'
+BUILT_IN = (
+    UPSTREAMINFO,
+    UPSTREAMINFO_OLD,
+    COMBINED_UPSTREAM_TIME,
+    COMBINED_RT_URT,
+    COMBINED_RT,
+    MAIN,
+    COMBINED,
+)
+
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _LIST = r"\S+(?:(?:, | : )\S+)*"  # upstream lists: "a, b : c"
 _VALUES = {
     "time_local": r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}",
     "request": r"[^\"]*",
+    "tail": r".*",  # parse_combined_tail: whatever follows a combined line
 }
 _ID_VARS = ("request_id", "req_id", "http_x_request_id")
-_TRY_SPLIT = re.compile(r", | : ")
+# A variable written right before another one (`$request_time$request_body`) is read by what
+# nginx writes for it, so the two can be told apart.
+_TYPED = {
+    "msec": r"\d+\.\d{3}",
+    "request_time": r"-|\d+(?:\.\d{1,3})?",
+    "status": r"\d{3}",
+    "body_bytes_sent": r"\d+",
+    "bytes_sent": r"\d+",
+    "request_length": r"\d+",
+    "time_iso8601": r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d",
+}
+_TRY_SPLIT = re.compile(r"\s*,\s*|\s+:\s+")
 
 
 class NginxFormat:
@@ -75,7 +114,10 @@ class NginxFormat:
             parts.append(re.escape(lit))
             name = m.group(1) or m.group(2)
             after = fmt[m.end() : m.end() + 1]
-            if name in _VALUES:
+            adjacent = _VAR.match(fmt, m.end()) is not None
+            if adjacent and name in _TYPED:
+                value = _TYPED[name]
+            elif name in _VALUES:
                 value = _VALUES[name]
             elif name.startswith("upstream_"):
                 value = _LIST
@@ -83,6 +125,8 @@ class NginxFormat:
                 value = r"[^\"]*"
             elif lit.endswith("[") and after == "]":
                 value = r"[^\]]*"
+            elif adjacent:
+                value = r"\S*?"
             else:
                 value = r"\S*"
             parts.append(f"(?P<g{len(self.names)}>{value})")
@@ -98,9 +142,82 @@ class NginxFormat:
         return {name: m.group(f"g{i}") for i, name in enumerate(self.names)}
 
 
+_TAIL_TOKEN = re.compile(r'"[^"]*"|\S+')
+_SECONDS = re.compile(r"^\d+\.\d{3}$")
+_TAIL_NAMES = {
+    "rt": "request_time",
+    "request_time": "request_time",
+    "urt": "upstream_response_time",
+    "upstream_response_time": "upstream_response_time",
+    "us": "upstream_status",
+    "upstream_status": "upstream_status",
+    "ua": "upstream_addr",
+    "upstream_addr": "upstream_addr",
+    "rid": "request_id",
+    "request_id": "request_id",
+}
+
+
+def parse_combined_tail(line: str) -> dict[str, str] | None:
+    """A `combined` line with more fields after it, its format unknown: the tail's
+    `name=value` pairs by name (rt=, urt=, us=, ua=, as nginx's docs write them) and its bare
+    seconds values by position (the first $request_time, the second $upstream_response_time).
+    None when the line does not start as `combined` does."""
+    fmt = compiled(COMBINED + "$tail")
+    f = fmt.parse(line.rstrip())
+    if f is None:
+        return None
+    tail = f.pop("tail", "")
+    bare = ["request_time", "upstream_response_time"]
+    for tok in _TAIL_TOKEN.findall(tail):
+        name, eq, value = tok.partition("=")
+        if eq and name in _TAIL_NAMES:
+            f.setdefault(_TAIL_NAMES[name], value.strip('"'))
+        elif not tok.startswith('"') and _SECONDS.match(tok) and bare:
+            f.setdefault(bare.pop(0), tok)
+    return f
+
+
+@functools.lru_cache(maxsize=64)
+def compiled(fmt: str) -> NginxFormat:
+    return NginxFormat(fmt)
+
+
 def formats(opts: IngestOptions) -> list[NginxFormat]:
-    given = [opts.log_format] if opts.log_format else [UPSTREAMINFO, UPSTREAMINFO_OLD]
-    return [NginxFormat(f) for f in given]
+    given = given_formats(opts.log_format) if opts.log_format else list(BUILT_IN)
+    return [compiled(f) for f in given if not is_json_template(f)]
+
+
+_DIRECTIVE = re.compile(r"\blog_format\s+(\S+)\s+((?:escape=\S+\s+)?)((?:'[^']*'|\"[^\"]*\"|\s)+);")
+
+
+def conf_formats(text: str) -> dict[str, str]:
+    """The `log_format name [escape=..] 'part' 'part' ...;` directives of an nginx.conf, by
+    name, their quoted parts joined (nginx's own rule); `combined` is predefined."""
+    out: dict[str, str] = {}
+    for m in _DIRECTIVE.finditer(text):
+        parts = re.findall(r"'([^']*)'|\"([^\"]*)\"", m.group(3))
+        out[m.group(1)] = "".join(a or b for a, b in parts)
+    return out
+
+
+def given_formats(value: str) -> list[str]:
+    """--log-format/--nginx-format: a format string, or the path of an nginx.conf whose
+    log_format directives are all tried (in file order)."""
+    path = Path(value)
+    if "$" not in value and len(value) < 4096:
+        try:
+            if path.is_file():
+                found = conf_formats(path.read_text(encoding="utf-8", errors="replace"))
+                return list(found.values()) or [COMBINED]
+        except OSError:
+            pass
+    return [value]
+
+
+def is_json_template(fmt: str) -> bool:
+    """A log_format that writes a JSON object (`escape=json '{"t":"$msec",...}'`)."""
+    return fmt.lstrip().startswith("{")
 
 
 def looks_like_nginx(first_line: str) -> bool:
@@ -125,6 +242,21 @@ def _end_time(f: dict[str, str]) -> tuple[float | None, str | None]:
     return None, "the format logs no time ($msec, $time_local or $time_iso8601)"
 
 
+def field(f: dict[str, str], name: str) -> str | None:
+    """A logged variable or request header by any of its spellings: `X-Relplan-Call`,
+    `$http_x_relplan_call`, `http_x_relplan_call` and `x_relplan_call` are one."""
+    key = name.strip().lstrip("$").lower().replace("-", "_")
+    for k in (key, "http_" + key, key.removeprefix("http_")):
+        if k in f:
+            return f[k]
+    return None
+
+
+# The id vLLM sees as X-Request-Id: the client's header as nginx forwarded it, or ingress-nginx's
+# $req_id (its default `proxy_set_header X-Request-ID $req_id`).
+_UPSTREAM_ID_VARS = ("http_x_request_id", "req_id")
+
+
 def map_line(
     f: dict[str, str], ln: int, opts: IngestOptions, path_tag: str
 ) -> tuple[list[dict[str, Any]], str | None]:
@@ -132,48 +264,65 @@ def map_line(
     t_end, err = _end_time(f)
     if t_end is None:
         return [], err
-    rt = as_float(f.get("request_time"))
-    if rt is None or rt < 0:
-        return [], f"$request_time {f.get('request_time')!r} is not seconds >= 0"
+    if "request_time" in f:
+        rt = as_float(f.get("request_time"))
+        if rt is None or rt < 0:
+            return [], f"$request_time {f.get('request_time')!r} is not seconds >= 0"
+    else:
+        rt = 0.0  # combined: no duration logged; the attempt is placed at its end
     status = as_int(f.get("status"))
     if status is None:
         return [], f"$status {f.get('status')!r} is not an HTTP status"
-    key = (opts.call_key or "").lstrip("$").lower().replace("-", "_")
-    if key:
-        call_id = text(f.get(key) if key in f else f.get("http_" + key))
+    if opts.call_key:
+        call_id = text(field(f, opts.call_key))
         if call_id is None:
+            key = opts.call_key.lstrip("$").lower().replace("-", "_")
             return [], f"${key} (the call key) is missing or empty"
     else:
         call_id = next((text(f[v]) for v in _ID_VARS if text(f.get(v))), None)
         call_id = call_id or f"{path_tag}:{ln}"
     start = t_end - rt
-    addrs = _TRY_SPLIT.split(f.get("upstream_addr", "-"))
-    statuses = _TRY_SPLIT.split(f.get("upstream_status", "-"))
-    times = _TRY_SPLIT.split(f.get("upstream_response_time", "-"))
-    base = {"call_id": call_id, "model": None}
-    if addrs == ["-"] or not addrs:
+    logged = [v for v in ("upstream_addr", "upstream_status", "upstream_response_time") if v in f]
+    lists = {v: _TRY_SPLIT.split(f[v].strip()) for v in logged}
+    upstream_id = next((text(f[v]) for v in _UPSTREAM_ID_VARS if text(f.get(v))), None)
+    base = {"call_id": call_id, "model": None, "execution_id": upstream_id}
+    if not logged:  # no upstream variable logged: what the client got is all there is
         return [
             {
                 **base,
                 "t_sent": start,
                 "t_end": t_end,
                 "status": None if status == 499 else status,
+                "outcome": outcome_of(status),
+            }
+        ], None
+    if all(v == ["-"] or v == [""] for v in lists.values()):
+        return [
+            {
+                **base,
+                "execution_id": None,
+                "t_sent": start,
+                "t_end": t_end,
+                "status": None if status == 499 else status,
                 "outcome": outcome_of(status, reached_upstream=False),
             }
         ], None
-    if not len(addrs) == len(statuses) == len(times):
-        return [], (
-            f"$upstream_addr has {len(addrs)} entries, $upstream_status {len(statuses)},"
-            f" $upstream_response_time {len(times)}; expected one entry per try in each"
-        )
+    n = max(len(v) for v in lists.values())
+    if any(len(v) != n for v in lists.values()):
+        return [], ", ".join(
+            f"${v} has {len(lists[v])} entries" for v in logged
+        ) + "; expected one entry per try in each"
+    addrs = lists.get("upstream_addr", [None] * n)
+    statuses = lists.get("upstream_status", ["-"] * n)
+    times = lists.get("upstream_response_time", ["-"] * n)
     tries: list[dict[str, Any]] = []
     t = start
     for i, (addr, st, tm) in enumerate(zip(addrs, statuses, times, strict=True)):
         dur = as_float(tm)
         if dur is None and text(tm) is not None:
             return [], f"$upstream_response_time entry {tm!r} is not seconds"
-        code = as_int(st)
-        last = i == len(addrs) - 1
+        last = i == n - 1
+        code = as_int(st) if "upstream_status" in lists else status if last else None
         if last:
             outcome = "client_gone" if status == 499 else outcome_of(code or status)
         else:
@@ -197,29 +346,70 @@ def stage_nginx(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     fmts = formats(opts)
+    which = (
+        "the given log_format"
+        if opts.log_format
+        else "ingress-nginx upstreaminfo, combined or combined with timings"
+    )
+
+    by_tail = 0
+
+    def parse(line: str) -> dict[str, str] | str:
+        nonlocal by_tail
+        f = next((p for p in (fm.parse(line) for fm in fmts) if p is not None), None)
+        if f is None and not opts.log_format:
+            f = parse_combined_tail(line)
+            by_tail += f is not None
+        return (
+            f
+            if f is not None
+            else f"does not match {which}; give the log_format string (--nginx-format)"
+        )
+
+    stage_records(con, info, staged, opts, "nginx", parse)
+    if by_tail:
+        staged.notes.append(
+            f"{by_tail} lines are `combined` with more fields after it: their timings read by"
+            " name (rt=, urt=, us=, ua=) or by position (the first bare seconds value as"
+            " $request_time, the second as $upstream_response_time); give --nginx-format to"
+            " read them exactly"
+        )
+
+
+def stage_records(
+    con: duckdb.DuckDBPyConnection,
+    info: FileInfo,
+    staged: Staged,
+    opts: IngestOptions,
+    origin: str,
+    parse: Callable[[str], dict[str, str] | str],
+) -> None:
+    """Stage a log whose lines `parse` turns into nginx variables (or the reason it cannot)."""
     grouped = bool(opts.call_key)
     sink = AttemptSink(
-        con, staged.source_id, "nginx", opts.skip, renumber=grouped and not opts.attempt_field
+        con, staged.source_id, origin, opts.skip, renumber=grouped and not opts.attempt_field
     )
     with_id = 0
     seconds_only = False
+    no_duration = no_upstream = False
     faults = faults_for(opts.skip)
     for n, line in open_text_lines(info.path, faults):
         if not line.strip():
             continue
-        f = next((p for p in (fm.parse(line) for fm in fmts) if p is not None), None)
-        if f is None:
-            which = "the given log_format" if opts.log_format else "ingress-nginx upstreaminfo"
-            sink.reject(n, line, f"does not match {which}; give the nginx log_format string")
+        f = parse(line)
+        if isinstance(f, str):
+            sink.reject(n, line, f)
             continue
         seconds_only = seconds_only or "msec" not in f
-        tries, err = map_line(f, n, opts, "nginx")
+        no_duration = no_duration or "request_time" not in f
+        no_upstream = no_upstream or not any(k.startswith("upstream_") for k in f)
+        tries, err = map_line(f, n, opts, origin)
         if err is not None:
             sink.reject(n, line, err)
             continue
         with_id += any(text(f.get(v)) for v in _ID_VARS)
         if grouped and opts.attempt_field:
-            base = as_int(f.get(opts.attempt_field.lstrip("$").lower().replace("-", "_")))
+            base = as_int(field(f, opts.attempt_field))
             if base is None:
                 sink.reject(n, line, f"{opts.attempt_field} is missing or not a whole number")
                 continue
@@ -234,7 +424,16 @@ def stage_nginx(
         " $request_time) by $upstream_response_time; nginx logs no start per try"
     )
     if seconds_only:
-        staged.notes.append("times from $time_local have whole-second resolution")
+        staged.notes.append("times from $time_local/$time_iso8601 have whole-second resolution")
+    if no_duration:
+        staged.notes.append(
+            "no $request_time logged: each request is placed at its end with zero length"
+        )
+    if no_upstream:
+        staged.notes.append(
+            "no $upstream_* logged: one attempt per line, by the status the client got"
+            " (nginx's own refusals cannot be told from the upstream's)"
+        )
     if not grouped:
         staged.notes.append(
             "each line is one call with its upstream tries; retries by the client (new"

@@ -21,6 +21,7 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, load_document
+from relplan.ingest.metrics.text import drop_aliases
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
 
@@ -35,6 +36,7 @@ def stage_query_range_file(
     w = StageWriter(con, "stage_metrics")
     stage_response(w, doc, staged, str(info.path), opts, ordinal=0)
     w.flush()
+    drop_aliases(con, staged)
 
 
 @dataclass
@@ -74,6 +76,12 @@ def stage_response(
     result = data.get("result")
     if not isinstance(result, list):
         raise InputError("data.result is not a list; expected the matrix's series", where)
+    names = {
+        str(s["metric"].get("__name__"))
+        for s in result
+        if isinstance(s, dict) and isinstance(s.get("metric"), dict)
+    }
+    created = [0, 0]  # series, samples
     for i, series in enumerate(result):
         loc = f"data.result[{i}]"
         if not isinstance(series, dict) or not isinstance(series.get("metric"), dict):
@@ -83,6 +91,11 @@ def stage_response(
         values = series.get("values", [])
         if not isinstance(values, list):
             raise InputError(f"{loc}.values is not a list of [time, value] pairs", where)
+        if name is not None and is_created(name, names):
+            created[0] += 1
+            created[1] += len(values)
+            ordinal += len(values)
+            continue
         for j, pair in enumerate(values):
             ordinal += 1
             perr = None
@@ -122,7 +135,23 @@ def stage_response(
                 labels=metric,
                 value=v,
             )
+    if created[0]:
+        staged.notes.append(
+            f"dropped {created[0]} `_created` series ({created[1]} samples: counter creation"
+            " times, not samples of the counter)"
+        )
     return ordinal
+
+
+def is_created(name: str, names: set[str]) -> bool:
+    """A `<name>_created` series of a counter, histogram or summary exported beside it (a
+    query_range of `vllm:.*` returns them as series of their own), or any `vllm:..._created`."""
+    if not name.endswith("_created"):
+        return False
+    if name.startswith("vllm:"):
+        return True
+    base = name.removesuffix("_created")
+    return bool({base + s for s in ("_total", "_count", "_bucket", "_sum", "")} & names - {name})
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:

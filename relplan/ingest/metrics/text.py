@@ -136,7 +136,27 @@ class _State:
             entry[2] = (text or "").strip() or None
 
 
-def _finish_notes(staged: Staged, st: _State) -> None:
+def drop_aliases(con: duckdb.DuckDBPyConnection, staged: Staged) -> set[str]:
+    """Drop a source's samples under deprecated vLLM aliases whose new name it also has
+    (counted once); returns the dropped names and notes them."""
+    found = sql.rows(con, "ingest/metric_alias_counts", {"source_id": staged.source_id})
+    if not found:
+        return set()
+    names = [str(r["name"]) for r in found]
+    sql.run(con, "ingest/drop_metric_aliases", {"source_id": staged.source_id, "names": names})
+    for r in found:
+        staged.notes.append(
+            f"dropped {r['n']} samples of the deprecated alias {r['name']}: the same source"
+            f" has {r['new_name']} (same series, counted once)"
+        )
+    return set(names)
+
+
+def _finish_notes(con: duckdb.DuckDBPyConnection, staged: Staged, st: _State) -> None:
+    dropped = drop_aliases(con, staged)
+    st.old_names -= dropped
+    for name in dropped:
+        st.meta.pop(name, None)
     if st.created_dropped:
         staged.notes.append(
             f"dropped {st.created_dropped} `_created` samples (counter creation times, not"
@@ -281,7 +301,7 @@ def stage_openmetrics(
                 last + 1,
             )
         staged.notes.append("no # EOF line at the end: the file may be truncated")
-    _finish_notes(staged, st)
+    _finish_notes(con, staged, st)
 
 
 def stage_scrape(
@@ -318,7 +338,7 @@ def stage_scrape(
     _stage_faults(w, staged, faults)
     w.flush()
     staged.notes.append(f"{scrapes} scrapes")
-    _finish_notes(staged, st)
+    _finish_notes(con, staged, st)
 
 
 NO_TIME = (
@@ -385,7 +405,7 @@ def stage_exposition(
             f"{len(untyped)} sample names without a # TYPE line in the file (a fragment?):"
             f" {', '.join(untyped[:5])}{', ...' if len(untyped) > 5 else ''}"
         )
-    _finish_notes(staged, st)
+    _finish_notes(con, staged, st)
 
 
 def _declared(st: _State, name: str) -> bool:

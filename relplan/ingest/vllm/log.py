@@ -1,8 +1,10 @@
 """vLLM server logs (V1 and V0) -> engine lifecycle events, request ids and stats samples.
 
-Lines understood (docs/formats.md has the templates and where vLLM writes them; the
-`(APIServer pid=N)` prefix, a docker-compose `name | ` prefix, a container RFC 3339 prefix and
-the `[file.py:NN]` or `file.py:NN]` location are optional):
+Lines understood (docs/formats.md has the templates and where vLLM writes them). vLLM's header
+`LEVEL MM-DD HH:MM:SS [file.py:NN] ` is found wherever the line's prefix leaves it: journald
+(`Apr 22 15:35:31 host bash[6277]: `), docker-compose (`name  | `), kubectl/docker
+`--timestamps` RFC 3339, the CRI `<ts> stdout F `, `(APIServer pid=N) `, `(EngineCore_DP0
+pid=N) `, a VLLM_LOGGING_PREFIX; ANSI colours are dropped:
     Received request X: [prompt: '..', ]params: ...      -> arrived (prompt_tokens, see below)
     Request X details: prompt: .., prompt_token_ids: ..  (DEBUG) -> prompt_tokens of X's arrival
     Added request X-1a2b3c4d.                            -> the internal id (request_ids)
@@ -10,10 +12,15 @@ the `[file.py:NN]` or `file.py:NN]` location are optional):
     Request X aborted.                                   -> aborted (once per execution)
     Request X failed (bad request|input error)...        -> rejected
     Request X failed (engine dead). / failed due to ..   -> aborted (reason counted in a note)
+    Request queue full - rejecting request X (...)       (DEBUG, --max-num-queued-reqs) and
+    Max queued tokens reached - rejecting request X (..) (DEBUG, --max-num-queued-tokens)
+                                                         -> rejected (HTTP 503)
     Generated response X..: ..., finish_reason: F        -> finished (F = abort: aborted;
                                                             F = None, a streaming delta: ignored)
     Finished request X.                                  -> finished (V0)
-    [Engine 000: ]Avg prompt throughput: ...             -> metric samples (vllm_stats.py)
+    [Engine 000: |N Engines Aggregated: ]Avg prompt throughput: ... -> metric samples
+    [Engine 000: ]Iteration(N): ... context requests, ...  -> engine_stats rows (vllm_stats.py)
+    uvicorn `INFO:  addr - "POST /v1/... HTTP/1.1" 503`   -> counted by status in a note
 
 Ids: V1 logs the external id (`chatcmpl-<X-Request-Id>`) on Received / Request .. aborted /
 failed / Generated, and the internal id (external + `-<8 hex>`) on Added and Aborted
@@ -26,9 +33,9 @@ prompt_tokens: the number of logged prompt_token_ids, unless `--max-log-len` may
 list: when no prompt text is logged to compare with, or the text has exactly as many
 characters as there are ids (both cut at the same length), it stays NULL.
 
-Time: a container RFC 3339 prefix when present, else vLLM's `MM-DD HH:MM:SS` (UTC) with
-`--year`; a December -> January turn moves to the next year. A line whose date cannot be
-read is refused (kept in rejects with --on-error skip). Every physical line is counted in a
+Time: an RFC 3339 prefix when present, else vLLM's `MM-DD HH:MM:SS` (UTC) in the year that
+--year, the file or its modification time gives (relplan/ingest/vllm/clock.py, noted); a
+December -> January turn moves to the next year. A line whose date cannot be read is refused (kept in rejects with --on-error skip). Every physical line is counted in a
 note as stored, merged into another line's row, ignored, or rejected.
 """
 
@@ -47,21 +54,49 @@ from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm import stats as vllm_stats
-from relplan.ingest.vllm.clock import BadTime, Clock
+from relplan.ingest.vllm.clock import BadTime, Clock, Stamp, year_of
 from relplan.ingest.vllm.ids import RequestIds, strip_engine_suffix
 
 _LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
-_LINE = re.compile(
-    r"^(?:[\w.-]+\s+\|\s)?"  # docker-compose: "service  | <line>"
-    r"(?:(?P<ts>\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?(?:[zZ]|[+-]\d\d:?\d\d))\s+)?"
-    r"(?:(?:stdout|stderr)\s+[FP]\s+)?"  # CRI log format: "<ts> stdout F <line>"
-    r"(?:\([\w-]+ pid=\d+\)\s+)?"
-    rf"(?P<level>{_LEVEL})\s+"
+# vLLM's own header, wherever the line's prefix (journald `Apr 22 15:35:31 host bash[6277]: `,
+# docker-compose `service  | `, an RFC 3339 prefix of kubectl/docker --timestamps, the CRI
+# `<ts> stdout F `, `(APIServer pid=N) `, `(EngineCore_DP0 pid=N) `, VLLM_LOGGING_PREFIX)
+# leaves it. ANSI colours are removed first.
+_HEAD = re.compile(
+    rf"(?<![\w-])(?P<level>{_LEVEL})\s+"
     r"(?P<mon>\d\d)-(?P<day>\d\d)\s+(?P<hms>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?\s+"
     r"(?:\[?(?P<loc>[\w./-]+):\d+\]\s*)?(?P<msg>.*)$"
 )
-# A second log record run into a stats line without a newline (seen in vLLM issue 18115).
-_RUN_IN = re.compile(rf"(?<=%)(?={_LEVEL} \d\d-\d\d \d\d:\d\d:\d\d )")
+_PREFIX_TS = re.compile(
+    r"(?<!\d)(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[zZ]|[+-]\d\d:?\d\d))(?!\d)"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# A second log record run into a line without a newline (vLLM issues 18115, 2595).
+_RUN_IN = re.compile(rf"(?:\([\w-]+ pid=\d+\)\s+)?{_LEVEL} \d\d-\d\d \d\d:\d\d:\d\d ")
+# uvicorn's access line, `INFO:     127.0.0.1:5000 - "POST /v1/completions HTTP/1.1" 503 ...`
+_ACCESS = re.compile(r'(?<![\w-])INFO:\s+\S+ - "[A-Z]+ \S+ HTTP/[\d.]+" (\d{3})')
+# Admission rejections of the queue caps (AsyncLLM.check_admission, DEBUG; HTTP 503).
+_QUEUE_FULL = re.compile(r"^Request queue full - rejecting request (\S+?) \(")
+_TOKENS_FULL = re.compile(r"^Max queued tokens reached - rejecting request (\S+?) \(")
+
+
+def split_line(line: str) -> tuple[re.Match[str], Stamp] | None:
+    """vLLM's header in a physical line and the line's time fields; None if it has none."""
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    m = _HEAD.search(line)
+    if m is None:
+        return None
+    ts = _PREFIX_TS.search(line, 0, m.start())
+    return m, Stamp(
+        ts.group(1) if ts else None,
+        m.group("mon"),
+        m.group("day"),
+        m.group("hms"),
+        m.group("frac"),
+    )
+
+
 _RECEIVED = re.compile(r"^Received request ([^\s:]+)")
 _DETAILS = re.compile(r"^Request (\S+) details: ")
 _ADDED = re.compile(r"^Added request (\S+?)\.?$")
@@ -103,7 +138,8 @@ class _Reader:
         self.opts = opts
         self.engine = StageWriter(con, "stage_engine")
         self.metrics = StageWriter(con, "stage_metrics")
-        self.clock = Clock(opts.year)
+        year = year_of(opts.year, info.head.decode("utf-8", errors="replace"), info.path)
+        self.clock = Clock(year.year, year.how)
         self.ids = RequestIds(staged.source_id)
         # external id -> (line, time, raw, prompt_tokens) of a Received line awaiting Added
         self.pending: dict[str, tuple[int, float, str, int | None]] = {}
@@ -114,6 +150,9 @@ class _Reader:
         self.failed = Counter[str]()
         self.derived = 0
         self.stats = vllm_stats.StatsTally()
+        self.iterations = 0
+        self.access = Counter[str]()  # uvicorn access lines by HTTP status
+        self.admissions = Counter[str]()
         self.lines = Counter[str]()  # category -> physical lines
 
     # -- rows -------------------------------------------------------------------------------
@@ -149,16 +188,24 @@ class _Reader:
     # -- one record -------------------------------------------------------------------------
     def line(self, n: int, line: str) -> str:
         """Handle one physical line; returns its category for the line tally."""
-        m = _LINE.match(line)
-        if not m:
+        got = split_line(line)
+        if got is None:
+            access = _ACCESS.search(line)
+            if access is not None:
+                self.access[access.group(1)] += 1
+                return "ignored: not a vLLM log line"
             return "ignored: not a vLLM log line" if line.strip() else "ignored: blank"
+        m, stamp = got
         msg = m.group("msg").strip()
-        if vllm_stats.is_stats(msg):
-            run_in = _RUN_IN.search(msg)
+        stats = vllm_stats.is_stats(msg)
+        if stats or vllm_stats.is_iteration(msg):
+            run_in = _RUN_IN.search(msg, 1)
             if run_in is not None:  # the rest is a record of its own on the same line
                 self.line(n, msg[run_in.start() :])
-                msg = msg[: run_in.start()]
-            return self.stats_line(n, line, m, msg)
+                msg = msg[: run_in.start()].rstrip()
+            if stats:
+                return self.stats_line(n, line, stamp, msg)
+            return self.iteration_line(n, line, stamp, msg)
         for rx, handler in (
             (_RECEIVED, self.received),
             (_DETAILS, self.details),
@@ -169,24 +216,26 @@ class _Reader:
             (_FAILED, self.failed_line),
             (_FINISHED, self.finished),
             (_GENERATED, self.generated),
+            (_QUEUE_FULL, self.admission),
+            (_TOKENS_FULL, self.admission),
         ):
             mm = rx.match(msg)
             if mm:
                 try:
-                    t = self.clock.time(m, self.path, n)
+                    t = self.clock.time(stamp)
                 except BadTime as exc:
                     return self.reject(n, line, str(exc))
                 v1 = (m.group("loc") or "").endswith("async_llm.py")
                 return handler(mm, n, t, line, msg, v1)
         return "ignored: other vLLM line"
 
-    def stats_line(self, n: int, line: str, m: re.Match[str], msg: str) -> str:
+    def stats_line(self, n: int, line: str, stamp: Stamp, msg: str) -> str:
         try:
-            t = self.clock.time(m, self.path, n)
-            parsed = vllm_stats.parse_stats(msg)
-        except (BadTime, vllm_stats.StatsLineError) as exc:
+            t = self.clock.time(stamp)
+        except BadTime as exc:
             self.metrics.add(source_id=self.staged.source_id, ln=n, raw=line, perr=str(exc))
             return "rejected"
+        parsed = vllm_stats.parse_stats(msg)
         for name, value in parsed.samples:
             self.metrics.add(
                 source_id=self.staged.source_id,
@@ -198,11 +247,52 @@ class _Reader:
                 labels=parsed.labels,
                 value=value,
             )
+        self.stats.add(parsed)
+        return "stored: stats" if parsed.samples else "ignored: stats line without a known field"
+
+    def iteration_line(self, n: int, line: str, stamp: Stamp, msg: str) -> str:
+        try:
+            t = self.clock.time(stamp)
+        except BadTime as exc:
+            return self.reject(n, line, str(exc))
+        it = vllm_stats.parse_iteration(msg)
+        if it is None:
+            return "ignored: other vLLM line"
+        if it.dummy:
+            self.stats.dummy_iterations += 1
+            return "ignored: dummy iteration"
+        engine = it.labels.get("engine")
+        self.engine.add(
+            source_id=self.staged.source_id,
+            ln=n,
+            raw=line if self.opts.skip else None,
+            perr=None,
+            origin="vllm_log",
+            type="stats",
+            step=it.step,
+            t_issue=t,
+            num_running=it.running,
+            num_batched_tokens=it.batched_tokens,
+            kv_usage=it.kv_usage,
+            replica=None if engine in (None, "0") else f"engine-{engine}",
+        )
+        self.iterations += 1
+        self.stats.iterations += 1
+        if it.elapsed_s is not None:
+            name = "vllm_log:iteration_elapsed_seconds"
+            self.metrics.add(
+                source_id=self.staged.source_id,
+                ln=n,
+                raw=line if self.opts.skip else None,
+                perr=None,
+                t=t,
+                name=name,
+                labels=it.labels,
+                value=it.elapsed_s,
+            )
             self.stats.names.add(name)
-        self.stats.lines += 1
-        self.stats.samples += len(parsed.samples)
-        self.stats.unmapped.update(parsed.unmapped)
-        return "stored: stats"
+            self.stats.samples += 1
+        return "stored: iteration"
 
     def received(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
         ext = mm.group(1)
@@ -287,6 +377,23 @@ class _Reader:
             [mm.group(1)], n, t, line, "rejected" if rejecting else "aborted", False, v1
         )
 
+    def admission(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
+        """A queue cap refused the request (HTTP 503): its arrival, then rejected."""
+        internal = mm.group(1)
+        ext = strip_engine_suffix(internal) or internal
+        reason = (
+            "max_num_queued_reqs" if msg.startswith("Request queue") else "max_num_queued_tokens"
+        )
+        self.admissions[reason] += 1
+        if ext in self.pending:
+            self.internal_of[ext] = internal
+            self.arrive(ext, internal, n)
+        elif internal not in self.ids.seen:
+            self.tokens["unknown"] += 1
+            self.emit(n, t, internal, "arrived", line)
+            self.ids.note(internal, ext, n)
+        return self.end([internal], n, t, line, "rejected", False, v1)
+
     def finished(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
         return self.end([mm.group(1)], n, t, line, "finished", False, v1)
 
@@ -342,8 +449,23 @@ class _Reader:
                 + ", ".join(f"{k} {v}x" for k, v in sorted(self.failed.items()))
                 + " ((bad request)/(input error) stored as rejected, others as aborted)"
             )
-        if self.clock.rollovers:
-            out.append(f"year advanced {self.clock.rollovers} time(s) at a December-January turn")
+        out += self.clock.notes()
+        if self.admissions:
+            out.append(
+                "admission rejections (HTTP 503, stored as rejected): "
+                + ", ".join(f"{k} {v}x" for k, v in sorted(self.admissions.items()))
+            )
+        if self.access:
+            codes = ", ".join(f"{k} {v}x" for k, v in sorted(self.access.items()))
+            out.append(
+                f"uvicorn access lines by status (not stored, they name no request): {codes}"
+                + (
+                    "; a 503 with no rejecting line is a queue-cap rejection logged only at"
+                    " DEBUG (--max-num-queued-reqs/--max-num-queued-tokens)"
+                    if "503" in self.access and not self.admissions
+                    else ""
+                )
+            )
         return out
 
 
@@ -357,7 +479,12 @@ def stage_vllm_log(
     for n, text, why in faults.drain() if faults is not None else []:
         reader.lines[reader.reject(n, text, why)] += 1
     reader.close()
-    if reader.events == 0 and reader.stats.samples == 0 and not reader.lines["rejected"]:
+    if (
+        reader.events == 0
+        and reader.stats.samples == 0
+        and reader.iterations == 0
+        and not reader.lines["rejected"]
+    ):
         raise InputError(
             "no request-lifecycle lines (Received/Added/Aborted/Finished request) and no stats"
             " lines (Avg prompt throughput: ...) found; was the server started with"
