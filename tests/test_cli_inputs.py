@@ -39,6 +39,7 @@ ISSUE_FLAGS = {
     "--call-key",
     "--attempt-field",
     "--log-format",
+    "--nginx-format",  # issue 23: the same option, by the name nginx users look for
     "--bench-start",
     "--call-id-field",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -150,12 +151,28 @@ def test_vllm_v1_log_with_container_timestamps_needs_no_year(tmp_path: Path) -> 
     assert _events(db) == [(e, ev, t + 0.25, ln) for e, ev, t, ln in V1_EVENTS]
 
 
-def test_vllm_log_without_year_or_prefix_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError) as err:
-        ingest(tmp_path / "w.duckdb", ADAPTERS / "vllm_v1.log")
-    assert str(err.value).startswith(
-        f"{ADAPTERS / 'vllm_v1.log'}:2: vLLM's timestamp has no year; pass --year YYYY"
-    )
+def test_vllm_log_without_year_takes_it_from_the_modification_time(tmp_path: Path) -> None:
+    """Issue 23: no --year and no dated prefix: the year is inferred, with a note."""
+    f = tmp_path / "vllm.log"
+    f.write_bytes((ADAPTERS / "vllm_v1.log").read_bytes())
+    os.utime(f, (1764547200.0, 1764547200.0))  # 2025-12-01T00:00:00Z, after the log's 11-30
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, f)
+    assert _events(db) == V1_EVENTS
+    assert (
+        "vLLM's MM-DD timestamps read in 2025 inferred from the file's modification time"
+        " (2025-12-01); pass --year to set it"
+    ) in rep.sources[0].notes
+
+
+def test_vllm_log_year_inferred_across_new_year_is_the_start_year(tmp_path: Path) -> None:
+    """Written up to January 2026, the log's 11-30 lines are of 2025, never 2026."""
+    f = tmp_path / "vllm.log"
+    f.write_bytes((ADAPTERS / "vllm_v1.log").read_bytes())
+    os.utime(f, (1767830400.0, 1767830400.0))  # 2026-01-08
+    db = tmp_path / "w.duckdb"
+    ingest(db, f)
+    assert _events(db) == V1_EVENTS
 
 
 def test_vllm_v0_log_finished_and_aborted_across_new_year(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Canonical CSV files whose rows do not fit: short or long rows, blank lines, bytes that are
 not UTF-8, header names that collide with SQL or with the reader's own columns
-(relplan/ingest/canonical_csv.py)."""
+(relplan/ingest/canonical/csv_rows.py)."""
 
 from __future__ import annotations
 

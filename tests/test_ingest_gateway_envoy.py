@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.errors import InputError
-from relplan.ingest.gateway_envoy_text import ENVOY_DEFAULT
+from relplan.ingest.gateways.envoy_text import ENVOY_DEFAULT
 from tests.helpers.ingest import ingest, rows, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"

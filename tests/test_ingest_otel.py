@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.errors import InputError
-from relplan.ingest import otel_json
+from relplan.ingest.otel import documents as otel_json
 from tests.helpers.ingest import ingest, rows
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"

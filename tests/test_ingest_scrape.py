@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError, UsageError
-from relplan.ingest.scrape_time import parse_at, time_from_name
+from relplan.ingest.metrics.scrape_time import parse_at, time_from_name
 from tests.helpers.ingest import ingest, rows, write_lines
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"

@@ -30,6 +30,11 @@ EXPECTED: dict[str, tuple[dict[str, int], int, int, int]] = {
     "vllm_v1_server_log_issue16361.txt": ({"arrived": 1}, 2, 12, 0),
     "vllm_v1_server_log_issue34503.txt": ({"arrived": 1}, 0, 0, 4),  # uvicorn start-up, access
     "vllm_v1_server_log_pr37307.txt": ({}, 5, 30, 0),
+    # issue 23: a viewer's dated prefix, iteration details, DP = 2 with MFU, stern's prefix
+    "vllm_v1_server_log_issue18916.txt": ({"arrived": 1}, 1, 6, 1),  # 1 uvicorn access line
+    "vllm_v1_server_log_pr31193.txt": ({}, 3, 3, 0),  # iteration lines: elapsed-time samples
+    "vllm_v1_server_log_pr30738.txt": ({}, 4, 24, 0),  # MFU noted, not stored
+    "vllm_v1_server_log_pr39064.txt": ({}, 3, 18, 4),  # 4 /metrics access lines
 }
 
 
@@ -56,7 +61,8 @@ def test_published_log_every_line_accounted_for(tmp_path: Path, f: Path) -> None
         db,
         "select count(distinct source_row) from (select source_row from events"
         " union all select source_row from metric_samples"
-        " union all select source_row from request_ids)",
+        " union all select source_row from request_ids"
+        " union all select source_row from engine_stats)",
     )[0][0]
     assert stored_lines == stored
     by_kind, stats_lines, samples, ignored_want = EXPECTED[f.name]
@@ -67,7 +73,8 @@ def test_published_log_every_line_accounted_for(tmp_path: Path, f: Path) -> None
     assert rows(db, "select count(distinct source_row) from metric_samples")[0][0] == stats_lines
     assert ignored == ignored_want
     assert rows(db, "select count(*) from request_ids")[0][0] == ids
-    assert src.rows == events + samples + ids
+    stats_rows = rows(db, "select count(*) from engine_stats")[0][0]
+    assert src.rows == events + samples + ids + stats_rows
 
 
 def test_v1_internal_id_keeps_external_and_client_id(tmp_path: Path) -> None:

@@ -254,7 +254,7 @@ _JSON = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(doc=_JSON)
 def test_any_json_either_parses_or_is_refused_with_a_line(doc: object) -> None:
-    from relplan.ingest.kube_events import parse_events
+    from relplan.ingest.cluster.kube_events import parse_events
 
     text = json.dumps(doc, indent=2)
     line: int | None = -1

@@ -1,4 +1,4 @@
--- Engine records from one Arrow batch of a CSV file read in Python (relplan/ingest/canonical_csv.py,
+-- Engine records from one Arrow batch of a CSV file read in Python (relplan/ingest/canonical/csv_rows.py,
 -- registered as _relplan_csv_batch): `_ln` the record's first physical line, `_raw` the row as
 -- JSON (skip mode, else NULL), then the known columns as text. Columns the batch lacks are
 -- NULL (rp_engine_template); the typed columns and conversion errors come from rp_engine_typed /

@@ -1,4 +1,4 @@
--- Store the request ids a vLLM log gave its executions (relplan/ingest/vllm_ids.py), from the
+-- Store the request ids a vLLM log gave its executions (relplan/ingest/vllm/ids.py), from the
 -- Arrow batch the adapter registers as _relplan_request_ids, inside the ingest transaction.
 -- params:
 insert into request_ids

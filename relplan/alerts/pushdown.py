@@ -54,7 +54,7 @@ from relplan.alerts.promql_series import (
 from relplan.alerts.rules import METRIC_ALTERNATIVES, Thresholds, health_rules
 from relplan.alerts.slo import SloRuleSet
 from relplan.errors import InputError, UsageError
-from relplan.ingest.promlive import MAX_POINTS, _data, _get, promql_string
+from relplan.ingest.metrics.promlive import MAX_POINTS, _data, _get, promql_string
 from relplan.models import StrictModel
 
 DEFAULT_TIMEOUT_S = 300.0

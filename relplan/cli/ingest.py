@@ -105,7 +105,16 @@ def ingest(
     typer.echo(rep.model_dump_json(indent=2) if json_out else ingest_mod.render_ingest(rep))
 
 
-def inspect(db: DbOption = None, json_out: JsonFlag = False) -> None:
+def inspect(
+    db: DbOption = None,
+    json_out: JsonFlag = False,
+    formats: Annotated[
+        bool,
+        typer.Option(
+            "--formats", help="List the input formats this build reads instead (no workspace)."
+        ),
+    ] = False,
+) -> None:
     """What the workspace holds: sources, spans, counts, rejected rows, metrics, manifests.
 
     Example: relplan inspect --db incident.duckdb
@@ -113,5 +122,11 @@ def inspect(db: DbOption = None, json_out: JsonFlag = False) -> None:
     from relplan import ingest as ingest_mod
     from relplan.workspace import resolve_db
 
+    if formats:
+        from relplan.ingest.contents import input_formats, render_formats
+
+        fr = input_formats()
+        typer.echo(fr.model_dump_json(indent=2) if json_out else render_formats(fr))
+        return
     rep = ingest_mod.inspect_workspace(resolve_db(db))
     typer.echo(rep.model_dump_json(indent=2) if json_out else ingest_mod.render_inspect(rep))

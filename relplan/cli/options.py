@@ -109,9 +109,15 @@ def _analysis_names() -> str:
 
 
 def _format_names() -> str:
-    from relplan.ingest.detect import FORMATS
+    from relplan.ingest import registry
 
-    return ", ".join(FORMATS)
+    return registry.format_names()
+
+
+def _kind_names() -> str:
+    from relplan.ingest import registry
+
+    return registry.kind_names()
 
 
 def _finding_names() -> str:
@@ -124,6 +130,7 @@ LAZY_HELP: dict[str, Callable[[], str]] = {
     "{analyses}": _analysis_names,
     "{findings}": _finding_names,
     "{formats}": _format_names,
+    "{kinds}": _kind_names,
 }
 
 
@@ -151,15 +158,14 @@ def _flag(name: str, default: Any, annotation: Any) -> inspect.Parameter:
     return inspect.Parameter(name, _KW, default=default, annotation=annotation)
 
 
-# One row per IngestOptions field a user sets. `{formats}` is filled in by LazyHelpCommand
-# from relplan.ingest.detect.FORMATS (a heavy import, done only for --help and the reference).
+# One row per IngestOptions field a user sets. `{formats}` and `{kinds}` are filled in by
+# LazyHelpCommand from the input-format registry (relplan/ingest/registry.py; a heavy import,
+# done only for --help and the reference).
 _PARAMS = [
     _flag(
         "kind",
         None,
-        Annotated[
-            str | None, typer.Option(help="Force the kind: proxy, engine, metrics or manifest.")
-        ],
+        Annotated[str | None, typer.Option(help="Force the kind: {kinds}.")],
     ),
     _flag(
         "fmt",
@@ -238,9 +244,11 @@ _PARAMS = [
         Annotated[
             str | None,
             typer.Option(
+                "--log-format",
+                "--nginx-format",
                 metavar="STRING",
-                help="The access log's format string: nginx `log_format` ($remote_addr ...)"
-                " or Envoy's (%START_TIME% ...).",
+                help="The access log's format string: nginx `log_format` ($remote_addr ...,"
+                " or an nginx.conf to read it from) or Envoy's (%START_TIME% ...).",
             ),
         ],
     ),
@@ -282,7 +290,7 @@ def build_inputs(
 ) -> IngestOptions:
     """IngestOptions from the flags' values, each checked and named in its error."""
     from relplan.ingest.base import IngestOptions
-    from relplan.ingest.scrape_time import parse_at
+    from relplan.ingest.metrics.scrape_time import parse_at
 
     if on_error not in ("fail", "skip"):
         raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")

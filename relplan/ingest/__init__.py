@@ -42,7 +42,13 @@ _LAZY = {
 }
 
 
+# Submodules reachable as attributes (`from relplan.ingest import promlive`).
+_MODULES = {"promlive": "relplan.ingest.metrics.promlive"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -62,7 +68,7 @@ def pull_prometheus(
     db: Path, url: str, match: str, start: float, end: float, step: float, opts: IngestOptions
 ) -> IngestReport:
     from relplan.ingest.driver import Session, add_staged, in_transaction
-    from relplan.ingest.promlive import stage_pull
+    from relplan.ingest.metrics.promlive import stage_pull
     from relplan.workspace import open_workspace
 
     def run(session: Session) -> None:

@@ -24,7 +24,7 @@ class IngestOptions:
     on_error: str = "fail"  # fail | skip
     year: int | None = None  # for vLLM log timestamps that lack one
     # When a timestamp-less /metrics scrape was taken (epoch seconds; `--at`), for files whose
-    # names carry no time (relplan/ingest/scrape_time.py).
+    # names carry no time (relplan/ingest/metrics/scrape_time.py).
     at: float | None = None
     call_id_field: str = "x-request-id"  # Envoy access logs: the field holding the call id
     # Gateway logs (docs/formats.md): a header/field naming the call when the log

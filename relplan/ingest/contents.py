@@ -155,7 +155,7 @@ def render_inspect(rep: InspectReport) -> str:
                     f"  source {s.source_id}: ignored columns {', '.join(s.unknown_columns)}"
                 )
             for note in s.notes:
-                out.append(f"  source {s.source_id}: {note}")
+                out.extend(_fit(f"  source {s.source_id}: {note}"))
     else:
         out.append("No sources yet: run `relplan ingest PATH`.")
     if rep.rejects_total:
@@ -168,24 +168,7 @@ def render_inspect(rep: InspectReport) -> str:
             out.append(f"  {display_path(r.path)}:{r.line}: {r.reason}")
     if rep.metrics:
         out.append("")
-        out.append("Metrics:")
-        out.append(
-            format_table(
-                ["name", "type", "samples", "series", "label keys", "span (UTC)"],
-                [
-                    [
-                        m.name,
-                        m.type or "-",
-                        num(m.samples),
-                        num(m.series),
-                        ", ".join(m.label_keys) or "-",
-                        span(m.t_min, m.t_max),
-                    ]
-                    for m in rep.metrics
-                ],
-                left=(0, 1, 4, 5),
-            )
-        )
+        out.extend(_metrics_table(rep.metrics))
     for m in rep.manifests:
         out.append("")
         out.append(f"Manifest {m.name!r} (source {m.source_id}):")
@@ -208,5 +191,109 @@ def render_inspect(rep: InspectReport) -> str:
     return "\n".join(out)
 
 
+WIDTH = 100  # inspect fits a 100-column terminal (issue 23)
+
+
+def _fit(line: str) -> list[str]:
+    """A note line, wrapped at WIDTH (continuations indented) when longer."""
+    if len(line) <= WIDTH:
+        return [line]
+    import textwrap
+
+    return textwrap.wrap(line, WIDTH, subsequent_indent="      ", break_on_hyphens=False)
+
+
+def summarise_keys(keys: list[str], budget: int) -> str:
+    """Label keys in at most `budget` characters: all of them when they fit, else as many as
+    fit and how many there are (`40 keys: block_size, cache_dtype, ...`)."""
+    full = ", ".join(keys) or "-"
+    if len(full) <= budget:
+        return full
+    head = f"{len(keys)} keys: "
+    shown: list[str] = []
+    for k in keys:
+        if len(head + ", ".join([*shown, k]) + ", ...") > budget:
+            break
+        shown.append(k)
+    return head + ", ".join([*shown, "..."]) if shown else f"{len(keys)} keys (see --json)"
+
+
+def _metrics_table(metrics: list[InspectMetric]) -> list[str]:
+    """The Metrics table within WIDTH: unchanged when it fits; else one span for all names in
+    the heading when they share it, and wide label sets summarised (--json has them all)."""
+    spans = [span(m.t_min, m.t_max) for m in metrics]
+
+    def table(keys: list[str], with_span: bool) -> str:
+        headers = ["name", "type", "samples", "series", "label keys"]
+        rows = [
+            [m.name, m.type or "-", num(m.samples), num(m.series), k]
+            for m, k in zip(metrics, keys, strict=True)
+        ]
+        if with_span:
+            headers.append("span (UTC)")
+            rows = [[*r, sp] for r, sp in zip(rows, spans, strict=True)]
+        return format_table(headers, rows, left=(0, 1, 4, 5))
+
+    full = table([", ".join(m.label_keys) or "-" for m in metrics], True)
+    if max(len(line) for line in full.splitlines()) <= WIDTH:
+        return ["Metrics:", full]
+    one_span = len(set(spans)) == 1
+    heading = f"Metrics (all {spans[0]}):" if one_span else "Metrics:"
+    fixed = table(["-"] * len(metrics), not one_span)
+    others = max(len(line) for line in fixed.splitlines()) - len("label keys")
+    budget = max(20, WIDTH - others)
+    keys = [summarise_keys(m.label_keys, budget) for m in metrics]
+    return [heading, table(keys, not one_span)]
+
+
 def to_json(rep: InspectReport) -> str:
     return json.dumps(rep.model_dump(mode="json"), indent=2)
+
+
+class InputFormat(StrictModel):
+    name: str = Field(description="the --format value and sources.format")
+    kinds: list[str]
+    family: str
+    summary: str
+    tables: list[str] = Field(description="canonical tables it fills")
+    options: list[str] = Field(description="input flags it reads")
+
+
+class FormatsReport(StrictModel):
+    formats: list[InputFormat]
+
+
+def input_formats() -> FormatsReport:
+    """Every input format this build reads (`relplan inspect --formats`), from the registry."""
+    from relplan.ingest import registry
+
+    return FormatsReport(
+        formats=[
+            InputFormat(
+                name=a.name,
+                kinds=list(a.kinds),
+                family=a.family,
+                summary=a.summary,
+                tables=list(a.tables),
+                options=list(a.options),
+            )
+            for a in registry.adapters().values()
+        ]
+    )
+
+
+def render_formats(rep: FormatsReport) -> str:
+    return format_table(
+        ["format", "kind", "family", "tables", "options", "what"],
+        [
+            [
+                f.name,
+                "/".join(f.kinds),
+                f.family,
+                ", ".join(f.tables) or "-",
+                ", ".join(f.options) or "-",
+                f.summary,
+            ]
+            for f in rep.formats
+        ],
+    )

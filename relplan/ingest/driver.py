@@ -34,28 +34,10 @@ import duckdb
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest import (
-    canonical,
-    envoy,
-    foreign,
-    gateway_envoy_text,
-    gateway_kong,
-    gateway_litellm,
-    gateway_mapping,
-    gateway_nginx,
-    kube_events,
-    loadtest_guidellm,
-    loadtest_vllm_bench,
-    manifest,
-    metrics_text,
-    otel_traces,
-    promjson,
-    vllm_log,
-)
+from relplan.ingest import foreign, registry
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
-from relplan.ingest.detect import UnknownContent, detect
+from relplan.ingest.detect import UnknownContent, detect, from_log_format
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
-from relplan.ingest.gateway_detect import from_log_format
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.same_records import refuse_same_records
 from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
@@ -64,31 +46,6 @@ from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
 Progress = Callable[[int, int, str], None]
 # How often the progress of DuckDB's running query is read for a terminal's bar, seconds.
 POLL_S = 0.2
-
-Reader = Callable[[duckdb.DuckDBPyConnection, FileInfo, Staged, IngestOptions], None]
-
-READERS: dict[str, Reader] = {
-    "jsonl": canonical.stage_jsonl,
-    "csv": canonical.stage_table,
-    "parquet": canonical.stage_table,
-    "openmetrics": metrics_text.stage_openmetrics,
-    "scrape": metrics_text.stage_scrape,
-    "exposition": metrics_text.stage_exposition,
-    "query_range": promjson.stage_query_range_file,
-    "vllm_log": vllm_log.stage_vllm_log,
-    "otlp_json": otel_traces.stage_otlp_json,
-    "jaeger_json": otel_traces.stage_jaeger_json,
-    "envoy": envoy.stage_envoy,
-    "run_json": manifest.stage_manifest,
-    "envoy_text": gateway_envoy_text.stage_envoy_text,
-    "nginx": gateway_nginx.stage_nginx,
-    "kong": gateway_kong.stage_kong,
-    "litellm": gateway_litellm.stage_litellm,
-    "mapped": gateway_mapping.stage_mapped,
-    "guidellm": loadtest_guidellm.stage_guidellm,
-    "vllm_bench": loadtest_vllm_bench.stage_vllm_bench,
-    "kube_events": kube_events.stage_kube_events,
-}
 
 _INSERTS = (
     ("attempts", "ingest/insert_attempts"),
@@ -279,7 +236,7 @@ def stage_file(
         sha256="",
     )
     sql.run(session.con, "ingest/stage_source", {"source_id": staged.source_id, "path": str(path)})
-    READERS[det.format](session.con, info, staged, session.opts)
+    registry.adapters()[det.format].read(session.con, info, staged, session.opts)
     staged.sha256 = info.sha256
     why = session.known(info.sha256, str(path))
     if why is not None:
@@ -380,6 +337,7 @@ def commit(session: Session) -> IngestReport:
     for s in session.staged:
         for fn in s.finish:
             fn(con)
+    sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
     refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)

@@ -1,0 +1,1 @@
+"""Load-test results: GuideLLM benchmarks.json and `vllm bench serve` results."""

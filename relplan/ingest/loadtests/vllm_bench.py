@@ -1,0 +1,225 @@
+"""`vllm bench serve --save-result --save-detailed` JSON -> proxy attempts (one per request).
+
+The file is one JSON object per run (`--append-result` adds more, one per line). Each request
+i of a run is one call `<label or vllm-bench>-<date>-<i>` with one attempt (the benchmark client does not retry):
+  t_sent      start_times[i], placed in time (below)
+  t_end       t_sent + latencies[i] (else ttfts[i] + sum(itls[i]), the e2e of older files)
+  outcome     delivered when errors[i] is "", else error (then latency 0 means unknown:
+              t_end = t_sent)
+  prompt_tokens  input_lens[i];  model  model_id
+status, replica and execution_id are not in the file (NULL).
+
+Placing in time: start_times come from `time.perf_counter()`, a monotonic clock whose zero
+is arbitrary; only differences are meaningful. The run is anchored so that its last
+request end falls on `date` (`%Y%m%d-%H%M%S`, written after the run, in the local time of
+the machine that ran it, taken as UTC), i.e. t = date - (max end - start_times[i]). The
+absolute time is then right to a second plus that machine's UTC offset; relative times are
+exact. IngestOptions.bench_start (the wall-clock time of the first request) overrides it.
+Files without start_times (before 2026-01) cannot place requests and are refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import duckdb
+
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
+from relplan.ingest.base import IngestOptions, Staged
+from relplan.ingest.files import FileInfo
+from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
+
+BENCH_KEYS = {"date", "start_times", "num_prompts", "duration", "completed"}
+
+
+def is_bench(keys: set[str]) -> bool:
+    return {"date", "completed", "failed"} <= keys and bool(keys & {"ttfts", "start_times"})
+
+
+def _item(values: Any, i: int) -> Any:
+    return values[i] if isinstance(values, list) and i < len(values) else None
+
+
+def map_run(
+    run: dict[str, Any], ln: int, opts: IngestOptions
+) -> tuple[list[dict[str, Any]], str | None, str | None]:
+    """The attempts of one run, why it cannot be read, and how it was placed in time."""
+    starts = run.get("start_times")
+    if not isinstance(starts, list) or not starts:
+        return (
+            [],
+            (
+                "no start_times (vllm bench serve writes them with --save-detailed since 2026-01);"
+                " requests cannot be placed in time"
+            ),
+            None,
+        )
+    date = text(run.get("date"))
+    n = len(starts)
+    ends: list[float] = []
+    for i in range(n):
+        s = as_float(starts[i])
+        if s is None:
+            return [], f"start_times[{i}] is not a number", None
+        lat = as_float(_item(run.get("latencies"), i))
+        if lat is None:
+            ttft = as_float(_item(run.get("ttfts"), i)) or 0.0
+            itl = _item(run.get("itls"), i)
+            lat = ttft + sum(as_float(x) or 0.0 for x in itl) if isinstance(itl, list) else ttft
+        ends.append(s + max(lat, 0.0))
+    first, last_end = min(float(x) for x in starts), max(ends)
+    if opts.bench_start is not None:
+        shift, how = opts.bench_start - first, "by bench_start"
+    else:
+        if date is None:
+            return [], "no date and no bench_start; cannot place the run in time", None
+        try:
+            anchor = dt.datetime.strptime(date, "%Y%m%d-%H%M%S").replace(tzinfo=dt.timezone.utc)
+        except ValueError:
+            return [], f"date {date!r} is not %Y%m%d-%H%M%S", None
+        shift = anchor.timestamp() - last_end
+        how = f"by its date {date} (local time of the benchmark machine, taken as UTC)"
+    tag = "-".join(x for x in (text(run.get("label")) or "vllm-bench", date) if x)
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        t0 = float(starts[i]) + shift
+        err = text(_item(run.get("errors"), i))
+        ok = err is None
+        out.append(
+            {
+                "call_id": f"{tag}-{i}",
+                "t_sent": t0,
+                "t_end": ends[i] + shift if ok else t0,
+                "outcome": "delivered" if ok else "error",
+                "status": None,
+                "model": text(run.get("model_id")),
+                "prompt_tokens": as_int(_item(run.get("input_lens"), i)),
+            }
+        )
+    return out, None, how
+
+
+def stage_vllm_bench(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    sink = AttemptSink(con, staged.source_id, "vllm_bench", opts.skip)
+    placed: list[str] = []
+    for n, raw, run in json_records(info.path):
+        short = raw[:500]
+        if not isinstance(run, dict):
+            sink.reject(n, short, "expected a vllm bench serve result object")
+            continue
+        tries, err, how = map_run(run, n, opts)
+        if err is not None:
+            sink.reject(n, short, err)
+            continue
+        for t in tries:
+            sink.call(n, short, [t])
+        placed.append(f"run on line {n} ({len(tries)} requests) placed {how}")
+    sink.finish(staged.notes)
+    staged.notes.extend(placed)
+    staged.notes.append(
+        "start_times are time.perf_counter() (monotonic): relative times are exact, the"
+        " absolute placement is not; no HTTP status, replica or request id in the file"
+    )
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if is_bench(head.keys):
+        return sniff.SIGNATURE
+    first = head.first_object
+    return sniff.SIGNATURE + 0.055 if first is not None and is_bench(set(first)) else 0.0
+
+
+ADAPTERS: tuple[Adapter, ...] = (
+    Adapter(
+        name="vllm_bench",
+        shape="json",
+        kinds=("proxy",),
+        family="loadtests",
+        summary="`vllm bench serve --save-result --save-detailed` results",
+        tables=("attempts",),
+        recognise=_recognise,
+        read=stage_vllm_bench,
+        options=("--bench-start",),
+        doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
+        lines=False,
+    ),
+)
+
+
+# A result saved without --save-detailed: the run's summary figures only (vLLM's
+# vllm/benchmarks/serve.py drops the per-request lists start_times, ttfts, itls, ...).
+SUMMARY_KEYS = {"date", "completed", "failed", "request_throughput"}
+_FIGURES = (
+    ("completed", "completed", ""),
+    ("failed", "failed", ""),
+    ("duration", "duration", " s"),
+    ("request_throughput", "request throughput", " req/s"),
+    ("output_throughput", "output throughput", " tok/s"),
+    ("mean_ttft_ms", "mean TTFT", " ms"),
+    ("p99_ttft_ms", "p99 TTFT", " ms"),
+    ("mean_tpot_ms", "mean TPOT", " ms"),
+    ("mean_e2el_ms", "mean e2e latency", " ms"),
+)
+
+
+def is_summary(keys: set[str]) -> bool:
+    return keys >= SUMMARY_KEYS and not keys & {"ttfts", "start_times", "latencies"}
+
+
+def summary_figures(run: dict[str, Any]) -> str:
+    shown = []
+    for key, name, unit in _FIGURES:
+        v = run.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            shown.append(f"{name} {v:.4g}{unit}" if isinstance(v, float) else f"{name} {v}{unit}")
+    return ", ".join(shown)
+
+
+def stage_bench_summary(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    """Nothing per request to store: each run's summary figures become a note, as such."""
+    sink = AttemptSink(con, staged.source_id, "vllm_bench_summary", opts.skip)
+    for n, raw, run in json_records(info.path):
+        if not isinstance(run, dict) or not is_summary(set(run)):
+            sink.reject(n, raw[:500], "expected a vllm bench serve result object")
+            continue
+        label = text(run.get("label")) or text(run.get("model_id")) or "vllm bench serve"
+        staged.notes.append(
+            f"line {n}: a `vllm bench serve` run summary ({label}, {text(run.get('date'))}),"
+            f" not per-request data: {summary_figures(run)}; rerun with --save-detailed for"
+            " one attempt per request"
+        )
+    sink.finish(staged.notes)
+
+
+def _recognise_summary(head: sniff.Head, kind: str | None) -> float:
+    if is_summary(head.keys):
+        return sniff.SIGNATURE
+    return 0.0
+
+
+ADAPTERS = (
+    *ADAPTERS,
+    Adapter(
+        name="vllm_bench_summary",
+        shape="json",
+        kinds=("proxy",),
+        family="loadtests",
+        summary="`vllm bench serve --save-result` without `--save-detailed`: run summary only",
+        tables=(),
+        recognise=_recognise_summary,
+        read=stage_bench_summary,
+        examples=(
+            Example(
+                "tests/data/published/vllm_bench_serve_summary_save_result.json",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
+        doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
+    ),
+)

@@ -1,0 +1,185 @@
+"""Prometheus HTTP API `query_range` responses (resultType `matrix`) -> metric_samples.
+
+A response file holds one JSON document: {"status": "success", "data": {"resultType":
+"matrix", "result": [{"metric": {"__name__": ..., labels...}, "values": [[t, "v"], ...]}]}}.
+One response is bounded by the server (11,000 points per series), so it is parsed whole.
+`source_row` is the sample's 1-based ordinal in the file (JSON has no useful line numbers);
+errors name the JSON location instead, e.g. `data.result[3].values[7]`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from relplan.errors import InputError
+from relplan.ingest import sniff
+from relplan.ingest.adapter import Adapter, Example
+from relplan.ingest.base import IngestOptions, Staged
+from relplan.ingest.files import FileInfo, load_document
+from relplan.ingest.metrics.text import drop_aliases
+from relplan.ingest.stage import StageWriter
+from relplan.values import parse_number
+
+
+def stage_query_range_file(
+    con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
+) -> None:
+    raw = info.path.read_bytes()
+    if info.gz:
+        raw = gzip.decompress(raw)
+    doc = load_document(raw, str(info.path), "a query_range response", unique=True)
+    w = StageWriter(con, "stage_metrics")
+    stage_response(w, doc, staged, str(info.path), opts, ordinal=0)
+    w.flush()
+    drop_aliases(con, staged)
+
+
+@dataclass
+class Window:
+    """A live pull's window for one query: points outside [start, end] and a series' point
+    repeated at the same time are dropped and counted (a server may align a range to its
+    step or repeat a series), so the pull keeps exactly the requested points, once."""
+
+    start: float
+    end: float
+    outside: int = 0
+    repeated: int = 0
+
+
+def stage_response(
+    w: StageWriter,
+    doc: Any,
+    staged: Staged,
+    where: str,
+    opts: IngestOptions,
+    ordinal: int,
+    window: Window | None = None,
+) -> int:
+    """Stage one query_range response; returns the last sample ordinal used."""
+    seen: set[tuple[str | None, tuple[tuple[str, str], ...], float]] = set()
+    if not isinstance(doc, dict):
+        raise InputError("expected a JSON object with status and data", where)
+    if doc.get("status") != "success":
+        err = doc.get("error") or doc.get("errorType") or "no error message"
+        raise InputError(f"the response has status {doc.get('status')!r}: {err}", where)
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != "matrix":
+        got = data.get("resultType") if isinstance(data, dict) else None
+        raise InputError(
+            f"data.resultType is {got!r}; expected 'matrix' (a query_range response)", where
+        )
+    result = data.get("result")
+    if not isinstance(result, list):
+        raise InputError("data.result is not a list; expected the matrix's series", where)
+    names = {
+        str(s["metric"].get("__name__"))
+        for s in result
+        if isinstance(s, dict) and isinstance(s.get("metric"), dict)
+    }
+    created = [0, 0]  # series, samples
+    for i, series in enumerate(result):
+        loc = f"data.result[{i}]"
+        if not isinstance(series, dict) or not isinstance(series.get("metric"), dict):
+            raise InputError(f"{loc}.metric is missing; expected the series' labels", where)
+        metric = {str(k): str(v) for k, v in series["metric"].items()}
+        name = metric.pop("__name__", None)
+        values = series.get("values", [])
+        if not isinstance(values, list):
+            raise InputError(f"{loc}.values is not a list of [time, value] pairs", where)
+        if name is not None and is_created(name, names):
+            created[0] += 1
+            created[1] += len(values)
+            ordinal += len(values)
+            continue
+        for j, pair in enumerate(values):
+            ordinal += 1
+            perr = None
+            t = v = None
+            if not (isinstance(pair, list) and len(pair) == 2):
+                perr = f'{loc}.values[{j}]: expected a [time, "value"] pair'
+            elif isinstance(pair[0], bool) or not isinstance(pair[0], (int, float)):
+                perr = f"{loc}.values[{j}]: time {pair[0]!r} is not a number"
+            else:
+                t = float(pair[0])
+                v = parse_number(str(pair[1]))
+                if v is None:
+                    perr = f"{loc}.values[{j}]: value {str(pair[1])[:40]!r} is not a number"
+            if name is None and perr is None:
+                perr = f"{loc}.metric has no __name__; query with a selector that keeps names"
+            if perr is not None:
+                if not opts.skip:
+                    raise InputError(perr, where)
+                w.add(source_id=staged.source_id, ln=ordinal, raw=json.dumps(pair), perr=perr)
+                continue
+            if window is not None and t is not None:
+                if not window.start <= t <= window.end:
+                    window.outside += 1
+                    continue
+                key = (name, tuple(sorted(metric.items())), t)
+                if key in seen:
+                    window.repeated += 1
+                    continue
+                seen.add(key)
+            w.add(
+                source_id=staged.source_id,
+                ln=ordinal,
+                raw=None,
+                perr=None,
+                t=t,
+                name=name,
+                labels=metric,
+                value=v,
+            )
+    if created[0]:
+        staged.notes.append(
+            f"dropped {created[0]} `_created` series ({created[1]} samples: counter creation"
+            " times, not samples of the counter)"
+        )
+    return ordinal
+
+
+def is_created(name: str, names: set[str]) -> bool:
+    """A `<name>_created` series of a counter, histogram or summary exported beside it (a
+    query_range of `vllm:.*` returns them as series of their own), or any `vllm:..._created`."""
+    if not name.endswith("_created"):
+        return False
+    if name.startswith("vllm:"):
+        return True
+    base = name.removesuffix("_created")
+    return bool({base + s for s in ("_total", "_count", "_bucket", "_sum", "")} & names - {name})
+
+
+def _recognise(head: sniff.Head, kind: str | None) -> float:
+    if "status" in head.keys and head.keys & {"data", "errorType"}:
+        return sniff.SIGNATURE + 0.05
+    doc = head.document
+    if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errorType" in doc):
+        return sniff.SIGNATURE
+    return 0.0
+
+
+ADAPTERS = (
+    Adapter(
+        name="query_range",
+        shape="json",
+        kinds=("metrics",),
+        family="metrics",
+        summary="a Prometheus /api/v1/query_range response",
+        tables=("metric_samples", "metric_meta"),
+        recognise=_recognise,
+        read=stage_query_range_file,
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/query_range.json",
+                "relplan's adapter fixtures (tests/data/ingest/adapters)",
+            ),
+        ),
+        doc="metrics",
+        lines=False,
+    ),
+)

@@ -1,0 +1,1 @@
+"""OpenTelemetry traces of vLLM (OTLP JSON, Jaeger JSON)."""

@@ -1,0 +1,1 @@
+"""vLLM's own server log: events, request ids, the stats line, its clock."""

@@ -1,0 +1,59 @@
+"""The recipe of docs/development.md ("Adding an input format"), proven: the toy `ping` format
+of tests/toy_format/ping.py, registered inside these tests only, is detected, named in the
+`--format` help, the catch-all message and `relplan inspect --formats`, and ingests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from relplan.cli import app
+from relplan.errors import InputError
+from relplan.ingest import registry
+from tests.helpers.ingest import ingest, rows
+from tests.toy_format.ping import ADAPTER
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "tests/data/ingest/toy/ping.log"
+
+
+@pytest.fixture
+def toy() -> Iterator[None]:
+    with registry.registered(ADAPTER):
+        yield
+
+
+def test_the_toy_is_unknown_outside_its_test() -> None:
+    assert "ping" not in registry.adapters()
+
+
+@pytest.mark.usefixtures("toy")
+def test_a_registered_format_is_detected_and_ingested(tmp_path: Path) -> None:
+    rep = ingest(tmp_path / "w.duckdb", EXAMPLE)
+    assert [(s.kind, s.format, s.rows) for s in rep.sources] == [("proxy", "ping", 3)]
+    got = rows(
+        tmp_path / "w.duckdb", "select call_id, attempt, outcome from attempts order by 1, 2"
+    )
+    assert got == [("c1", 0, "error"), ("c1", 1, "delivered"), ("c2", 0, "delivered")]
+
+
+@pytest.mark.usefixtures("toy")
+def test_a_registered_format_appears_in_the_help_and_inspect() -> None:
+    runner = CliRunner()
+    help_text = runner.invoke(app, ["ingest", "--help"], terminal_width=400).output
+    assert "ping" in " ".join(help_text.split())
+    listed = runner.invoke(app, ["inspect", "--formats"], terminal_width=400)
+    assert listed.exit_code == 0, listed.output
+    assert any(line.split()[:2] == ["ping", "proxy"] for line in listed.output.splitlines())
+
+
+@pytest.mark.usefixtures("toy")
+def test_a_registered_format_is_among_the_closest_in_the_catch_all(tmp_path: Path) -> None:
+    f = tmp_path / "odd.log"
+    f.write_text("PONG 1 2 3\n")
+    with pytest.raises(InputError, match=r"closest formats: .*\bping\b") as caught:
+        ingest(tmp_path / "w.duckdb", f)
+    assert "text whose lines start with 'PONG 1 2 3'" in str(caught.value)

@@ -1,0 +1,96 @@
+"""What the input-format registry feeds cannot drift from it: the index of docs/formats.md,
+the `--kind` and `--format` help, the input flags the formats name, the canonical tables they
+say they fill, and the catch-all message (one message naming what the file looks like)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from relplan.cli import app
+from relplan.cli.options import INPUT_FLAGS
+from relplan.errors import InputError
+from relplan.ingest import registry
+from relplan.workspace import TABLES
+from tests.helpers.ingest import ingest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Flags every format honours (not one format's own).
+GENERAL = {"--kind", "--format", "--on-error"}
+
+
+def test_the_docs_index_is_the_registry() -> None:
+    text = (ROOT / "docs/formats.md").read_text()
+    assert registry.docs_with_index(text) == text, "run python -m relplan.ingest.registry --write"
+
+
+def test_the_docs_anchors_exist() -> None:
+    text = (ROOT / "docs/formats.md").read_text()
+    headings = {
+        re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+        for h in re.findall(r"^#+ (.+)$", text, flags=re.M)
+    }
+    for a in registry.adapters().values():
+        assert not a.doc or a.doc in headings, (a.name, a.doc)
+
+
+def test_the_kind_and_format_help_name_every_registered_one() -> None:
+    out = " ".join(CliRunner().invoke(app, ["ingest", "--help"], terminal_width=400).output.split())
+    for kind in registry.kinds():
+        assert kind in out
+    assert "cluster" in out
+    for name in registry.adapters():
+        assert name in out
+
+
+def test_every_input_flag_is_general_or_a_formats_own() -> None:
+    flags = {"--" + f.replace("_", "-") for f in INPUT_FLAGS}
+    flags = {"--format" if f == "--fmt" else "--map" if f == "--map-file" else f for f in flags}
+    claimed = {o for a in registry.adapters().values() for o in a.options}
+    assert claimed <= flags
+    assert flags - GENERAL <= claimed
+
+
+def test_the_tables_a_format_fills_exist() -> None:
+    for a in registry.adapters().values():
+        assert set(a.tables) <= set(TABLES), a.name
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("odd.log", "when,who,what\n1,2,3\n", "cannot tell what this file holds (a text log"),
+        ("odd.csv", "when,who,what\n1,2,3\n", "cannot tell what this CSV file holds"),
+        ("odd.jsonl", '{"when": 1, "who": "x"}\n', "cannot tell what these JSON records hold"),
+        ("odd.txt", "hello there world\n", "text whose lines start with 'hello there world'"),
+    ],
+)
+def test_a_file_no_format_claims_gets_one_message_saying_what_it_saw(
+    tmp_path: Path, name: str, content: str, says: str
+) -> None:
+    f = tmp_path / name
+    f.write_text(content)
+    with pytest.raises(InputError) as caught:
+        ingest(tmp_path / "w.duckdb", f)
+    message = str(caught.value)
+    assert f"{f}:1: " in message
+    assert says in message
+    assert "closest formats: " in message
+    if name != "odd.txt":
+        assert "--map FILE naming which of its fields" in message
+    if name == "odd.log":
+        assert "CSV" not in message
+
+
+def test_a_run_summary_is_recognised_and_reported_as_such(tmp_path: Path) -> None:
+    src = ROOT / "tests/data/published/vllm_bench_serve_summary_save_result.json"
+    rep = ingest(tmp_path / "w.duckdb", src)
+    assert [(s.format, s.rows, s.rejected) for s in rep.sources] == [("vllm_bench_summary", 0, 0)]
+    (note,) = rep.sources[0].notes
+    assert "run summary" in note
+    assert "completed 199, failed 1" in note
+    assert "request throughput 0.9733 req/s" in note
+    assert "--save-detailed" in note
