@@ -60,7 +60,14 @@ class FakeOpenAI:
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._main())
+        try:
+            self._loop.run_until_complete(self._main())
+            left = asyncio.all_tasks(self._loop)
+            for t in left:
+                t.cancel()
+            self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        finally:
+            self._loop.close()
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
@@ -146,7 +153,8 @@ class FakeOpenAI:
         rid = hdrs.get("x-request-id", secrets.token_hex(4))
         self.request_ids.append(rid)
         self.headers_seen.append(hdrs)
-        if self.queue_cap is not None and self.waiting >= self.queue_cap:
+        full = self.running >= self.slots and self.waiting >= (self.queue_cap or 0)
+        if self.queue_cap is not None and full:
             self.shed += 1
             self._send(writer, 503, b'{"error":"queue full"}', "application/json")
             await writer.drain()
