@@ -44,6 +44,10 @@ class Endpoint:
     api: str = "completions"  # completions | chat
     stream: bool = True
     ignore_eos: bool = True
+    # How the server names an execution after the X-Request-Id it was sent: "cmpl-" for vLLM
+    # (its reply id is `cmpl-<X-Request-Id>`, `chatcmpl-` for chat), "" for a server that
+    # does not use it (the X-Request-Id itself is recorded then).
+    id_prefix: str = ""
 
     @property
     def url(self) -> str:
@@ -407,6 +411,9 @@ class Drill:
         ep = self.cfg.endpoint
         r = Reading()
         t_sent = self.now()
+        # An attempt that was sent is an execution even when no reply named it (the deadline
+        # came first): it is recorded under the id the server gives it (docs/drill.md).
+        sent_id = f"{ep.id_prefix}{spec.call_id}-{k}"
         self.counters.sent += 1
         self.counters.in_flight += 1
         reader = asyncio.create_task(
@@ -445,7 +452,7 @@ class Drill:
                     ep.model,
                     final.prompt_tokens,
                     spec.max_tokens,
-                    None if outcome == "shed" else final.execution_id,
+                    None if outcome == "shed" else final.execution_id or sent_id,
                 )
             )
 

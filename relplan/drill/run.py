@@ -64,6 +64,7 @@ class Prepared:
     plan: plan_mod.Plan
     calls: int
     ignore_eos: bool
+    id_prefix: str
     notes: list[str]
     folder: Any  # writer.Folder, opened
 
@@ -120,9 +121,10 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def _probe(root: str, model: str, api: str, ignore_eos: bool) -> tuple[bool, list[str]]:
+def _probe(root: str, model: str, api: str, ignore_eos: bool) -> tuple[bool, str, list[str]]:
     """One tiny completion (max_tokens 1, X-Request-Id drill-probe): the endpoint serves the
-    model; ignore_eos is dropped when the server refuses it (HTTP 400 naming it)."""
+    model; ignore_eos is dropped when the server refuses it (HTTP 400 naming it); the reply's id
+    tells how the server names executions (vLLM: `cmpl-<X-Request-Id>`)."""
     import httpx
 
     from relplan.drill.client import Endpoint
@@ -156,8 +158,12 @@ def _probe(root: str, model: str, api: str, ignore_eos: bool) -> tuple[bool, lis
             raise InputError(
                 "the probe completion is not an OpenAI completion (no choices)", ep.url
             )
-        return ep.ignore_eos, notes
-    return ep.ignore_eos, notes
+        prefix = ""
+        rid = str(data.get("id", ""))
+        if rid.endswith("-drill-probe"):
+            prefix = rid[: -len("drill-probe")]
+        return ep.ignore_eos, prefix, notes
+    return ep.ignore_eos, "", notes
 
 
 def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None) -> Prepared:
@@ -181,7 +187,7 @@ def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None)
     if opts.model is None and not models:
         raise InputError("the server lists no model; give --model", root + "/v1/models")
     model = opts.model or models[0]
-    ignore_eos, notes = _probe(root, model, opts.api, opts.ignore_eos)
+    ignore_eos, id_prefix, notes = _probe(root, model, opts.api, opts.ignore_eos)
     # The plan without Ĉ would fail later; check the duration first, before a ramp runs.
     duration = sum(p.seconds for p in opts.phases)
     if duration > opts.max_duration:
@@ -193,7 +199,7 @@ def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None)
     ramp: Ramp | None = None
     capacity = opts.capacity
     if capacity is None:
-        ep = Endpoint(root, model, opts.api, opts.stream, ignore_eos)
+        ep = Endpoint(root, model, opts.api, opts.stream, ignore_eos, id_prefix)
         ramp = measure(
             ep,
             level_seconds=opts.ramp_seconds,
@@ -211,7 +217,17 @@ def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None)
         capacity = ramp.capacity
     plan = plan_mod.build_plan(opts.phases, capacity, opts.seed)
     return Prepared(
-        opts, root, model, ramp, capacity, plan, len(plan.arrivals), ignore_eos, notes, folder
+        opts,
+        root,
+        model,
+        ramp,
+        capacity,
+        plan,
+        len(plan.arrivals),
+        ignore_eos,
+        id_prefix,
+        notes,
+        folder,
     )
 
 
@@ -264,7 +280,7 @@ def execute(
     o = p.opts
     folder = p.folder
     cfg = DrillConfig(
-        endpoint=Endpoint(p.root, p.model, o.api, o.stream, p.ignore_eos),
+        endpoint=Endpoint(p.root, p.model, o.api, o.stream, p.ignore_eos, p.id_prefix),
         policy=o.policy,
         deadline=o.deadline,
         cancel=o.cancel,
@@ -345,6 +361,7 @@ def manifest(p: Prepared, t0: float, c: Any, hard: bool, scrape_url: str | None)
             "api": o.api,
             "stream": o.stream,
             "ignore_eos": p.ignore_eos,
+            "execution_id_prefix": p.id_prefix,
             "prompt_tokens": o.prompt_tokens.text(),
             "prefix_tokens": o.prefix_tokens,
             "output_tokens": o.output_tokens.text(),

@@ -1,7 +1,7 @@
 """A loopback OpenAI-compatible server that behaves like an engine: `slots` requests run at a
 time (the rest wait in a queue), each takes `prefill_s` per prompt word then `token_s` per
 output token. It answers GET /v1/models, POST /v1/completions (SSE when `stream`, else JSON;
-ids derived from X-Request-Id as vLLM does: `cmpl-<id>-0-<8 hex>`) and GET /metrics (vLLM's
+ids derived from X-Request-Id as vLLM 0.32 replies: `cmpl-<X-Request-Id>`) and GET /metrics (vLLM's
 names for the gauges and counters the drill scrapes). A client that closes its connection
 before the response ends is counted in `aborted` and its work stops, as vLLM aborts it.
 
@@ -178,7 +178,7 @@ class FakeOpenAI:
         prompt = str(req.get("prompt", ""))
         words = len(prompt.split())
         n_out = int(req.get("max_tokens", 16))
-        cid = f"cmpl-{rid}-0-{secrets.token_hex(4)}"
+        cid = f"cmpl-{rid}"
         self.waiting += 1
         queued = True
         try:
