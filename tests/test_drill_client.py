@@ -4,6 +4,7 @@ cap, the retry budget, and the attempt log that relplan's own ingest and deliver
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,7 @@ def test_retries_are_numbered_and_sent_after_the_wait(tmp_path: Path) -> None:
         by_call.setdefault(r["call_id"], []).append(r)
     for cid, rs in by_call.items():
         assert [r["attempt"] for r in rs] == [0, 1, 2]
-        for prev, nxt in zip(rs, rs[1:], strict=False):
+        for prev, nxt in itertools.pairwise(rs):
             assert nxt["t_sent"] - prev["t_end"] >= 0.1 - 0.01
         assert [f"{cid}-{k}" for k in range(3)] == [i for i in ids if i.startswith(cid)]
 

@@ -222,6 +222,20 @@ def drill(
         bool, typer.Option(help="Progress lines on stderr even when it is not a terminal.")
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Allow a non-loopback URL.")] = False,
+    sweep: Annotated[
+        str | None,
+        typer.Option(
+            metavar="V1,V2,...",
+            help="Sweep: one drill per pulse value (× Ĉ, or seconds with --sweep-vary seconds) and seed.",
+        ),
+    ] = None,
+    sweep_seeds: Annotated[int, typer.Option(help="Sweep: seeds --seed .. --seed+N-1.")] = 3,
+    sweep_vary: Annotated[
+        str, typer.Option(help="Sweep: size (the pulse's rate) or seconds.")
+    ] = "size",
+    down_below: Annotated[
+        float, typer.Option(help="Sweep: down = hold on-time share below this.")
+    ] = 0.5,
 ) -> None:
     """Overload an OpenAI-compatible endpoint on purpose, in phases, with real client retry
     policies; record every attempt and /metrics; print relplan's delivery verdict.
@@ -229,12 +243,46 @@ def drill(
     Prints the plan first; refuses a non-loopback URL without --yes. Ctrl-C stops sending and
     waits for what is in flight (a second Ctrl-C cancels it); what was recorded is kept.
 
+    Sweep: --sweep 1.5,2,2.7 --sweep-seeds 3 runs one drill per pulse size and seed into
+    DIR/runs/ and reports the smallest pulse that left the service down, with its spread.
+
     Example: relplan drill http://127.0.0.1:8000 --capacity 0.75 --retry fixed:3:0 --no-cancel --out runs/d1
     """
     from relplan.drill import run as run_mod
     from relplan.drill import text
 
-    opts = _opts(**locals())
+    args = dict(locals())
+    for k in ("sweep", "sweep_seeds", "sweep_vary", "down_below", "progress"):
+        args.pop(k)
+    opts = _opts(**args)
+    if sweep is not None:
+        from relplan.drill import sweep as sweep_mod
+
+        try:
+            values = [float(v) for v in sweep.split(",") if v.strip()]
+        except ValueError:
+            raise UsageError("--sweep", f"{sweep!r}: expected numbers such as 1.5,2,2.7") from None
+        if sweep_seeds < 1:
+            raise UsageError("--sweep-seeds", "must be 1 or more")
+
+        def ran(r: Any) -> None:
+            typer.echo(
+                f"sweep: pulse {r.value:g} seed {r.seed}: hold on time"
+                f" {r.hold_on_time_share if r.hold_on_time_share is None else round(r.hold_on_time_share, 3)}"
+                f" ({'down' if r.down else 'up'})",
+                err=True,
+            )
+
+        res = sweep_mod.sweep(
+            opts,
+            values,
+            list(range(seed, seed + sweep_seeds)),
+            vary=sweep_vary,
+            threshold=down_below,
+            on_run=ran,
+        )
+        typer.echo(sweep_mod.render_sweep(res))
+        return
 
     def level(lv: Any) -> None:
         typer.echo(f"ramp: concurrency {lv.concurrency}: {lv.calls_per_s:.3f} calls/s", err=True)
