@@ -143,3 +143,17 @@ def test_drill_help_has_an_example() -> None:
     done = relplan("drill", "--help")
     assert "Example: relplan drill" in done.stdout
     assert os.linesep in done.stdout
+
+
+def test_drill_help_loads_no_http_client_and_no_workspace_library() -> None:
+    code = (
+        "import runpy, sys\n"
+        "sys.argv = ['relplan', 'drill', '--help']\n"
+        "try:\n    runpy.run_module('relplan', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit:\n    pass\n"
+        "print('LOADED', sorted(m for m in ('httpx', 'duckdb', 'polars') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "LOADED []"

@@ -167,7 +167,6 @@ def _probe(root: str, model: str, api: str, ignore_eos: bool) -> tuple[bool, str
 
 
 def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None) -> Prepared:
-    from relplan.drill.capacity import measure
     from relplan.drill.client import Endpoint, check_models
     from relplan.drill.writer import Folder, check_out
 
@@ -195,24 +194,22 @@ def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None)
             "--max-duration",
             f"the phases last {duration:g} s, more than --max-duration {opts.max_duration:g} s",
         )
+    existed = opts.out.exists()
     folder = Folder(opts.out).__enter__()
     ramp: Ramp | None = None
     capacity = opts.capacity
     if capacity is None:
         ep = Endpoint(root, model, opts.api, opts.stream, ignore_eos, id_prefix)
-        ramp = measure(
-            ep,
-            level_seconds=opts.ramp_seconds,
-            prefix=prefix_words(opts.prefix_tokens),
-            prompts=opts.prompt_tokens,
-            outputs=opts.output_tokens,
-            seed=opts.seed,
-            sink=folder.ramp_attempt,
-            max_concurrency=opts.ramp_max,
-            progress=on_level,
-        )
+        try:
+            ramp = _ramp(ep, opts, folder, on_level)
+        except KeyboardInterrupt:
+            # Ctrl-C before the drill started: "nothing stored" stays true.
+            folder.__exit__(None, None, None)
+            folder.remove(existed)
+            raise
         if ramp.capacity is None:
             folder.__exit__(None, None, None)
+            folder.remove(existed)
             raise InputError("the ramp delivered no call: Ĉ cannot be measured", root)
         capacity = ramp.capacity
     plan = plan_mod.build_plan(opts.phases, capacity, opts.seed)
@@ -228,6 +225,22 @@ def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None)
         id_prefix,
         notes,
         folder,
+    )
+
+
+def _ramp(ep: Any, opts: DrillOptions, folder: Any, on_level: Any) -> Ramp:
+    from relplan.drill.capacity import measure
+
+    return measure(
+        ep,
+        level_seconds=opts.ramp_seconds,
+        prefix=prefix_words(opts.prefix_tokens),
+        prompts=opts.prompt_tokens,
+        outputs=opts.output_tokens,
+        seed=opts.seed,
+        sink=folder.ramp_attempt,
+        max_concurrency=opts.ramp_max,
+        progress=on_level,
     )
 
 

@@ -25,7 +25,7 @@ def render_ramp(ramp: Ramp) -> str:
     head = ["concurrency", "seconds", "completed", "failed", "calls/s", "p50 s"]
     return (
         "Capacity ramp (closed loop, fresh prompts per call)\n"
-        + format_table(head, rows)
+        + format_table(head, rows, left=())
         + f"\nĈ = {ramp.capacity or 0:.3f} calls/s, the best level (concurrency"
         f" {ramp.best_concurrency}); stopped: {ramp.stopped_because}"
     )

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -108,6 +109,14 @@ class Folder:
         tmp = self.out / (MANIFEST + ".tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         tmp.replace(self.out / MANIFEST)
+
+    def remove(self, existed: bool) -> None:
+        """Remove what this drill wrote (and the folder when the drill made it)."""
+        for name in FILES:
+            (self.out / name).unlink(missing_ok=True)
+        if not existed:
+            with contextlib.suppress(OSError):
+                self.out.rmdir()
 
     def inputs(self) -> list[Path]:
         names = [ATTEMPTS, SCRAPES, MANIFEST]
