@@ -250,3 +250,34 @@ def test_a_folder_holding_a_drill_is_refused(tmp_path: Path) -> None:
     (tmp_path / "d" / "attempts.jsonl").write_text("")
     with FakeOpenAI() as srv, pytest.raises(InputError, match="already holds a drill"):
         prepare(options(srv.url, tmp_path / "d"))
+
+
+@pytest.mark.slow
+def test_max_duration_cancels_what_is_in_flight_and_says_so(tmp_path: Path) -> None:
+    """Calls of 1 s, D 5 s, a hard stop at 0.8 s: every attempt is cut there."""
+    with FakeOpenAI(slots=4, token_s=0.2) as srv:
+        res = drill(srv.url, tmp_path / "d", deadline=5.0, max_duration=0.8,
+                    phases=parse_phases("base=0.4s@5,drain=0.3s"))  # fmt: skip
+        aborted = srv.aborted
+    recs = records(tmp_path / "d")
+    assert res.hard_stopped
+    assert {r["outcome"] for r in recs} == {"client_gone"}
+    assert all(r["t_end"] - res.t0 == pytest.approx(0.8, abs=0.2) for r in recs)
+    assert aborted == len(recs)
+
+
+@pytest.mark.slow
+def test_capacity_auto_runs_the_ramp_before_the_plan(tmp_path: Path) -> None:
+    with FakeOpenAI(slots=1, token_s=0.02) as srv:
+        p = prepare(options(srv.url, tmp_path / "d", capacity=None, ramp_seconds=0.4,
+                            ramp_max=2))  # fmt: skip
+        p.folder.__exit__(None, None, None)
+    assert p.ramp is not None
+    assert [lv.concurrency for lv in p.ramp.levels] in ([1], [1, 2])
+    assert p.capacity == p.ramp.capacity
+    ramp_ids = [
+        json.loads(x)["call_id"]
+        for x in (tmp_path / "d" / "capacity.jsonl").read_text().splitlines()
+    ]
+    assert ramp_ids
+    assert all(i.startswith("r001-") or i.startswith("r002-") for i in ramp_ids)
