@@ -79,6 +79,7 @@ def test_cancellation_on_closes_the_connection_at_the_deadline(tmp_path: Path) -
     assert {r["outcome"] for r in recs} == {"client_gone"}
     assert aborted == len(recs)
     assert finished == 1  # only the probe
+    assert {r["prompt_tokens"] for r in recs} == {20}  # no usage came: the words sent
     # no reply named the execution: it is recorded under the id vLLM gives it
     assert all(r["execution_id"] == f"cmpl-{r['call_id']}-0" for r in recs)
 

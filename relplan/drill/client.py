@@ -199,6 +199,11 @@ class CallSpec:
     prompt: str
     max_tokens: int
 
+    @property
+    def prompt_words(self) -> int:
+        """The prompt's length in words: its prompt_tokens when no reply gave the usage."""
+        return len(self.prompt.split())
+
 
 @dataclass
 class Counters:
@@ -367,7 +372,7 @@ class Drill:
                 "shed",
                 None,
                 self.cfg.endpoint.model,
-                None,
+                spec.prompt_words,
                 spec.max_tokens,
                 None,
             )
@@ -450,7 +455,7 @@ class Drill:
                     outcome,
                     final.status,
                     ep.model,
-                    final.prompt_tokens,
+                    spec.prompt_words if final.prompt_tokens is None else final.prompt_tokens,
                     spec.max_tokens,
                     None if outcome == "shed" else final.execution_id or sent_id,
                 )
