@@ -97,7 +97,11 @@ def recovery_lines(a: Assessment) -> list[str]:
     rec = (
         f"recovered after {a.recovered_after_s:g} s ({a.recovered_source})"
         if a.recovered_after_s is not None
-        else "recovered after: not recovered"
+        else (
+            "recovered after: not measured (no on-time signal with enough calls or requests per bin)"
+            if a.verdict in ("recovered", "healthy")
+            else "recovered after: not recovered"
+        )
     )
     dr = a.drain
     if dr is None:

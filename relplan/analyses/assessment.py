@@ -303,7 +303,7 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 "executions created by retries",
                 run_amp.retry_share,
                 "share",
-                [run_amp.accepted_source or "gateway log"],
+                ["gateway log"],
                 note=f"{run_amp.retries:,} retries of {run_amp.attempts:,} attempts",
             )
         )
@@ -492,9 +492,10 @@ def _failure_run(
     pts: list[tuple[float, float | None, float]], start: float | None
 ) -> tuple[int, int, bool] | None:
     """The failure window in bins: from the first failing bin (at or after `start`, the
-    overload's start when known) for as long as the failure signal lasts (bins with no
-    requests carry it on); whether it lasts to the last bin with data."""
-    idx = [i for i, (t, sh, w) in enumerate(pts) if w and sh is not None]
+    overload's start when known) for as long as the failure signal lasts; whether it lasts
+    to the end of the data. Bins with fewer than MIN_CALLS calls or requests carry no signal
+    either way; a failure followed only by such bins is not judged (None)."""
+    idx = [i for i, (_, sh, w) in enumerate(pts) if w >= MIN_CALLS and sh is not None]
     if not idx:
         return None
     first = next(
@@ -508,14 +509,21 @@ def _failure_run(
     if first is None:
         return None
     last = first
+    ended = False
     for i in idx:
         if i <= first:
             continue
         if (pts[i][1] or 0) > ON_TIME_AGAIN:
             last = i
         else:
+            ended = True
             break
-    return first, last, last == idx[-1] and (pts[idx[-1]][1] or 0) > ON_TIME_AGAIN
+    if ended:
+        return first, last, False
+    data = [i for i, (_, _, w) in enumerate(pts) if w > 0]
+    if data and data[-1] - last > 1:
+        return None  # later bins are too thin to say whether it lasted
+    return first, last, True
 
 
 def assess(
@@ -556,12 +564,14 @@ def assess(
         figures += _gateway_figures(rec)
     elif fail is not None:
         verdict, suspected, basis, reasons, evidence, recovered_after, extra = _from_failure(
-            ctx, late, late_src or "", fail, series, cap, width, w_text
+            ctx, late, late_src or "", fail, series, cap, width, w_text, present["gateway"]
         )
         recovered_src = None if recovered_after is None else late_src
         figures += extra
     elif ov is not None:
-        verdict, suspected, basis, reasons, extra = _from_rates(ctx, series, width, cap)
+        verdict, suspected, basis, reasons, extra = _from_rates(
+            ctx, series, width, cap, present["gateway"]
+        )
         evidence = f"{basis}, over {w_text}"
         figures += extra
     else:
@@ -630,7 +640,8 @@ def _finish(
 ) -> Assessment:
     figures.extend(_result_figures(res, present))
     figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present))
-    if ctx.overload_phase is not None:
+    if ctx.overload_phase is not None or recovered_after is not None:
+        figures.append(_recovered_figure(recovered_after, recovered_src))
         figures.append(_drain_figure(dr))
     late_answers = _late_answer_figure(con, ctx)
     if late_answers is not None:
@@ -659,6 +670,23 @@ def _finish(
         present=sorted(k for k, v in present.items() if v),
         settle=settle,
     )
+
+
+def _recovered_figure(rec: float | None, src: str | None) -> Figure:
+    label = "recovered after (on-time service again after the overload)"
+    if rec is None:
+        return Figure(
+            key="recovered_after",
+            label=label,
+            value=None,
+            unit="s",
+            status="not available",
+            inputs=[],
+            note="not recovered, or not measured: no on-time signal with enough calls or"
+            " requests per bin (a gateway log, or the e2e histogram and D)",
+        )
+    make = estimated if src and src.startswith("finished requests") else measured
+    return make("recovered_after", label, rec, "s", [src or "gateway log"])
 
 
 def _drain_figure(dr: Drain) -> Figure:
@@ -803,12 +831,13 @@ def _from_failure(
     cap: float | None,
     width: float,
     w_text: str,
+    has_gateway: bool,
 ) -> tuple[VerdictName, bool, str, list[str], str, float | None, list[Figure]]:
     first, last, to_end = fail
     a = late[first][0]
     b = late[last][0] + width
     ov_end = ctx.overload_end()
-    shares = [sh for _, sh, w in late[first : last + 1] if w and sh is not None]
+    shares = [sh for _, sh, w in late[first : last + 1] if w >= MIN_CALLS and sh is not None]
     mean_late = sum(shares) / len(shares) if shares else None
     fig = estimated(
         "failure_window",
@@ -825,7 +854,7 @@ def _from_failure(
     arr_tail = s.arrivals[-3:] if s.arrivals else None
     ax = (sum(arr_tail) / len(arr_tail) / cap) if arr_tail and cap else None
     if to_end:
-        tail = [sh for _, sh, w in late if w and sh is not None][-3:]
+        tail = [sh for _, sh, w in late if w >= MIN_CALLS and sh is not None][-3:]
         words = ", ".join(f"{x * 100:.0f} %" for x in tail)
         if ax is not None and ax > 1:
             return (
@@ -848,7 +877,7 @@ def _from_failure(
                 f" {mean_late or 0:.0%} over the failure window): not recovered, and not"
                 " draining"
                 + ("" if ax is None else f"; arrivals at the end {ax:.2f} × Ĉ")
-                + "; whether retries sustain it needs a gateway log"
+                + ("" if has_gateway else "; whether retries sustain it needs a gateway log")
             ],
             evidence,
             None,
@@ -1046,7 +1075,7 @@ def _mean(xs: list[float]) -> float | None:
 
 
 def _from_rates(
-    ctx: RunContext, s: overload.Series, width: float, cap: float | None
+    ctx: RunContext, s: overload.Series, width: float, cap: float | None, has_gateway: bool
 ) -> tuple[VerdictName, bool, str, list[str], list[Figure]]:
     src = [x for x in (s.arrivals_source, s.completions_source, s.queue_source) if x]
     kind = estimated if s.arrivals_source and "estimated" in s.arrivals_source else measured
@@ -1070,7 +1099,7 @@ def _from_rates(
             ax,
             "x_capacity",
             [s.arrivals_source or "none"],
-            needs=GATEWAY,
+            needs=None if has_gateway else GATEWAY,
             note="executions or admissions: a retry counts as an arrival",
         ),
         measured(
@@ -1099,8 +1128,8 @@ def _from_rates(
             True,
             basis,
             [
-                f"completions collapsed below {COLLAPSE:g} × Ĉ while work kept arriving or waiting, {words};"
-                " whether the arrivals were retries needs a gateway log"
+                f"completions collapsed below {COLLAPSE:g} × Ĉ while work kept arriving or waiting, {words}"
+                + ("" if has_gateway else "; whether the arrivals were retries needs a gateway log")
             ],
             extra,
         )
