@@ -1044,7 +1044,9 @@ def _no_overload(
         )
         need = f"at least {MIN_SCRAPES} scrapes of vLLM /metrics (vllm:request_success_total)"
     elif present["metrics"] or any(x.family == "stats line" for x in win.sources):
-        parts.append("only gauges (waiting, running, KV cache): they show load, not delivery")
+        parts.append(
+            "no completion counter: gauges and histograms show load and latency, not delivery"
+        )
         need = "vllm:request_success_total (vLLM /metrics) or a gateway log"
     else:
         need = GATEWAY

@@ -255,7 +255,8 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         # it cannot define the window alone; metrics adjacent to it (within ADJACENT_S)
         # extend it (coverage.py: an isolated line never defines the window).
         lo, hi = min(mins), max(maxs)
-        if metrics_range[0] - hi <= ADJACENT_S and lo - metrics_range[1] <= ADJACENT_S:
+        wider = metrics_range[0] < lo or metrics_range[1] > hi
+        if wider and metrics_range[0] - hi <= ADJACENT_S and lo - metrics_range[1] <= ADJACENT_S:
             mins, maxs = [min(lo, metrics_range[0])], [max(hi, metrics_range[1])]
             notes.append(
                 "every proxy/engine record lies at one instant: the window includes the"

@@ -172,12 +172,17 @@ def _littles(rows: list[dict[str, Any]], span: float, held: dict[str, bool]) -> 
     if (wq is None or not n or span <= 0) and held.get("hist_queue") and waiting:
         return _no_rise("littles_law_metrics", label, "count", "vllm:request_queue_time_seconds")
     if wq is None or not n or not waiting or span <= 0:
+        lacking = []
+        if not held.get("hist_queue"):
+            lacking.append("the vllm:request_queue_time_seconds histogram")
+        if not waiting:
+            lacking.append("vllm:num_requests_waiting")
+        if not lacking:
+            return _no_rise(
+                "littles_law_metrics", label, "count", "vllm:request_queue_time_seconds"
+            )
         return missing(
-            "littles_law_metrics",
-            label,
-            "count",
-            "the vllm:request_queue_time_seconds histogram and vllm:num_requests_waiting",
-            note=ABORT_NOTE,
+            "littles_law_metrics", label, "count", " and ".join(lacking), note=ABORT_NOTE
         )
     # One series per quantity: metric_rises_in_window reads the waiting gauge from the
     # scrapes when they hold it (never the stats line added to it); summed over replicas.

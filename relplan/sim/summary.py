@@ -99,6 +99,9 @@ class SimSummary(StrictModel):
         description="seconds from the end of the overload to the engine's backlog back at its"
         " pre-pulse level (relplan.analyses.drain)",
     )
+    drained_only_after_load_stopped: bool = Field(
+        default=False, description="the backlog drained only after the last phase ended"
+    )
     verdict: str = Field(
         description="recovered | metastable | draining | overloaded | insufficient data | "
         "no overload (a trace whose named overload phase arrives below C^)"
@@ -160,7 +163,8 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         )
         from relplan.analyses import drain
 
-        drained = drain.measure(con, res.context).drained_after_s
+        dr = drain.measure(con, res.context)
+        drained, stopped = dr.drained_after_s, dr.after_load_ended
     finally:
         con.close()
     ctx = res.context
@@ -243,6 +247,7 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         steady=steady,
         recovered_after_pulse_s=None if rec is None else rec.recovery_s,
         drained_after_pulse_s=drained,
+        drained_only_after_load_stopped=stopped,
         verdict=verdict,
         after_overload=after,
         retry_share_of_executions=None if run_amp is None else run_amp.retry_share,
@@ -283,6 +288,7 @@ def render_summary(s: SimSummary) -> str:
     )
     rec += (
         f", drained after {s.drained_after_pulse_s:.0f} s"
+        + (" (only once the load stopped)" if s.drained_only_after_load_stopped else "")
         if s.drained_after_pulse_s is not None
         else ", not drained"
     )
