@@ -23,8 +23,8 @@ from relplan.analyses.coverage import ADJACENT_S, SourceCoverage, window_of
 from relplan.analyses.histograms import _pct, over_deadline
 from relplan.planning.pulse import PulseInputs, plan_pulse
 from relplan.render_verdict import render_verdict, verdict_line
-from tests.helpers.ingest import ingest
 from tests.helpers.incident import T0, build_incident
+from tests.helpers.ingest import ingest
 
 DATA = Path(__file__).resolve().parent / "data"
 HONESTY = DATA / "honesty"
@@ -128,13 +128,15 @@ def test_sparse_real_inputs_get_the_verdict_their_evidence_supports(
     if case.missing_has is None:
         assert a.missing_input is None or a.verdict == "cannot tell"
     else:
-        assert a.missing_input is not None and case.missing_has in a.missing_input
+        assert a.missing_input is not None
+        assert case.missing_has in a.missing_input
     text = " ".join(a.reasons)
     for phrase in case.reason_has:
         assert phrase in text
     # every verdict line names its evidence and its window
     line = verdict_line(a)
-    assert "evidence: " in line and (" over " in line)
+    assert "evidence: " in line
+    assert " over " in line
     # no note contradicts what the workspace holds
     assert contradictions(a) == []
     rendered = render_verdict(a, res.context.t0)
@@ -152,16 +154,18 @@ def test_sources_seconds_apart_share_one_window(tmp_path: Path) -> None:
     assert ctx.window_end - ctx.window_start == pytest.approx(4.0)
     assert any("adjacent metric samples" in n for n in ctx.notes)
     events = next(s for s in a.window.sources if s.family == "events")
-    assert not events.carries_load and events.why_not is not None
+    assert not events.carries_load
+    assert events.why_not is not None
 
 
 def test_a_present_histogram_that_did_not_rise_is_not_asked_for(tmp_path: Path) -> None:
-    res, a = _assess(tmp_path, CASES[-1])
+    _res, a = _assess(tmp_path, CASES[-1])
     assert "hist_e2e" in a.present
     e2e = next(f for f in a.figures if f.key == "e2e_over_deadline")
     assert e2e.status == "not available"
     assert e2e.needs is None
-    assert e2e.note is not None and "did not rise" in e2e.note
+    assert e2e.note is not None
+    assert "did not rise" in e2e.note
 
 
 def _src(fam: str, a: float, b: float, n: int = 10) -> SourceCoverage:
@@ -178,7 +182,8 @@ def test_window_is_the_overlap_and_names_its_bounds() -> None:
 
 def test_sources_within_the_tolerance_are_adjacent_beyond_it_disjoint() -> None:
     near = window_of([_src("engine", 0, 10), _src("metrics", 14, 30)])
-    assert near.relation == "adjacent" and (near.start, near.end) == (0, 30)
+    assert near.relation == "adjacent"
+    assert (near.start, near.end) == (0, 30)
     far = window_of([_src("engine", 0, 10, n=5), _src("metrics", 10 + ADJACENT_S + 1, 100)])
     assert far.relation == "disjoint"
     assert (far.start, far.end) == (10 + ADJACENT_S + 1, 100)  # the source with most instants
@@ -188,18 +193,20 @@ def test_histogram_percentiles_interpolate_inside_their_bucket() -> None:
     # cumulative rises: 2 requests <= 1 s, 6 <= 2 s, 8 <= 5 s, 10 in all
     b = [(1.0, 2.0), (2.0, 6.0), (5.0, 8.0), (math.inf, 10.0)]
     p50 = _pct(b, 0.5)
-    assert p50 is not None and (p50.low, p50.high) == (1.0, 2.0)
+    assert p50 is not None
+    assert (p50.low, p50.high) == (1.0, 2.0)
     assert p50.value == pytest.approx(1.75)  # rank 5: 3 of the bucket's 4 requests
     p99 = _pct(b, 0.99)
-    assert p99 is not None and p99.high is None and p99.value == 5.0  # +Inf: the lower bound
+    assert p99 is not None
+    assert p99.high is None
+    assert p99.value == 5.0
     od = over_deadline(b, 2.0)
     assert od is not None
-    share, low, high, below, above = od
+    _share, low, high, below, above = od
     assert (low, high, below, above) == (0.4, 0.4, 2.0, 2.0)
     od3 = over_deadline(b, 3.0)
-    assert od3 is not None and od3[1:3] == pytest.approx(
-        (0.2, 0.4)
-    )  # bounded by the 2 s and 5 s bounds
+    assert od3 is not None
+    assert od3[1:3] == pytest.approx((0.2, 0.4))
 
 
 def test_pulse_arithmetic_gives_recovered_and_drained_after() -> None:
@@ -231,7 +238,8 @@ def test_the_incident_fixture_reports_drained_after_from_its_trace(tmp_path: Pat
     with workspace.open_workspace(db, read_only=True) as con:
         res = analyze(con, AnalyzeOptions())
     a = res.verdict
-    assert a is not None and a.drain is not None
+    assert a is not None
+    assert a.drain is not None
     assert a.drain.pre_level == pytest.approx(68.5 / 60)
     assert a.drain.drained_after_s == pytest.approx(20.0)
     assert contradictions(a) == []
