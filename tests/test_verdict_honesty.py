@@ -153,6 +153,7 @@ def test_sources_seconds_apart_share_one_window(tmp_path: Path) -> None:
     # the window is not the instant of the abort line: it reaches the scrape 4 s later
     assert ctx.window_end - ctx.window_start == pytest.approx(4.0)
     assert any("adjacent metric samples" in n for n in ctx.notes)
+    assert a.window is not None
     events = next(s for s in a.window.sources if s.family == "events")
     assert not events.carries_load
     assert events.why_not is not None
