@@ -771,7 +771,9 @@ def _window_text(win: DataWindow, ctx: RunContext) -> str:
         if win.start_bound_by == win.end_bound_by
         else f"{win.start_bound_by} to {win.end_bound_by}"
     )
-    return f"{span} ({win.end - win.start:,.3g} s, bounded by {bound})"
+    secs = win.end - win.start
+    length = f"{secs:,.0f}" if secs >= 10 else f"{secs:.3g}"
+    return f"{span} ({length} s, bounded by {bound})"
 
 
 def _gateway_figures(rec: Any) -> list[Figure]:
