@@ -269,3 +269,122 @@ def test_an_answer_after_the_deadline_is_not_a_delivery(tmp_path: Path) -> None:
     assert a is not None
     late = next(f for f in a.figures if f.key == "answered_after_deadline")
     assert late.value == 1
+
+
+# A vLLM 0.32 log (Added request lines, no finish line) and a Prometheus export, built by hand
+# so every figure can be checked on paper: run.json gives phases base [0, 60), pulse [60, 90),
+# hold [90, 300) and D = 20 s but no Ĉ. One execution arrives per second; 15 requests finish
+# between consecutive scrapes (every 15 s: 1/s); those finishing in a scrape interval that ends
+# in (60, L] took longer than 30 s (the +Inf bucket), the others under 5 s. The waiting gauge
+# is 50 from 60 s until L, else 0; 4 run throughout. L = 150 s: recovered; L = 301 s: stuck.
+BUCKETS = ("5", "10", "30", "+Inf")
+
+
+def _metrics_incident(path: Path, late_until: float) -> Path:
+    from tests.helpers.incident import add_source, insert_events, insert_manifest
+
+    con = workspace.connect(path)
+    try:
+        insert_events(con, [(float(i), f"x{i}", "arrived", 100, None) for i in range(300)])
+        con.execute("update sources set format = 'vllm_log' where kind = 'engine'")
+        insert_manifest(
+            con,
+            {
+                "name": "metrics-incident",
+                "deadline_s": 20.0,
+                "overload_phase": "pulse",
+                "phases": [
+                    {"name": "base", "start": 0.0, "end": 60.0},
+                    {"name": "pulse", "start": 60.0, "end": 90.0},
+                    {"name": "hold", "start": 90.0, "end": 300.0},
+                ],
+                "t0": T0,
+            },
+        )
+        sid = add_source(con, "metrics", "prometheus", "prometheus.json")
+        rows: list[tuple[float, str, dict[str, str], float]] = []
+        done, fast, slow = 0.0, 0.0, 0.0
+        for k in range(21):
+            t = 15.0 * k
+            if k:
+                done += 15
+                if 60 < t <= late_until:
+                    slow += 15
+                else:
+                    fast += 15
+            rows.append((t, "vllm:request_success_total", {"finished_reason": "stop"}, done))
+            for le in BUCKETS:
+                rows.append(
+                    (
+                        t,
+                        "vllm:e2e_request_latency_seconds_bucket",
+                        {"le": le},
+                        fast + (slow if le == "+Inf" else 0.0),
+                    )
+                )
+            waiting = 50.0 if 60 <= t < late_until else 0.0
+            rows.append((t, "vllm:num_requests_waiting", {}, waiting))
+            rows.append((t, "vllm:num_requests_running", {}, 4.0))
+        con.executemany(
+            "insert into metric_samples (t, name, labels, value, source_id, source_row)"
+            " values (?, ?, ?, ?, ?, ?)",
+            [
+                (T0 + t, n, {"engine": "0", **lab}, v, sid, i + 1)
+                for i, (t, n, lab, v) in enumerate(rows)
+            ],
+        )
+    finally:
+        con.close()
+    return path
+
+
+def _metrics_verdict(tmp_path: Path, late_until: float) -> Assessment:
+    db = _metrics_incident(tmp_path / f"m{late_until:g}.duckdb", late_until)
+    with workspace.open_workspace(db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+    assert res.verdict is not None
+    assert contradictions(res.verdict) == []
+    return res.verdict
+
+
+def test_a_failure_that_lasts_to_the_end_of_the_data_is_not_draining(tmp_path: Path) -> None:
+    a = _metrics_verdict(tmp_path, 301.0)  # late and queued to the last scrape
+    assert a.verdict == "metastable"
+    assert "not draining" in " ".join(a.reasons)
+    assert a.recovered_after_s is None
+    window = next(f for f in a.figures if f.key == "failure_window")
+    assert (window.low, window.high) == (90.0, 300.0)  # first bin with > 50 % late to the end
+    assert a.drain is not None
+    assert a.drain.drained_after_s is None
+
+
+def test_a_pulse_that_lost_its_calls_and_recovered_is_an_incident(tmp_path: Path) -> None:
+    """Bins of 30 s by the later scrape: [90, 120) and [120, 150) all late, [150, 180) half
+    (the interval ending at 150 late, at 165 not), [180, 210) none: the failure window is
+    90-180 s, recovered after 180 - 90 = 90 s. The backlog (waiting + running, from the
+    gauges: the log has no finish line) is 4 before the pulse and 4 again at 150 s: drained
+    after 60 s."""
+    a = _metrics_verdict(tmp_path, 150.0)
+    assert a.verdict == "recovered"
+    assert a.suspected  # finished requests, not calls
+    assert "an incident" in " ".join(a.reasons)
+    assert a.recovered_after_s == pytest.approx(90.0)
+    assert a.drain is not None
+    assert a.drain.source is not None
+    assert "scraped" in a.drain.source
+    assert a.drain.pre_level == pytest.approx(4.0)
+    assert a.drain.drained_after_s == pytest.approx(60.0)
+
+
+def test_completions_come_from_the_counter_when_the_log_has_no_finish_lines(
+    tmp_path: Path,
+) -> None:
+    a = _metrics_verdict(tmp_path, 150.0)
+    d = next(x for x in a.disagreements if x.figure == "finished requests")
+    assert [v.value for v in d.values] == [0.0, 300.0]
+    assert d.used == "request_success_total"
+    cap = next(f for f in a.figures if f.key == "capacity")
+    assert cap.status == "estimated"
+    assert cap.value == pytest.approx(1.0)  # 30 completions per 30 s bin under a queue
+    assert cap.note is not None
+    assert "method" in cap.note
