@@ -388,3 +388,35 @@ def test_completions_come_from_the_counter_when_the_log_has_no_finish_lines(
     assert cap.value == pytest.approx(1.0)  # 30 completions per 30 s bin under a queue
     assert cap.note is not None
     assert "method" in cap.note
+
+
+def test_the_stats_line_and_the_scraped_gauge_are_never_added(tmp_path: Path) -> None:
+    """A stats-log-line waiting series of 1000 beside the scraped one (0 or 50): Little's law
+    and the backlog read the scrape only, and the verdict shows both series side by side."""
+    from tests.helpers.incident import add_source
+
+    db = _metrics_incident(tmp_path / "both.duckdb", 150.0)
+    with workspace.open_workspace(db, read_only=True) as con:
+        alone = analyze(con, AnalyzeOptions())
+    con = workspace.connect(db)
+    try:
+        sid = add_source(con, "engine", "vllm_log", "vllm.log")
+        con.executemany(
+            "insert into metric_samples (t, name, labels, value, source_id, source_row)"
+            " values (?, 'vllm:num_requests_waiting', map(['engine'], ['0']), 1000, ?, ?)",
+            [(T0 + 10.0 * k, sid, k + 1) for k in range(30)],
+        )
+    finally:
+        con.close()
+    with workspace.open_workspace(db, read_only=True) as con:
+        both = analyze(con, AnalyzeOptions())
+    assert both.littles_law is not None
+    assert alone.littles_law is not None
+    lw = both.littles_law.windows[0]
+    assert lw.waiting_l_metrics == alone.littles_law.windows[0].waiting_l_metrics
+    assert both.verdict is not None
+    assert alone.verdict is not None
+    assert both.verdict.drain == alone.verdict.drain
+    d = next(x for x in both.verdict.disagreements if x.figure.startswith("requests waiting"))
+    assert d.values[0].value == 1000.0
+    assert d.used == "vllm:num_requests_waiting (scraped)"

@@ -643,6 +643,9 @@ def _finish(
     if ctx.overload_phase is not None or recovered_after is not None:
         figures.append(_recovered_figure(recovered_after, recovered_src))
         figures.append(_drain_figure(dr))
+    trend = _waiting_trend(ctx, series)
+    if trend is not None:
+        figures.append(trend)
     late_answers = _late_answer_figure(con, ctx)
     if late_answers is not None:
         figures.append(late_answers)
@@ -708,6 +711,32 @@ def _drain_figure(dr: Drain) -> Figure:
         [dr.source or "backlog"],
         note=f"pre-pulse level {dr.pre_level:.1f}, peak {dr.peak:,.0f}"
         + (", only once the load stopped" if dr.after_load_ended else ""),
+    )
+
+
+def _waiting_trend(ctx: RunContext, s: overload.Series) -> Figure | None:
+    """The waiting queue's trend: the least-squares slope of the per-bin waiting count
+    after the overload (over the whole window without one), per second."""
+    if s.queue is None or len(s.queue) < 2:
+        return None
+    ov_end = ctx.overload_end()
+    cut = ctx.s(ov_end) if ov_end is not None else None
+    pts = [(t, q) for t, q in zip(s.start_s, s.queue, strict=True) if cut is None or t >= cut]
+    if len(pts) < 2:
+        return None
+    mt = sum(t for t, _ in pts) / len(pts)
+    mq = sum(q for _, q in pts) / len(pts)
+    den = sum((t - mt) ** 2 for t, _ in pts)
+    slope = sum((t - mt) * (q - mq) for t, q in pts) / den if den else 0.0
+    where = "after the overload" if cut is not None else "over the window"
+    return measured(
+        "waiting_trend",
+        f"waiting queue trend {where} (change per second)",
+        slope,
+        "per_s",
+        [s.queue_source or "waiting count"],
+        note=f"least-squares slope over {len(pts)} bins; {pts[0][1]:,.0f} waiting in the first,"
+        f" {pts[-1][1]:,.0f} in the last",
     )
 
 
