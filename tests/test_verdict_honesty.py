@@ -112,6 +112,7 @@ def _assess(tmp_path: Path, case: Case) -> tuple[Any, Assessment]:
     return res, res.verdict
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_sparse_real_inputs_get_the_verdict_their_evidence_supports(
     tmp_path: Path, case: Case
@@ -147,6 +148,7 @@ def test_sparse_real_inputs_get_the_verdict_their_evidence_supports(
     assert not any("do not overlap" in n for n in res.context.notes)
 
 
+@pytest.mark.slow
 def test_sources_seconds_apart_share_one_window(tmp_path: Path) -> None:
     res, a = _assess(tmp_path, CASES[-1])
     ctx = res.context
@@ -159,6 +161,7 @@ def test_sources_seconds_apart_share_one_window(tmp_path: Path) -> None:
     assert events.why_not is not None
 
 
+@pytest.mark.slow
 def test_a_present_histogram_that_did_not_rise_is_not_asked_for(tmp_path: Path) -> None:
     _res, a = _assess(tmp_path, CASES[-1])
     assert "hist_e2e" in a.present
@@ -229,6 +232,7 @@ def test_pulse_arithmetic_gives_recovered_and_drained_after() -> None:
     assert r.recovered_seconds == pytest.approx(154.75)
 
 
+@pytest.mark.slow
 def test_the_incident_fixture_reports_drained_after_from_its_trace(tmp_path: Path) -> None:
     """Hand-computed from tests/helpers/incident.py: before the pulse (0-60 s) the backlog is
     1 over [0, 20), 1 over [42, 60) (e3), 1 over [10, 40.5) (e2): integral 20 + 30.5 + 18 = 68.5
@@ -246,6 +250,7 @@ def test_the_incident_fixture_reports_drained_after_from_its_trace(tmp_path: Pat
     assert contradictions(a) == []
 
 
+@pytest.mark.slow
 def test_an_answer_after_the_deadline_is_not_a_delivery(tmp_path: Path) -> None:
     """c4 of the incident fixture is delivered at 110 s by an attempt sent at 97 s (13 s,
     within D = 30 s): a delivery. Stretch one delivered attempt past D and it is not."""
@@ -347,6 +352,7 @@ def _metrics_verdict(tmp_path: Path, late_until: float) -> Assessment:
     return res.verdict
 
 
+@pytest.mark.slow
 def test_a_failure_that_lasts_to_the_end_of_the_data_is_not_draining(tmp_path: Path) -> None:
     a = _metrics_verdict(tmp_path, 301.0)  # late and queued to the last scrape
     assert a.verdict == "metastable"
@@ -358,6 +364,7 @@ def test_a_failure_that_lasts_to_the_end_of_the_data_is_not_draining(tmp_path: P
     assert a.drain.drained_after_s is None
 
 
+@pytest.mark.slow
 def test_a_pulse_that_lost_its_calls_and_recovered_is_an_incident(tmp_path: Path) -> None:
     """Bins of 30 s by the later scrape: [90, 120) and [120, 150) all late, [150, 180) half
     (the interval ending at 150 late, at 165 not), [180, 210) none: the failure window is
@@ -376,6 +383,7 @@ def test_a_pulse_that_lost_its_calls_and_recovered_is_an_incident(tmp_path: Path
     assert a.drain.drained_after_s == pytest.approx(60.0)
 
 
+@pytest.mark.slow
 def test_completions_come_from_the_counter_when_the_log_has_no_finish_lines(
     tmp_path: Path,
 ) -> None:
@@ -390,6 +398,7 @@ def test_completions_come_from_the_counter_when_the_log_has_no_finish_lines(
     assert "method" in cap.note
 
 
+@pytest.mark.slow
 def test_the_stats_line_and_the_scraped_gauge_are_never_added(tmp_path: Path) -> None:
     """A stats-log-line waiting series of 1000 beside the scraped one (0 or 50): Little's law
     and the backlog read the scrape only, and the verdict shows both series side by side."""
@@ -420,3 +429,40 @@ def test_the_stats_line_and_the_scraped_gauge_are_never_added(tmp_path: Path) ->
     d = next(x for x in both.verdict.disagreements if x.figure.startswith("requests waiting"))
     assert d.values[0].value == 1000.0
     assert d.used == "vllm:num_requests_waiting (scraped)"
+
+
+HELD_PHRASES = {
+    "gateway": ("needs a gateway log", "need a proxy log"),
+    "hist_e2e": ("needs the vllm:e2e_request_latency_seconds histogram",),
+    "hist_ttft": ("needs the vllm:time_to_first_token_seconds histogram",),
+    "hist_queue": ("needs the vllm:request_queue_time_seconds histogram",),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_the_report_never_asks_for_an_input_the_workspace_holds(tmp_path: Path, case: Case) -> None:
+    from relplan.report.pipeline import collect_report_data
+
+    db = tmp_path / "ws.duckdb"
+    for path, opts in case.files:
+        ingest(db, path, **opts)
+    with workspace.open_workspace(db, read_only=True) as con:
+        data = collect_report_data(
+            con,
+            AnalyzeOptions(),
+            fallback_name="honesty",
+            generated_at=datetime(2026, 1, 2, tzinfo=UTC),
+        )
+        res = analyze(con, AnalyzeOptions())
+    assert res.verdict is not None
+    assert data.verdict.verdict == res.verdict.verdict
+    text = " ".join(
+        [data.verdict.headline, *data.verdict.reasons]
+        + [f"{m.section}: {m.reason}" for m in data.missing.items]
+    )
+    assert "Evidence:" in text
+    for key, phrases in HELD_PHRASES.items():
+        if key in res.verdict.present:
+            for phrase in phrases:
+                assert phrase not in text, (key, phrase)
