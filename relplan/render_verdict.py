@@ -99,7 +99,7 @@ def recovery_lines(a: Assessment) -> list[str]:
         if a.recovered_after_s is not None
         else (
             "recovered after: not measured (no on-time signal with enough calls or requests per bin)"
-            if a.verdict in ("recovered", "healthy")
+            if a.verdict not in ("metastable", "overloaded", "draining", "failing")
             else "recovered after: not recovered"
         )
     )

@@ -62,6 +62,7 @@ MIN_SCRAPES = 3  # scrapes a counter's completions need (a rise needs two)
 HEALTHY_SHARE = 0.9
 LATE_SHARE = 0.5  # a bin fails when more than this share of its requests missed D
 ON_TIME_AGAIN = 0.1  # ... and has recovered when at most this share missed D
+MIN_AFTER_BINS = 2  # bins after the overload the rates need before they judge "after"
 
 
 class SourceValue(StrictModel):
@@ -574,6 +575,33 @@ def assess(
         )
         evidence = f"{basis}, over {w_text}"
         figures += extra
+        if verdict == "cannot tell":
+            need = (
+                "Ĉ (--capacity or a run.json)"
+                if cap is None
+                else f"{MIN_AFTER_BINS} bins of data after the overload"
+            )
+            if ctx.deadline_s is None:
+                need = "D (--deadline or a run.json) with the e2e histogram, or a gateway log"
+            return _finish(
+                con,
+                ctx,
+                res,
+                present,
+                win,
+                figures,
+                series,
+                dr,
+                latency,
+                verdict,
+                suspected,
+                basis,
+                evidence,
+                reasons,
+                None,
+                None,
+                need,
+            )
     else:
         verdict, suspected, basis, reasons, evidence, missing_in, extra = _no_overload(
             con, ctx, res, present, win, series, w_text
@@ -1117,6 +1145,8 @@ def _from_rates(
     ov_end_s = ctx.s(ov_end)
     idx = [i for i, t in enumerate(s.start_s) if t >= ov_end_s - 1e-9 and t < ctx.s(ctx.t_end)]
     tail = "after the overload"
+    if ctx.s(ctx.t_end) - ov_end_s < MIN_AFTER_BINS * width:
+        idx = []  # too little data after the overload to judge it: judge the end instead
     if not idx:  # the overload lasts to the end of the data
         idx = [i for i, t in enumerate(s.start_s) if t >= ov_end_s - width * 3]
         tail = "at the end of the data"
@@ -1168,6 +1198,18 @@ def _from_rates(
         )
     if q_end is not None and q_end < 1 and tail == "after the overload":
         return "recovered", True, basis, [f"the queue emptied {words}"], extra
+    if cap is None or (ax is None and cx is None):
+        why = "Ĉ is unknown" if cap is None else "no arrival or completion rate"
+        return (
+            "cannot tell",
+            False,
+            basis,
+            [
+                f"an overload was found but {why}, so nothing says whether the engine keeps up"
+                f" {tail} ({words})"
+            ],
+            extra,
+        )
     if ax is not None and ax > 1:
         return "overloaded", True, basis, [f"arrivals stayed above Ĉ {words}"], extra
     return (

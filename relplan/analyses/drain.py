@@ -69,10 +69,13 @@ def _from_trace(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple[float, float
     rows = sql.rows(con, "analyses/backlog_trace_changes")
     if not rows:
         return [], "no engine lifecycle events"
-    if int(rows[0]["no_terminal"]) and not any(int(r["delta"]) < 0 for r in rows):
+    counts = sql.one(con, "analyses/lifecycle_event_counts")
+    finished = int(counts["finished"]) if counts else 0
+    if int(rows[0]["no_terminal"]) and not finished:
         return [], (
             f"the engine trace has no terminal event for {int(rows[0]['no_terminal']):,} of"
-            f" {int(rows[0]['executions']):,} executions and no finish line at all"
+            f" {int(rows[0]['executions']):,} executions and no finish line at all (it cannot"
+            " see completions)"
         )
     level, out = 0.0, []
     for r in rows:

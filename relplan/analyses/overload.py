@@ -81,11 +81,14 @@ def series(con: duckdb.DuckDBPyConnection, t0: float, t_end: float) -> tuple[Ser
         arr = [r["eng_arrived"] / width for r in rows]
         a_src = "executions arriving in the engine trace (retries included)"
         comp, c_src = [r["eng_finished"] / width for r in rows], "finished executions"
-        if not any(r["eng_finished"] for r in rows) and has["m_samples"] and has_success:
+        if not any(r["eng_finished"] for r in rows):
             # vLLM 0.32 writes no finish line without --enable-log-outputs: the counter
-            # counts the completions the log cannot see.
-            comp = [r["m_success"] / width for r in rows]
-            c_src = "request_success_total (the log has no finish lines)"
+            # counts the completions the log cannot see; without it they are unknown, not 0.
+            if has_success:
+                comp = [r["m_success"] / width for r in rows]
+                c_src = "request_success_total (the log has no finish lines)"
+            else:
+                comp, c_src = None, None
     else:
         arr, a_src, comp, c_src = None, None, None, None
     if has["m_samples"]:
