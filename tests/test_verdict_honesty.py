@@ -466,3 +466,47 @@ def test_the_report_never_asks_for_an_input_the_workspace_holds(tmp_path: Path, 
         if key in res.verdict.present:
             for phrase in phrases:
                 assert phrase not in text, (key, phrase)
+
+
+@pytest.mark.slow
+def test_capacity_from_the_stats_lines_throughput(tmp_path: Path) -> None:
+    """Stats lines every 10 s: 12 tokens/s while 50 wait (60-150 s), else 6; 10 tokens per
+    finished request (generation_tokens_total rises 150 per 15 s scrape, 15 requests):
+    Ĉ = 12 / 10 = 1.2 calls/s."""
+    from tests.helpers.incident import add_source
+
+    db = _metrics_incident(tmp_path / "tput.duckdb", 150.0)
+    con = workspace.connect(db)
+    try:
+        scraped = con.execute(
+            "select source_id from sources where format = 'prometheus'"
+        ).fetchone()
+        assert scraped is not None
+        con.executemany(
+            "insert into metric_samples (t, name, labels, value, source_id, source_row)"
+            " values (?, 'vllm:generation_tokens_total', map(['engine'], ['0']), ?, ?, ?)",
+            [(T0 + 15.0 * k, 150.0 * k, scraped[0], 1000 + k) for k in range(21)],
+        )
+        sid = add_source(con, "engine", "vllm_log", "vllm.log")
+        rows = []
+        for k in range(30):
+            t = 10.0 * k
+            busy = 60 <= t < 150
+            rows.append(
+                (T0 + t, "vllm:avg_generation_throughput_toks_per_s", 12.0 if busy else 6.0)
+            )
+            rows.append((T0 + t, "vllm:num_requests_waiting", 50.0 if busy else 0.0))
+        con.executemany(
+            "insert into metric_samples (t, name, labels, value, source_id, source_row)"
+            " values (?, ?, map(['engine'], ['0']), ?, ?, ?)",
+            [(t, n, v, sid, i + 1) for i, (t, n, v) in enumerate(rows)],
+        )
+    finally:
+        con.close()
+    with workspace.open_workspace(db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+    assert res.verdict is not None
+    f = next(x for x in res.verdict.figures if x.key == "capacity_from_throughput")
+    assert f.status == "estimated"
+    assert f.value == pytest.approx(1.2)
+    assert (f.low, f.high) == (pytest.approx(1.2), pytest.approx(1.2))

@@ -269,6 +269,55 @@ def _capacity_figure(
     )
 
 
+def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figure | None:
+    """Ĉ from vLLM's stats log line: the highest generation throughput sustained over
+    SUSTAIN_BINS consecutive lines while requests waited, divided by the mean generated
+    tokens per finished request (generation_tokens_total ÷ request_success_total over the
+    window); the spread of those lines is its uncertainty."""
+    pts = [
+        (float(r["t"]), r["gen_tps"], r["waiting"])
+        for r in sql.rows(con, "analyses/stats_line_throughput")
+        if r["gen_tps"] is not None
+    ]
+    k = overload.SUSTAIN_BINS
+    best: tuple[float, float, float] | None = None
+    for i in range(len(pts) - k + 1):
+        run = pts[i : i + k]
+        if all((w or 0) > 0 for _, _, w in run):
+            rates = [float(g) for _, g, _ in run]
+            mean = sum(rates) / k
+            if mean > 0 and (best is None or mean > best[0]):
+                best = (mean, min(rates), max(rates))
+    if best is None:
+        return None
+    rows = sql.rows(
+        con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+    )
+    gen = sum(float(r["rise"]) for r in rows if r["name"] == "vllm:generation_tokens_total")
+    done = sum(
+        float(r["rise"])
+        for r in rows
+        if r["name"] == "vllm:request_success_total"
+        and r["finished_reason"] in ("stop", "length", None)
+    )
+    if not gen or not done:
+        return None
+    per = gen / done
+    return estimated(
+        "capacity_from_throughput",
+        "Ĉ from the stats line's generation throughput, calls per second",
+        best[0] / per,
+        "per_s",
+        ["vLLM stats log line", "vllm:generation_tokens_total", "vllm:request_success_total"],
+        low=best[1] / per,
+        high=best[2] / per,
+        needs="--capacity or a run.json",
+        note=f"method: peak generation throughput sustained over {k} stats lines while"
+        f" requests waited ({best[0]:,.1f} tokens/s) ÷ {per:,.1f} generated tokens per"
+        " finished request",
+    )
+
+
 def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
     out: list[Figure] = []
     dl, amp = res.delivery, res.amplification
@@ -546,6 +595,11 @@ def assess(
     if cap is None:
         cap_fig, cap = _capacity_figure(ctx, series, width, res)
         figures.append(cap_fig)
+    tput = _capacity_from_throughput(con, ctx)
+    if tput is not None:
+        figures.append(tput)
+        if cap is None:
+            cap = tput.value
     dr = drain.measure(con, ctx)
     latency = histograms.latency(con, ctx) if ctx.has_metrics else []
     rec = res.delivery.recovery if res.delivery is not None else None
