@@ -146,16 +146,28 @@ def present_inputs(
     }
 
 
+# How a note can name each input (any of these phrases counts as asking for it).
+PHRASES = {
+    "gateway": ("a gateway log", "a proxy log"),
+    "steps": (NEEDS["steps"],),
+    "trace": (NEEDS["trace"],),
+    "prompt_counters": (NEEDS["prompt_counters"],),
+    "hist_ttft": (NEEDS["hist_ttft"],),
+    "hist_queue": (NEEDS["hist_queue"],),
+    "hist_e2e": (NEEDS["hist_e2e"],),
+}
+
+
 def contradictions(a: Assessment) -> list[str]:
-    """Notes that name as missing an input the workspace holds (must be none)."""
-    held = [NEEDS[k] for k in a.present if k in NEEDS]
-    out = []
-    for f in a.figures:
-        if f.status == "not available" and f.needs:
-            out += [f"{f.label}: needs {f.needs}" for h in held if h in f.needs]
+    """Notes that name as missing an input the workspace holds (must be none): a
+    not-available figure's `needs`, the missing input and the settle list."""
+    phrases = [p for k in a.present for p in PHRASES.get(k, ())]
+    notes = [
+        f"{f.label}: needs {f.needs}" for f in a.figures if f.status == "not available" and f.needs
+    ]
     if a.missing_input:
-        out += [f"missing input: {a.missing_input}" for h in held if h == a.missing_input]
-    return out
+        notes.append(f"missing input: {a.missing_input}")
+    return [n for n in notes if any(p in n for p in phrases)]
 
 
 def _need(present: dict[str, bool], key: str, held_reason: str) -> str:
@@ -206,7 +218,14 @@ def _ctx_figures(ctx: RunContext) -> list[Figure]:
     if ctx.deadline_s is None:
         out.append(
             missing(
-                "deadline", "D, the client deadline", "s", "--deadline, a run.json or a gateway log"
+                "deadline",
+                "D, the client deadline",
+                "s",
+                "--deadline or a run.json"
+                + ("" if ctx.has_proxy else ", or a gateway log whose attempts show the cut-off"),
+                note="the gateway log shows no common cut-off of the attempts the client left"
+                if ctx.has_proxy
+                else None,
             )
         )
     else:
@@ -636,7 +655,11 @@ def assess(
                 else f"{MIN_AFTER_BINS} bins of data after the overload"
             )
             if ctx.deadline_s is None:
-                need = "D (--deadline or a run.json) with the e2e histogram, or a gateway log"
+                need = (
+                    "D (--deadline or a run.json)"
+                    if present["gateway"]
+                    else "D (--deadline or a run.json) with the e2e histogram, or a gateway log"
+                )
             return _finish(
                 con,
                 ctx,
@@ -1054,7 +1077,7 @@ def _no_overload(
                     f"{run.delivered:,} of {run.calls:,} calls delivered: too few calls to judge (at least {MIN_CALLS})"
                 ],
                 ev,
-                f"a gateway log with at least {MIN_CALLS} calls",
+                f"more calls in the gateway log (at least {MIN_CALLS})",
                 [],
             )
         share = run.delivered_share or 0.0

@@ -209,7 +209,11 @@ def _over_deadline(rows: list[dict[str, Any]], ctx: RunContext, held: dict[str, 
         )
     if ctx.deadline_s is None:
         return missing(
-            key, label, "share", "the client deadline (--deadline, a run.json or a gateway log)"
+            key,
+            label,
+            "share",
+            "the client deadline (--deadline or a run.json"
+            + (")" if held.get("gateway") else ", or a gateway log)"),
         )
     total = b[-1][1]
     if not total:
