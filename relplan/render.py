@@ -301,6 +301,7 @@ def render_retry_timing(f: RetryTiming, ctx: RunContext | None = None) -> str:
     headers = [
         "window",
         "retries",
+        "with exec",
         "after abort",
         "never sched",
         "gap p10",
@@ -314,6 +315,7 @@ def render_retry_timing(f: RetryTiming, ctx: RunContext | None = None) -> str:
     rows = [
         [
             w.window,
+            num(w.retries),  # every retry of the attempts table, as amplification counts them
             num(w.retries_with_execution),
             num(w.retries_after_abort),
             num(w.never_scheduled),

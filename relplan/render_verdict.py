@@ -10,8 +10,13 @@ from relplan.values import clock_span, clock_spans, num, pct
 
 
 def verdict_line(a: Assessment) -> str:
+    """`Verdict: X, from <basis>; evidence: <what, over which window>.` — every verdict line
+    names its evidence and window."""
     word = a.verdict.capitalize() + (" (suspected)" if a.suspected else "")
-    return f"Verdict: {word}, from {a.basis}."
+    line = f"Verdict: {word}, from {a.basis}; evidence: {a.evidence}."
+    if a.missing_input:
+        line += f" It needs {a.missing_input} to settle it."
+    return line
 
 
 def figure_text(f: Figure, t0: float | None = None) -> str:
@@ -53,13 +58,64 @@ def figure_line(f: Figure, t0: float | None = None) -> str:
 def render_verdict(a: Assessment, t0: float | None = None) -> str:
     lines = [verdict_line(a)]
     lines += [f"  because {r}" for r in a.reasons]
+    if a.window is not None:
+        lines.append(
+            f"Window: {a.window.note} (sources within {a.window.tolerance_s:g} s are adjacent)."
+        )
+    if a.drain is not None or a.recovered_after_s is not None:
+        lines.append("Recovery, two ways:")
+        lines += [f"  {x}" for x in recovery_lines(a)]
     lines.append("Evidence:")
     lines += [figure_line(f, t0) for f in a.figures if f.status != "not available"]
+    for d in a.disagreements:
+        lines.append(f"Two sources for {d.figure} (the verdict uses {d.used}: {d.why}):")
+        for v in d.values:
+            lines.append(
+                f"  {v.source}: {num(v.value, 1)} over {_span(v.start_s, v.end_s)} ({v.samples:,} samples)"
+            )
     gaps = [f for f in a.figures if f.status == "not available"]
     if gaps:
         lines.append("Not available:")
-        lines += [f"  {f.label}: needs {f.needs}" for f in gaps]
+        lines += [
+            f"  {f.label}: " + (f"needs {f.needs}" if f.needs else (f.note or "no value"))
+            for f in gaps
+        ]
     return "\n".join(lines)
+
+
+def _span(a: float | None, b: float | None) -> str:
+    if a is None or b is None:
+        return "no samples"
+    return f"{a:g}..{b:g} s after t0"
+
+
+def recovery_lines(a: Assessment) -> list[str]:
+    """`recovered after` and `drained after`, each with its definition (docs/analyses.md,
+    "Recovery, two ways")."""
+    from relplan.analyses.drain import DEFINITION, RECOVERED_DEFINITION
+
+    rec = (
+        f"recovered after {a.recovered_after_s:g} s ({a.recovered_source})"
+        if a.recovered_after_s is not None
+        else (
+            "recovered after: not measured (no on-time signal with enough calls or requests per bin)"
+            if a.verdict not in ("metastable", "overloaded", "draining", "failing")
+            else "recovered after: not recovered"
+        )
+    )
+    dr = a.drain
+    if dr is None:
+        drained = "drained after: unknown (no overload phase)"
+    elif dr.drained_after_s is None:
+        drained = f"drained after: none ({dr.null_reason})"
+    else:
+        drained = (
+            f"drained after {dr.drained_after_s:.0f} s (backlog from {dr.source}; pre-pulse"
+            f" level {dr.pre_level:.1f}, peak {num(dr.peak)}"
+            + (", only once the load stopped" if dr.after_load_ended else "")
+            + ")"
+        )
+    return [rec, drained, f"definitions: {RECOVERED_DEFINITION}; {DEFINITION}"]
 
 
 def given_value(value: float | None, unit: str, source: str | None, digits: int = 0) -> str:

@@ -46,7 +46,8 @@ def test_records_all_at_one_instant_are_analysed_without_a_window_error(tmp_path
     data = json.loads(res.stdout)
     assert any("one instant" in n for n in data["context"]["notes"])
     assert data["amplification"]["windows"][0]["calls"] == 2
-    assert data["verdict"]["verdict"] == "healthy"
+    # two calls, both errors: no evidence of delivery is a failure, never "healthy" (issue 24)
+    assert data["verdict"]["verdict"] == "failing"
 
 
 def test_a_window_outside_the_data_is_a_usage_error_naming_the_span(tmp_path: Path) -> None:

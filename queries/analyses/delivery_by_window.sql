@@ -1,6 +1,9 @@
 -- Delivery and on-time share per window of planned arrival (the `delivery` analysis).
 -- A call's t_planned is the earliest over its attempts. It is delivered when an attempt has
--- outcome `delivered` and t_end - t_planned <= W (the earliest such attempt counts; pass
+-- outcome `delivered`, answered within the client's deadline (t_end - t_sent <= D when D is
+-- known: an answer after D reached no client, whatever status the gateway logged — with
+-- cancellation off nginx logs 200 for work whose client left at D) and t_end - t_planned <= W
+-- (the earliest such attempt counts; pass
 -- W = +inf when no delivery window is known); it is on time when that attempt's
 -- t_end - t_planned <= D ($deadline_s; null when unknown: on_time is then 0 and meaningless).
 -- A call not delivered by T counts as not delivered; window_open_at_end counts those whose
@@ -17,7 +20,8 @@ planned as (
 ),
 calls as (
     select p.call_id, p.tp,
-           min(x.t_end) filter (where x.outcome = 'delivered' and x.t_end - p.tp <= $delivery_window)
+           min(x.t_end) filter (where x.outcome = 'delivered' and x.t_end - p.tp <= $delivery_window
+                                  and ($deadline_s is null or x.t_end - x.t_sent <= $deadline_s))
                as t_delivered
     from planned p join attempts x using (call_id)
     group by p.call_id, p.tp

@@ -5,7 +5,9 @@
 -- scheduled at the bin's end (waiting). Metrics (all series summed): the rise of
 -- prefix-cache queries, prompt tokens and completions (request_success_total with
 -- finished_reason stop or length; a drop counts the new value, a reset) over sample pairs
--- inside the bin, and the mean and last num_requests_waiting sample in it.
+-- inside the bin, and the mean and last num_requests_waiting sample in it. One family per
+-- quantity: the waiting gauge comes from the scrapes when they hold it, else from vLLM's stats
+-- log line (sources.format = 'vllm_log'), never both added together.
 -- Columns: i, start, proxy_calls, proxy_delivered, proxy_in_flight, eng_arrived, eng_finished,
 -- eng_waiting, m_queries, m_prompt, m_success, m_waiting_mean, m_waiting_last, m_samples.
 -- params: origin, width, n
@@ -35,10 +37,16 @@ pair_bin as (
        or (t_j is not null and t_j = $origin + (floor((t_i - $origin) / $width) + 1) * $width)
     group by all
 ),
+gauge as (
+    select m.t, m.labels::varchar as series, m.value, s.format = 'vllm_log' as from_log
+    from metric_samples m join sources s using (source_id)
+    where m.name = 'vllm:num_requests_waiting'
+),
 waiting as (
-    select floor((t - $origin) / $width)::bigint as i, labels::varchar as series,
+    select floor((t - $origin) / $width)::bigint as i, series,
            avg(value) as mean_v, arg_max(value, t) as last_v, count(*) as n
-    from metric_samples where name = 'vllm:num_requests_waiting'
+    from gauge
+    where not from_log or not exists (select 1 from gauge g2 where not g2.from_log)
     group by all
 ),
 waiting_bin as (

@@ -2,13 +2,21 @@
 -- finished_reason and histogram bound `le`, the rise of the counter (sum over sample pairs
 -- inside the window of the increase; a drop counts the new value, a reset), the largest
 -- sample, the plain mean of the samples (for a gauge) and the sample count.
--- All series of one (name, finished_reason, le) are summed (replicas added up).
+-- All series of one (name, finished_reason, le) are summed (replicas added up), within one
+-- family per name: a name the scrapes hold is read from them only, and vLLM's stats log line
+-- (sources.format = 'vllm_log') only for names no scrape holds (never the two added).
 -- Columns: name, finished_reason, le, rise, max_value, mean_value, samples.
 -- params: a, b
-with s as (
+with tagged as (
+    select m.name, m.labels, m.t, m.value, s.format = 'vllm_log' as from_log
+    from metric_samples m join sources s using (source_id)
+    where m.t >= $a and m.t <= $b and m.name like 'vllm:%'
+),
+scraped as (select distinct name from tagged where not from_log),
+s as (
     select name, labels::varchar as series, labels['finished_reason'] as finished_reason,
            labels['le'] as le, t, value
-    from metric_samples where t >= $a and t <= $b and name like 'vllm:%'
+    from tagged where not from_log or name not in (select name from scraped)
 ),
 pairs as (
     select name, series, finished_reason, le, value,

@@ -9,7 +9,8 @@
 --                step: how long before its own deadline it got onto the GPU (negative: after
 --                the client had gone); null when D ($deadline_s) is null (unknown).
 -- Windowed by the retry's t_sent ([a, b), closed at b for the whole run). Per window:
--- retries_with_execution (all retries that created an execution after an earlier one),
+-- retries (every attempt > 0 sent in the window, from the same attempts table and by the same
+-- rule as the amplification analysis, so the two never disagree), retries_with_execution (all retries that created an execution after an earlier one),
 -- n (of them, those whose predecessor was aborted), never_scheduled, the gap's n/median/
 -- p10/p90 and the slack's n/median/p10/p90/negative count (quantile_cont).
 -- Attempts match engine executions by execution_id and, when both name one, replica.
@@ -60,6 +61,9 @@ left join first_step f
   on f.execution_id = r.execution_id and (r.replica is null or f.rk = '' or f.rk = r.replica)
 )
 select w.win_name,
+       (select count(*) from attempts y
+         where y.attempt > 0 and y.t_sent >= w.a and (y.t_sent < w.b or (w.closed and y.t_sent = w.b)))
+           as retries,
        count(x.call_id) as retries_with_execution,
        count(*) filter (where x.pred_aborted) as n,
        count(*) filter (where x.pred_aborted and not x.scheduled) as never_scheduled,
@@ -74,4 +78,4 @@ select w.win_name,
        count(*) filter (where x.pred_aborted and x.slack < 0) as slack_negative
 from win w left join retried x
   on x.t_sent >= w.a and (x.t_sent < w.b or (w.closed and x.t_sent = w.b))
-group by w.win_name
+group by w.win_name, w.a, w.b, w.closed

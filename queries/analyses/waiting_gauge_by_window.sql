@@ -4,6 +4,8 @@
 -- window the series covers; the `gauge` rows sum those means over series, for all replicas
 -- (all_replicas = 1) and per replica (first present of labels[$label1], [$label2],
 -- [$label3]); `covered_share` is the mean share of the window the series cover.
+-- One family: the scraped gauge when the scrapes hold it, else vLLM's stats log line
+-- (sources.format = 'vllm_log'); the two are never added together.
 -- The `proxy` rows count, for lambda, executions created per the proxy log (non-attached
 -- attempts with an execution_id, by t_sent) in the window, all and per attempts.replica.
 -- Columns: kind (gauge | proxy), win_name, replica, all_replicas, value, covered_share.
@@ -12,12 +14,18 @@ with win as (
     select unnest($w_names) as win_name, unnest($w_starts) as a, unnest($w_ends) as b,
            unnest($w_closed) as closed
 ),
+gauge as (
+    select m.t, m.labels, m.value, s.format = 'vllm_log' as from_log
+    from metric_samples m join sources s using (source_id)
+    where m.name = $gauge_name
+),
 steps as (
     select labels::varchar as series, coalesce(labels[$label1], labels[$label2], labels[$label3]) as replica,
            t as t1,
            coalesce(lead(t) over (partition by labels::varchar order by t), greatest(t, $t_end)) as t2,
            value
-    from metric_samples where name = $gauge_name
+    from gauge
+    where not from_log or not exists (select 1 from gauge g2 where not g2.from_log)
 ),
 per_series as (
     select w.win_name, s.series, s.replica, w.b - w.a as len,

@@ -74,5 +74,5 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
             skipped.append(SkippedAnalysis(analysis=a.name, reason=reason))
     res = registry.result_model()(context=ctx, data_checks=checks, skipped=skipped, **results)
     if not opts.only:
-        res.verdict = assess(con, ctx, res)
+        res.verdict = assess(con, ctx, res, present)
     return res

@@ -1,18 +1,31 @@
 """The verdict from whatever inputs the workspace holds (docs/analyses.md, "Verdict").
 
+A verdict is earned: it names the evidence it rests on and the window that evidence covers
+(relplan.analyses.coverage), and says no more than that evidence supports.
+
 Strongest evidence first:
 1. the delivery analysis's recovery verdict (a gateway log: calls, on-time share), when it
-   reached one;
-2. else the per-bin rates after the overload (engine trace or metrics): arrivals and
-   completions against Ĉ and the waiting queue at the end, worded as "suspected" because
-   executions or admissions cannot tell a retry from a new call:
-   - completions below COLLAPSE × Ĉ while work waited or arrived above COLLAPSE × Ĉ:
-     metastable (goodput collapsed);
-   - the queue empty at the end: recovered;
-   - arrivals above Ĉ: overloaded; otherwise draining;
-3. no overload found (no bin with arrivals above Ĉ while work waited, no growing queue):
-   healthy.
-Each verdict carries the evidence ladder (relplan.analyses.evidence) behind it.
+   reached one — a pulse in which no call was on time is said to be an incident, and a run
+   whose calls stay mostly late to the end of the data is not `draining`;
+2. else, when an overload was named or detected, or failure signals show one (the share of
+   finished requests over D from the end-to-end histogram, calls not on time in the gateway
+   log), the failure window lasts while those signals last: failing to the end of the data is
+   `metastable` (or `overloaded` while arrivals stay above Ĉ), never `draining`; a failure
+   that ended is `recovered`, with the recovery from the same signal;
+3. else the per-bin rates after the overload (engine trace or metrics), worded as
+   "suspected" (executions or admissions cannot tell a retry from a new call);
+4. no overload and no failure signal: `healthy` only with evidence of delivery — at least
+   MIN_CALLS calls with >= HEALTHY_SHARE delivered (gateway log), or completions counted by
+   vllm:request_success_total over at least MIN_SCRAPES scrapes, or finished executions in an
+   engine trace. No call delivered is `failing`; only gauges, an idle window or too few
+   samples is `cannot tell`, naming the one input that would settle it.
+
+Both recovery figures are kept: `recovered_after_s` (the delivery analysis's, or the
+histogram's by finish time) and `drain` (relplan.analyses.drain). Where two sources give one
+figure (finished requests by the engine log and by request_success_total; the waiting queue
+by the stats line and by the gauge), both are shown in `disagreements`, with the one used.
+Notes are generated from `present`, the table of inputs the workspace holds: a figure the
+workspace cannot give names an input it lacks, never one it holds (`contradictions`).
 """
 
 from __future__ import annotations
@@ -22,8 +35,11 @@ from typing import Any, Literal
 import duckdb
 from pydantic import Field
 
-from relplan.analyses import metrics_figures, overload
+from relplan import sql
+from relplan.analyses import coverage, drain, histograms, metrics_figures, overload
 from relplan.analyses.context import RunContext
+from relplan.analyses.coverage import DataWindow
+from relplan.analyses.drain import Drain
 from relplan.analyses.evidence import (
     Figure,
     estimated,
@@ -33,20 +49,131 @@ from relplan.analyses.evidence import (
     source_name,
     source_status,
 )
+from relplan.analyses.histograms import LatencyHistogram
 from relplan.models import StrictModel
 
-VerdictName = Literal["metastable", "draining", "overloaded", "recovered", "healthy"]
+VerdictName = Literal[
+    "metastable", "draining", "overloaded", "recovered", "healthy", "failing", "cannot tell"
+]
 COLLAPSE = 0.5
 GATEWAY = "a gateway log (attempt outcomes)"
+MIN_CALLS = 5  # calls a delivered share needs before it can call a run healthy
+MIN_SCRAPES = 3  # scrapes a counter's completions need (a rise needs two)
+HEALTHY_SHARE = 0.9
+LATE_SHARE = 0.5  # a bin fails when more than this share of its requests missed D
+ON_TIME_AGAIN = 0.1  # ... and has recovered when at most this share missed D
+MIN_AFTER_BINS = 2  # bins after the overload the rates need before they judge "after"
+
+
+class SourceValue(StrictModel):
+    source: str
+    value: float | None
+    start_s: float | None = Field(description="first sample, seconds from t0")
+    end_s: float | None = Field(description="last sample, seconds from t0")
+    samples: int
+
+
+class Disagreement(StrictModel):
+    figure: str = Field(description="the quantity two sources give")
+    values: list[SourceValue]
+    used: str = Field(description="the source the verdict used")
+    why: str
 
 
 class Assessment(StrictModel):
     verdict: VerdictName
     suspected: bool = Field(description="the evidence is indirect")
     basis: str = Field(description="which evidence decided it")
+    evidence: str = Field(description="the evidence the verdict rests on, and over what")
+    window: DataWindow | None = Field(
+        default=None, description="the analysis window and the source that bounds it"
+    )
+    missing_input: str | None = Field(
+        default=None, description="the one input that would settle a `cannot tell`"
+    )
+    min_calls: int = MIN_CALLS
+    min_scrapes: int = MIN_SCRAPES
     reasons: list[str] = Field(description="the figures behind the verdict")
+    recovered_after_s: float | None = Field(
+        default=None, description="seconds from the overload's end to on-time service again"
+    )
+    recovered_source: str | None = Field(default=None, description="what recovered_after_s is from")
+    drain: Drain | None = Field(default=None, description="drained after: the backlog's return")
     figures: list[Figure] = Field(description="the evidence ladder")
+    disagreements: list[Disagreement] = Field(default_factory=list)
+    latency: list[LatencyHistogram] = Field(
+        default_factory=list, description="percentile estimates from vLLM's histograms"
+    )
+    present: list[str] = Field(default_factory=list, description="the inputs the workspace holds")
     settle: list[str] = Field(description="inputs that would settle or strengthen it")
+
+
+# Inputs a figure can need, and how a note names them (the evidence table's keys).
+NEEDS = {
+    "gateway": GATEWAY,
+    "steps": "an engine trace with step records",
+    "trace": "an engine trace (lifecycle events)",
+    "metrics": "vLLM metrics (/metrics scrapes or a Prometheus export)",
+    "prompt_counters": "the vLLM metrics prompt_tokens_total and prefix_cache_queries_total",
+    "success": "vllm:request_success_total (vLLM /metrics)",
+    "hist_ttft": "the vllm:time_to_first_token_seconds histogram",
+    "hist_queue": "the vllm:request_queue_time_seconds histogram",
+    "hist_e2e": "the vllm:e2e_request_latency_seconds histogram",
+    "waiting": "vllm:num_requests_waiting",
+}
+
+
+def present_inputs(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, names: frozenset[str]
+) -> dict[str, bool]:
+    hist = {
+        r["name"]
+        for r in sql.rows(
+            con, "analyses/histogram_scrapes", {"bases": [m for m, _ in histograms.BASES.values()]}
+        )
+    }
+    return {
+        "gateway": ctx.has_proxy,
+        "steps": ctx.has_steps,
+        "trace": ctx.has_events,
+        "metrics": ctx.has_metrics,
+        "prompt_counters": {"vllm:prompt_tokens_total", "vllm:prefix_cache_queries_total"} <= names,
+        "success": "vllm:request_success_total" in names,
+        "hist_ttft": "vllm:time_to_first_token_seconds" in hist,
+        "hist_queue": "vllm:request_queue_time_seconds" in hist,
+        "hist_e2e": "vllm:e2e_request_latency_seconds" in hist,
+        "waiting": "vllm:num_requests_waiting" in names,
+    }
+
+
+# How a note can name each input (any of these phrases counts as asking for it).
+PHRASES = {
+    "gateway": ("a gateway log", "a proxy log"),
+    "steps": (NEEDS["steps"],),
+    "trace": (NEEDS["trace"],),
+    "prompt_counters": (NEEDS["prompt_counters"],),
+    "hist_ttft": (NEEDS["hist_ttft"],),
+    "hist_queue": (NEEDS["hist_queue"],),
+    "hist_e2e": (NEEDS["hist_e2e"],),
+}
+
+
+def contradictions(a: Assessment) -> list[str]:
+    """Notes that name as missing an input the workspace holds (must be none): a
+    not-available figure's `needs`, the missing input and the settle list."""
+    phrases = [p for k in a.present for p in PHRASES.get(k, ())]
+    notes = [
+        f"{f.label}: needs {f.needs}" for f in a.figures if f.status == "not available" and f.needs
+    ]
+    if a.missing_input:
+        notes.append(f"missing input: {a.missing_input}")
+    return [n for n in notes if any(p in n for p in phrases)]
+
+
+def _need(present: dict[str, bool], key: str, held_reason: str) -> str:
+    """The note for a figure that is not available: the input it needs, or, when the
+    workspace holds that input, why it gave no value."""
+    return f"{held_reason} ({NEEDS[key]} is present)" if present.get(key) else NEEDS[key]
 
 
 def _ctx_figures(ctx: RunContext) -> list[Figure]:
@@ -75,9 +202,7 @@ def _ctx_figures(ctx: RunContext) -> list[Figure]:
                 note=ctx.overload_rule,
             )
         )
-    if ctx.capacity is None:
-        out.append(missing("capacity", "Ĉ, calls per second", "per_s", "--capacity or a run.json"))
-    else:
+    if ctx.capacity is not None:
         src = ctx.capacity_source or "flag"
         est = source_status(src) == "estimated"
         out.append(
@@ -93,7 +218,14 @@ def _ctx_figures(ctx: RunContext) -> list[Figure]:
     if ctx.deadline_s is None:
         out.append(
             missing(
-                "deadline", "D, the client deadline", "s", f"--deadline, a run.json or {GATEWAY}"
+                "deadline",
+                "D, the client deadline",
+                "s",
+                "--deadline or a run.json"
+                + ("" if ctx.has_proxy else ", or a gateway log whose attempts show the cut-off"),
+                note="the gateway log shows no common cut-off of the attempts the client left"
+                if ctx.has_proxy
+                else None,
             )
         )
     else:
@@ -106,14 +238,118 @@ def _ctx_figures(ctx: RunContext) -> list[Figure]:
     return out
 
 
-def _result_figures(res: Any) -> list[Figure]:
+def _capacity_figure(
+    ctx: RunContext, s: overload.Series, width: float, res: Any
+) -> tuple[Figure, float | None]:
+    """Ĉ when neither a flag nor run.json gives it: a staged ramp (the capacity analysis),
+    else the highest completion rate sustained under a standing queue, with the spread of
+    its bins as the uncertainty."""
+    cal = getattr(res, "capacity", None)
+    if cal is not None and cal.capacity_calls_per_s is not None:
+        return (
+            estimated(
+                "capacity",
+                "Ĉ, calls per second",
+                cal.capacity_calls_per_s,
+                "per_s",
+                ["capacity calibration (staged ramp)"],
+                needs="--capacity or a run.json",
+                note=f"method: the highest stage rate whose queue did not grow ({cal.bound})",
+            ),
+            cal.capacity_calls_per_s,
+        )
+    est = overload.capacity_estimate(s)
+    if est is None:
+        return (
+            missing(
+                "capacity",
+                "Ĉ, calls per second",
+                "per_s",
+                "--capacity or a run.json (no completion rate under a standing queue to estimate it)",
+            ),
+            None,
+        )
+    rate, lo, hi, at = est
+    return (
+        estimated(
+            "capacity",
+            "Ĉ, calls per second",
+            rate,
+            "per_s",
+            [s.completions_source or "completions"],
+            low=lo,
+            high=hi,
+            needs="--capacity or a run.json",
+            note=f"method: peak completion rate ({s.completions_source}) sustained over"
+            f" {overload.SUSTAIN_BINS} bins of {width:g} s from {at:g} s while work waited"
+            f" ({s.queue_source}); bins ranged {lo:.3g}–{hi:.3g}/s",
+        ),
+        rate,
+    )
+
+
+def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figure | None:
+    """Ĉ from vLLM's stats log line: the highest generation throughput sustained over
+    SUSTAIN_BINS consecutive lines while requests waited, divided by the mean generated
+    tokens per finished request (generation_tokens_total ÷ request_success_total over the
+    window); the spread of those lines is its uncertainty."""
+    pts = [
+        (float(r["t"]), r["gen_tps"], r["waiting"])
+        for r in sql.rows(con, "analyses/stats_line_throughput")
+        if r["gen_tps"] is not None
+    ]
+    k = overload.SUSTAIN_BINS
+    best: tuple[float, float, float] | None = None
+    for i in range(len(pts) - k + 1):
+        run = pts[i : i + k]
+        if all((w or 0) > 0 for _, _, w in run):
+            rates = [float(g) for _, g, _ in run]
+            mean = sum(rates) / k
+            if mean > 0 and (best is None or mean > best[0]):
+                best = (mean, min(rates), max(rates))
+    if best is None:
+        return None
+    rows = sql.rows(
+        con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+    )
+    gen = sum(float(r["rise"]) for r in rows if r["name"] == "vllm:generation_tokens_total")
+    done = sum(
+        float(r["rise"])
+        for r in rows
+        if r["name"] == "vllm:request_success_total"
+        and r["finished_reason"] in ("stop", "length", None)
+    )
+    if not gen or not done:
+        return None
+    per = gen / done
+    return estimated(
+        "capacity_from_throughput",
+        "Ĉ from the stats line's generation throughput, calls per second",
+        best[0] / per,
+        "per_s",
+        ["vLLM stats log line", "vllm:generation_tokens_total", "vllm:request_success_total"],
+        low=best[1] / per,
+        high=best[2] / per,
+        needs="--capacity or a run.json",
+        note=f"method: peak generation throughput sustained over {k} stats lines while"
+        f" requests waited ({best[0]:,.1f} tokens/s) ÷ {per:,.1f} generated tokens per"
+        " finished request",
+    )
+
+
+def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
     out: list[Figure] = []
     dl, amp = res.delivery, res.amplification
     if dl is not None:
         run = dl.windows[0]
         out.append(
             measured(
-                "delivered_share", "calls delivered", run.delivered_share, "share", ["gateway log"]
+                "delivered_share",
+                "calls delivered (answered within D)",
+                run.delivered_share,
+                "share",
+                ["gateway log"],
+                note=f"{run.delivered:,} of {run.calls:,} calls",
             )
         )
         if dl.recovery is not None:
@@ -126,7 +362,7 @@ def _result_figures(res: Any) -> list[Figure]:
                     ["gateway log"],
                 )
             )
-    else:
+    elif not present["gateway"]:
         out.append(missing("delivered_share", "calls delivered", "share", GATEWAY))
     run_amp = amp.windows[0] if amp is not None else None
     if run_amp is not None and run_amp.retry_share is not None:
@@ -137,9 +373,21 @@ def _result_figures(res: Any) -> list[Figure]:
                 run_amp.retry_share,
                 "share",
                 ["gateway log"],
+                note=f"{run_amp.retries:,} retries of {run_amp.attempts:,} attempts",
             )
         )
-    else:
+    elif run_amp is not None and present["gateway"]:
+        out.append(
+            measured(
+                "retries",
+                "retries (attempts after a call's first)",
+                float(run_amp.retries),
+                "count",
+                ["gateway log"],
+                note="no execution is linked to these attempts, so no retry share of executions",
+            )
+        )
+    elif not present["gateway"]:
         out.append(missing("retry_share", "executions created by retries", "share", GATEWAY))
     wp = res.wasted_prefill
     if wp is not None:
@@ -153,13 +401,13 @@ def _result_figures(res: Any) -> list[Figure]:
                 ["engine trace (steps)"],
             )
         )
-    else:
+    elif not present["steps"]:
         out.append(
             missing(
                 "aborted_prefill",
                 "computed prefill that went to aborted executions",
                 "share",
-                "an engine trace with step records",
+                NEEDS["steps"],
             )
         )
     ct = res.counters
@@ -174,13 +422,13 @@ def _result_figures(res: Any) -> list[Figure]:
                 ["metrics"],
             )
         )
-    else:
+    elif not present["prompt_counters"]:
         out.append(
             missing(
                 "counter_shortfall",
                 "prompt-token counter shortfall",
                 "share",
-                "the vLLM metrics prompt_tokens_total and prefix_cache_queries_total",
+                NEEDS["prompt_counters"],
             )
         )
     hl = res.health
@@ -196,54 +444,768 @@ def _result_figures(res: Any) -> list[Figure]:
                 note=", ".join(fired) or None,
             )
         )
-    else:
-        out.append(missing("health_fired", "engine health signals fired", "count", "vLLM metrics"))
+    elif not present["metrics"]:
+        out.append(
+            missing("health_fired", "engine health signals fired", "count", NEEDS["metrics"])
+        )
     return out
 
 
-def assess(con: duckdb.DuckDBPyConnection, ctx: RunContext, res: Any) -> Assessment:
+def _disagreements(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> list[Disagreement]:
+    a, b = ctx.window_start, ctx.window_end
+    out: list[Disagreement] = []
+
+    def s(t: Any) -> float | None:
+        return None if t is None else float(t) - ctx.t0
+
+    comp = {
+        r["source"]: r for r in sql.rows(con, "analyses/completions_by_source", {"a": a, "b": b})
+    }
+    log, ctr = comp.get("engine log"), comp.get("request_success_total")
+    if log and ctr and int(log["samples"]) and int(ctr["samples"]):
+        lf, cf = float(log["finished"]), float(ctr["finished"])
+        if lf != cf:
+            used = "request_success_total" if lf == 0 else "engine log"
+            why = (
+                "the engine log has no finish line (vLLM 0.32 writes none without"
+                " --enable-log-outputs): the counter counts the completions it cannot see"
+                if lf == 0
+                else "the engine log names each execution; the counter only counts, between scrapes"
+            )
+            out.append(
+                Disagreement(
+                    figure="finished requests",
+                    values=[
+                        SourceValue(
+                            source="engine log (finished events)",
+                            value=lf,
+                            start_s=s(log["t_min"]),
+                            end_s=s(log["t_max"]),
+                            samples=int(log["samples"]),
+                        ),
+                        SourceValue(
+                            source="vllm:request_success_total (stop, length)",
+                            value=cf,
+                            start_s=s(ctr["t_min"]),
+                            end_s=s(ctr["t_max"]),
+                            samples=int(ctr["samples"]),
+                        ),
+                    ],
+                    used=used,
+                    why=why,
+                )
+            )
+    fams = {r["family"]: r for r in sql.rows(con, "analyses/waiting_by_family", {"a": a, "b": b})}
+    if "stats line" in fams and "metrics" in fams:
+        sl, mt = fams["stats line"], fams["metrics"]
+        out.append(
+            Disagreement(
+                figure="requests waiting (mean over samples)",
+                values=[
+                    SourceValue(
+                        source="vLLM stats log line (Waiting)",
+                        value=float(sl["mean_v"]),
+                        start_s=s(sl["t_min"]),
+                        end_s=s(sl["t_max"]),
+                        samples=int(sl["samples"]),
+                    ),
+                    SourceValue(
+                        source="vllm:num_requests_waiting (scraped)",
+                        value=float(mt["mean_v"]),
+                        start_s=s(mt["t_min"]),
+                        end_s=s(mt["t_max"]),
+                        samples=int(mt["samples"]),
+                    ),
+                ],
+                used="vllm:num_requests_waiting (scraped)",
+                why="one series per quantity: the scraped gauge is sampled on a fixed interval"
+                " by the same clock as the other metrics; the two are never added together",
+            )
+        )
+    return out
+
+
+def _late_bins(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    res: Any,
+    present: dict[str, bool],
+    width: float,
+) -> tuple[list[tuple[float, float | None, float]], str | None]:
+    """Per bin (start epoch, share of work that missed D, weight): from the gateway log (calls
+    by planned arrival not on time) when it has calls, else from the e2e histogram (finished
+    requests by finish time)."""
+    if ctx.deadline_s is None:
+        return [], None
+    dl = res.delivery
+    if dl is not None and dl.series:
+        pts = [
+            (
+                ctx.t0 + b.start_s,
+                None if b.on_time_share is None else 1 - b.on_time_share,
+                float(b.calls),
+            )
+            for b in dl.series
+        ]
+        if any(w for _, _, w in pts):
+            return pts, "calls not on time (gateway log, by planned arrival)"
+    if present["hist_e2e"]:
+        bins = ctx.bins(width, tag="late")
+        pts = histograms.late_share_bins(con, bins, ctx.deadline_s)
+        if any(w for _, _, w in pts):
+            return pts, "finished requests over D (e2e histogram, by finish time)"
+    return [], None
+
+
+def _failure_run(
+    pts: list[tuple[float, float | None, float]], start: float | None
+) -> tuple[int, int, bool] | None:
+    """The failure window in bins: from the first failing bin (at or after `start`, the
+    overload's start when known) for as long as the failure signal lasts; whether it lasts
+    to the end of the data. Bins with fewer than MIN_CALLS calls or requests carry no signal
+    either way; a failure followed only by such bins is not judged (None)."""
+    idx = [i for i, (_, sh, w) in enumerate(pts) if w >= MIN_CALLS and sh is not None]
+    if not idx:
+        return None
+    first = next(
+        (
+            i
+            for i in idx
+            if (start is None or pts[i][0] >= start - 1e-9) and (pts[i][1] or 0) > LATE_SHARE
+        ),
+        None,
+    )
+    if first is None:
+        return None
+    last = first
+    ended = False
+    for i in idx:
+        if i <= first:
+            continue
+        if (pts[i][1] or 0) > ON_TIME_AGAIN:
+            last = i
+        else:
+            ended = True
+            break
+    if ended:
+        return first, last, False
+    data = [i for i, (_, _, w) in enumerate(pts) if w > 0]
+    if data and data[-1] - last > 1:
+        return None  # later bins are too thin to say whether it lasted
+    return first, last, True
+
+
+def assess(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    res: Any,
+    metric_names: frozenset[str] | None = None,
+) -> Assessment:
+    names = (
+        metric_names
+        if metric_names is not None
+        else frozenset(r["name"] for r in sql.rows(con, "analyses/metric_names_present"))
+    )
+    present = present_inputs(con, ctx, names)
+    win = coverage.window(con)
     figures = _ctx_figures(ctx)
     series, width = overload.series(con, ctx.t0, ctx.t_end)
+    cap = ctx.capacity
+    if cap is None:
+        cap_fig, cap = _capacity_figure(ctx, series, width, res)
+        figures.append(cap_fig)
+    tput = _capacity_from_throughput(con, ctx)
+    if tput is not None:
+        figures.append(tput)
+        if cap is None:
+            cap = tput.value
+    dr = drain.measure(con, ctx)
+    latency = histograms.latency(con, ctx) if ctx.has_metrics else []
     rec = res.delivery.recovery if res.delivery is not None else None
+    late, late_src = _late_bins(con, ctx, res, present, width)
+    ov = next((p for p in ctx.phases if p.name == ctx.overload_phase), None)
+    fail = _failure_run(late, None if ov is None else ctx.t0 + ov.start_s) if late else None
+    recovered_after: float | None = None
+    recovered_src: str | None = None
+    w_text = _window_text(win, ctx)
+
     if rec is not None and rec.verdict != "insufficient data":
-        verdict: VerdictName = rec.verdict
-        suspected = False
-        basis = "the gateway log's calls and on-time share after the overload"
-        reasons = [rec.because]
-        figures.append(
-            measured(
-                "calls_after",
-                "calls arriving after the overload (× Ĉ)",
-                rec.calls_x_capacity_after,
-                "x_capacity",
-                ["gateway log"],
-            )
+        verdict, suspected, basis, reasons, evidence = _from_gateway(ctx, res, rec, late, w_text)
+        recovered_after = rec.recovery_s
+        recovered_src = (
+            "gateway log: first 30 s planned-arrival bin from which every bin is >= 90 % on time"
         )
-        figures.append(
-            measured(
-                "accepted_after",
-                "executions accepted after the overload (× Ĉ)",
-                rec.accepted_x_capacity_after,
-                "x_capacity",
-                [rec.accepted_source or "gateway log"],
-            )
+        figures += _gateway_figures(rec)
+    elif fail is not None:
+        verdict, suspected, basis, reasons, evidence, recovered_after, extra = _from_failure(
+            ctx, late, late_src or "", fail, series, cap, width, w_text, present["gateway"]
         )
+        recovered_src = None if recovered_after is None else late_src
+        figures += extra
+    elif ov is not None:
+        verdict, suspected, basis, reasons, extra = _from_rates(
+            ctx, series, width, cap, present["gateway"]
+        )
+        evidence = f"{basis}, over {w_text}"
+        figures += extra
+        if verdict == "cannot tell":
+            need = (
+                "Ĉ (--capacity or a run.json)"
+                if cap is None
+                else f"{MIN_AFTER_BINS} bins of data after the overload"
+            )
+            if ctx.deadline_s is None:
+                need = (
+                    "D (--deadline or a run.json)"
+                    if present["gateway"]
+                    else "D (--deadline or a run.json) with the e2e histogram, or a gateway log"
+                )
+            return _finish(
+                con,
+                ctx,
+                res,
+                present,
+                win,
+                figures,
+                series,
+                dr,
+                latency,
+                verdict,
+                suspected,
+                basis,
+                evidence,
+                reasons,
+                None,
+                None,
+                need,
+            )
     else:
-        verdict, suspected, basis, reasons, extra = _from_rates(ctx, series, width)
-        figures.extend(extra)
-    figures.extend(_result_figures(res))
-    figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt))
+        verdict, suspected, basis, reasons, evidence, missing_in, extra = _no_overload(
+            con, ctx, res, present, win, series, w_text
+        )
+        figures += extra
+        return _finish(
+            con,
+            ctx,
+            res,
+            present,
+            win,
+            figures,
+            series,
+            dr,
+            latency,
+            verdict,
+            suspected,
+            basis,
+            evidence,
+            reasons,
+            None,
+            None,
+            missing_in,
+        )
+    return _finish(
+        con,
+        ctx,
+        res,
+        present,
+        win,
+        figures,
+        series,
+        dr,
+        latency,
+        verdict,
+        suspected,
+        basis,
+        evidence,
+        reasons,
+        recovered_after,
+        recovered_src,
+        None,
+    )
+
+
+def _finish(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    res: Any,
+    present: dict[str, bool],
+    win: DataWindow,
+    figures: list[Figure],
+    series: overload.Series,
+    dr: Drain,
+    latency: list[LatencyHistogram],
+    verdict: VerdictName,
+    suspected: bool,
+    basis: str,
+    evidence: str,
+    reasons: list[str],
+    recovered_after: float | None,
+    recovered_src: str | None,
+    missing_in: str | None,
+) -> Assessment:
+    figures.extend(_result_figures(res, present))
+    figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present))
+    if ctx.overload_phase is not None or recovered_after is not None:
+        figures.append(_recovered_figure(recovered_after, recovered_src))
+        figures.append(_drain_figure(dr))
+    trend = _waiting_trend(ctx, series)
+    if trend is not None:
+        figures.append(trend)
+    late_answers = _late_answer_figure(con, ctx)
+    if late_answers is not None:
+        figures.append(late_answers)
+    for h in latency:
+        figures.extend(_latency_figures(h))
     settle = sorted(
         {f.needs for f in figures if f.needs and f.status in ("estimated", "not available")}
     )
+    if missing_in is not None and missing_in not in settle:
+        settle.insert(0, missing_in)
     return Assessment(
         verdict=verdict,
         suspected=suspected,
         basis=basis,
+        evidence=evidence,
+        window=win,
+        missing_input=missing_in,
         reasons=reasons,
+        recovered_after_s=recovered_after,
+        recovered_source=recovered_src,
+        drain=dr if ctx.overload_phase is not None else None,
         figures=figures,
+        disagreements=_disagreements(con, ctx),
+        latency=latency,
+        present=sorted(k for k, v in present.items() if v),
         settle=settle,
     )
+
+
+def _recovered_figure(rec: float | None, src: str | None) -> Figure:
+    label = "recovered after (on-time service again after the overload)"
+    if rec is None:
+        return Figure(
+            key="recovered_after",
+            label=label,
+            value=None,
+            unit="s",
+            status="not available",
+            inputs=[],
+            note="not recovered, or not measured: no on-time signal with enough calls or"
+            " requests per bin (a gateway log, or the e2e histogram and D)",
+        )
+    make = estimated if src and src.startswith("finished requests") else measured
+    return make("recovered_after", label, rec, "s", [src or "gateway log"])
+
+
+def _drain_figure(dr: Drain) -> Figure:
+    if dr.drained_after_s is None:
+        return Figure(
+            key="drained_after",
+            label="drained after (backlog back to its pre-pulse level)",
+            value=None,
+            unit="s",
+            status="not available",
+            inputs=[dr.source] if dr.source else [],
+            note=dr.null_reason,
+        )
+    return measured(
+        "drained_after",
+        "drained after (backlog back to its pre-pulse level)",
+        dr.drained_after_s,
+        "s",
+        [dr.source or "backlog"],
+        note=f"pre-pulse level {dr.pre_level:.1f}, peak {dr.peak:,.0f}"
+        + (", only once the load stopped" if dr.after_load_ended else ""),
+    )
+
+
+def _waiting_trend(ctx: RunContext, s: overload.Series) -> Figure | None:
+    """The waiting queue's trend: the least-squares slope of the per-bin waiting count
+    after the overload (over the whole window without one), per second."""
+    if s.queue is None or len(s.queue) < 2:
+        return None
+    ov_end = ctx.overload_end()
+    cut = ctx.s(ov_end) if ov_end is not None else None
+    pts = [(t, q) for t, q in zip(s.start_s, s.queue, strict=True) if cut is None or t >= cut]
+    if len(pts) < 2:
+        return None
+    mt = sum(t for t, _ in pts) / len(pts)
+    mq = sum(q for _, q in pts) / len(pts)
+    den = sum((t - mt) ** 2 for t, _ in pts)
+    slope = sum((t - mt) * (q - mq) for t, q in pts) / den if den else 0.0
+    where = "after the overload" if cut is not None else "over the window"
+    return measured(
+        "waiting_trend",
+        f"waiting queue trend {where} (change per second)",
+        slope,
+        "per_s",
+        [s.queue_source or "waiting count"],
+        note=f"least-squares slope over {len(pts)} bins; {pts[0][1]:,.0f} waiting in the first,"
+        f" {pts[-1][1]:,.0f} in the last",
+    )
+
+
+def _late_answer_figure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figure | None:
+    if not ctx.has_proxy or ctx.deadline_s is None:
+        return None
+    r = sql.one(con, "analyses/answers_after_deadline", {"deadline_s": ctx.deadline_s})
+    if r is None or not r["attempts_late"]:
+        return None
+    return measured(
+        "answered_after_deadline",
+        "attempts logged as delivered after D (not counted as deliveries)",
+        float(r["attempts_late"]),
+        "count",
+        ["gateway log"],
+        note=f"{int(r['calls_only_late']):,} calls had only such answers: their client had left"
+        " at D (with cancellation off the gateway logs 200 for them)",
+    )
+
+
+def _latency_figures(h: LatencyHistogram) -> list[Figure]:
+    run = next((w for w in h.windows if w.window == "run"), None)
+    if run is None or not run.percentiles:
+        return [
+            Figure(
+                key=f"{h.key}_p90",
+                label=f"{h.label}, p90 (histogram estimate)",
+                value=None,
+                unit="s",
+                status="not available",
+                inputs=[h.metric],
+                note=h.null_reason,
+            )
+        ]
+    out = []
+    for p in run.percentiles:
+        out.append(
+            estimated(
+                f"{h.key}_p{round(p.q * 100)}",
+                f"{h.label}, p{round(p.q * 100)} (histogram estimate)",
+                p.value,
+                "s",
+                [h.metric],
+                low=p.low,
+                high=p.high,
+                note=f"bucket {p.low:g}–{'+Inf' if p.high is None else f'{p.high:g}'} s"
+                + (f"; {h.change}" if h.change and p.q == 0.9 else ""),
+            )
+        )
+    return out
+
+
+def _window_text(win: DataWindow, ctx: RunContext) -> str:
+    if win.start is None or win.end is None:
+        return "no window (no load data)"
+    from relplan.values import clock_span
+
+    span = clock_span(win.start, win.end)
+    bound = (
+        win.start_bound_by
+        if win.start_bound_by == win.end_bound_by
+        else f"{win.start_bound_by} to {win.end_bound_by}"
+    )
+    secs = win.end - win.start
+    length = f"{secs:,.0f}" if secs >= 10 else f"{secs:.3g}"
+    return f"{span} ({length} s, bounded by {bound})"
+
+
+def _gateway_figures(rec: Any) -> list[Figure]:
+    return [
+        measured(
+            "calls_after",
+            "calls arriving after the overload (× Ĉ)",
+            rec.calls_x_capacity_after,
+            "x_capacity",
+            ["gateway log"],
+        ),
+        measured(
+            "accepted_after",
+            "executions accepted after the overload (× Ĉ)",
+            rec.accepted_x_capacity_after,
+            "x_capacity",
+            [rec.accepted_source or "gateway log"],
+        ),
+    ]
+
+
+def _from_gateway(
+    ctx: RunContext, res: Any, rec: Any, late: list[tuple[float, float | None, float]], w_text: str
+) -> tuple[VerdictName, bool, str, list[str], str]:
+    verdict: VerdictName = rec.verdict
+    suspected = False
+    basis = "the gateway log's calls and on-time share after the overload"
+    reasons = [rec.because]
+    ov = ctx.overload_phase
+    pulse = next((w for w in res.delivery.windows if w.window == ov), None)
+    if pulse is not None and pulse.calls and pulse.on_time_share == 0:
+        reasons.insert(
+            0,
+            f"an incident: none of the {pulse.calls:,} calls planned during the {ov} was answered"
+            " on time",
+        )
+    if verdict == "draining":
+        tail = [b for b in rec.bins if b.calls >= 5][-2:]
+        if tail and all((b.on_time_share or 0.0) < LATE_SHARE for b in tail):
+            verdict, suspected = "metastable", True
+            reasons.insert(
+                0,
+                "most calls were late until the end of the data (on time in the last bins: "
+                + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
+                + "): that is not draining",
+            )
+    evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
+    return verdict, suspected, basis, reasons, evidence
+
+
+def _from_failure(
+    ctx: RunContext,
+    late: list[tuple[float, float | None, float]],
+    src: str,
+    fail: tuple[int, int, bool],
+    s: overload.Series,
+    cap: float | None,
+    width: float,
+    w_text: str,
+    has_gateway: bool,
+) -> tuple[VerdictName, bool, str, list[str], str, float | None, list[Figure]]:
+    first, last, to_end = fail
+    a = late[first][0]
+    b = late[last][0] + width
+    ov_end = ctx.overload_end()
+    shares = [sh for _, sh, w in late[first : last + 1] if w >= MIN_CALLS and sh is not None]
+    mean_late = sum(shares) / len(shares) if shares else None
+    fig = estimated(
+        "failure_window",
+        "failure window (while the failure signal lasts)",
+        b - a,
+        "window",
+        [src],
+        low=a - ctx.t0,
+        high=b - ctx.t0,
+        note=f"bins of {width:g} s with more than {LATE_SHARE:.0%} missing D, until a bin with at"
+        f" most {ON_TIME_AGAIN:.0%}",
+    )
+    evidence = f"{src}, over {w_text}"
+    arr_tail = s.arrivals[-3:] if s.arrivals else None
+    ax = (sum(arr_tail) / len(arr_tail) / cap) if arr_tail and cap else None
+    if to_end:
+        tail = [sh for _, sh, w in late if w >= MIN_CALLS and sh is not None][-3:]
+        words = ", ".join(f"{x * 100:.0f} %" for x in tail)
+        if ax is not None and ax > 1:
+            return (
+                "overloaded",
+                True,
+                f"{src} and arrivals above Ĉ",
+                [
+                    f"work missed D until the end of the data ({words} in the last bins) while arrivals stayed at {ax:.2f} × Ĉ"
+                ],
+                evidence,
+                None,
+                [fig],
+            )
+        return (
+            "metastable",
+            True,
+            f"{src} until the end of the data",
+            [
+                f"most work missed D until the end of the data ({words} in the last bins;"
+                f" {mean_late or 0:.0%} over the failure window): not recovered, and not"
+                " draining"
+                + ("" if ax is None else f"; arrivals at the end {ax:.2f} × Ĉ")
+                + ("" if has_gateway else "; whether retries sustain it needs a gateway log")
+            ],
+            evidence,
+            None,
+            [fig],
+        )
+    ref = ov_end if ov_end is not None else b
+    rec_t = b
+    recovered_after = max(0.0, rec_t - ref)
+    return (
+        "recovered",
+        src.startswith("finished requests"),
+        f"{src}: the failure ended",
+        [
+            f"an incident: {mean_late or 0:.0%} of the work missed D from"
+            f" {a - ctx.t0:g} s to {b - ctx.t0:g} s after t0; from then on at most"
+            f" {ON_TIME_AGAIN:.0%} did (recovered after {recovered_after:g} s)"
+        ],
+        evidence,
+        recovered_after,
+        [fig],
+    )
+
+
+def _no_overload(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    res: Any,
+    present: dict[str, bool],
+    win: DataWindow,
+    s: overload.Series,
+    w_text: str,
+) -> tuple[VerdictName, bool, str, list[str], str, str | None, list[Figure]]:
+    """No overload and no failure signal: healthy only with evidence of delivery."""
+    dl = res.delivery
+    none_found = (
+        "no overload found (no bin with arrivals above Ĉ while work waited, no growing queue)"
+    )
+    if dl is not None:
+        run = dl.windows[0]
+        ev = f"delivered share of {run.calls:,} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
+        if run.calls and run.delivered == 0:
+            return (
+                "failing",
+                False,
+                "the gateway log: no call delivered",
+                [
+                    f"0 of {run.calls:,} calls delivered"
+                    + (f" within D = {ctx.deadline_s:g} s" if ctx.deadline_s is not None else "")
+                    + _attempts_words(res)
+                ],
+                ev,
+                None,
+                [],
+            )
+        if run.calls < MIN_CALLS:
+            return (
+                "cannot tell",
+                False,
+                f"fewer than {MIN_CALLS} calls",
+                [
+                    f"{run.delivered:,} of {run.calls:,} calls delivered: too few calls to judge (at least {MIN_CALLS})"
+                ],
+                ev,
+                f"more calls in the gateway log (at least {MIN_CALLS})",
+                [],
+            )
+        share = run.delivered_share or 0.0
+        if share < HEALTHY_SHARE:
+            return (
+                "failing",
+                False,
+                "the gateway log's delivered share",
+                [
+                    f"only {share:.0%} of {run.calls:,} calls delivered (healthy needs >= {HEALTHY_SHARE:.0%})"
+                ],
+                ev,
+                None,
+                [],
+            )
+        return (
+            "healthy",
+            False,
+            "the gateway log's delivered share",
+            [f"{share:.0%} of {run.calls:,} calls delivered; {none_found}"],
+            ev,
+            None,
+            [],
+        )
+    comp = {
+        r["source"]: r
+        for r in sql.rows(
+            con, "analyses/completions_by_source", {"a": ctx.window_start, "b": ctx.window_end}
+        )
+    }
+    log = comp.get("engine log")
+    trace_load = ctx.has_events and any(
+        x.family == "events" and x.carries_load for x in win.sources
+    )
+    if log and trace_load and int(log["finished"]) >= MIN_CALLS:
+        fin, ab = int(log["finished"]), int(log["aborted"])
+        if fin >= ab:
+            return (
+                "healthy",
+                True,
+                "the engine trace's finished executions",
+                [
+                    f"{fin:,} executions finished and {ab:,} aborted; {none_found}; whether clients"
+                    " received them needs a gateway log"
+                ],
+                f"finished executions (engine trace), over {w_text}",
+                None,
+                [],
+            )
+    ctr = comp.get("request_success_total")
+    scrapes = int(ctr["samples"]) if ctr else 0
+    if present["success"] and scrapes >= MIN_SCRAPES:
+        done = float(ctr["finished"]) if ctr else 0.0
+        ev = f"completions counted by vllm:request_success_total over {scrapes} scrapes, over {w_text}"
+        if done > 0:
+            return (
+                "healthy",
+                True,
+                "completions from vllm:request_success_total",
+                [
+                    f"{done:,.0f} requests completed (stop or length) and no failure signal; {none_found};"
+                    " completions are not client deliveries"
+                ],
+                ev,
+                None,
+                [],
+            )
+        busy = (s.queue or [0.0])[-1] if s.queue else 0.0
+        if busy > 0:
+            return (
+                "failing",
+                True,
+                "no completion while work waited",
+                [f"no request completed over {scrapes} scrapes while {busy:,.0f} waited"],
+                ev,
+                None,
+                [],
+            )
+        return (
+            "cannot tell",
+            False,
+            "an idle window",
+            [
+                f"no request completed over {scrapes} scrapes and nothing waited: idle, no evidence of delivery"
+            ],
+            ev,
+            "a gateway log (attempt outcomes) over a window with traffic",
+            [],
+        )
+    # Not enough evidence of delivery: say which one input would settle it.
+    aborts = int(log["aborted"]) if log else 0
+    parts = []
+    if aborts:
+        parts.append(
+            f"{aborts:,} abort line{'s' if aborts > 1 else ''} in the engine log (a failure signal, not a rate)"
+        )
+    if present["success"]:
+        parts.append(
+            f"vllm:request_success_total has {scrapes} scrape{'s' if scrapes != 1 else ''} in the window (at least {MIN_SCRAPES} needed: a rise needs two)"
+        )
+        need = f"at least {MIN_SCRAPES} scrapes of vLLM /metrics (vllm:request_success_total)"
+    elif present["metrics"] or any(x.family == "stats line" for x in win.sources):
+        parts.append(
+            "no completion counter: gauges and histograms show load and latency, not delivery"
+        )
+        need = "vllm:request_success_total (vLLM /metrics) or a gateway log"
+    else:
+        need = GATEWAY
+    return (
+        "cannot tell",
+        False,
+        "no evidence of delivery",
+        [
+            "no evidence of delivery: "
+            + ("; ".join(parts) if parts else "no calls, completions or counters")
+        ],
+        f"none (no delivered share, no completions), over {w_text}",
+        need,
+        [],
+    )
+
+
+def _attempts_words(res: Any) -> str:
+    amp = res.amplification
+    if amp is None:
+        return ""
+    w = amp.windows[0]
+    return f" ({w.attempts:,} attempts, {w.retries:,} of them retries)"
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -251,26 +1213,17 @@ def _mean(xs: list[float]) -> float | None:
 
 
 def _from_rates(
-    ctx: RunContext, s: overload.Series, width: float
+    ctx: RunContext, s: overload.Series, width: float, cap: float | None, has_gateway: bool
 ) -> tuple[VerdictName, bool, str, list[str], list[Figure]]:
-    cap = ctx.capacity
     src = [x for x in (s.arrivals_source, s.completions_source, s.queue_source) if x]
     kind = estimated if s.arrivals_source and "estimated" in s.arrivals_source else measured
     ov_end = ctx.overload_end()
-    if ctx.overload_phase is None or ov_end is None:
-        return (
-            "healthy",
-            ctx.capacity is None,
-            "no overload in the data",
-            [
-                "no bin had arrivals above Ĉ while work was waiting, and the waiting queue never"
-                " grew for two bins in a row"
-            ],
-            [],
-        )
+    assert ov_end is not None
     ov_end_s = ctx.s(ov_end)
     idx = [i for i, t in enumerate(s.start_s) if t >= ov_end_s - 1e-9 and t < ctx.s(ctx.t_end)]
     tail = "after the overload"
+    if ctx.s(ctx.t_end) - ov_end_s < MIN_AFTER_BINS * width:
+        idx = []  # too little data after the overload to judge it: judge the end instead
     if not idx:  # the overload lasts to the end of the data
         idx = [i for i, t in enumerate(s.start_s) if t >= ov_end_s - width * 3]
         tail = "at the end of the data"
@@ -286,7 +1239,7 @@ def _from_rates(
             ax,
             "x_capacity",
             [s.arrivals_source or "none"],
-            needs=GATEWAY,
+            needs=None if has_gateway else GATEWAY,
             note="executions or admissions: a retry counts as an arrival",
         ),
         measured(
@@ -315,13 +1268,25 @@ def _from_rates(
             True,
             basis,
             [
-                f"completions collapsed below {COLLAPSE:g} × Ĉ while work kept arriving or waiting, {words};"
-                " whether the arrivals were retries needs a gateway log"
+                f"completions collapsed below {COLLAPSE:g} × Ĉ while work kept arriving or waiting, {words}"
+                + ("" if has_gateway else "; whether the arrivals were retries needs a gateway log")
             ],
             extra,
         )
     if q_end is not None and q_end < 1 and tail == "after the overload":
         return "recovered", True, basis, [f"the queue emptied {words}"], extra
+    if cap is None or (ax is None and cx is None):
+        why = "Ĉ is unknown" if cap is None else "no arrival or completion rate"
+        return (
+            "cannot tell",
+            False,
+            basis,
+            [
+                f"an overload was found but {why}, so nothing says whether the engine keeps up"
+                f" {tail} ({words})"
+            ],
+            extra,
+        )
     if ax is not None and ax > 1:
         return "overloaded", True, basis, [f"arrivals stayed above Ĉ {words}"], extra
     return (

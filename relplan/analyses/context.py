@@ -37,12 +37,14 @@ from pydantic import Field
 
 from relplan import sql
 from relplan.analyses.bounds import (
+    INSTANT_S,
     MAX_SERIES_BINS,
     bounded_bin,
     bounded_step,
     rolling_bounds,
     window_in_data,
 )
+from relplan.analyses.coverage import ADJACENT_S
 from relplan.analyses.overload import STEADY, deadline_from_attempts, overload_phase, steady_window
 from relplan.analyses.overload import detect as detect_overload
 from relplan.analyses.windows import SEGMENT_CASE_CUTS, Window, segments, window_params
@@ -242,12 +244,24 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         r["kind"]: Span(int(r["n"]), r["t_min"], r["t_max"])
         for r in sql.rows(con, "analyses/data_time_ranges")
     }
-    data_kinds = ("proxy", "events", "steps", "stats")
+    data_kinds = ("proxy", "events", "steps", "stats", "stats line")
     ranges = [r for k in data_kinds if (r := spans[k].range) is not None]
     mins = [first for first, _ in ranges]
     maxs = [last for _, last in ranges]
     metrics_range = spans["metrics"].range
     notes: list[str] = []
+    if ranges and metrics_range is not None and max(maxs) - min(mins) < INSTANT_S:
+        # Every proxy/engine record lies at one instant (one abort line, one gateway line):
+        # it cannot define the window alone; metrics adjacent to it (within ADJACENT_S)
+        # extend it (coverage.py: an isolated line never defines the window).
+        lo, hi = min(mins), max(maxs)
+        wider = metrics_range[0] < lo or metrics_range[1] > hi
+        if wider and metrics_range[0] - hi <= ADJACENT_S and lo - metrics_range[1] <= ADJACENT_S:
+            mins, maxs = [min(lo, metrics_range[0])], [max(hi, metrics_range[1])]
+            notes.append(
+                "every proxy/engine record lies at one instant: the window includes the"
+                f" adjacent metric samples (within {ADJACENT_S:g} s)"
+            )
 
     if man is not None and man.t0 is not None:
         t0, t0_source = float(man.t0), "run.json"
@@ -375,7 +389,8 @@ def _rolling_span(spans: dict[str, Span], a: float, b: float, width: float) -> f
 
 
 def _clock_notes(spans: dict[str, Span]) -> list[str]:
-    """Say so when two sources' time ranges do not overlap (different clocks, wrong files)."""
+    """Say so when two sources' time ranges do not overlap (different clocks, wrong files);
+    sources at most ADJACENT_S apart are adjacent, not disjoint (no note)."""
     labels = {"proxy": "proxy log", "events": "engine trace", "metrics": "metrics"}
     eng = [r for k in ("events", "steps") if (r := spans[k].range) is not None]
     ranges: dict[str, tuple[float, float]] = {}
@@ -390,10 +405,10 @@ def _clock_notes(spans: dict[str, Span]) -> list[str]:
     for i, a in enumerate(keys):
         for b in keys[i + 1 :]:
             (a0, a1), (b0, b1) = ranges[a], ranges[b]
-            if a1 < b0 or b1 < a0:
+            if a1 + ADJACENT_S < b0 or b1 + ADJACENT_S < a0:
                 out.append(
                     f"the {labels[a]} ({a0:.3f}..{a1:.3f}) and the {labels[b]} ({b0:.3f}..{b1:.3f})"
-                    " do not overlap in time: different clocks or files from different periods;"
-                    " figures joining them will be empty"
+                    f" do not overlap in time (more than {ADJACENT_S:g} s apart): different"
+                    " clocks or files from different periods; figures joining them will be empty"
                 )
     return out

@@ -8,6 +8,10 @@ vllm:num_requests_waiting summed over series, and λ comes from the proxy log's 
 Wq (and so consistency) is then unknown. When both exist both are reported: the `waiting_l_metrics`
 column sits beside the trace's `l`; the headline figures use the engine trace (it wins).
 Series: the same query over `bin_s` bins: L, λ and λ·D per bin.
+A trace that cannot see waits end — no `scheduled` event at all, as a vLLM log has (it
+writes when a request is added and aborted, not when it is scheduled or, in 0.32 without
+--enable-log-outputs, finished) — is not used for L: every execution would count as waiting
+until the end of the data. L then comes from the waiting gauge, and the row says why.
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ def _windows(
     """Rows for every window (all replicas), then per replica for the first `per_replica`
     windows (the phases; the series bins that follow them stay fleet-wide)."""
     trace: dict[Key, dict[str, Any]] = {}
-    if ctx.has_events:
+    if use_trace(con, ctx):
         params = window_params(windows) | {"t_end": ctx.t_end}
         for r in sql.rows(con, "analyses/littles_law_by_window", params):
             if (k := _key(r)) is not None:
@@ -107,11 +111,26 @@ def _windows(
         named = {k[1] for k in [*trace, *met["gauge"]] if k[1] is not None}
         if named - {""}:
             replicas += sorted(named)
-    return [_row(ctx, w, None, trace.get((w.name, None)), met, gauge) for w in windows] + [
-        _row(ctx, w, rep, trace.get((w.name, rep)), met, gauge)
+    ok = use_trace(con, ctx)
+    return [_row(ctx, w, None, trace.get((w.name, None)), met, gauge, ok) for w in windows] + [
+        _row(ctx, w, rep, trace.get((w.name, rep)), met, gauge, ok)
         for rep in replicas[1:]
         for w in windows[:per_replica]
     ]
+
+
+def use_trace(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> bool:
+    """The engine trace measures waits only when it records scheduling."""
+    if not ctx.has_events:
+        return False
+    r = sql.one(con, "analyses/lifecycle_event_counts")
+    return bool(r and r["scheduled"])
+
+
+NO_SCHEDULING = (
+    "the engine trace has no `scheduled` event (a vLLM log): its waits never end, so L"
+    " comes from the waiting gauge"
+)
 
 
 def _row(
@@ -121,6 +140,7 @@ def _row(
     t: dict[str, Any] | None,
     met: dict[str, dict[Key, dict[str, Any]]],
     gauge: bool,
+    trace_ok: bool = True,
 ) -> LittleWindow:
     why: dict[str, str] = {}
     dur = w.b - w.a
@@ -130,7 +150,7 @@ def _row(
         why["waiting_l_metrics"] = f"no {GAUGE} samples cover this window"
     p = met["proxy"].get((w.name, rep))
     lam_proxy = (int(p["value"]) if p else 0) / dur if ctx.has_proxy else None
-    if ctx.has_events:
+    if ctx.has_events and trace_ok:
         src = "engine trace"
         t = t or {"wait_seconds": 0.0, "arrivals": 0, "wait_sum": 0.0, "open_at_end": 0}
         l_val: float | None = t["wait_seconds"] / dur
@@ -141,7 +161,9 @@ def _row(
     else:
         src = "metrics + proxy log" if ctx.has_proxy else "metrics"
         l_val, arrivals, lam, wq, open_end = l_metric_val, None, lam_proxy, None, None
-        why["wq_s"] = why["consistency"] = "Wq needs the engine trace's lifecycle events"
+        why["wq_s"] = why["consistency"] = (
+            NO_SCHEDULING if ctx.has_events else "Wq needs the engine trace's lifecycle events"
+        )
         if l_val is None:
             why["waiting_l"] = why.get("waiting_l_metrics", "no waiting-count source")
         if lam is None:

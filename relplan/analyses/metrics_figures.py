@@ -21,7 +21,7 @@ import duckdb
 
 from relplan import sql
 from relplan.analyses.context import RunContext
-from relplan.analyses.evidence import Figure, estimated, measured, missing
+from relplan.analyses.evidence import Figure, Unit, estimated, measured, missing
 
 ABORT_NOTE = (
     "aborted requests appear in no per-request histogram in current vLLM"
@@ -58,10 +58,16 @@ def _mean(rows: list[dict[str, Any]], base: str) -> float | None:
 
 
 def figures(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, mean_prompt: float | None
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    mean_prompt: float | None,
+    present: dict[str, bool] | None = None,
 ) -> list[Figure]:
+    """The metric figures; `present` (the verdict's evidence table) decides how a figure
+    that gave no value is explained: a missing input is named only when it is missing."""
     if not ctx.has_metrics:
         return []
+    held = present or {}
     rows = _rises(con, ctx)
     span = ctx.window_end - ctx.window_start
     out: list[Figure] = []
@@ -111,42 +117,75 @@ def figures(
                 needs="an engine trace or a vLLM log (admissions counted)",
             )
         )
-    out.append(_littles(rows, span))
-    out.append(_over_deadline(rows, ctx))
+    out.append(_littles(rows, span, held))
+    out.append(_over_deadline(rows, ctx, held))
     ttft = _mean(rows, "vllm:time_to_first_token_seconds")
-    out.append(
-        measured(
-            "ttft_mean",
-            "mean time to first token",
-            ttft,
-            "s",
-            ["vllm:time_to_first_token_seconds"],
-            note=ABORT_NOTE,
+    if ttft is not None:
+        out.append(
+            measured(
+                "ttft_mean",
+                "mean time to first token",
+                ttft,
+                "s",
+                ["vllm:time_to_first_token_seconds"],
+                note=ABORT_NOTE,
+            )
         )
-        if ttft is not None
-        else missing(
-            "ttft_mean",
-            "mean time to first token",
-            "s",
-            "the vllm:time_to_first_token_seconds histogram",
+    elif held.get("hist_ttft"):
+        out.append(
+            _no_rise(
+                "ttft_mean", "mean time to first token", "s", "vllm:time_to_first_token_seconds"
+            )
         )
-    )
+    else:
+        out.append(
+            missing(
+                "ttft_mean",
+                "mean time to first token",
+                "s",
+                "the vllm:time_to_first_token_seconds histogram",
+            )
+        )
     return out
 
 
-def _littles(rows: list[dict[str, Any]], span: float) -> Figure:
+def _no_rise(key: str, label: str, unit: Unit, metric: str) -> Figure:
+    """A figure whose histogram is present but did not rise in the window (one scrape, or
+    no request finished): not available, and the note says so instead of asking for it."""
+    return Figure(
+        key=key,
+        label=label,
+        value=None,
+        unit=unit,
+        status="not available",
+        inputs=[metric],
+        note=f"{metric} is present but did not rise in the window (one scrape, or no request"
+        " finished): a rise needs two scrapes with requests between them",
+    )
+
+
+def _littles(rows: list[dict[str, Any]], span: float, held: dict[str, bool]) -> Figure:
     label = "waiting gauge ÷ (arrival rate × mean queue time), Little's law from metrics"
     wq = _mean(rows, "vllm:request_queue_time_seconds")
     n = _rise(rows, "vllm:request_queue_time_seconds_count")
     waiting = [r for r in rows if r["name"] == "vllm:num_requests_waiting"]
+    if (wq is None or not n or span <= 0) and held.get("hist_queue") and waiting:
+        return _no_rise("littles_law_metrics", label, "count", "vllm:request_queue_time_seconds")
     if wq is None or not n or not waiting or span <= 0:
+        lacking = []
+        if not held.get("hist_queue"):
+            lacking.append("the vllm:request_queue_time_seconds histogram")
+        if not waiting:
+            lacking.append("vllm:num_requests_waiting")
+        if not lacking:
+            return _no_rise(
+                "littles_law_metrics", label, "count", "vllm:request_queue_time_seconds"
+            )
         return missing(
-            "littles_law_metrics",
-            label,
-            "count",
-            "the vllm:request_queue_time_seconds histogram and vllm:num_requests_waiting",
-            note=ABORT_NOTE,
+            "littles_law_metrics", label, "count", " and ".join(lacking), note=ABORT_NOTE
         )
+    # One series per quantity: metric_rises_in_window reads the waiting gauge from the
+    # scrapes when they hold it (never the stats line added to it); summed over replicas.
     L = sum(float(r["mean_value"]) for r in waiting)
     lam = n / span
     return measured(
@@ -159,16 +198,22 @@ def _littles(rows: list[dict[str, Any]], span: float) -> Figure:
     )
 
 
-def _over_deadline(rows: list[dict[str, Any]], ctx: RunContext) -> Figure:
+def _over_deadline(rows: list[dict[str, Any]], ctx: RunContext, held: dict[str, bool]) -> Figure:
     key, label = "e2e_over_deadline", "finished requests whose end-to-end latency exceeded D"
     b = _buckets(rows, "vllm:e2e_request_latency_seconds")
+    if (not b or not b[-1][1]) and held.get("hist_e2e"):
+        return _no_rise(key, label, "share", "vllm:e2e_request_latency_seconds")
     if not b:
         return missing(
             key, label, "share", "the vllm:e2e_request_latency_seconds histogram", note=ABORT_NOTE
         )
     if ctx.deadline_s is None:
         return missing(
-            key, label, "share", "the client deadline (--deadline, a run.json or a gateway log)"
+            key,
+            label,
+            "share",
+            "the client deadline (--deadline or a run.json"
+            + (")" if held.get("gateway") else ", or a gateway log)"),
         )
     total = b[-1][1]
     if not total:

@@ -81,6 +81,14 @@ def series(con: duckdb.DuckDBPyConnection, t0: float, t_end: float) -> tuple[Ser
         arr = [r["eng_arrived"] / width for r in rows]
         a_src = "executions arriving in the engine trace (retries included)"
         comp, c_src = [r["eng_finished"] / width for r in rows], "finished executions"
+        if not any(r["eng_finished"] for r in rows):
+            # vLLM 0.32 writes no finish line without --enable-log-outputs: the counter
+            # counts the completions the log cannot see; without it they are unknown, not 0.
+            if has_success:
+                comp = [r["m_success"] / width for r in rows]
+                c_src = "request_success_total (the log has no finish lines)"
+            else:
+                comp, c_src = None, None
     else:
         arr, a_src, comp, c_src = None, None, None, None
     if has["m_samples"]:
@@ -116,15 +124,24 @@ def _mean_prompt(rows: list[dict[str, float]]) -> float | None:
 
 
 def estimate_capacity(s: Series) -> float | None:
+    est = capacity_estimate(s)
+    return None if est is None else est[0]
+
+
+def capacity_estimate(s: Series) -> tuple[float, float, float, float] | None:
+    """Ĉ as the highest completion rate sustained over SUSTAIN_BINS consecutive bins while
+    work waited in each: (rate, lowest bin rate, highest bin rate of that run, its start in
+    seconds from t0) — the spread of the bins is the estimate's uncertainty."""
     if s.completions is None or s.queue is None:
         return None
-    best: float | None = None
+    best: tuple[float, float, float, float] | None = None
     k = SUSTAIN_BINS
     for i in range(len(s.completions) - k + 1):
         if all(q > 0 for q in s.queue[i : i + k]):
-            rate = sum(s.completions[i : i + k]) / k
-            if rate > 0 and (best is None or rate > best):
-                best = rate
+            run = s.completions[i : i + k]
+            rate = sum(run) / k
+            if rate > 0 and (best is None or rate > best[0]):
+                best = (rate, min(run), max(run), s.start_s[i])
     return best
 
 

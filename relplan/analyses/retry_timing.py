@@ -20,6 +20,11 @@ from relplan.models import StrictModel
 
 
 class RetryTimingWindow(WindowRow):
+    retries: int = Field(
+        default=0,
+        description="attempts after a call's first, sent in the window (the attempts table,"
+        " counted as the amplification analysis counts them)",
+    )
     retries_with_execution: int = Field(
         description="retries that created an execution and had a predecessor"
     )
@@ -68,6 +73,7 @@ def analyze_retry_timing(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Ret
                 window=w.name,
                 start_s=ctx.s(w.a),
                 end_s=ctx.s(w.b),
+                retries=int(r["retries"]),
                 retries_with_execution=int(r["retries_with_execution"]),
                 retries_after_abort=int(r["n"]),
                 never_scheduled=int(r["never_scheduled"]),
@@ -88,6 +94,12 @@ def analyze_retry_timing(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Ret
 
 def _finding(run: RetryTimingWindow) -> str:
     if run.retries_after_abort == 0:
+        if run.retries:
+            return (
+                f"{run.retries:,} retries in the attempts table; {run.retries_with_execution:,}"
+                " created an execution after an earlier one, and none of those followed an"
+                " execution the engine trace shows aborted."
+            )
         return "No retry created an execution after an aborted one."
     text = f"{run.retries_after_abort:,} retries re-ran an aborted execution"
     if run.gap_median_s is not None:

@@ -6,6 +6,11 @@ past its deadline: the client leaves and (with retries) sends the call again, so
 offered load becomes H * (1 + R) x capacity. When that exceeds capacity too, the queue can
 never drain: the collapse risk of a metastable failure.
 
+Recovery two ways (docs/analyses.md): without retries, a call arriving t s after the pulse
+waits the backlog left then, (backlog - (1 - hold) t); it is on time again once that is at most
+D: recovered after max(0, backlog - D) / (1 - hold); the backlog is gone (drained after) at
+backlog / (1 - hold).
+
 Choices (docs/planning.md, pulse): a pulse at or below capacity leaves no backlog; the
 "retry ratio" is retries per call in the hold (0.5 = half the calls retry once), so the hold's
 offered load is H * (1 + ratio) and stays under capacity while ratio < 1/H - 1.
@@ -35,7 +40,13 @@ class PulseResult(StrictModel):
     backlog_calls: float = Field(description="backlog_seconds * capacity")
     backlog_x_deadline: float = Field(description="backlog_seconds / D")
     drain_seconds: float | None = Field(
-        description="backlog_seconds / (1 - hold) without retries; null when hold >= 1 (never)"
+        description="drained after: backlog_seconds / (1 - hold) without retries, when the"
+        " backlog is gone; null when hold >= 1 (never)"
+    )
+    recovered_seconds: float | None = Field(
+        default=None,
+        description="recovered after: max(0, backlog_seconds - D) / (1 - hold) without retries,"
+        " when a new call's wait falls to D; null when hold >= 1 (never)",
     )
     retried_hold_x_capacity: float = Field(description="hold * (1 + R)")
     retried_hold_calls_per_s: float = Field(description="hold * (1 + R) * capacity")
@@ -54,6 +65,9 @@ def plan_pulse(inp: PulseInputs) -> PulseResult:
     cap, d = inp.capacity_calls_per_s, inp.deadline_s
     backlog_s = max(0.0, inp.pulse - 1.0) * inp.pulse_seconds
     drain = backlog_s / (1.0 - inp.hold) if inp.hold < 1.0 else None
+    # A call arriving t s after the pulse waits the backlog left then, backlog_s - (1 - hold) t:
+    # it is on time once that is at most D (recovered after); the backlog is gone at drain.
+    recovered = max(0.0, backlog_s - d) / (1.0 - inp.hold) if inp.hold < 1.0 else None
     retried = inp.hold * (1 + inp.retries)
     max_pulse_seconds = d / (inp.pulse - 1.0) if inp.pulse > 1.0 else None
     max_ratio = 1.0 / inp.hold - 1.0 if inp.hold < 1.0 else None
@@ -94,13 +108,17 @@ def plan_pulse(inp: PulseInputs) -> PulseResult:
                 f"even if every hold call retried {inp.retries} times the offered load"
                 f" ({retried:.2f}x) stays under capacity"
             )
-        reasons.append(f"the hold's spare capacity drains the backlog in {drain:.0f} s")
+        reasons.append(
+            f"the hold's spare capacity drains the backlog in {drain:.0f} s (drained after);"
+            f" new calls are on time again after {recovered or 0:.0f} s (recovered after)"
+        )
     return PulseResult(
         inputs=inp,
         backlog_seconds=backlog_s,
         backlog_calls=backlog_s * cap,
         backlog_x_deadline=backlog_s / d,
         drain_seconds=drain,
+        recovered_seconds=recovered,
         retried_hold_x_capacity=retried,
         retried_hold_calls_per_s=retried * cap,
         max_pulse_x_capacity=1.0 + d / inp.pulse_seconds,
@@ -126,7 +144,11 @@ def render_pulse(res: PulseResult) -> str:
         ],
         ["backlog / deadline", f"{res.backlog_x_deadline:.2f}x the {i.deadline_s:g} s deadline"],
         [
-            "time to drain (no retries)",
+            "recovered after (no retries): a new call's wait back to D",
+            opt(res.recovered_seconds, " s", "never (hold at or above capacity)"),
+        ],
+        [
+            "drained after (no retries): the backlog gone",
             opt(res.drain_seconds, " s", "never (hold at or above capacity)"),
         ],
         [

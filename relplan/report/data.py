@@ -40,7 +40,7 @@ class KeyFigure(StrictModel):
 
 
 class VerdictBlock(StrictModel):
-    verdict: Verdict | Literal["healthy"]
+    verdict: Verdict | Literal["healthy", "failing", "cannot tell"]
     headline: str = Field(description="one sentence in plain words")
     reasons: list[str] = Field(description="the figures behind it, as sentences")
     figures: list[KeyFigure]

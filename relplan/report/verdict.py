@@ -12,9 +12,9 @@ from relplan.analyses.counters import Counters
 from relplan.analyses.delivery import Delivery, DeliveryWindow, Verdict
 from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.wasted_prefill import WastedPrefill
-from relplan.render_verdict import figure_text
+from relplan.render_verdict import figure_text, recovery_lines
 from relplan.report.data import KeyFigure, VerdictBlock
-from relplan.report.wording import clock_span_s, phase_words, sentence, times
+from relplan.report.wording import clock_span_s, fixed, phase_words, sentence, times
 from relplan.values import pct
 
 HEADLINES = {
@@ -35,7 +35,9 @@ HEADLINES_FROM_ANY = {
     "draining": "Draining: not recovered by the end of the data, but arrivals stayed within"
     " capacity, so the backlog was shrinking.",
     "overloaded": "Overloaded: work kept arriving faster than capacity after the overload.",
-    "healthy": "Healthy: no overload found in the data.",
+    "healthy": "Healthy: no overload found in the data, and work was delivered.",
+    "failing": "Failing: the data shows work that was not delivered.",
+    "cannot tell": "Cannot tell: the data holds no evidence of delivery to judge by.",
 }
 
 
@@ -51,7 +53,71 @@ def verdict_block(res: AnalyzeResult) -> VerdictBlock:
     decisive = rec is not None and rec.verdict != "insufficient data"
     if res.verdict is not None and not decisive:
         return _assessment_block(res.verdict, res.context.t0)
-    return _recovery_block(res)
+    block = _recovery_block(res)
+    a = res.verdict
+    if a is None:
+        return block
+    if (
+        a.verdict != block.verdict
+    ):  # the assessment corrected it (e.g. late to the end: not draining)
+        head = HEADLINES_FROM_ANY[a.verdict]
+        block.verdict = a.verdict
+        block.headline = "Suspected " + head[0].lower() + head[1:] if a.suspected else head
+    extra = [r for r in a.reasons if r not in (rec.because if rec else "")]
+    block.reasons = [sentence(r) for r in extra] + block.reasons + _evidence_reasons(a)
+    block.figures += _recovery_figures(a)[1:]  # recovered after is the block's own figure
+    return block
+
+
+def _evidence_reasons(a: Assessment) -> list[str]:
+    """The evidence and window the verdict rests on, and the two recovery figures with their
+    definitions (docs/report.md, "The verdict")."""
+    out = [sentence(f"Evidence: {a.evidence}")]
+    if a.window is not None:
+        out.append(
+            sentence(
+                f"Window: {a.window.note} (sources at most {a.window.tolerance_s:g} s apart are"
+                " adjacent)"
+            )
+        )
+    if a.missing_input:
+        out.append(sentence(f"What would settle it: {a.missing_input}"))
+    if a.drain is not None or a.recovered_after_s is not None:
+        out.append(sentence("Recovery, two ways: " + "; ".join(recovery_lines(a))))
+    out += [
+        sentence(
+            f"Two sources for {d.figure}: "
+            + ", ".join(f"{v.source} {fixed(v.value)} ({v.samples:,} samples)" for v in d.values)
+            + f"; the verdict uses {d.used} ({d.why})"
+        )
+        for d in a.disagreements
+    ]
+    return out
+
+
+def _recovery_figures(a: Assessment) -> list[KeyFigure]:
+    if a.drain is None and a.recovered_after_s is None:
+        return []
+    dr = a.drain
+    return [
+        KeyFigure(
+            label="recovered after (first planned-arrival bin with >= 90 % on time)",
+            value=a.recovered_after_s,
+            text="not recovered" if a.recovered_after_s is None else f"{a.recovered_after_s:g} s",
+        ),
+        KeyFigure(
+            label="drained after (backlog back to its pre-pulse level)",
+            value=None if dr is None else dr.drained_after_s,
+            text="unknown"
+            if dr is None
+            else (
+                f"not drained ({dr.null_reason})"
+                if dr.drained_after_s is None
+                else f"{dr.drained_after_s:.0f} s"
+                + (" (only once the load stopped)" if dr.after_load_ended else "")
+            ),
+        ),
+    ]
 
 
 def _assessment_block(a: Assessment, t0: float) -> VerdictBlock:
@@ -67,7 +133,7 @@ def _assessment_block(a: Assessment, t0: float) -> VerdictBlock:
         for f in a.figures
         if f.status != "not available"
     ]
-    reasons = [sentence(r) for r in a.reasons]
+    reasons = [sentence(r) for r in a.reasons] + _evidence_reasons(a)
     reasons += [
         sentence(f"{f.label} is not available: it needs {f.needs}")
         for f in a.figures

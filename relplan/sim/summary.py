@@ -12,7 +12,8 @@ an analysis of its files says. This module only picks the figures and renames th
   `retry_gap_median_s`, `retry_slack_median_s` (retry_timing), per phase;
 - `steady`: the same figures for the steady-state window (docs/analyses.md, conventions):
   from the overload's end plus D to the last phase's end (null without an overload phase);
-- `recovered_after_pulse_s`, `verdict` (B's recovery), and `after_overload` with the figures
+- `recovered_after_pulse_s`, `drained_after_pulse_s` (relplan.analyses.drain: the backlog
+  back at its pre-pulse level), `verdict` (B's recovery), and `after_overload` with the figures
   behind the verdict;
 - `retry_share_of_executions` (A, whole run);
 - `prefill.computed_tokens`, `aborted_share`, `in_flight_share_of_aborted`,
@@ -93,6 +94,14 @@ class SimSummary(StrictModel):
     phases: dict[str, PhaseFigures]
     steady: PhaseFigures | None = None
     recovered_after_pulse_s: float | None
+    drained_after_pulse_s: float | None = Field(
+        default=None,
+        description="seconds from the end of the overload to the engine's backlog back at its"
+        " pre-pulse level (relplan.analyses.drain)",
+    )
+    drained_only_after_load_stopped: bool = Field(
+        default=False, description="the backlog drained only after the last phase ended"
+    )
     verdict: str = Field(
         description="recovered | metastable | draining | overloaded | insufficient data | "
         "no overload (a trace whose named overload phase arrives below C^)"
@@ -152,6 +161,10 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
                 ]
             ),
         )
+        from relplan.analyses import drain
+
+        dr = drain.measure(con, res.context)
+        drained, stopped = dr.drained_after_s, dr.after_load_ended
     finally:
         con.close()
     ctx = res.context
@@ -233,6 +246,8 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
         phases=phases,
         steady=steady,
         recovered_after_pulse_s=None if rec is None else rec.recovery_s,
+        drained_after_pulse_s=drained,
+        drained_only_after_load_stopped=stopped,
         verdict=verdict,
         after_overload=after,
         retry_share_of_executions=None if run_amp is None else run_amp.retry_share,
@@ -270,6 +285,12 @@ def render_summary(s: SimSummary) -> str:
         f"recovered {s.recovered_after_pulse_s:g} s after the overload"
         if s.recovered_after_pulse_s is not None
         else "not recovered"
+    )
+    rec += (
+        f", drained after {s.drained_after_pulse_s:.0f} s"
+        + (" (only once the load stopped)" if s.drained_only_after_load_stopped else "")
+        if s.drained_after_pulse_s is not None
+        else ", not drained"
     )
     ao = s.after_overload
     lines = [

@@ -33,6 +33,13 @@ def _share(part: int, whole: int) -> float | None:
     return None if whole == 0 else part / whole
 
 
+def _drained(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> float | None:
+    """Drained after (relplan.analyses.drain), beside the recovery."""
+    from relplan.analyses import drain
+
+    return drain.measure(con, ctx).drained_after_s
+
+
 def figures(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions | None = None) -> Figures:
     base = opts or AnalyzeOptions()
     res = analyze(con, base.model_copy(update={"only": ["amplification", "delivery"]}))
@@ -82,5 +89,6 @@ def figures(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions | None = None) 
         accepted_x_capacity=accepted,
         completed_x_capacity=completed,
         recovery_s=None if rec is None else rec.recovery_s,
+        drained_s=_drained(con, ctx),
         verdict="insufficient data" if rec is None else rec.verdict,
     )

@@ -40,6 +40,11 @@ class Figures(StrictModel):
     accepted_x_capacity: float | None = Field(description="after the overload")
     completed_x_capacity: float | None = Field(description="after the overload")
     recovery_s: float | None = Field(description="seconds from the end of the overload")
+    drained_s: float | None = Field(
+        default=None,
+        description="drained after: seconds from the end of the overload to the backlog's"
+        " return to its pre-pulse level (relplan.analyses.drain)",
+    )
     verdict: str
 
     def window(self, name: str) -> WindowFigures | None:
@@ -78,6 +83,7 @@ class ControlOutcome(StrictModel):
     delivered_share: Spread | None = Field(default=None, description="overload and later calls")
     on_time_share: Spread | None = Field(default=None, description="overload and later calls")
     recovery_s: Spread | None = None
+    drained_s: Spread | None = None
     executions_per_call: Spread | None = None
     verdicts: list[str] = Field(default_factory=list, description="one per seed")
     verdict: str = Field(default="", description="the most common verdict over seeds")

@@ -67,7 +67,7 @@ def render_controls(w: WhatIf) -> str:
     rows = []
     for c in controls:
         if not c.available:
-            rows.append([c.name, c.label, "-", "-", "-", "-", f"not replayed: {c.reason}"])
+            rows.append([c.name, c.label, "-", "-", "-", "-", "-", f"not replayed: {c.reason}"])
             continue
         rows.append(
             [
@@ -76,6 +76,7 @@ def render_controls(w: WhatIf) -> str:
                 _spread(c.delivered_share),
                 _spread(c.on_time_share),
                 _spread(c.recovery_s, share=False),
+                _spread(c.drained_s, share=False),
                 _spread(c.executions_per_call, share=False)
                 if c.executions_per_call is None or c.executions_per_call.median is None
                 else f"{c.executions_per_call.median:.2f}",
@@ -83,9 +84,18 @@ def render_controls(w: WhatIf) -> str:
             ]
         )
     return format_table(
-        ["control", "what", "delivered", "on time", "recovery s", "exec/call", "verdict"],
+        [
+            "control",
+            "what",
+            "delivered",
+            "on time",
+            "recovered after s",
+            "drained after s",
+            "exec/call",
+            "verdict",
+        ],
         rows,
-        left=(0, 1, 6),
+        left=(0, 1, 7),
     )
 
 

@@ -173,6 +173,7 @@ def outcome(control: Control, seeds: list[int], runs: list[Figures]) -> ControlO
         delivered_share=spread([None if w is None else w.delivered_share for w in later]),
         on_time_share=spread([None if w is None else w.on_time_share for w in later]),
         recovery_s=spread([r.recovery_s for r in runs]),
+        drained_s=spread([r.drained_s for r in runs]),
         executions_per_call=spread([r.executions_per_call for r in runs]),
         verdicts=verdicts,
         verdict=verdict,

@@ -63,6 +63,7 @@ def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
             pct(inc_share),
             pct(None if inc is None else inc.on_time_share),
             num(c.incident.recovery_s),
+            num(c.incident.drained_s),
             num(c.incident.executions_per_call, 2),
             c.incident.verdict,
         ]
@@ -70,7 +71,7 @@ def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
     bars: list[ControlBar] = []
     for o in controls:
         if not o.available:
-            rows.append([o.label, "-", "-", "-", "-", f"not replayed: {o.reason}"])
+            rows.append([o.label, "-", "-", "-", "-", "-", f"not replayed: {o.reason}"])
             continue
         rows.append(
             [
@@ -78,6 +79,7 @@ def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
                 _cell(o.delivered_share),
                 _cell(o.on_time_share),
                 _cell(o.recovery_s, share=False),
+                _cell(o.drained_s, share=False),
                 "-"
                 if o.executions_per_call is None or o.executions_per_call.median is None
                 else f"{o.executions_per_call.median:.2f}",
@@ -132,7 +134,8 @@ def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
                 "control",
                 "delivered",
                 "on time",
-                "recovery s",
+                "recovered after s",
+                "drained after s",
                 "executions per call",
                 "verdict",
             ],
