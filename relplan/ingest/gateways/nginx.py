@@ -273,12 +273,10 @@ def map_line(
     status = as_int(f.get("status"))
     if status is None:
         return [], f"$status {f.get('status')!r} is not an HTTP status"
-    if opts.call_key:
-        call_id = text(field(f, opts.call_key))
-        if call_id is None:
-            key = opts.call_key.lstrip("$").lower().replace("-", "_")
-            return [], f"${key} (the call key) is missing or empty"
-    else:
+    call_id = text(field(f, opts.call_key)) if opts.call_key else None
+    if call_id is None:
+        # No call key on this line (e.g. a client's GET /v1/models without the header): the
+        # request is a call of its own, named by its request id (counted in a note).
         call_id = next((text(f[v]) for v in _ID_VARS if text(f.get(v))), None)
         call_id = call_id or f"{path_tag}:{ln}"
     start = t_end - rt
@@ -389,7 +387,7 @@ def stage_records(
     sink = AttemptSink(
         con, staged.source_id, origin, opts.skip, renumber=grouped and not opts.attempt_field
     )
-    with_id = 0
+    with_id = keyless = 0
     seconds_only = False
     no_duration = no_upstream = False
     faults = faults_for(opts.skip)
@@ -408,7 +406,11 @@ def stage_records(
             sink.reject(n, line, err)
             continue
         with_id += any(text(f.get(v)) for v in _ID_VARS)
-        if grouped and opts.attempt_field:
+        if grouped and text(field(f, opts.call_key or "")) is None:
+            keyless += 1
+            for t in tries:
+                t["attempt"] = 0.0
+        elif grouped and opts.attempt_field:
             base = as_int(field(f, opts.attempt_field))
             if base is None:
                 sink.reject(n, line, f"{opts.attempt_field} is missing or not a whole number")
@@ -419,6 +421,11 @@ def stage_records(
     for n, line, why in faults.drain() if faults is not None else []:
         sink.reject(n, line, why)
     sink.finish(staged.notes)
+    if keyless:
+        staged.notes.append(
+            f"{keyless} line(s) without the call key {opts.call_key}: each is a call of its own"
+            " (named by its request id)"
+        )
     staged.notes.append(
         "tries placed back to back from the call's start ($msec or $time_local minus"
         " $request_time) by $upstream_response_time; nginx logs no start per try"
