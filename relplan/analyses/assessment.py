@@ -954,6 +954,12 @@ def _from_gateway(
                 + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
                 + "): that is not draining",
             )
+    if verdict == "recovered" and rec.bins_with_enough_calls < MIN_AFTER_BINS:
+        suspected = True
+        reasons.append(
+            f"judged on {rec.bins_with_enough_calls} bin of >= {MIN_CALLS} calls after the"
+            " overload: too little to be sure it lasted"
+        )
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence
 
