@@ -954,6 +954,12 @@ def _from_gateway(
                 + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
                 + "): that is not draining",
             )
+    if verdict == "recovered" and rec.bins_with_enough_calls < MIN_AFTER_BINS:
+        suspected = True
+        reasons.append(
+            f"judged on {rec.bins_with_enough_calls} bin of >= {MIN_CALLS} calls after the"
+            " overload: too little to be sure it lasted"
+        )
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence
 
@@ -1019,7 +1025,7 @@ def _from_failure(
             None,
             [fig],
         )
-    ref = ov_end if ov_end is not None else b
+    ref = ov_end if ov_end is not None else a  # no overload named: from the failure's start
     rec_t = b
     recovered_after = max(0.0, rec_t - ref)
     return (
@@ -1093,6 +1099,8 @@ def _no_overload(
                 None,
                 [],
             )
+        if ctx.deadline_s is None:
+            return _no_deadline(ev, f"{share:.0%} of {run.calls:,} calls answered")
         return (
             "healthy",
             False,
@@ -1114,6 +1122,11 @@ def _no_overload(
     )
     if log and trace_load and int(log["finished"]) >= MIN_CALLS:
         fin, ab = int(log["finished"]), int(log["aborted"])
+        if fin >= ab and ctx.deadline_s is None:
+            return _no_deadline(
+                f"finished executions (engine trace), over {w_text}",
+                f"{fin:,} executions finished and {ab:,} aborted",
+            )
         if fin >= ab:
             return (
                 "healthy",
@@ -1132,6 +1145,8 @@ def _no_overload(
     if present["success"] and scrapes >= MIN_SCRAPES:
         done = float(ctr["finished"]) if ctr else 0.0
         ev = f"completions counted by vllm:request_success_total over {scrapes} scrapes, over {w_text}"
+        if done > 0 and ctx.deadline_s is None:
+            return _no_deadline(ev, f"{done:,.0f} requests completed (stop or length)")
         if done > 0:
             return (
                 "healthy",
@@ -1196,6 +1211,26 @@ def _no_overload(
         ],
         f"none (no delivered share, no completions), over {w_text}",
         need,
+        [],
+    )
+
+
+def _no_deadline(
+    evidence: str, what: str
+) -> tuple[VerdictName, bool, str, list[str], str, str | None, list[Figure]]:
+    """Answers or completions, but no client deadline to judge them by: a pulse of late
+    answers would look healthy, so the verdict cannot tell (the lab's 9 s pulses at 2.7 Ĉ
+    were called healthy from vLLM's log and Prometheus alone)."""
+    return (
+        "cannot tell",
+        False,
+        "work done, but no deadline to judge it by",
+        [
+            f"{what}, but with D unknown nothing says it was in time, and no overload was"
+            " found to judge; a pulse of late answers looks like this"
+        ],
+        evidence,
+        "D, the client deadline (--deadline or a run.json)",
         [],
     )
 
