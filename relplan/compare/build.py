@@ -17,6 +17,7 @@ from relplan.compare.model import (
     PhaseAlignment,
     RunInfo,
     SideInfo,
+    SeriesPoint,
     SideValue,
 )
 from relplan.compare.sides import Run, Side, load_sides
@@ -214,6 +215,41 @@ def check_gates(gates: list[G.Gate], rows: list[FigureRow], labels: list[str]) -
     return out
 
 
+def series(sides: list[Side]) -> list[SeriesPoint]:
+    """The paired charts' rows, from the analyses' series of each side's first run."""
+    out: list[SeriesPoint] = []
+    for s in sides:
+        res = s.runs[0].result
+        amp, ll = res.amplification, res.littles_law
+        if amp is not None:
+            for b in amp.series:
+                done = b.completed_for_waiting
+                out.append(
+                    SeriesPoint(
+                        side=s.label,
+                        measure="delivered_per_s",
+                        t_s=b.start_s,
+                        value=None if done is None else done / amp.series_bin_s,
+                    )
+                )
+                epc = (
+                    b.executions_accepted / b.calls
+                    if b.calls and b.executions_accepted is not None
+                    else None
+                )
+                out.append(
+                    SeriesPoint(
+                        side=s.label, measure="executions_per_call", t_s=b.start_s, value=epc
+                    )
+                )
+        if ll is not None:
+            out += [
+                SeriesPoint(side=s.label, measure="waiting", t_s=b.start_s, value=b.waiting_l)
+                for b in ll.series
+            ]
+    return out
+
+
 def compare(
     specs: list[str], opts: AnalyzeOptions | None = None, fail_if: list[str] | None = None
 ) -> Comparison:
@@ -249,6 +285,7 @@ def compare(
         ],
         figures=rows,
         not_compared=missing,
+        series=series(sides),
         gate=lines,
         failed=any(g.failed for g in lines),
     )

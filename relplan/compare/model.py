@@ -75,6 +75,13 @@ class GateLine(StrictModel):
     note: str
 
 
+class SeriesPoint(StrictModel):
+    side: str
+    measure: Literal["delivered_per_s", "waiting", "executions_per_call"]
+    t_s: float = Field(description="start of the bin, seconds from the run's t0")
+    value: float | None
+
+
 class Comparison(StrictModel):
     schema_version: Literal[1] = 1
     baseline: str = Field(description="label of the first side")
@@ -83,5 +90,9 @@ class Comparison(StrictModel):
     phases: list[PhaseAlignment]
     figures: list[FigureRow]
     not_compared: list[NotCompared]
+    series: list[SeriesPoint] = Field(
+        default_factory=list,
+        description="the charts' data: per side (its first run), per bin of the analyses",
+    )
     gate: list[GateLine] = Field(default_factory=list)
     failed: bool = Field(default=False, description="a --fail-if line failed")
