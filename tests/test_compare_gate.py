@@ -44,10 +44,15 @@ def test_a_bad_line_is_a_usage_error_naming_the_position(
 def test_holds_and_measure_follow_the_unit() -> None:
     g = parse_gate("on_time.hold < -5pt")
     value, shown = measure(g, -0.06, -0.1, "share")
-    assert value is not None and g.holds(value) and shown == "-6.0pt"
+    assert value is not None
+    assert g.holds(value)
+    assert shown == "-6.0pt"
     value, _ = measure(g, -0.04, -0.1, "share")
-    assert value is not None and not g.holds(value)
+    assert value is not None
+    assert not g.holds(value)
     rel = parse_gate("executions_per_call.hold > +10%")
     value, shown = measure(rel, 0.3, 0.15, "ratio")
-    assert value is not None and rel.holds(value) and shown == "+15.0%"
+    assert value is not None
+    assert rel.holds(value)
+    assert shown == "+15.0%"
     assert measure(rel, 0.3, None, "ratio")[0] is None  # no baseline to be relative to

@@ -12,14 +12,16 @@ def test_several_runs_use_their_spread() -> None:
     b = side_band(runs)
     assert b.method == "spread of 3 runs"
     assert (b.low, b.high) == (0.5, 0.7)
-    assert b.value is not None and abs(b.value - 0.6) < 1e-12
+    assert b.value is not None
+    assert abs(b.value - 0.6) < 1e-12
 
 
 def test_one_run_is_bootstrapped_and_the_method_named() -> None:
     draw, method = _binomial(1000, 0.3, "calls")
     b = side_band([Measured(0.3, draw, method)])
     assert b.method.startswith("bootstrap over calls (1,000)")
-    assert b.low is not None and b.high is not None
+    assert b.low is not None
+    assert b.high is not None
     assert 0.25 < b.low < 0.3 < b.high < 0.35
     assert side_band([Measured(0.3, draw, method)]) == b  # seeded: the same band again
 
@@ -27,7 +29,8 @@ def test_one_run_is_bootstrapped_and_the_method_named() -> None:
 def test_time_bins_need_three_bins() -> None:
     assert _bins([1.0, 2.0], [1.0, 1.0], 30)[0] is None
     draw, method = _bins([2.0, 2.0, 2.0, 2.0], [1.0, 1.0, 1.0, 1.0], 30)
-    assert draw is not None and method == "bootstrap over 30 s time bins (4)"
+    assert draw is not None
+    assert method == "bootstrap over 30 s time bins (4)"
     b = side_band([Measured(2.0, draw, method)])
     assert (b.low, b.high) == (2.0, 2.0)
 
@@ -38,6 +41,9 @@ def test_beyond_noise_only_when_bands_do_not_overlap() -> None:
     far = side_band([Measured(v, None, "x") for v in (0.7, 0.8)])
     assert difference_band(a, near)[2] is False
     low, high, beyond = difference_band(a, far)
-    assert beyond is True and low is not None and high is not None and 0 < low <= high
+    assert beyond is True
+    assert low is not None
+    assert high is not None
+    assert 0 < low <= high
     bare = side_band([Measured(0.9, None, "none: nothing to resample")])
     assert difference_band(a, bare) == (None, None, None)  # never called beyond noise

@@ -60,7 +60,8 @@ def test_a_run_compared_with_itself_shows_nothing_beyond_noise(
     assert c.figures, "no figure compared"
     for r in c.figures:
         d = r.differences[0]
-        assert d.diff == 0 and d.direction == "same", r.name
+        assert d.diff == 0, r.name
+        assert d.direction == "same", r.name
         assert d.beyond_noise is not True, r.name
     assert [s.runs[0].verdict for s in c.sides] == ["metastable", "metastable"]
 
@@ -75,10 +76,10 @@ def test_coalescing_retries_against_the_incident_goes_the_expected_way(
     assert [p.name for p in c.phases] == ["run", "steady", "base", "pulse", "hold"]
     for name in ("on_time.hold", "delivered.hold", "delivered.run"):
         diff, direction, beyond = _row(c, name)
-        assert diff is not None and diff > 0.3 and direction == "better" and beyond, name
+        assert (diff is not None and diff > 0.3, direction, beyond) == (True, "better", True), name
     for name in ("executions_per_call.hold", "retry_share.hold", "queue_wait.steady"):
         diff, direction, beyond = _row(c, name)
-        assert diff is not None and diff < 0 and direction == "better" and beyond, name
+        assert (diff is not None and diff < 0, direction, beyond) == (True, "better", True), name
     # before the pulse nothing differs: the same arrivals, no retries yet
     assert _row(c, "on_time.base") == (0.0, "same", False)
     # figures one side lacks are listed with the reason, never compared
@@ -117,7 +118,8 @@ def test_json_output_is_the_documented_model(templates: dict[str, Path]) -> None
     )
     assert res.exit_code == 0, res.output
     c = Comparison.model_validate(json.loads(res.stdout))
-    assert c.schema_version == 1 and c.baseline == "cancel"
+    assert c.schema_version == 1
+    assert c.baseline == "cancel"
     assert {p.measure for p in c.series} == {"delivered_per_s", "waiting", "executions_per_call"}
     listed = runner.invoke(
         app, ["compare", str(templates["cancel"]), str(templates["coalesce"]), "--list-figures"]
@@ -136,9 +138,11 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert re.fullmatch(r"relplan: error: .*nothing: no such file or folder\n", res.stderr)
     res = runner.invoke(app, ["compare", str(tmp_path)])
-    assert res.exit_code == 2 and "at least two sides" in res.stderr
+    assert res.exit_code == 2
+    assert "at least two sides" in res.stderr
     res = runner.invoke(app, ["compare", "--list-figures"])
-    assert res.exit_code == 0 and "on_time.WINDOW" in res.stdout
+    assert res.exit_code == 0
+    assert "on_time.WINDOW" in res.stdout
 
 
 @pytest.mark.slow
@@ -148,7 +152,8 @@ def test_an_unknown_figure_in_the_gate_is_a_usage_error(templates: dict[str, Pat
     assert res.exit_code == 2
     assert "'recovery_s' is not a figure both sides have" in res.stderr
     res = runner.invoke(app, ["compare", a, b, "--fail-if", "queue_wait.hold > 5pt"])
-    assert res.exit_code == 2 and "pt applies to shares" in res.stderr
+    assert res.exit_code == 2
+    assert "pt applies to shares" in res.stderr
 
 
 @pytest.mark.slow
@@ -192,7 +197,7 @@ def test_retries_against_no_retries_give_the_expected_directions(
     c = compare([str(simulated_run("pulse-noretry", 1)), str(templates["cancel"])])
     for name in ("executions_per_call.hold", "retry_share.hold"):
         diff, direction, beyond = _row(c, name)
-        assert diff is not None and diff > 0 and direction == "worse" and beyond, name
+        assert (diff is not None and diff > 0, direction, beyond) == (True, "worse", True), name
 
 
 def test_the_page_is_self_contained_and_renders_in_chromium(
@@ -206,11 +211,14 @@ def test_the_page_is_self_contained_and_renders_in_chromium(
     run = browser(page, "--dump-dom")
     assert run.console == [], run.console
     body = re.search(r"<body[^>]*>", run.stdout)
-    assert body is not None and 'data-charts-done="3"' in body.group(0)
+    assert body is not None
+    assert 'data-charts-done="3"' in body.group(0)
     assert "data-chart-error" not in body.group(0)
     for name in ("delivered_per_s", "waiting", "executions_per_call"):
         block = run.stdout.split(f'id="chart-{name}"', 1)[1]
         assert block.startswith(' data-rendered="yes"') or 'data-rendered="yes"' in block[:200]
         assert "<svg" in block.split('<div class="chart"', 1)[0]
-    assert "on_time.hold" in run.stdout and "beyond noise" in run.stdout
-    assert "metastable" in run.stdout and "recovered" in run.stdout
+    assert "on_time.hold" in run.stdout
+    assert "beyond noise" in run.stdout
+    assert "metastable" in run.stdout
+    assert "recovered" in run.stdout

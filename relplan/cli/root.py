@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 
 from relplan import __version__
 from relplan.cli import alerts, analyze, compare, ingest, lab, planning, record, report, simulate, whatif
+from relplan.cli import compare as compare_cli
 from relplan.cli.options import LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
 from relplan.terminal import visible_lines
@@ -159,6 +160,7 @@ app.add_typer(alerts.alerts_app, name="alerts")
 app.command(cls=LazyHelpCommand)(report.report)
 app.add_typer(whatif.whatif_app, name="whatif")
 app.add_typer(lab.lab_app, name="lab")
+app.command()(compare_cli.compare)
 app.command()(compare.compare)
 
 

@@ -16,8 +16,8 @@ from relplan.compare.model import (
     NotCompared,
     PhaseAlignment,
     RunInfo,
-    SideInfo,
     SeriesPoint,
+    SideInfo,
     SideValue,
 )
 from relplan.compare.sides import Run, Side, load_sides
@@ -93,10 +93,11 @@ def _rows(
 ) -> tuple[list[FigureRow], list[NotCompared]]:
     rows: list[FigureRow] = []
     missing: list[NotCompared] = []
+    whole: list[tuple[str, list[list[F.Window | None]]]] = [
+        ("", [[None for _ in s.runs] for s in sides])
+    ]
     for fam in F.FAMILIES:
-        for wname, grid in (
-            windows if fam.per_window else [("", [[None] * len(s.runs) for s in sides])]
-        ):
+        for wname, grid in windows if fam.per_window else whole:
             name = f"{fam.name}.{wname}" if fam.per_window else fam.name
             per_side: list[list[F.Measured | None]] = []
             reasons: dict[str, str] = {}
@@ -144,7 +145,7 @@ def _rows(
                     window=wname or None,
                     title=fam.title,
                     unit=fam.unit,
-                    sense=fam.sense,  # type: ignore[arg-type]
+                    sense=fam.sense,
                     analysis=fam.analysis,
                     values=values,
                     differences=diffs,
@@ -278,7 +279,7 @@ def compare(
             )
             for s in sides
         ],
-        alignment=how,  # type: ignore[arg-type]
+        alignment=how,
         phases=[
             PhaseAlignment(name=n, per_side=[[w.name if w else "run" for w in row] for row in grid])
             for n, grid in windows

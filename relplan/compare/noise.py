@@ -59,7 +59,9 @@ def difference_band(base: Band, other: Band) -> tuple[float | None, float | None
     """(low, high, beyond noise) of other - base."""
     if None in (base.low, base.high, other.low, other.high):
         return None, None, None
-    assert base.low is not None and base.high is not None
-    assert other.low is not None and other.high is not None
+    assert base.low is not None
+    assert base.high is not None
+    assert other.low is not None
+    assert other.high is not None
     low, high = other.low - base.high, other.high - base.low
     return low, high, not (low <= 0 <= high)

@@ -47,7 +47,7 @@ def chart_specs(c: Comparison) -> dict[str, dict[str, Any]]:
         if not rows:
             continue
         chart = (
-            alt.Chart(alt.Data(values=rows))
+            alt.Chart(alt.Data(values=rows))  # type: ignore[no-untyped-call]
             .mark_line(point=True)
             .encode(
                 x=alt.X("t:Q", title="seconds from the run's start"),
