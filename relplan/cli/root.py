@@ -25,7 +25,7 @@ from typer._click import exceptions as click_exc
 from typer.core import TyperGroup
 
 from relplan import __version__
-from relplan.cli import alerts, analyze, compare, ingest, lab, planning, record, report, simulate, whatif
+from relplan.cli import alerts, analyze, ingest, lab, planning, record, report, simulate, whatif
 from relplan.cli import compare as compare_cli
 from relplan.cli.options import LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
