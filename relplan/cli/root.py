@@ -161,7 +161,6 @@ app.command(cls=LazyHelpCommand)(report.report)
 app.add_typer(whatif.whatif_app, name="whatif")
 app.add_typer(lab.lab_app, name="lab")
 app.command()(compare_cli.compare)
-app.command()(compare.compare)
 
 
 def main() -> None:
