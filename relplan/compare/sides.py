@@ -132,7 +132,13 @@ def analyse(run: RunSpec, opts: AnalyzeOptions) -> Run:
 def load_sides(specs: list[str], opts: AnalyzeOptions) -> list[Side]:
     taken: set[str] = set()
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
-    sides = []
-    for i, (spec, runs) in enumerate(resolved):
-        sides.append(Side(label_of(spec, i, taken), spec, [analyse(r, opts) for r in runs]))
-    return sides
+    from concurrent.futures import ThreadPoolExecutor
+
+    # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
+    flat = [r for _, runs in resolved for r in runs]
+    with ThreadPoolExecutor(max_workers=min(4, len(flat))) as pool:
+        done = iter(list(pool.map(lambda r: analyse(r, opts), flat)))
+    return [
+        Side(label_of(spec, i, taken), spec, [next(done) for _ in runs])
+        for i, (spec, runs) in enumerate(resolved)
+    ]
