@@ -87,17 +87,19 @@ def resolve(spec: str) -> list[RunSpec]:
     return runs
 
 
-def label_of(spec: str, index: int, taken: set[str]) -> str:
-    first = Path(spec.split(",")[0].strip())
-    name = first.stem if first.suffix == ".duckdb" else first.name
-    name = (name or f"side{index + 1}") + ("+" if "," in spec else "")
-    label = name
-    n = 2
-    while label in taken:
-        label = f"{name}#{n}"
-        n += 1
-    taken.add(label)
-    return label
+def labels_of(specs: list[str]) -> list[str]:
+    """Short labels: each side's first path's name (a workspace's stem), with as many parent
+    folders as it takes to tell the sides apart (`no-retries/client`); `+` marks a group."""
+    firsts = [Path(spec.split(",")[0].strip()).resolve() for spec in specs]
+    parts = [(p.with_suffix("") if p.suffix == ".duckdb" else p).parts[1:] for p in firsts]
+    depth = 1
+    while True:
+        names = ["/".join(x[-depth:]) for x in parts]
+        if len(set(names)) == len(names) or depth >= max(len(x) for x in parts):
+            break
+        depth += 1
+    out = [n + ("+" if "," in spec else "") for n, spec in zip(names, specs, strict=True)]
+    return [f"{n}#{i + 1}" if out.count(n) > 1 else n for i, n in enumerate(out)]
 
 
 @contextmanager
@@ -130,7 +132,6 @@ def analyse(run: RunSpec, opts: AnalyzeOptions) -> Run:
 
 
 def load_sides(specs: list[str], opts: AnalyzeOptions) -> list[Side]:
-    taken: set[str] = set()
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
     from concurrent.futures import ThreadPoolExecutor
 
@@ -139,6 +140,6 @@ def load_sides(specs: list[str], opts: AnalyzeOptions) -> list[Side]:
     with ThreadPoolExecutor(max_workers=min(4, len(flat))) as pool:
         done = iter(list(pool.map(lambda r: analyse(r, opts), flat)))
     return [
-        Side(label_of(spec, i, taken), spec, [next(done) for _ in runs])
-        for i, (spec, runs) in enumerate(resolved)
+        Side(label, spec, [next(done) for _ in runs])
+        for label, (spec, runs) in zip(labels_of(specs), resolved, strict=True)
     ]
