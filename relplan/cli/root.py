@@ -37,6 +37,7 @@ from relplan.cli import (
     simulate,
     whatif,
 )
+from relplan.cli import compare as compare_cli
 from relplan.cli.options import LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
 from relplan.terminal import visible_lines
@@ -171,6 +172,7 @@ app.command(cls=LazyHelpCommand)(report.report)
 app.add_typer(whatif.whatif_app, name="whatif")
 app.command()(drill.drill)
 app.add_typer(lab.lab_app, name="lab")
+app.command()(compare_cli.compare)
 
 
 def main() -> None:

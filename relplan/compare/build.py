@@ -1,0 +1,292 @@
+"""The comparison: sides loaded, phases aligned, every figure's values, bands and
+differences, the figures only some sides have, and the gate."""
+
+from __future__ import annotations
+
+from relplan.analyses.options import AnalyzeOptions
+from relplan.compare import figures as F
+from relplan.compare import gate as G
+from relplan.compare import noise
+from relplan.compare.model import (
+    Comparison,
+    Difference,
+    Direction,
+    FigureRow,
+    GateLine,
+    NotCompared,
+    PhaseAlignment,
+    RunInfo,
+    SeriesPoint,
+    SideInfo,
+    SideValue,
+)
+from relplan.compare.sides import Run, Side, load_sides
+from relplan.errors import UsageError
+
+
+def _phases(run: Run) -> list[F.Window]:
+    ctx = run.result.context
+    out = [F.Window(p.name, p.start_s, p.end_s) for p in ctx.phases]
+    return out
+
+
+def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | None]]]]]:
+    """Aligned windows: (name, per side, per run: the run's window). By phase name when every
+    run shares the names, else by position around each run's detected overload phase."""
+    runs = [r for s in sides for r in s.runs]
+    names = [[w.name for w in _phases(r)] for r in runs]
+    common = [n for n in names[0] if all(n in other for other in names[1:])]
+    aligned: list[tuple[str, list[list[F.Window | None]]]] = [
+        ("run", [[None for _ in s.runs] for s in sides])
+    ]
+    steady = [[r.result.context.steady for r in s.runs] for s in sides]
+    if all(x is not None for row in steady for x in row):
+        aligned.append(
+            (
+                "steady",
+                [
+                    [F.Window(x.name, x.start_s, x.end_s) for x in row if x is not None]
+                    for row in steady
+                ],
+            )
+        )
+    overloads = [r.result.context.overload_phase for r in runs]
+    if common and (len(common) == len(names[0]) or None in overloads):
+        how = "by name"
+        for n in common:
+            per = [[next(w for w in _phases(r) if w.name == n) for r in s.runs] for s in sides]
+            aligned.append((n, list(per)))  # type: ignore[arg-type]
+        return how, aligned
+    if None in overloads:
+        return "by name", aligned
+    # by the detected overload: offsets from each run's overload phase
+    offsets: dict[int, list[list[F.Window | None]]] = {}
+    for si, s in enumerate(sides):
+        for ri, r in enumerate(s.runs):
+            ph = _phases(r)
+            k = [w.name for w in ph].index(r.result.context.overload_phase or "")
+            for i, w in enumerate(ph):
+                grid = offsets.setdefault(i - k, [[None] * len(x.runs) for x in sides])
+                grid[si][ri] = w
+    for off in sorted(offsets):
+        grid = offsets[off]
+        if any(w is None for row in grid for w in row):
+            continue
+        label = "overload" if off == 0 else ("before" if off == -1 else f"overload{off:+d}")
+        if off == 1:
+            label = "after"
+        first = {w.name for row in grid for w in row if w is not None}
+        aligned.append((first.pop() if len(first) == 1 else label, grid))
+    return "by detected overload", aligned
+
+
+def _direction(diff: float | None, sense: str) -> Direction:
+    if diff is None:
+        return "unknown"
+    if diff == 0:
+        return "same"
+    return "better" if (diff > 0) == (sense == "higher") else "worse"
+
+
+def _rows(
+    sides: list[Side], windows: list[tuple[str, list[list[F.Window | None]]]]
+) -> tuple[list[FigureRow], list[NotCompared]]:
+    rows: list[FigureRow] = []
+    missing: list[NotCompared] = []
+    whole: list[tuple[str, list[list[F.Window | None]]]] = [
+        ("", [[None for _ in s.runs] for s in sides])
+    ]
+    for fam in F.FAMILIES:
+        for wname, grid in windows if fam.per_window else whole:
+            name = f"{fam.name}.{wname}" if fam.per_window else fam.name
+            per_side: list[list[F.Measured | None]] = []
+            reasons: dict[str, str] = {}
+            for s, row in zip(sides, grid, strict=True):
+                got: list[F.Measured | None] = []
+                for run, w in zip(s.runs, row, strict=True):
+                    m = fam.read(run.result, w)
+                    if isinstance(m, str):
+                        reasons.setdefault(s.label, m)
+                        got.append(None)
+                    else:
+                        got.append(m)
+                per_side.append(got)
+            have = [s.label for s, got in zip(sides, per_side, strict=True) if any(got)]
+            if len(have) < len(sides):
+                why = "; ".join(f"{k}: {v}" for k, v in reasons.items() if k not in have)
+                missing.append(NotCompared(name=name, reason=why, supported_by=have))
+                continue
+            bands = [noise.side_band(got) for got in per_side]
+            values = [
+                SideValue(value=b.value, low=b.low, high=b.high, method=b.method, runs=b.runs)
+                for b in bands
+            ]
+            diffs = []
+            base = bands[0]
+            for s, b in zip(sides[1:], bands[1:], strict=True):
+                d = None if b.value is None or base.value is None else b.value - base.value
+                rel = None if d is None or not base.value else d / abs(base.value)
+                low, high, beyond = noise.difference_band(base, b)
+                diffs.append(
+                    Difference(
+                        side=s.label,
+                        diff=d,
+                        rel=rel,
+                        low=low,
+                        high=high,
+                        direction=_direction(d, fam.sense),
+                        beyond_noise=beyond,
+                    )
+                )
+            rows.append(
+                FigureRow(
+                    name=name,
+                    family=fam.name,
+                    window=wname or None,
+                    title=fam.title,
+                    unit=fam.unit,
+                    sense=fam.sense,
+                    analysis=fam.analysis,
+                    values=values,
+                    differences=diffs,
+                )
+            )
+    for name, reason in F.NOT_IN_ANALYSES:
+        missing.append(NotCompared(name=name, reason=reason, supported_by=[]))
+    return rows, missing
+
+
+def check_gates(gates: list[G.Gate], rows: list[FigureRow], labels: list[str]) -> list[GateLine]:
+    out = []
+    by_name = {r.name: r for r in rows}
+    for g in gates:
+        row = by_name.get(g.figure)
+        if row is None:
+            raise UsageError(
+                "--fail-if",
+                f"{g.expr!r}: position 1: {g.figure!r} is not a figure both sides have;"
+                " see relplan compare --list-figures and the comparison's not-compared list",
+            )
+        if g.unit == "pt" and row.unit != "share":
+            raise UsageError(
+                "--fail-if", f"{g.expr!r}: pt applies to shares; {g.figure} is {row.unit}"
+            )
+        if g.side is not None and g.side not in labels[1:]:
+            raise UsageError(
+                "--fail-if", f"{g.expr!r}: vs {g.side}: expected one of {', '.join(labels[1:])}"
+            )
+        for d in row.differences:
+            if g.side is not None and d.side != g.side:
+                continue
+            if d.diff is None:
+                out.append(
+                    GateLine(
+                        expr=g.expr,
+                        figure=g.figure,
+                        side=d.side,
+                        diff=None,
+                        measured="n/a",
+                        failed=False,
+                        note="no value",
+                    )
+                )
+                continue
+            value, shown = G.measure(g, d.diff, d.rel, row.unit)
+            holds = value is not None and g.holds(value)
+            if not holds:
+                note = "passes"
+            elif d.beyond_noise is None:
+                note = "fails (no noise band: the bare difference decides)"
+            elif d.beyond_noise:
+                note = "fails (beyond noise)"
+            else:
+                note = "passes (within noise)"
+            failed = holds and d.beyond_noise is not False
+            out.append(
+                GateLine(
+                    expr=g.expr,
+                    figure=g.figure,
+                    side=d.side,
+                    diff=value,
+                    measured=shown,
+                    failed=failed,
+                    note=note,
+                )
+            )
+    return out
+
+
+def series(sides: list[Side]) -> list[SeriesPoint]:
+    """The paired charts' rows, from the analyses' series of each side's first run."""
+    out: list[SeriesPoint] = []
+    for s in sides:
+        res = s.runs[0].result
+        amp, ll = res.amplification, res.littles_law
+        if amp is not None:
+            for b in amp.series:
+                done = b.completed_for_waiting
+                out.append(
+                    SeriesPoint(
+                        side=s.label,
+                        measure="delivered_per_s",
+                        t_s=b.start_s,
+                        value=None if done is None else done / amp.series_bin_s,
+                    )
+                )
+                epc = (
+                    b.executions_accepted / b.calls
+                    if b.calls and b.executions_accepted is not None
+                    else None
+                )
+                out.append(
+                    SeriesPoint(
+                        side=s.label, measure="executions_per_call", t_s=b.start_s, value=epc
+                    )
+                )
+        if ll is not None:
+            out += [
+                SeriesPoint(side=s.label, measure="waiting", t_s=b.start_s, value=b.waiting_l)
+                for b in ll.series
+            ]
+    return out
+
+
+def compare(
+    specs: list[str], opts: AnalyzeOptions | None = None, fail_if: list[str] | None = None
+) -> Comparison:
+    """Compare the sides named by `specs` (the first is the baseline)."""
+    if len(specs) < 2:
+        raise UsageError("SIDES", "expected at least two sides (the first is the baseline)")
+    gates = [G.parse_gate(e) for e in fail_if or []]  # usage errors before any work
+    sides = load_sides(specs, opts or AnalyzeOptions())
+    how, windows = align(sides)
+    rows, missing = _rows(sides, windows)
+    lines = check_gates(gates, rows, [s.label for s in sides])
+    return Comparison(
+        baseline=sides[0].label,
+        sides=[
+            SideInfo(
+                label=s.label,
+                spec=s.spec,
+                runs=[
+                    RunInfo(
+                        source=str(r.spec.path),
+                        kind=r.spec.kind,
+                        verdict=r.result.verdict.verdict if r.result.verdict else None,
+                    )
+                    for r in s.runs
+                ],
+            )
+            for s in sides
+        ],
+        alignment=how,
+        phases=[
+            PhaseAlignment(name=n, per_side=[[w.name if w else "run" for w in row] for row in grid])
+            for n, grid in windows
+        ],
+        figures=rows,
+        not_compared=missing,
+        series=series(sides),
+        gate=lines,
+        failed=any(g.failed for g in lines),
+    )

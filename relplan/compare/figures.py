@@ -1,0 +1,335 @@
+"""The figures compare shows, each read from an analysis's model (never computed here), and
+for each a resampler for its noise band where the model holds the unit to resample.
+
+A family is either per window (`on_time.hold`: one value per aligned phase, `run` and
+`steady`) or whole-run (`capacity`). `FAMILIES` is the catalogue `--list-figures` prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from relplan.analyses.result import AnalyzeResult
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Sampler = Callable[["np.random.Generator", int], "np.ndarray[Any, Any]"]
+
+
+@dataclass(frozen=True)
+class Measured:
+    value: float
+    sampler: Sampler | None  # draws resampled values of the figure
+    method: str  # what is resampled, or why nothing can be
+
+
+@dataclass(frozen=True)
+class Window:
+    name: str  # the run's own name of the window
+    start_s: float
+    end_s: float
+
+
+Reader = Callable[[AnalyzeResult, Window | None], "Measured | str"]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    unit: str
+    sense: str  # "higher" or "lower" is better
+    analysis: str
+    per_window: bool
+    read: Reader
+
+
+def _binomial(n: int, p: float, what: str) -> tuple[Sampler, str]:
+    def draw(rng: np.random.Generator, b: int) -> np.ndarray[Any, Any]:
+        return rng.binomial(n, p, b) / n
+
+    return draw, f"bootstrap over {what} ({n:,})"
+
+
+def _bins(num: list[float], den: list[float], bin_s: float) -> tuple[Sampler | None, str]:
+    import numpy as np
+
+    pairs = [(a, b) for a, b in zip(num, den, strict=True) if b > 0]
+    if len(pairs) < 3:
+        return None, f"none: {len(pairs)} time bins with data (3 needed to resample)"
+    a = np.array([p[0] for p in pairs], dtype=float)
+    d = np.array([p[1] for p in pairs], dtype=float)
+
+    def draw(rng: np.random.Generator, b: int) -> np.ndarray[Any, Any]:
+        idx = rng.integers(0, len(a), (b, len(a)))
+        out: np.ndarray[Any, Any] = a[idx].sum(axis=1) / d[idx].sum(axis=1)
+        return out
+
+    return draw, f"bootstrap over {bin_s:g} s time bins ({len(pairs)})"
+
+
+def _in(w: Window | None, t: float) -> bool:
+    return w is None or w.start_s <= t < w.end_s
+
+
+def _window(rows: list[Any], w: Window | None) -> Any | None:
+    name = "run" if w is None else w.name
+    return next((r for r in rows if r.window == name and getattr(r, "replica", None) is None), None)
+
+
+def _need(res: AnalyzeResult, analysis: str) -> Any:
+    model = getattr(res, analysis, None)
+    if model is None:
+        skipped = next((s.reason for s in res.skipped if s.analysis == analysis), None)
+        return f"{analysis} did not run: {skipped or 'no input'}"
+    return model
+
+
+def _share(field: str, count: str) -> Reader:
+    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+        d = _need(res, "delivery")
+        if isinstance(d, str):
+            return d
+        row = _window(d.windows, w)
+        if row is None or row.calls == 0:
+            return "no calls arrived in the window"
+        share = getattr(row, field)
+        draw, method = _binomial(row.calls, share, "calls")
+        return Measured(share, draw, method)
+
+    del count
+    return read
+
+
+def _executions_per_call(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    a = _need(res, "amplification")
+    if isinstance(a, str):
+        return a
+    row = _window(a.windows, w)
+    if row is None or not row.calls or row.executions_per_call is None:
+        return "no calls or no executions seen in the window"
+    bins = [b for b in a.series if _in(w, b.start_s)]
+    draw, method = _bins(
+        [float(b.executions_accepted or 0) for b in bins],
+        [float(b.calls or 0) for b in bins],
+        a.series_bin_s,
+    )
+    return Measured(float(row.executions_per_call), draw, method)
+
+
+def _retry_share(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    a = _need(res, "amplification")
+    if isinstance(a, str):
+        return a
+    row = _window(a.windows, w)
+    if row is None or row.retry_share is None or not row.executions_created:
+        return "no executions created in the window"
+    draw, method = _binomial(int(row.executions_created), row.retry_share, "executions")
+    return Measured(float(row.retry_share), draw, method)
+
+
+def _wasted(fate: str) -> Reader:
+    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+        wp = _need(res, "wasted_prefill")
+        if isinstance(wp, str):
+            return wp
+        row = _window(wp.windows, w)
+        if row is None or row.share_by_fate is None:
+            return "no prefill computed in the window"
+        value = row.share_by_fate.get(fate)
+        if value is None:
+            return "no prefill computed in the window"
+        return Measured(
+            float(value), None, "none: the analysis gives token totals only (no unit to resample)"
+        )
+
+    return read
+
+
+def _shortfall(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    c = _need(res, "counters")
+    if isinstance(c, str):
+        return c
+    row = _window(c.windows, w)
+    if row is None or row.shortfall is None:
+        return "no prefix-cache queries counted in the window"
+    every = max(1, round(c.rolling_window_s / c.rolling_step_s))  # non-overlapping windows
+    ev = [s for s in c.series if s.replica is None and _in(w, s.t_s)][::every]
+    draw, method = _bins(
+        [float(s.query_rise - s.prompt_rise) for s in ev if s.query_rise is not None],
+        [float(s.query_rise) for s in ev if s.query_rise is not None],
+        c.rolling_window_s,
+    )
+    return Measured(float(row.shortfall), draw, method)
+
+
+def _queue_wait(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    ll = _need(res, "littles_law")
+    if isinstance(ll, str):
+        return ll
+    row = _window(ll.windows, w)
+    if row is None or row.wq_s is None:
+        return "no arrivals at the waiting queue in the window"
+    bins = [b for b in ll.series if _in(w, b.start_s) and b.waiting_l is not None]
+    draw, method = _bins(
+        [float(b.waiting_l) for b in bins],
+        [float(b.lambda_per_s or 0) for b in bins],
+        ll.series_bin_s,
+    )
+    return Measured(float(row.wq_s), draw, method)
+
+
+def _capacity(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    ctx = res.context
+    if ctx.capacity is None:
+        return "Ĉ unknown (no run.json capacity, no --capacity, no calibration)"
+    return Measured(float(ctx.capacity), None, f"none: {ctx.capacity_source} (not measured)")
+
+
+def _recovery(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    d = _need(res, "delivery")
+    if isinstance(d, str):
+        return d
+    rec = d.recovery
+    if rec is None:
+        return d.recovery_null_reason or "no overload phase"
+    if rec.recovery_s is None:
+        return f"did not recover ({rec.verdict})"
+    return Measured(
+        float(rec.recovery_s), None, "none: one crossing time per run (needs several runs)"
+    )
+
+
+def _verdict_figure(key: str) -> Reader:
+    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+        v = res.verdict
+        fig = next((f for f in v.figures if f.key == key), None) if v is not None else None
+        if fig is None or fig.value is None:
+            return (fig.needs if fig is not None and fig.needs else None) or "not available"
+        return Measured(float(fig.value), None, "none: a metrics figure over the window")
+
+    return read
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "delivered",
+        "delivered share of calls",
+        "share",
+        "higher",
+        "delivery",
+        True,
+        _share("delivered_share", "calls"),
+    ),
+    Family(
+        "on_time",
+        "on-time share of calls",
+        "share",
+        "higher",
+        "delivery",
+        True,
+        _share("on_time_share", "calls"),
+    ),
+    Family(
+        "executions_per_call",
+        "executions per call",
+        "ratio",
+        "lower",
+        "amplification",
+        True,
+        _executions_per_call,
+    ),
+    Family(
+        "retry_share",
+        "share of executions created by retries",
+        "share",
+        "lower",
+        "amplification",
+        True,
+        _retry_share,
+    ),
+    Family(
+        "wasted_prefill.aborted",
+        "prefill share computed for aborted executions",
+        "share",
+        "lower",
+        "wasted_prefill",
+        True,
+        _wasted("aborted"),
+    ),
+    Family(
+        "wasted_prefill.finished_for_nobody",
+        "prefill share finished for nobody",
+        "share",
+        "lower",
+        "wasted_prefill",
+        True,
+        _wasted("finished_for_nobody"),
+    ),
+    Family(
+        "counter_shortfall",
+        "prompt-token counter shortfall",
+        "share",
+        "lower",
+        "counters",
+        True,
+        _shortfall,
+    ),
+    Family(
+        "queue_wait",
+        "mean wait in the queue (Little's law)",
+        "s",
+        "lower",
+        "littles_law",
+        True,
+        _queue_wait,
+    ),
+    Family(
+        "capacity",
+        "Ĉ, calls per second the service sustains",
+        "per_s",
+        "higher",
+        "context",
+        False,
+        _capacity,
+    ),
+    Family(
+        "recovery_s", "recovery time after the overload", "s", "lower", "delivery", False, _recovery
+    ),
+    Family(
+        "ttft_mean",
+        "mean time to first token (metrics)",
+        "s",
+        "lower",
+        "verdict",
+        False,
+        _verdict_figure("ttft_mean"),
+    ),
+    Family(
+        "preemptions",
+        "preemptions (metrics)",
+        "count",
+        "lower",
+        "verdict",
+        False,
+        _verdict_figure("preemptions"),
+    ),
+)
+
+# Asked for, but no analysis reports them: listed, never computed here.
+NOT_IN_ANALYSES: tuple[tuple[str, str], ...] = (
+    (
+        "queue_p50/p99",
+        "no analysis reports queue-time percentiles (Little's law gives the mean wait: queue_wait)",
+    ),
+    ("ttft_p50/p99", "no analysis reports TTFT percentiles (the verdict has the mean: ttft_mean)"),
+    ("drain_s", "no analysis reports a drain time"),
+    ("error_budget_burn", "no analysis reports an error-budget burn"),
+)
+
+
+def by_name(name: str) -> Family | None:
+    return next((f for f in FAMILIES if f.name == name), None)

@@ -1,0 +1,98 @@
+"""The comparison as one pydantic model: the JSON of `relplan compare --format json`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from relplan.models import StrictModel
+
+Sense = Literal["higher", "lower"]
+Direction = Literal["better", "worse", "same", "unknown"]
+
+
+class RunInfo(StrictModel):
+    source: str = Field(description="the path given (or found in a folder of seeds)")
+    kind: Literal["workspace", "input folder", "drill output"]
+    verdict: str | None = Field(description="the verdict of relplan analyze, null when none")
+
+
+class SideInfo(StrictModel):
+    label: str
+    spec: str = Field(description="the argument as given")
+    runs: list[RunInfo]
+
+
+class PhaseAlignment(StrictModel):
+    name: str = Field(description="the name figures use for this window")
+    per_side: list[list[str]] = Field(description="per side, per run: the phase's own name")
+
+
+class SideValue(StrictModel):
+    value: float | None = Field(description="the figure (mean over the side's runs)")
+    low: float | None = Field(description="low end of the side's noise band")
+    high: float | None = Field(description="high end of the side's noise band")
+    method: str = Field(description="how the band was found, or why there is none")
+    runs: list[float | None] = Field(description="the figure of each run of the side")
+
+
+class Difference(StrictModel):
+    side: str = Field(description="label of the side compared with the baseline")
+    diff: float | None = Field(description="side minus baseline, in the figure's unit")
+    rel: float | None = Field(description="diff / |baseline|, null when baseline is 0")
+    low: float | None = Field(description="low end of the difference's band")
+    high: float | None = Field(description="high end of the difference's band")
+    direction: Direction
+    beyond_noise: bool | None = Field(description="the band excludes 0; null: no band")
+
+
+class FigureRow(StrictModel):
+    name: str = Field(description="the name gates use, FAMILY or FAMILY.WINDOW")
+    family: str
+    window: str | None
+    title: str
+    unit: str = Field(description="share (0..1), ratio, s, per_s or count")
+    sense: Sense = Field(description="which way is better")
+    analysis: str = Field(description="the analysis (relplan/analyses/registry.py) it is from")
+    values: list[SideValue] = Field(description="one per side, in the order given")
+    differences: list[Difference] = Field(description="each side after the first vs it")
+
+
+class NotCompared(StrictModel):
+    name: str
+    reason: str
+    supported_by: list[str] = Field(description="labels of the sides that have it")
+
+
+class GateLine(StrictModel):
+    expr: str
+    figure: str
+    side: str
+    diff: float | None
+    measured: str = Field(description="the difference in the expression's unit, as text")
+    failed: bool
+    note: str
+
+
+class SeriesPoint(StrictModel):
+    side: str
+    measure: Literal["delivered_per_s", "waiting", "executions_per_call"]
+    t_s: float = Field(description="start of the bin, seconds from the run's t0")
+    value: float | None
+
+
+class Comparison(StrictModel):
+    schema_version: Literal[1] = 1
+    baseline: str = Field(description="label of the first side")
+    sides: list[SideInfo]
+    alignment: Literal["by name", "by detected overload"]
+    phases: list[PhaseAlignment]
+    figures: list[FigureRow]
+    not_compared: list[NotCompared]
+    series: list[SeriesPoint] = Field(
+        default_factory=list,
+        description="the charts' data: per side (its first run), per bin of the analyses",
+    )
+    gate: list[GateLine] = Field(default_factory=list)
+    failed: bool = Field(default=False, description="a --fail-if line failed")

@@ -1,0 +1,85 @@
+"""The text of `relplan compare`: verdicts side by side, the table of differences, the
+figures not compared and why, the gate's lines."""
+
+from __future__ import annotations
+
+from relplan.compare.figures import FAMILIES, NOT_IN_ANALYSES
+from relplan.compare.model import Comparison, FigureRow
+
+
+def fmt(value: float | None, unit: str, signed: bool = False) -> str:
+    if value is None:
+        return "—"
+    sign = "+" if signed else ""
+    if unit == "share":
+        return f"{value * 100:{sign}.1f}{'pt' if signed else ' %'}"
+    if unit == "s":
+        return f"{value:{sign}.1f} s"
+    return f"{value:{sign}.3g}"
+
+
+def band(low: float | None, high: float | None, unit: str, signed: bool = False) -> str:
+    if low is None or high is None:
+        return "no band"
+    return f"[{fmt(low, unit, signed)}, {fmt(high, unit, signed)}]"
+
+
+def _row(r: FigureRow) -> list[str]:
+    cells = [r.name]
+    cells += [f"{fmt(v.value, r.unit)} {band(v.low, v.high, r.unit)}" for v in r.values]
+    for d in r.differences:
+        noise = {True: "beyond noise", False: "within noise", None: "no band"}[d.beyond_noise]
+        cells.append(f"{fmt(d.diff, r.unit, True)} {d.direction}, {noise}")
+    return cells
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip()
+        for x in [head, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def render_comparison(c: Comparison) -> str:
+    labels = [s.label for s in c.sides]
+    out = ["verdicts"]
+    for s in c.sides:
+        verdicts = ", ".join(r.verdict or "none" for r in s.runs)
+        out.append(
+            f"  {s.label}: {verdicts}  ({len(s.runs)} run{'s' if len(s.runs) > 1 else ''}: {s.spec})"
+        )
+    out.append(f"\nphases aligned {c.alignment}: " + ", ".join(p.name for p in c.phases))
+    out.append(f"baseline: {c.baseline}; differences are side minus baseline\n")
+    head = ["figure", *labels, *(f"{x} vs {c.baseline}" for x in labels[1:])]
+    out.append(_table(head, [_row(r) for r in c.figures]))
+    methods = sorted(
+        {f"{lab}: {v.method}" for r in c.figures for lab, v in zip(labels, r.values, strict=True)}
+    )
+    if methods:
+        out.append("\nnoise bands (95 %):")
+        out += [f"  {m}" for m in methods]
+    if c.not_compared:
+        out.append("\nnot compared:")
+        out += [f"  {n.name}: {n.reason}" for n in c.not_compared]
+    if c.gate:
+        out.append("\ngate:")
+        out += [
+            f"  {'FAIL' if g.failed else 'ok  '} {g.expr} ({g.side}: {g.measured}; {g.note})"
+            for g in c.gate
+        ]
+    return "\n".join(out)
+
+
+def render_figure_list(names: list[str] | None = None) -> str:
+    if names is not None:
+        return "\n".join(names)
+    lines = []
+    for f in FAMILIES:
+        name = f"{f.name}.WINDOW" if f.per_window else f.name
+        lines.append(f"{name:40} {f.unit:6} {f.sense} is better; {f.title} ({f.analysis})")
+    lines.append("WINDOW: run, steady, or a phase name (base, pulse, hold, ...)")
+    lines += [f"{n:40} not available: {why}" for n, why in NOT_IN_ANALYSES]
+    return "\n".join(lines)

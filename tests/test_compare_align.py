@@ -1,0 +1,41 @@
+"""Phase alignment: by name when every run shares the names, else by the detected overload."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from relplan.compare.build import align
+
+
+def _run(phases: list[tuple[str, float, float]], overload: str | None) -> Any:
+    ctx = SimpleNamespace(
+        phases=[SimpleNamespace(name=n, start_s=a, end_s=b) for n, a, b in phases],
+        steady=None,
+        overload_phase=overload,
+    )
+    return SimpleNamespace(result=SimpleNamespace(context=ctx))
+
+
+def _side(*runs: Any) -> Any:
+    return SimpleNamespace(runs=list(runs), label="x")
+
+
+def test_same_names_align_by_name() -> None:
+    a = _run([("base", 0, 60), ("pulse", 60, 90), ("hold", 90, 300)], "pulse")
+    b = _run([("base", 0, 50), ("pulse", 50, 80), ("hold", 80, 200)], "pulse")
+    how, windows = align([_side(a), _side(b)])
+    assert how == "by name"
+    assert [n for n, _ in windows] == ["run", "base", "pulse", "hold"]
+    pulse = dict(windows)["pulse"]
+    assert [w.start_s for row in pulse for w in row] == [60, 50]
+
+
+def test_different_names_align_around_the_detected_overload() -> None:
+    a = _run([("warmup", 0, 60), ("spike", 60, 90), ("after", 90, 300)], "spike")
+    b = _run([("base", 0, 50), ("pulse", 50, 80), ("hold", 80, 200)], "pulse")
+    how, windows = align([_side(a), _side(b)])
+    assert how == "by detected overload"
+    assert [n for n, _ in windows] == ["run", "before", "overload", "after"]
+    overload = dict(windows)["overload"]
+    assert [w.name for row in overload for w in row] == ["spike", "pulse"]
