@@ -475,6 +475,6 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="gateway-logs-and-load-test-results",
+        doc="nginx-and-ingress-nginx-nginx",
     ),
 )
