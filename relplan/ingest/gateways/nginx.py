@@ -273,12 +273,9 @@ def map_line(
     status = as_int(f.get("status"))
     if status is None:
         return [], f"$status {f.get('status')!r} is not an HTTP status"
-    if opts.call_key:
-        call_id = text(field(f, opts.call_key))
-        if call_id is None:
-            key = opts.call_key.lstrip("$").lower().replace("-", "_")
-            return [], f"${key} (the call key) is missing or empty"
-    else:
+    # A line without the caller's header (a health check, a probe) is a call of its own.
+    call_id = text(field(f, opts.call_key)) if opts.call_key else None
+    if call_id is None:
         call_id = next((text(f[v]) for v in _ID_VARS if text(f.get(v))), None)
         call_id = call_id or f"{path_tag}:{ln}"
     start = t_end - rt
@@ -392,6 +389,7 @@ def stage_records(
     with_id = 0
     seconds_only = False
     no_duration = no_upstream = False
+    unkeyed = 0
     faults = faults_for(opts.skip)
     for n, line in open_text_lines(info.path, faults):
         if not line.strip():
@@ -408,7 +406,9 @@ def stage_records(
             sink.reject(n, line, err)
             continue
         with_id += any(text(f.get(v)) for v in _ID_VARS)
-        if grouped and opts.attempt_field:
+        keyed = grouped and text(field(f, opts.call_key or "")) is not None
+        unkeyed += grouped and not keyed
+        if keyed and opts.attempt_field:
             base = as_int(field(f, opts.attempt_field))
             if base is None:
                 sink.reject(n, line, f"{opts.attempt_field} is missing or not a whole number")
@@ -425,6 +425,11 @@ def stage_records(
     )
     if seconds_only:
         staged.notes.append("times from $time_local/$time_iso8601 have whole-second resolution")
+    if unkeyed:
+        staged.notes.append(
+            f"{unkeyed} lines without the call key {opts.call_key} (health checks, probes):"
+            " each is a call of its own"
+        )
     if no_duration:
         staged.notes.append(
             "no $request_time logged: each request is placed at its end with zero length"
