@@ -268,3 +268,38 @@ def test_call_key_attempt_field_and_the_join_to_vllm_executions(
         "select count(*) from attempts a join events e using (execution_id)"
         " where e.event = 'arrived'",
     ) == [(2,)]
+
+
+LAB = Path(__file__).resolve().parent / "data" / "ingest" / "lab"
+
+
+def test_lab_nginx_json_joins_the_lab_vllm_log(tmp_path: Path) -> None:
+    """The lab's own files (tests/data/ingest/lab/README.md): 60 nginx JSON lines, 58 of
+    them drill completions whose X-Request-Id vLLM turned into `cmpl-<id>-0-<8 hex>`."""
+    db = tmp_path / "w.duckdb"
+    gw = ingest(
+        db,
+        LAB / "nginx-access-head60.json",
+        call_key="X-Relplan-Call",
+        attempt_field="X-Relplan-Attempt",
+    )
+    src = gw.sources[0]
+    assert (src.format, src.rows, src.rejected) == ("nginx_json", 60, 0)
+    assert any(n.startswith("3 lines without the call key X-Relplan-Call") for n in src.notes)
+    eng = ingest(db, LAB / "vllm-head.log", year=2026)
+    # events, request ids, engine_stats rows, elapsed-time samples, 2 stats lines x 6 gauges
+    assert eng.sources[0].rows == 58 + 58 + 3 + 3 + 2 * 6
+    assert rows(db, "select outcome, count(*) from attempts group by 1") == [("delivered", 60)]
+    assert rows(
+        db,
+        "select count(*) from attempts a join events e"
+        " on e.execution_id = a.execution_id and e.event = 'arrived'",
+    ) == [(58,)]
+    one = rows(
+        db,
+        "select a.call_id, a.attempt, a.execution_id, r.client_id from attempts a"
+        " join request_ids r using (execution_id) order by a.t_sent limit 1",
+    )[0]
+    assert one[2].startswith("cmpl-" + one[3] + "-0-")
+    assert one[3] == f"{one[0]}-{one[1]}" or one[3] == "drill-probe"
+    assert rows(db, "select count(*) from engine_stats") == [(3,)]

@@ -341,6 +341,12 @@ ADAPTERS = (
         recognise=_parquet,
         read=stage_table,
         kind_of=_canonical_kind,
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/proxy.parquet",
+                "tests/data/ingest/incident/proxy.jsonl written as Parquet by DuckDB's COPY",
+            ),
+        ),
         doc="proxy-attempts-log",
     ),
 )

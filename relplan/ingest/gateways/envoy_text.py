@@ -180,6 +180,6 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="gateway-logs-and-load-test-results",
+        doc="envoy-and-istio-access-logs-envoy-envoy_text",
     ),
 )

@@ -175,6 +175,6 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="gateway-logs-and-load-test-results",
+        doc="kong-http-log--file-log-kong",
     ),
 )

@@ -196,6 +196,6 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="gateway-logs-and-load-test-results",
+        doc="litellm-spend-logs-and-logging-payload-litellm",
     ),
 )

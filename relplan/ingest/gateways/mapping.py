@@ -293,6 +293,6 @@ ADAPTERS = (
         recognise=never,
         read=stage_mapped,
         options=("--map", "--call-key", "--attempt-field"),
-        doc="gateway-logs-and-load-test-results",
+        doc="any-other-gateway-a-mapping-file-mapped",
     ),
 )

@@ -273,10 +273,9 @@ def map_line(
     status = as_int(f.get("status"))
     if status is None:
         return [], f"$status {f.get('status')!r} is not an HTTP status"
+    # A line without the caller's header (a health check, a probe) is a call of its own.
     call_id = text(field(f, opts.call_key)) if opts.call_key else None
     if call_id is None:
-        # No call key on this line (e.g. a client's GET /v1/models without the header): the
-        # request is a call of its own, named by its request id (counted in a note).
         call_id = next((text(f[v]) for v in _ID_VARS if text(f.get(v))), None)
         call_id = call_id or f"{path_tag}:{ln}"
     start = t_end - rt
@@ -387,9 +386,10 @@ def stage_records(
     sink = AttemptSink(
         con, staged.source_id, origin, opts.skip, renumber=grouped and not opts.attempt_field
     )
-    with_id = keyless = 0
+    with_id = 0
     seconds_only = False
     no_duration = no_upstream = False
+    unkeyed = 0
     faults = faults_for(opts.skip)
     for n, line in open_text_lines(info.path, faults):
         if not line.strip():
@@ -406,11 +406,9 @@ def stage_records(
             sink.reject(n, line, err)
             continue
         with_id += any(text(f.get(v)) for v in _ID_VARS)
-        if grouped and text(field(f, opts.call_key or "")) is None:
-            keyless += 1
-            for t in tries:
-                t["attempt"] = 0.0
-        elif grouped and opts.attempt_field:
+        keyed = grouped and text(field(f, opts.call_key or "")) is not None
+        unkeyed += grouped and not keyed
+        if keyed and opts.attempt_field:
             base = as_int(field(f, opts.attempt_field))
             if base is None:
                 sink.reject(n, line, f"{opts.attempt_field} is missing or not a whole number")
@@ -421,17 +419,17 @@ def stage_records(
     for n, line, why in faults.drain() if faults is not None else []:
         sink.reject(n, line, why)
     sink.finish(staged.notes)
-    if keyless:
-        staged.notes.append(
-            f"{keyless} line(s) without the call key {opts.call_key}: each is a call of its own"
-            " (named by its request id)"
-        )
     staged.notes.append(
         "tries placed back to back from the call's start ($msec or $time_local minus"
         " $request_time) by $upstream_response_time; nginx logs no start per try"
     )
     if seconds_only:
         staged.notes.append("times from $time_local/$time_iso8601 have whole-second resolution")
+    if unkeyed:
+        staged.notes.append(
+            f"{unkeyed} lines without the call key {opts.call_key} (health checks, probes):"
+            " each is a call of its own"
+        )
     if no_duration:
         staged.notes.append(
             "no $request_time logged: each request is placed at its end with zero length"
@@ -482,6 +480,6 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="gateway-logs-and-load-test-results",
+        doc="nginx-and-ingress-nginx-nginx",
     ),
 )

@@ -208,6 +208,6 @@ ADAPTERS = (
                 "tests/data/published/SOURCES.md",
             ),
         ),
-        doc="gateway-logs-and-load-test-results",
+        doc="nginx-json-access-logs-nginx_json",
     ),
 )
