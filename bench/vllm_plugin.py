@@ -1,11 +1,11 @@
 """Overhead of the relplan vLLM plugin (docs/vllm-plugin.md): throughput with and without it.
 
-Starts two vLLM API servers on loopback from the same model, one with the plugin writing a
-trace (RELPLAN_TRACE_DIR set) and one with it not loaded (VLLM_PLUGINS naming another plugin),
-then alternates load runs between them: each run sends `--requests` completions at
+Starts a vLLM API server on loopback, alternately with the plugin writing a trace
+(RELPLAN_TRACE_DIR set) and with it not loaded (VLLM_PLUGINS naming another plugin), one
+server at a time, and sends load runs to each: each run sends `--requests` completions at
 `--concurrency`, fresh random prompts per run (so the prefix cache cannot help), the same
-prompts to both servers in a pair, `ignore_eos` with a fixed `max_tokens` so both generate the
-same tokens. Prints the side-by-side table and the overhead; kills both servers at the end.
+prompts to both sides, `ignore_eos` with a fixed `max_tokens` so both generate the
+same tokens. Prints the side-by-side table and the overhead; kills each server after its runs.
 
     python bench/vllm_plugin.py [--python /root/vllm-venv/bin/python] [--model /work/labmodel]
 
@@ -25,11 +25,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 DEFAULT_PYTHON = "/root/vllm-venv/bin/python"
@@ -93,10 +92,8 @@ def server(
             os.killpg(proc.pid, signal.SIGINT)
             proc.wait(timeout=30)
         except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
+            with suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait(timeout=30)
 
 
@@ -165,12 +162,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=None)
     ap.add_argument("--model", default=None)
-    ap.add_argument("--pairs", type=int, default=3, help="alternating run pairs")
+    ap.add_argument("--pairs", type=int, default=3, help="load runs per server start")
+    ap.add_argument("--rounds", type=int, default=2, help="server starts per side, alternating")
     ap.add_argument("--requests", type=int, default=64, help="requests per run")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--prompt-words", type=int, default=256)
     ap.add_argument("--max-tokens", type=int, default=64)
-    ap.add_argument("--port", type=int, default=8100, help="with the plugin; +1 without")
+    ap.add_argument("--port", type=int, default=8100)
     a = ap.parse_args()
     python = a.python or vllm_python()
     model = a.model or model_dir()
@@ -182,38 +180,40 @@ def main() -> int:
     trace = work / "trace"
     with_env = {"RELPLAN_TRACE_DIR": str(trace), "RELPLAN_TRACE_SECONDS": "2"}
     without_env = {"VLLM_PLUGINS": "relplan-none"}
-    sides = {"with plugin": a.port, "without": a.port + 1}
+    sides = {"with plugin": a.port, "without": a.port}
     results: dict[str, list[tuple[float, int]]] = {k: [] for k in sides}
     try:
-        with (
-            server(python, model, a.port, with_env, work / "with.log", []) as p1,
-            server(python, model, a.port + 1, without_env, work / "without.log", []) as p2,
-        ):
-            wait_ready(p1, a.port)
-            wait_ready(p2, a.port + 1)
-            warm = prompts(words, 8, a.prompt_words, 0)
-            for port in sides.values():
-                load_run(port, model, warm, 8, 8, "warm")
-            for i in range(a.pairs):
-                batch = prompts(words, a.requests, a.prompt_words, 1000 + i)
-                order = list(sides.items()) if i % 2 == 0 else list(sides.items())[::-1]
-                for name, port in order:
-                    # a fresh first word per side keeps the other side's run out of its cache
-                    tagged = [f"{name.split()[0]} {p}" for p in batch]
-                    results[name].append(
-                        load_run(port, model, tagged, a.max_tokens, a.concurrency, f"b{i}")
-                    )
+        # One server at a time: two starting together on this 2-core machine starved each
+        # other's start-up. Each side's server runs `--pairs` load runs; the sides alternate
+        # per round (`--rounds`), the same prompts on both sides.
+        for rnd in range(a.rounds):
+            order = list(sides.items()) if rnd % 2 == 0 else list(sides.items())[::-1]
+            for name, port in order:
+                env = with_env if name == "with plugin" else without_env
+                log = work / f"{name.split()[0]}-{rnd}.log"
+                with server(python, model, port, env, log, []) as proc:
+                    wait_ready(proc, port)
+                    load_run(port, model, prompts(words, 8, a.prompt_words, 0), 8, 8, "warm")
+                    for i in range(a.pairs):
+                        seed = 1000 + i  # each server starts with an empty cache
+                        batch = prompts(words, a.requests, a.prompt_words, seed)
+                        results[name].append(
+                            load_run(port, model, batch, a.max_tokens, a.concurrency, f"b{seed}")
+                        )
         parts = sorted(trace.glob("*.jsonl"))
         rows = sum(len(p.read_text().splitlines()) for p in parts)
     finally:
         keep = os.environ.get("RELPLAN_BENCH_KEEP")
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"vLLM plugin overhead: {a.pairs} alternating pairs, {a.requests} requests each")
-    print(f"at concurrency {a.concurrency}, {a.prompt_words}-word prompts, {a.max_tokens} tokens out")
+    n_runs = a.rounds * a.pairs
+    print(f"vLLM plugin overhead: {n_runs} runs a side, {a.requests} requests each")
+    print(
+        f"at concurrency {a.concurrency}, {a.prompt_words}-word prompts, {a.max_tokens} tokens out"
+    )
     print(f"{'run':>4}  {'with plugin tok/s':>18}  {'without tok/s':>14}  {'ratio':>6}")
     ratios = []
-    for i in range(a.pairs):
+    for i in range(n_runs):
         (s1, t1), (s2, t2) = results["with plugin"][i], results["without"][i]
         r1, r2 = t1 / s1, t2 / s2
         ratios.append(r1 / r2)

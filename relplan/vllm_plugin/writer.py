@@ -25,6 +25,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -219,10 +220,8 @@ class TraceWriter:
         if not self._thread.is_alive():
             return
         self._stop.set()
-        try:
+        with suppress(queue.Full):
             self._queue.put(None, timeout=timeout)
-        except queue.Full:
-            pass
         self._thread.join(timeout)
 
     def _disable(self, exc: BaseException) -> None:
