@@ -103,13 +103,15 @@ def wait_ready(proc: subprocess.Popen[bytes], port: int, timeout: float = 600.0)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"vLLM on port {port} exited with {proc.returncode}")
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
         try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             c.request("GET", "/health")
             if c.getresponse().status == 200:
                 return
         except OSError:
             pass
+        finally:
+            c.close()
         time.sleep(1.0)
     raise RuntimeError(f"vLLM on port {port} not ready after {timeout:.0f} s")
 
@@ -126,14 +128,17 @@ def complete(port: int, model: str, prompt: str, max_tokens: int, request_id: st
         }
     )
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    c.request(
-        "POST",
-        "/v1/completions",
-        body,
-        {"Content-Type": "application/json", "X-Request-Id": request_id},
-    )
-    r = c.getresponse()
-    data = json.loads(r.read())
+    try:
+        c.request(
+            "POST",
+            "/v1/completions",
+            body,
+            {"Content-Type": "application/json", "X-Request-Id": request_id},
+        )
+        r = c.getresponse()
+        data = json.loads(r.read())
+    finally:
+        c.close()
     if r.status != 200:
         raise RuntimeError(f"HTTP {r.status}: {data}")
     return int(data["usage"]["completion_tokens"])
