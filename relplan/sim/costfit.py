@@ -122,12 +122,12 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
                 )
             )
         else:
+            note = None if full else "columns are collinear: the split is arbitrary"
+            if full and values[i] < 0:
+                note = "negative: the data cannot separate it from the other terms"
             out.append(
                 FittedCoefficient(
-                    name=name,
-                    value_ms=values[i],
-                    constrained=full,
-                    note=None if full else "columns are collinear: the split is arbitrary",
+                    name=name, value_ms=values[i], constrained=note is None, note=note
                 )
             )
     notes.append("KV capacity: not constrained by a trace (needs contexts at each preemption)")
