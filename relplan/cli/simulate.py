@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from relplan.cli.options import JsonFlag, SetOption
+from relplan.cli.options import DbOption, JsonFlag, SetOption
 from relplan.cli.progress import ProgressBar
 from relplan.errors import UsageError
 
@@ -124,6 +124,26 @@ def simulate_calibrate(
             progress=progress,
         )
     typer.echo(result.model_dump_json(indent=2) if json_out else cal.render_calibration(result))
+
+
+@simulate_app.command("fit-engine")
+def simulate_fit_engine(
+    db: DbOption = None,
+    max_gap: Annotated[
+        float, typer.Option(help="Longest gap between stats records counted as a step, s.")
+    ] = 1.0,
+    json_out: JsonFlag = False,
+) -> None:
+    """Fit the step-cost model from the workspace's engine trace (steps, else scheduler stats).
+
+    Example: relplan simulate fit-engine --db incident.duckdb
+    """
+    from relplan.sim.costfit import fit_engine, render_fit
+    from relplan.workspace import open_workspace, resolve_db
+
+    with open_workspace(resolve_db(db), read_only=True) as con:
+        fit = fit_engine(con, max_gap_s=max_gap)
+    typer.echo(fit.model_dump_json(indent=2) if json_out else render_fit(fit))
 
 
 @simulate_app.command("sweep")

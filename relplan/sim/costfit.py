@@ -1,0 +1,163 @@
+"""Fit the step-cost model from a recorded engine trace (docs/simulate.md, Fitting the engine
+from a trace: `relplan simulate fit-engine --db FILE`).
+
+With step records (`steps`, what the simulator writes): the plain linear part of the model
+(relplan/sim/costmodel.py), step_ms = a + b * prefill tokens + bd * decoding executions, by
+least squares over the steps. Without them but with scheduler stats (`engine_stats`, what the
+vLLM plugin writes): step_ms = a + b * batched tokens + bd * running executions, with a step's
+duration taken as the time to the next stats record (gaps over `max_gap_s`, i.e. idle time, are
+left out). Each coefficient is reported as constrained only when its column varies across the
+steps and the fit's design has full rank; the prefix-cache and attention terms (c, f) and the
+memory floor are not fitted (a trace's token counts cannot separate them from b at these
+sizes). Batch limits are the largest batch and token count seen: lower bounds of
+--max-num-seqs and --max-num-batched-tokens, not the settings. KV capacity is not constrained
+by either table (it needs per-execution context lengths at the moment of a preemption).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from relplan import sql
+from relplan.models import StrictModel
+
+if TYPE_CHECKING:
+    import duckdb
+
+MIN_STEPS = 20
+
+
+class FittedCoefficient(StrictModel):
+    name: str = Field(description="a_ms, b_ms_per_token or b_ms_per_decode_seq")
+    value_ms: float | None = Field(description="null when the data cannot constrain it")
+    constrained: bool
+    note: str | None = None
+
+
+class EngineFit(StrictModel):
+    source: str = Field(description="steps (step records) or engine_stats (scheduler stats)")
+    steps_used: int
+    coefficients: list[FittedCoefficient]
+    median_abs_error_pct: float | None = Field(description="|fit - measured| / measured, median")
+    p90_abs_error_pct: float | None
+    max_batch_seen: int | None = Field(description="lower bound of the engine's --max-num-seqs")
+    max_tokens_seen: int | None = Field(
+        description="lower bound of the engine's --max-num-batched-tokens"
+    )
+    kv_capacity_tokens: int | None = Field(description="always null: not constrained by a trace")
+    notes: list[str]
+
+
+def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> EngineFit:
+    """The fit from the workspace's `steps`, else its `engine_stats`."""
+    import numpy as np
+
+    notes: list[str] = []
+    batch: int | None
+    tokens: int | None
+    rows = sql.rows(con, "sim/step_costs")
+    if rows:
+        source = "steps"
+        x1 = [float(r["prefill_tokens"]) for r in rows]
+        x2 = [float(r["decodes"]) for r in rows]
+        y = [1000.0 * float(r["seconds"]) for r in rows]
+        batch = max(int(r["executions"]) for r in rows)
+        tokens = max(int(r["prefill_tokens"]) + int(r["decodes"]) for r in rows)
+        names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
+    else:
+        source = "engine_stats"
+        st = [
+            r
+            for r in sql.rows(con, "sim/stats_step_costs")
+            if r["seconds"] is not None
+            and 0.0 < float(r["seconds"]) <= max_gap_s
+            and (r["num_running"] or 0) > 0
+        ]
+        x1 = [float(r["num_batched_tokens"] or 0) for r in st]
+        x2 = [float(r["num_running"] or 0) for r in st]
+        y = [1000.0 * float(r["seconds"]) for r in st]
+        batch = max((int(v) for v in x2), default=0) or None
+        tokens = max((int(v) for v in x1), default=0) or None
+        names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
+        notes.append(
+            "no step records: durations are the gaps between scheduler-stats records "
+            f"(<= {max_gap_s:g} s), tokens are batched tokens (prefill and decode together)"
+        )
+    n = len(y)
+    if n < MIN_STEPS:
+        notes.append(f"{n} usable steps; at least {MIN_STEPS} are needed for a fit")
+        return EngineFit(
+            source=source,
+            steps_used=n,
+            coefficients=[
+                FittedCoefficient(name=m, value_ms=None, constrained=False) for m in names
+            ],
+            median_abs_error_pct=None,
+            p90_abs_error_pct=None,
+            max_batch_seen=batch if n else None,
+            max_tokens_seen=tokens if n else None,
+            kv_capacity_tokens=None,
+            notes=notes,
+        )
+    a = np.column_stack([np.ones(n), np.asarray(x1), np.asarray(x2)])
+    yv = np.asarray(y)
+    varies = [True, bool(np.ptp(a[:, 1]) > 0), bool(np.ptp(a[:, 2]) > 0)]
+    cols = [i for i, v in enumerate(varies) if v]
+    coef, _, rank, _ = np.linalg.lstsq(a[:, cols], yv, rcond=None)
+    full = int(rank) == len(cols)
+    values: dict[int, float] = dict(zip(cols, (float(c) for c in coef), strict=True))
+    pred = a[:, cols] @ coef
+    rel = np.abs(pred - yv) / np.maximum(yv, 1e-9) * 100.0
+    out: list[FittedCoefficient] = []
+    for i, name in enumerate(names):
+        if not varies[i]:
+            out.append(
+                FittedCoefficient(
+                    name=name,
+                    value_ms=None,
+                    constrained=False,
+                    note="its column does not vary across the steps",
+                )
+            )
+        else:
+            note = None if full else "columns are collinear: the split is arbitrary"
+            if full and values[i] < 0:
+                note = "negative: the data cannot separate it from the other terms"
+            out.append(
+                FittedCoefficient(
+                    name=name, value_ms=values[i], constrained=note is None, note=note
+                )
+            )
+    notes.append("KV capacity: not constrained by a trace (needs contexts at each preemption)")
+    return EngineFit(
+        source=source,
+        steps_used=n,
+        coefficients=out,
+        median_abs_error_pct=float(np.median(rel)),
+        p90_abs_error_pct=float(np.percentile(rel, 90)),
+        max_batch_seen=batch,
+        max_tokens_seen=tokens,
+        kv_capacity_tokens=None,
+        notes=notes,
+    )
+
+
+def render_fit(fit: EngineFit) -> str:
+    """The fit as text for the terminal."""
+    lines = [f"Engine step-cost fit from {fit.source} ({fit.steps_used:,} steps)"]
+    for c in fit.coefficients:
+        v = "not constrained" if c.value_ms is None else f"{c.value_ms:.6g} ms"
+        tail = "" if c.constrained else " (not constrained" + (f": {c.note})" if c.note else ")")
+        lines.append(f"  {c.name:<22} {v}{tail if c.value_ms is not None else ''}")
+    if fit.median_abs_error_pct is not None and fit.p90_abs_error_pct is not None:
+        lines.append(
+            f"  error: median {fit.median_abs_error_pct:.1f} %, p90 {fit.p90_abs_error_pct:.1f} %"
+        )
+    lines.append(f"  largest batch seen: {fit.max_batch_seen} (lower bound of --max-num-seqs)")
+    lines.append(
+        f"  most tokens in a step: {fit.max_tokens_seen} (lower bound of --max-num-batched-tokens)"
+    )
+    lines.extend(f"  note: {n}" for n in fit.notes)
+    return "\n".join(lines)
