@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,9 @@ def _bench() -> ModuleType:
 
 
 def _vllm() -> tuple[str, str]:
+    # Opt-in: a vLLM start takes minutes on a 2-core machine, too long for the main suite.
+    if not os.environ.get("RELPLAN_VLLM_PYTHON"):
+        pytest.skip("opt-in: set RELPLAN_VLLM_PYTHON to a vLLM python with 'relplan[vllm]'")
     b = _bench()
     python, model = b.vllm_python(), b.model_dir()
     if python is None:
