@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,8 +107,7 @@ def startup_rows(repeat: int) -> list[tuple[str, float, float]]:
     return rows
 
 
-def suite_rows(jobs: int) -> list[tuple[str, float, float]]:
-    rows = []
+def suite_rows(jobs: int) -> Iterator[tuple[str, float, float]]:
     for label, extra, goal in (
         ("suite (whole)", [], SUITE_GOAL_S),
         ('fast loop (-m "not slow")', ["-m", "not slow"], FAST_GOAL_S),
@@ -123,9 +122,8 @@ def suite_rows(jobs: int) -> list[tuple[str, float, float]]:
         )
         wall = time.perf_counter() - start
         tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
-        print(f"{label}: exit {done.returncode}; {tail[0]}", file=sys.stderr)
-        rows.append((label, wall, goal))
-    return rows
+        print(f"{label}: exit {done.returncode}; {tail[0]}", file=sys.stderr, flush=True)
+        yield label, wall, goal
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -139,32 +137,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.repeat < 1:
         parser.error("--repeat must be 1 or more")
     load0 = os.getloadavg()
-    reports = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold)
-    starts = startup_rows(ns.repeat)
-    suites = suite_rows(ns.jobs) if ns.suite else []
-    load1 = os.getloadavg()
+    # Rows are printed as they are measured (flushed), so a long --suite run shows the rest.
     print(
         f"relplan {ROOT}; {os.cpu_count()} cores; load average at start"
-        f" {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}, at end"
-        f" {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}"
+        f" {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}",
+        flush=True,
     )
     print(f"{'figure':<34}  {'value':>9}  {'goal':>9}  {'':>6}")
-    print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}")
+    print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}", flush=True)
 
     def row(label: str, value: float, goal: float, unit: str) -> None:
         verdict = "meets" if value <= goal else "misses"
-        print(f"{label:<34}  {value:>8.2f}{unit}  {goal:>8.2f}{unit}  {verdict:>6}")
+        print(f"{label:<34}  {value:>8.2f}{unit}  {goal:>8.2f}{unit}  {verdict:>6}", flush=True)
 
+    reports = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold)
     for label, wall, _mb, goal in reports:
         row(label, wall, goal, "s")
     row("report peak RSS (MB)", max(mb for _, _, mb, _ in reports), GOALS["peak_mb"], " ")
-    for label, s, ratio in starts:
+    for label, s, ratio in startup_rows(ns.repeat):
         if label == "import typer":
-            print(f"{'import typer (s)':<34}  {s:>8.3f}s  {'':>9}  {'':>6}")
+            print(f"{'import typer (s)':<34}  {s:>8.3f}s  {'':>9}  {'':>6}", flush=True)
         else:
             row(f"{label} / import typer", ratio, GOALS["startup"], "x")
-    for label, wall, goal in suites:
-        row(label, wall, goal, "s")
+    if ns.suite:
+        for label, wall, goal in suite_rows(ns.jobs):
+            row(label, wall, goal, "s")
+    load1 = os.getloadavg()
+    print(f"load average at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}")
     return 0
 
 

@@ -25,7 +25,8 @@ def test_speed_bench_prints_each_figure_against_its_goal() -> None:
     lines = done.stdout.splitlines()
     assert "load average at start" in lines[0]
     assert lines[1].split() == ["figure", "value", "goal"]
-    rows = {line[:34].strip(): line[34:].split() for line in lines[3:]}
+    assert lines[-1].startswith("load average at end ")
+    rows = {line[:34].strip(): line[34:].split() for line in lines[3:-1]}
     assert list(rows) == [
         "report, warm cache",
         "report --no-whatif",
