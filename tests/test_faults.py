@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -441,9 +442,42 @@ def test_a_label_name_twice_in_a_live_answer_is_an_input_error(
 # --- Ctrl-C in the commands that write files ------------------------------------------------
 
 
-def _interrupt_after(proc: subprocess.Popen[str], delay: float) -> str:
-    time.sleep(delay)
-    assert proc.poll() is None, "finished before the interrupt; make the input bigger"
+# The CLI as `python -m relplan` would run it, with Simulation.run wrapped to print one line
+# on stdout as it starts: the test then knows the process is inside the simulation (no guess at
+# how long start-up takes on a loaded machine) and signals it there.
+_INSIDE = """
+import runpy, sys
+from relplan.sim import simulator
+_run = simulator.Simulation.run
+def run(self):
+    sys.stdout.write("inside\\n")
+    sys.stdout.flush()
+    return _run(self)
+simulator.Simulation.run = run
+sys.argv = ["relplan", *sys.argv[1:]]
+runpy.run_module("relplan", run_name="__main__", alter_sys=True)
+"""
+
+
+def _relplan_inside_simulation(*args: str) -> subprocess.Popen[str]:
+    def child() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    return subprocess.Popen(
+        [sys.executable, "-c", _INSIDE, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=child,
+    )
+
+
+def _interrupt_inside(proc: subprocess.Popen[str]) -> str:
+    """SIGINT as soon as the child says it is inside the simulation; returns its stderr."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], 120)
+    assert ready, "the simulation did not start within 120 s"
+    assert proc.stdout.readline() == "inside\n"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     return err
@@ -467,8 +501,8 @@ def test_ctrl_c_during_simulate_is_one_line_exit_130_and_no_files_written(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "run"
-    proc = _relplan("simulate", "run", "pulse-retry-cancel", "--out", str(out))
-    err = _interrupt_after(proc, 2.0)
+    proc = _relplan_inside_simulation("simulate", "run", "pulse-retry-cancel", "--out", str(out))
+    err = _interrupt_inside(proc)
     assert proc.returncode == 130, err
     assert err == "relplan: interrupted; nothing stored\n"
     assert not out.exists() or list(out.iterdir()) == []

@@ -165,7 +165,7 @@ def test_quick_start_has_the_two_commands() -> None:
     lines = [ln for ln in first_block.group(1).splitlines() if ln.strip()]
     assert lines == [
         "pip install . && relplan report sample_data/pulse-retry-cancel",
-        "pip install -e '.[test]' && python -m pytest -q",
+        "pip install -e '.[test]' && python -m pytest -q -n auto",
     ]
 
 

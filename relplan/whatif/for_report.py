@@ -8,10 +8,15 @@ Nothing is replayed when there is nothing to improve or to compare with: an inci
 recovered, or one without a verdict. Then, and when the replay cannot run (no proxy log, no
 Ĉ, a scenario the simulator refuses), the reason is listed under "what the data could not
 show" and the rest of the report is unchanged.
+
+The result (or the reason nothing was replayed) is cached per workspace fingerprint
+(relplan/whatif/cache.py, docs/whatif.md "The report's cache"): a second report of the same
+inputs reads it instead of replaying.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 
@@ -28,6 +33,31 @@ def report_whatif(
     con: duckdb.DuckDBPyConnection,
     opts: AnalyzeOptions,
     progress: Callable[[int, int], None] | None = None,
+) -> WhatIf:
+    """The replay, from the cache when this workspace was replayed before with the same
+    options and code (relplan/whatif/cache.py), else run and stored."""
+    from relplan.whatif import cache
+
+    key = cache.fingerprint(con, opts, f"seeds={REPORT_SEEDS}")
+    hit = cache.load(key)
+    if hit is not None:
+        cached = json.loads(hit)
+        if "not_replayed" in cached:
+            raise NoDataError(str(cached["not_replayed"]))
+        return WhatIf.model_validate(cached["whatif"])
+    try:
+        result = _replay(con, opts, progress)
+    except NoDataError as exc:
+        cache.store(key, json.dumps({"not_replayed": str(exc)}))
+        raise
+    cache.store(key, json.dumps({"whatif": result.model_dump(mode="json")}))
+    return result
+
+
+def _replay(
+    con: duckdb.DuckDBPyConnection,
+    opts: AnalyzeOptions,
+    progress: Callable[[int, int], None] | None,
 ) -> WhatIf:
     from relplan.whatif.figures import figures
     from relplan.whatif.run import WhatIfOptions, whatif

@@ -204,7 +204,10 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
             # An older workspace read as it is: the tables it predates exist, empty, for this
             # connection only (temp tables; the file is not touched).
             sql.run(con, "workspace/temp_tables_since_v1")
-        if not read_only:
+        if not read_only and not (has_meta and version == SCHEMA_VERSION):
+            # Once per file: a workspace whose relplan_meta row already says this version had
+            # queries/schema.sql run on it (the row is written right after), so re-running its
+            # `create ... if not exists` statements on every open would only cost time.
             con.execute(sql.load("schema").text)
             sql.run(con, "workspace/set_schema_version", {"version": str(SCHEMA_VERSION)})
     except duckdb.Error as exc:

@@ -136,7 +136,8 @@ def pixel_variety(path: Path) -> tuple[int, float]:
 
 # A script added (by the tests only) at the end of a report page: once every chart is drawn
 # it measures the layout and writes the result as JSON into <body data-probe="...">, which
-# --dump-dom then shows. It reports elements whose right edge passes the window's, sections
+# --dump-dom then shows. It reports elements whose right edge passes the window's (not counting
+# what scrolls inside a table's .table-wrap, itself checked), sections
 # with nothing in them but their heading, the verdict's heading, and text marks of a chart
 # (mark, axis and legend labels) whose boxes overlap another's.
 PROBE = """
@@ -161,6 +162,9 @@ PROBE = """
     var wide = [];
     document.querySelectorAll("main *").forEach(function (el) {
       var r = el.getBoundingClientRect();
+      // Inside a table's scrolling wrapper the content may pass the edge: it scrolls there.
+      var wrap = el.closest(".table-wrap");
+      if (wrap && wrap !== el) { return; }
       if (r.width > 0 && r.right > width + 0.5) {
         var owner = el.closest("[id]");
         wide.push((owner ? owner.id : "?") + " " + el.tagName + ":" + Math.round(r.right));
@@ -213,3 +217,72 @@ def probe_result(dom: str) -> dict[str, Any]:
     assert m is not None, "the probe did not run"
     result: dict[str, Any] = json.loads(html_lib.unescape(m.group(1)))
     return result
+
+
+# A script added (by the tests only) at the end of a report page: once every chart is drawn it
+# lays out each table cell's text and writes, into <body data-cells="...">, the cells whose
+# text broke inside a word or a number: the rendered lines (distinct tops of the text's
+# client rects, one rect per line box fragment) outnumber the cell's words. It also gives
+# each chart's width over its column's, and the widest table over its wrapper.
+CELLS_PROBE = """
+<script>
+(function () {
+  function lines(cell) {
+    var range = document.createRange();
+    range.selectNodeContents(cell);
+    var tops = [];
+    Array.prototype.forEach.call(range.getClientRects(), function (r) {
+      if (r.width < 0.5) { return; }
+      var top = Math.round(r.top);
+      if (tops.every(function (t) { return Math.abs(t - top) > 2; })) { tops.push(top); }
+    });
+    return tops.length;
+  }
+  function probe() {
+    var broken = [], cells = 0;
+    document.querySelectorAll("main td, main th").forEach(function (cell) {
+      var text = cell.textContent.trim();
+      if (!text) { return; }
+      cells += 1;
+      var words = text.split(/\\s+/).length;
+      var n = lines(cell);
+      if (n > words) { broken.push(text + " (" + n + " lines, " + words + " words)"); }
+    });
+    var charts = [];
+    document.querySelectorAll(".chart").forEach(function (el) {
+      var svg = el.querySelector("svg");
+      if (!svg) { return; }
+      charts.push({id: el.id, share: svg.getBoundingClientRect().width / el.clientWidth,
+                   width: Math.round(svg.getBoundingClientRect().width)});
+    });
+    document.body.setAttribute("data-cells", JSON.stringify({
+      cells: cells, broken: broken, charts: charts,
+      column: Math.round(document.querySelector("main").clientWidth),
+      window_width: document.documentElement.clientWidth,
+      page_width: document.documentElement.scrollWidth
+    }));
+  }
+  var tries = 0;
+  var timer = setInterval(function () {
+    tries += 1;
+    if (document.body.hasAttribute("data-charts-done") || tries > 200) { clearInterval(timer); probe(); }
+  }, 25);
+})();
+</script>
+"""
+
+
+def with_cells_probe(page: Path, out: Path) -> Path:
+    """A copy of the report at `out` with the table-cell probe (CELLS_PROBE) before `</body>`."""
+    html = page.read_text(encoding="utf-8")
+    head, tail = html.rsplit("</body>", 1)
+    out.write_text(head + CELLS_PROBE + "</body>" + tail, encoding="utf-8")
+    return out
+
+
+def cells_result(dom: str) -> dict[str, Any]:
+    """The JSON CELLS_PROBE left in <body data-cells="...">."""
+    body = re.search(r'<body[^>]*data-cells="([^"]*)"', dom)
+    assert body is not None, "the cell probe did not run"
+    got: dict[str, Any] = json.loads(html_lib.unescape(body.group(1)))
+    return got

@@ -329,7 +329,19 @@ def build_incident(
     metrics: bool = True,
     manifest: bool = True,
 ) -> Path:
-    """Write the fixture workspace to `path` (parts can be left out to test the skips)."""
+    """Write the fixture workspace to `path` (parts can be left out to test the skips): a copy
+    of a template built once per test process (tests/helpers/templates.py)."""
+    from tests.helpers.templates import from_template
+
+    parts = {"proxy": proxy, "engine": engine, "metrics": metrics, "manifest": manifest}
+    if path.exists():  # adding to an existing file: insert, as before
+        return _insert_incident(path, **parts)
+    return from_template(path, f"incident {parts}", lambda p: _insert_incident(p, **parts))
+
+
+def _insert_incident(
+    path: Path, *, proxy: bool, engine: bool, metrics: bool, manifest: bool
+) -> Path:
     con = workspace.connect(path)
     try:
         if proxy:

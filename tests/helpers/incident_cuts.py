@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tests.helpers.ingest import ingest
+from tests.helpers.templates import from_template
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "pulse-retry-cancel"
 CUTS = ("metrics", "engine", "gateway", "gateway_metrics", "everything")
@@ -34,15 +35,18 @@ def _engine_events(folder: Path) -> Path:
 
 
 def build_cut(cut: str, folder: Path) -> Path:
-    """A workspace in `folder` holding the incident's `cut` inputs; returns its path."""
+    """A workspace in `folder` holding the incident's `cut` inputs; returns its path. The
+    ingest runs once per test process; each call copies its result (tests/helpers/templates.py)."""
     folder.mkdir(parents=True, exist_ok=True)
-    db = folder / f"{cut}.duckdb"
+    return from_template(folder / f"{cut}.duckdb", f"cut {cut}", lambda db: _ingest_cut(cut, db))
+
+
+def _ingest_cut(cut: str, db: Path) -> None:
     files = {
         "metrics": lambda: [SAMPLE / "metrics.om.txt"],
-        "engine": lambda: [_engine_events(folder)],
+        "engine": lambda: [_engine_events(db.parent)],
         "gateway": lambda: [SAMPLE / "proxy.parquet"],
         "gateway_metrics": lambda: [SAMPLE / "proxy.parquet", SAMPLE / "metrics.om.txt"],
         "everything": lambda: [SAMPLE],
     }[cut]()
     ingest(db, *files)
-    return db

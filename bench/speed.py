@@ -1,0 +1,171 @@
+"""Issue 27's table in one go: the report (cold, warm, --no-whatif), start-up against
+`import typer`, and optionally the test suite and the fast loop, each against its goal.
+
+    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [PATH]
+
+Every figure is a whole process run from this checkout with this interpreter:
+- report, cold: `relplan report PATH` with an empty RELPLAN_CACHE_DIR (the what-if replay runs
+  and is cached, the Vega bundle is built); one run, each cold run needing its own empty cache;
+- report, warm: the same command again on that cache (median of --repeat);
+- report --no-whatif: on the warm cache (median of --repeat);
+- peak MB: the largest resident set of the report process or any process it waited for (the
+  replay's workers), from wait4's rusage: the peak of one process, not a sum;
+- start-up: `relplan budget ...`, `relplan pulse ...`, `--version`, `-h` against
+  `python -c "import typer"`, interleaved, median of --repeat x 3 runs; goal <= 3x;
+- with --suite: `pytest -q -n JOBS` (the whole suite) and `pytest -q -n JOBS -m "not slow"`,
+  one run each (they take minutes: run them once, at a quiet time).
+The load average at the start and the end is printed: on a shared machine it says how far the
+figures are from a quiet one's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
+GOALS = {"cold": 3.0, "warm": 1.5, "no-whatif": 1.0, "peak_mb": 300.0, "startup": 3.0}
+SUITE_GOAL_S = 240.0
+FAST_GOAL_S = 60.0
+STARTUP: tuple[tuple[str, ...], ...] = (
+    ("budget", "--crashes", "10", "--concurrency", "40"),
+    ("pulse", "--capacity", "2.78", "--pulse", "2.7", "--pulse-seconds", "107"),
+    ("--version",),
+    ("-h",),
+)
+
+
+def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall s, peak RSS MB) of one process, failing loudly when it fails."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(cmd), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr is not None else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def report_rows(path: Path, repeat: int, cold: bool) -> list[tuple[str, float, float, float]]:
+    rows: list[tuple[str, float, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="relplan-speed-") as tmp:
+        work = Path(tmp)
+        cache = work / "cache"
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "RELPLAN_CACHE_DIR": str(cache)}
+        cmd = [sys.executable, "-m", "relplan", "report", str(path), "--out", str(work / "r.html")]
+        if cold:
+            wall, mb = timed(cmd, env, work)
+            rows.append(("report, cold cache", wall, mb, GOALS["cold"]))
+        else:
+            timed(cmd, env, work)  # fills the cache
+        for label, extra, goal in (
+            ("report, warm cache", [], GOALS["warm"]),
+            ("report --no-whatif", ["--no-whatif"], GOALS["no-whatif"]),
+        ):
+            runs = [timed([*cmd, *extra], env, work) for _ in range(repeat)]
+            rows.append(
+                (
+                    label,
+                    statistics.median(w for w, _ in runs),
+                    max(m for _, m in runs),
+                    goal,
+                )
+            )
+    return rows
+
+
+def startup_rows(repeat: int) -> list[tuple[str, float, float]]:
+    """(command, median s, ratio to `import typer`) per start-up command."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    typer_cmd = [sys.executable, "-c", "import typer"]
+    with tempfile.TemporaryDirectory() as cwd:
+        base: list[float] = []
+        times: dict[tuple[str, ...], list[float]] = {args: [] for args in STARTUP}
+        for _ in range(repeat * 3):
+            base.append(timed(typer_cmd, env, Path(cwd))[0])
+            for args in STARTUP:
+                times[args].append(
+                    timed([sys.executable, "-m", "relplan", *args], env, Path(cwd))[0]
+                )
+    typer_s = statistics.median(base)
+    rows = [("import typer", typer_s, 1.0)]
+    for args, ts in times.items():
+        s = statistics.median(ts)
+        rows.append(("relplan " + " ".join(args[:1]), s, s / typer_s))
+    return rows
+
+
+def suite_rows(jobs: int) -> Iterator[tuple[str, float, float]]:
+    for label, extra, goal in (
+        ("suite (whole)", [], SUITE_GOAL_S),
+        ('fast loop (-m "not slow")', ["-m", "not slow"], FAST_GOAL_S),
+    ):
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-n", str(jobs), *extra],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.perf_counter() - start
+        tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
+        print(f"{label}: exit {done.returncode}; {tail[0]}", file=sys.stderr, flush=True)
+        yield label, wall, goal
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", nargs="?", type=Path, default=SAMPLE)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per warm figure")
+    parser.add_argument("--no-cold", action="store_true", help="leave out the cold report")
+    parser.add_argument("--suite", action="store_true", help="also time the suite (minutes)")
+    parser.add_argument("--jobs", type=int, default=2, help="pytest -n for --suite")
+    ns = parser.parse_args(argv)
+    if ns.repeat < 1:
+        parser.error("--repeat must be 1 or more")
+    load0 = os.getloadavg()
+    # Rows are printed as they are measured (flushed), so a long --suite run shows the rest.
+    print(
+        f"relplan {ROOT}; {os.cpu_count()} cores; load average at start"
+        f" {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}",
+        flush=True,
+    )
+    print(f"{'figure':<34}  {'value':>9}  {'goal':>9}  {'':>6}")
+    print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}", flush=True)
+
+    def row(label: str, value: float, goal: float, unit: str) -> None:
+        verdict = "meets" if value <= goal else "misses"
+        print(f"{label:<34}  {value:>8.2f}{unit}  {goal:>8.2f}{unit}  {verdict:>6}", flush=True)
+
+    reports = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold)
+    for label, wall, _mb, goal in reports:
+        row(label, wall, goal, "s")
+    row("report peak RSS (MB)", max(mb for _, _, mb, _ in reports), GOALS["peak_mb"], " ")
+    for label, s, ratio in startup_rows(ns.repeat):
+        if label == "import typer":
+            print(f"{'import typer (s)':<34}  {s:>8.3f}s  {'':>9}  {'':>6}", flush=True)
+        else:
+            row(f"{label} / import typer", ratio, GOALS["startup"], "x")
+    if ns.suite:
+        for label, wall, goal in suite_rows(ns.jobs):
+            row(label, wall, goal, "s")
+    load1 = os.getloadavg()
+    print(f"load average at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The report's what-if replay, cached per workspace fingerprint, so a second report is instant.
+
+The replay is deterministic: the same stored rows, the same analysis options and the same
+relplan code give the same `WhatIf`. So its result is kept on disk, keyed by:
+
+- the workspace's sources (`sources`: each file's SHA-256, kind, format, rows stored and
+  rejected, time span and ingest notes; queries/whatif/fingerprint.sql): re-ingesting the same
+  bytes the same way gives the same key, whichever path or temporary workspace they went to;
+- the analysis options (`AnalyzeOptions`, as JSON) and the replay's own settings (seeds);
+- the code: a SHA-256 over relplan's Python files and its queries, so any change of relplan
+  (a new version, or an edited checkout) is a different key.
+
+Where: `$RELPLAN_CACHE_DIR/whatif/<key>.json` (default `$XDG_CACHE_HOME/relplan`, else
+`~/.cache/relplan`, the folder the report's script bundle uses). A file starts with a line
+holding the SHA-256 of the rest; one that fails it (truncated, edited) is ignored and rewritten.
+Nothing is ever invalidated in place: a changed input is a new key; old files can be deleted at
+any time (`rm -r ~/.cache/relplan/whatif`). `RELPLAN_WHATIF_CACHE=0` turns the cache off (every
+report replays). A folder that cannot be written only means the replay runs each time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+
+from relplan import sql
+from relplan.analyses import AnalyzeOptions
+
+__all__ = ["cache_dir", "enabled", "fingerprint", "load", "store"]
+
+_HEADER = "// relplan whatif cache sha256="
+_code_digest: str | None = None
+
+
+def enabled() -> bool:
+    return os.environ.get("RELPLAN_WHATIF_CACHE", "1") != "0"
+
+
+def cache_dir() -> Path:
+    if explicit := os.environ.get("RELPLAN_CACHE_DIR"):
+        return Path(explicit) / "whatif"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "relplan" / "whatif"
+
+
+def _code_files() -> Iterator[Path]:
+    import relplan
+
+    root = Path(relplan.__file__).resolve().parent
+    yield from sorted(root.rglob("*.py"))
+    queries = Path(str(sql.queries_dir()))
+    yield from sorted(queries.rglob("*.sql"))
+    yield from sorted(root.rglob("*.toml"))
+
+
+def code_digest() -> str:
+    """SHA-256 over relplan's code and queries (once per process)."""
+    global _code_digest
+    if _code_digest is None:
+        h = hashlib.sha256()
+        for p in _code_files():
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+        _code_digest = h.hexdigest()
+    return _code_digest
+
+
+def fingerprint(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions, settings: str) -> str:
+    """The cache key of the replay of this workspace with these options."""
+    h = hashlib.sha256()
+    h.update(code_digest().encode())
+    h.update(opts.model_dump_json().encode())
+    h.update(settings.encode())
+    for r in sql.rows(con, "whatif/fingerprint"):
+        h.update(json.dumps(r, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def _path(key: str) -> Path:
+    return cache_dir() / f"{key[:32]}.json"
+
+
+def load(key: str) -> str | None:
+    """The cached JSON for `key`, or None (absent, damaged, or the cache is off)."""
+    if not enabled():
+        return None
+    try:
+        text = _path(key).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    head, _, body = text.partition("\n")
+    if head != _HEADER + hashlib.sha256(body.encode("utf-8")).hexdigest():
+        return None
+    return body
+
+
+def store(key: str, body: str) -> None:
+    """Write the JSON for `key` atomically; a folder that cannot be written is skipped."""
+    if not enabled():
+        return
+    target = _path(key)
+    text = _HEADER + hashlib.sha256(body.encode("utf-8")).hexdigest() + "\n" + body
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".whatif-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError:
+        return
