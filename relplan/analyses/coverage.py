@@ -105,6 +105,9 @@ def sources(con: duckdb.DuckDBPyConnection) -> list[SourceCoverage]:
                 why_not=why,
             )
         )
+    # one fixed order (LABELS'), so the window's sentence never depends on the query's row order
+    order = list(LABELS)
+    out.sort(key=lambda s: order.index(s.family))
     return out
 
 
