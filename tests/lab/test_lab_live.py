@@ -50,10 +50,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def drilled(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("drill")
     relplan("lab", "mark", "--dir", str(lab))
-    # Ĉ measured by the drill's own ramp, kept short.
+    # Ĉ given (the lab's ramp: docs/lab.md), so no ramp calls share the gateway log.
     relplan(
         "drill", "http://127.0.0.1:8080", "--out", str(out / "client"),
-        "--capacity", "auto", "--ramp-seconds", "8s", "--ramp-max", "8",
+        "--capacity", "2.4",
         "--prompt-tokens", "500", "--output-tokens", "32", "--no-stream",
         "--base-seconds", "10s", "--pulse-seconds", "5s", "--hold-seconds", "20s",
         "--drain-seconds", "15s", "--deadline", "10s", "--retry", "fixed:3:1",
