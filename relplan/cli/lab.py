@@ -26,7 +26,10 @@ DirOption = Annotated[
 ]
 
 
-def _default_dir() -> Path:
+def _root(given: Path) -> Path:
+    """--dir, else $RELPLAN_LAB_DIR, else .relplan-lab."""
+    if given != Path():
+        return given
     return Path(os.environ.get("RELPLAN_LAB_DIR", ".relplan-lab"))
 
 
@@ -72,7 +75,7 @@ def up(
     if cancel not in ("on", "off"):
         raise UsageError("--cancel", f"expected on or off, got {cancel!r}")
     s = LabSettings(
-        root=dir if dir != Path() else _default_dir(),
+        root=_root(dir),
         cancel=cancel == "on",
         prometheus=prometheus,
         queue_cap=queue_cap,
@@ -99,7 +102,7 @@ def down(dir: DirOption = Path()) -> None:
     """
     from relplan.lab.lifecycle import down as lab_down
 
-    stopped = lab_down(dir if dir != Path() else _default_dir(), _say)
+    stopped = lab_down(_root(dir), _say)
     typer.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
 
@@ -111,7 +114,7 @@ def status(dir: DirOption = Path()) -> None:
     """
     from relplan.lab.lifecycle import status as lab_status
 
-    st = lab_status(dir if dir != Path() else _default_dir())
+    st = lab_status(_root(dir))
     for name, pid in st.running.items():
         typer.echo(f"{name:<10}  running  pid {pid}")
     for name in st.stopped:
@@ -130,7 +133,7 @@ def mark(dir: DirOption = Path()) -> None:
     from relplan.lab.capture import mark as lab_mark
     from relplan.lab.settings import LabSettings
 
-    marked = lab_mark(LabSettings(root=dir if dir != Path() else _default_dir()))
+    marked = lab_mark(LabSettings(root=_root(dir)))
     typer.echo(f"marked at {marked['time']:.3f}")
 
 
@@ -147,7 +150,7 @@ def collect(
     from relplan.lab.lifecycle import status as lab_status
     from relplan.lab.settings import LabSettings
 
-    root = dir if dir != Path() else _default_dir()
+    root = _root(dir)
     st = lab_status(root)
     port = int(str(st.settings.get("prometheus_port", 9090)))
     s = LabSettings(root=root, prometheus_port=port)

@@ -56,12 +56,17 @@ def alive(pid: int) -> bool:
     return done == 0
 
 
-def _not_zombie(pid: int) -> bool:
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None if gone."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
     except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+        return None
+
+
+def _not_zombie(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def wait_http(url: str, pid: int, log: Path, what: str, timeout: float) -> None:
@@ -107,13 +112,8 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 def _group_alive(pgid: int) -> bool:
     """Whether any live process is left in process group `pgid`."""
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
+        fields = _stat(entry.name) if entry.name.isdigit() else None
+        if fields is not None and int(fields[2]) == pgid and fields[0] != "Z":
             return True
     alive(pgid)  # reap our own zombie child, if it is one
     return False
