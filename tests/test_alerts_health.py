@@ -12,7 +12,7 @@ from relplan.alerts.health import HealthResult, evaluate_health
 from relplan.alerts.promql_series import SeriesStore, make_labels
 from relplan.alerts.rules import Thresholds
 from relplan.errors import NoDataError
-from relplan.render import render_health
+from relplan.text.analyze import render_health
 from tests.helpers.alerts_scenarios import T0, fill, healthy_store, storm_store
 
 START = T0 / 1000

@@ -83,8 +83,8 @@ def test_only_accepts_exactly_the_registry_names() -> None:
 @pytest.mark.parametrize(
     ("module", "forbidden"),
     [
-        ("relplan.analyses", ("relplan.report", "relplan.sim", "relplan.render")),
-        ("relplan.render", ("relplan.report", "relplan.sim")),
+        ("relplan.analyses", ("relplan.report", "relplan.sim", "relplan.text")),
+        ("relplan.text.analyze", ("relplan.report", "relplan.sim")),
         ("relplan.report.pipeline", ("relplan.sim",)),
     ],
 )

@@ -364,7 +364,7 @@ def test_one_limit_per_measure_when_the_log_names_no_model(incident_db: Path) ->
 def test_the_text_output_lists_the_top_requests_limits_and_timeouts(
     heavy: HeavyRequests,
 ) -> None:
-    from relplan.render_heavy import render_heavy_requests
+    from relplan.text.heavy import render_heavy_requests
 
     text = render_heavy_requests(heavy)
     lines = text.splitlines()

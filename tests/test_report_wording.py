@@ -12,9 +12,9 @@ import pytest
 from relplan import __version__
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import UsageError
-from relplan.render import render_analysis
 from relplan.report.build import build_report_data
 from relplan.report.pipeline import render_page
+from relplan.text.analyze import render_analysis
 from relplan.values import clock, clock_span, clock_spans, parse_tz, pct, use_tz
 from relplan.workspace import open_workspace
 from relplan.workspace.facts import workspace_facts

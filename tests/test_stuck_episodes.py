@@ -261,7 +261,7 @@ def test_without_metrics_the_engine_trace_gives_the_episodes(tmp_path: Path) -> 
 
 
 def test_the_text_output_lists_each_episode(stuck: StuckEpisodes) -> None:
-    from relplan.render_heavy import render_stuck
+    from relplan.text.heavy import render_stuck
 
     lines = render_stuck(stuck).splitlines()
     assert lines[0] == "Stuck replicas (from the metrics)"

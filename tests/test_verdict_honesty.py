@@ -22,7 +22,7 @@ from relplan.analyses.assessment import Assessment, contradictions
 from relplan.analyses.coverage import ADJACENT_S, SourceCoverage, window_of
 from relplan.analyses.histograms import _pct, over_deadline
 from relplan.planning.pulse import PulseInputs, plan_pulse
-from relplan.render_verdict import render_verdict, verdict_line
+from relplan.text.verdict import render_verdict, verdict_line
 from tests.helpers.incident import T0, build_incident
 from tests.helpers.ingest import ingest
 

@@ -4,7 +4,7 @@
 evaluates the same alerting rules `relplan alerts export` writes (rules.py) on the grid
 start, start + step, ... <= end with the PromQL semantics of promql_eval.py, applies each rule's
 `for:` like Prometheus's rule manager, and returns the firing intervals per signal and
-replica. Its text (`relplan alerts eval`, `relplan analyze`) is `relplan.render.render_health`.
+replica. Its text (`relplan alerts eval`, `relplan analyze`) is `relplan.text.analyze.render_health`.
 
 Alert state, as rules/alerting.go in 2.42: an output series seen at an evaluation becomes
 pending with activeAt = that time (unless already pending or firing); it fires at the first

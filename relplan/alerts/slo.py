@@ -37,7 +37,6 @@ from relplan.alerts.rules import (
 )
 from relplan.errors import UsageError
 from relplan.models import StrictModel
-from relplan.tables import format_table
 from relplan.values import human_duration
 
 # (severity, budget share, long window s, short window s), the SRE workbook's table.
@@ -218,27 +217,3 @@ def export_slo_rules(rs: SloRuleSet) -> str:
     for s in rs.skipped:
         header += f"Left out: {s}.\n"
     return dump_yaml(rule_file_dict(rs.alerts, rs.records), header)
-
-
-def render_slo(rs: SloRuleSet) -> str:
-    rows = [
-        [
-            t.severity,
-            f"{t.budget_share:.0%}",
-            t.long_window,
-            t.short_window,
-            f"{t.burn_rate:g}",
-            f"{t.error_ratio_threshold:.4g}",
-        ]
-        for t in rs.tiers
-    ]
-    table = format_table(
-        ["severity", "budget", "long", "short", "burn rate", "error ratio >"], rows, left=(0,)
-    )
-    lines = [
-        f"SLO {rs.slo:.6g} over {human_duration(rs.window_s)}: error budget {rs.error_budget:g};"
-        f" {len(rs.records)} recording rules, {len(rs.alerts)} alerts.",
-        table,
-    ]
-    lines += [f"Left out: {s}." for s in rs.skipped]
-    return "\n".join(lines)

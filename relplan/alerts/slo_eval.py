@@ -32,8 +32,6 @@ from relplan.alerts.samples import load_store
 from relplan.alerts.slo import SloRuleSet
 from relplan.errors import UsageError
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import clock, num
 
 
 class BurnWindow(StrictModel):
@@ -143,32 +141,3 @@ def evaluate_slo(rs: SloRuleSet, vectors: Sequence[Vec], ts: IntArray) -> SloEva
         burn=burn,
         signals=signals,
     )
-
-
-def render_slo_evaluation(ev: SloEvaluation) -> str:
-    """The burn rates' peaks per window and the burn alerts' firing intervals."""
-    burn = ", ".join(
-        f"{b.window} {b.peak_burn_rate:.3g}x" if b.peak_burn_rate is not None else f"{b.window} -"
-        for b in ev.burn
-    )
-    rows: list[list[str]] = []
-    for s in ev.signals:
-        if not s.intervals:
-            rows.append([s.signal, "-", "-", "-", "-", "never fired"])
-        for i in s.intervals:
-            who = ",".join(f"{k}={v}" for k, v in i.labels.items() if k != "severity") or "-"
-            peak = f"{i.peak_value:.3g}x" if i.peak_value is not None else "-"
-            rows.append(
-                [
-                    s.signal,
-                    who,
-                    clock(i.start),
-                    clock(i.end) + (" (ongoing)" if i.ongoing else ""),
-                    peak,
-                    f"{num(i.end - i.start)} s firing",
-                ]
-            )
-    table = format_table(
-        ["signal", "series", "from", "to", "burn", "note"], rows, left=(0, 1, 2, 3, 5)
-    )
-    return "\n".join([f"SLO {ev.name}: peak burn rate per window: {burn}", table])

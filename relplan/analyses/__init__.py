@@ -9,7 +9,7 @@ Public API (the simulator's --json summary and the HTML report build on it):
 - `ANALYSES`: the analyses' names, in registry order (the `--only` choices).
 
 Analyses compute and return models; they never format text. The text of `relplan analyze`
-is `relplan.render.render_analysis(result)`.
+is `relplan.text.analyze.render_analysis(result)`.
 
 Time series for charts live in the result as lists of rows (`series` fields), all with
 `start_s`/`t_s` in seconds from t0: amplification.series (calls / accepted / completed /

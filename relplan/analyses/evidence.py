@@ -2,7 +2,7 @@
 whether it is measured (counted in the data), given (stated by a flag or run.json, not
 checked against the data), estimated (inferred from the data by a rule) or not available
 (then the input that would make it available). Values are numbers with a unit;
-relplan.render_verdict words them.
+relplan.text.verdict words them.
 """
 
 from __future__ import annotations

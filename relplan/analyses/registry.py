@@ -8,7 +8,7 @@ A row says everything the rest of relplan needs to know about an analysis:
 - `run(inputs)`: computes the model (it may raise NoDataError: the analysis is then skipped
   with that message);
 - `render`: "module:function" of its text for `relplan analyze`, `(model, ctx) -> str`
-  (default `relplan.render:render_default`: title, a table of its `windows`, its finding);
+  (default `relplan.text.analyze:render_default`: title, a table of its `windows`, its finding);
 - `section`: "module:attribute" of its report section (a `relplan.report.section.Section`),
   or None when the report does not show it;
 - `data_checks`: optional, edge-case counts it finds on the way (fields of `DataChecks`).
@@ -58,7 +58,7 @@ class Analysis(Generic[M]):
     model: type[M]
     missing: Callable[[Inputs], str | None]
     run: Callable[[Inputs], M]
-    render: str = "relplan.render:render_default"
+    render: str = "relplan.text.analyze:render_default"
     section: str | None = None
     data_checks: Callable[[M], dict[str, int]] | None = None
 
@@ -70,7 +70,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=amplification.Amplification,
         missing=amplification.missing,
         run=amplification.run,
-        render="relplan.render:render_amplification",
+        render="relplan.text.analyze:render_amplification",
         section="relplan.report.sections.amplification:SECTION",
     ),
     Analysis(
@@ -79,7 +79,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=delivery.Delivery,
         missing=delivery.missing,
         run=delivery.run,
-        render="relplan.render:render_delivery",
+        render="relplan.text.analyze:render_delivery",
         section="relplan.report.sections.delivery:SECTION",
     ),
     Analysis(
@@ -88,7 +88,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=wasted_prefill.WastedPrefill,
         missing=wasted_prefill.missing,
         run=wasted_prefill.run,
-        render="relplan.render:render_wasted_prefill",
+        render="relplan.text.analyze:render_wasted_prefill",
         section="relplan.report.sections.wasted_prefill:SECTION",
         data_checks=wasted_prefill.data_checks,
     ),
@@ -98,7 +98,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=counters.Counters,
         missing=counters.missing,
         run=counters.run,
-        render="relplan.render:render_counters",
+        render="relplan.text.analyze:render_counters",
         section="relplan.report.sections.counters:SECTION",
     ),
     Analysis(
@@ -107,7 +107,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=littles_law.LittlesLaw,
         missing=littles_law.missing,
         run=littles_law.run,
-        render="relplan.render:render_littles_law",
+        render="relplan.text.analyze:render_littles_law",
         section="relplan.report.sections.littles_law:SECTION",
     ),
     Analysis(
@@ -116,7 +116,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=retry_timing.RetryTiming,
         missing=retry_timing.missing,
         run=retry_timing.run,
-        render="relplan.render:render_retry_timing",
+        render="relplan.text.analyze:render_retry_timing",
         section="relplan.report.sections.retry_timing:SECTION",
     ),
     Analysis(
@@ -125,7 +125,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=capacity.CapacityCalibration,
         missing=capacity.missing,
         run=capacity.run,
-        render="relplan.render:render_capacity",
+        render="relplan.text.analyze:render_capacity",
     ),
     Analysis(
         name="restarts",
@@ -133,7 +133,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=restarts.Restarts,
         missing=restarts.missing,
         run=restarts.run,
-        render="relplan.render_restarts:render_restarts",
+        render="relplan.text.restarts:render_restarts",
         section="relplan.report.sections.restarts:SECTION",
     ),
     Analysis(
@@ -142,7 +142,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=HealthResult,
         missing=engine_health.missing,
         run=engine_health.run,
-        render="relplan.render:render_health",
+        render="relplan.text.analyze:render_health",
         section="relplan.report.sections.health:SECTION",
     ),
     Analysis(
@@ -151,7 +151,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=heavy_requests.HeavyRequests,
         missing=heavy_requests.missing,
         run=heavy_requests.run,
-        render="relplan.render_heavy:render_heavy_requests",
+        render="relplan.text.heavy:render_heavy_requests",
         section="relplan.report.sections.heavy_requests:SECTION",
     ),
     Analysis(
@@ -160,7 +160,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=stuck.StuckEpisodes,
         missing=stuck.missing,
         run=stuck.run,
-        render="relplan.render_heavy:render_stuck",
+        render="relplan.text.heavy:render_stuck",
         section="relplan.report.sections.heavy_requests:STUCK_SECTION",
     ),
 )

@@ -147,6 +147,7 @@ def alerts_slo(
     """
     from relplan.alerts import rules as rules_mod
     from relplan.alerts import slo as slo_mod
+    from relplan.text.slo import render_slo
 
     rs = slo_mod.slo_rules(
         parse_slo(slo),
@@ -163,7 +164,7 @@ def alerts_slo(
     elif out is None:
         typer.echo(text, nl=False)
     else:
-        typer.echo(slo_mod.render_slo(rs))
+        typer.echo(render_slo(rs))
         typer.echo(f"wrote {out}; check with: promtool check rules {out}")
 
 
@@ -316,8 +317,8 @@ def _eval_remote(
 
 
 def _print_eval(health: HealthResult, slo_result: SloEvaluation | None, json_out: bool) -> None:
-    from relplan.alerts import slo_eval
-    from relplan.render import render_health
+    from relplan.text.analyze import render_health
+    from relplan.text.slo import render_slo_evaluation
 
     if json_out:
         if slo_result is None:
@@ -335,7 +336,7 @@ def _print_eval(health: HealthResult, slo_result: SloEvaluation | None, json_out
         return
     typer.echo(render_health(health))
     if slo_result is not None:
-        typer.echo(slo_eval.render_slo_evaluation(slo_result))
+        typer.echo(render_slo_evaluation(slo_result))
 
 
 @alerts_app.command("unittest")

@@ -84,7 +84,7 @@ def analyze(
     """
     from relplan import analyses as analyses_mod
     from relplan.analyses.findings import findings, parse_fail_on
-    from relplan.render import render_analysis
+    from relplan.text.analyze import render_analysis
     from relplan.workspace import open_workspace, resolve_db
     from relplan.workspace.attached import narrow
 

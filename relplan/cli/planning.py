@@ -76,6 +76,7 @@ def budget(
     Example: relplan budget --crashes 10 --concurrency 40
     """
     from relplan.planning import budget as budget_mod
+    from relplan.text.budget import render_budget
 
     window_s = parse_duration(window, "--window")
     typed = {
@@ -156,7 +157,7 @@ def budget(
         )
     else:
         result = budget_mod.plan_budget(inputs)
-    typer.echo(result.model_dump_json(indent=2) if json_out else budget_mod.render_budget(result))
+    typer.echo(result.model_dump_json(indent=2) if json_out else render_budget(result))
 
 
 def _budget_inputs(
@@ -202,6 +203,7 @@ def pulse(
     Example: relplan pulse --capacity 2.78 --base 0.6 --pulse 2.7 --pulse-seconds 107 --deadline 120 --retries 3
     """
     from relplan.planning import pulse as pulse_mod
+    from relplan.text.pulse import render_pulse
 
     if retries < 0:
         raise UsageError("--retries", f"must be zero or more, got {retries}")
@@ -216,4 +218,4 @@ def pulse(
         retries=retries,
     )
     result = pulse_mod.plan_pulse(inputs)
-    typer.echo(result.model_dump_json(indent=2) if json_out else pulse_mod.render_pulse(result))
+    typer.echo(result.model_dump_json(indent=2) if json_out else render_pulse(result))

@@ -123,7 +123,7 @@ def whatif_run(
     Example: relplan whatif --db incident.duckdb --seeds 3 --jobs 2
     """
     from relplan import workspace
-    from relplan.whatif.render import render_whatif
+    from relplan.text.whatif import render_whatif
     from relplan.whatif.run import WhatIfOptions, whatif
 
     opts = WhatIfOptions(
@@ -166,8 +166,8 @@ def whatif_fit(
     """
     from relplan import workspace
     from relplan.errors import UsageError
+    from relplan.text.whatif import render_fit
     from relplan.whatif.fit import fit_incident
-    from relplan.whatif.render import render_fit
 
     if out.suffix != ".toml":
         raise UsageError("--out", f"expected a .toml file, got {out}")

@@ -12,9 +12,9 @@ from relplan.analyses.counters import Counters
 from relplan.analyses.delivery import Delivery, DeliveryWindow, Verdict
 from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.wasted_prefill import WastedPrefill
-from relplan.render_verdict import figure_text, recovery_lines
 from relplan.report.data import KeyFigure, VerdictBlock
 from relplan.report.wording import clock_span_s, fixed, phase_words, sentence, times
+from relplan.text.verdict import figure_text, recovery_lines
 from relplan.values import pct
 
 HEADLINES = {

@@ -26,8 +26,8 @@ from relplan.analyses.littles_law import LittlesLaw
 from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
-from relplan.render_verdict import given_value, phase_list
 from relplan.tables import format_table
+from relplan.text.verdict import given_value, phase_list
 from relplan.values import MISSING, clock, clock_span, human_duration, num, pct
 
 Renderer = Callable[[Any, RunContext], str]
@@ -86,7 +86,7 @@ def render_analysis(result: AnalyzeResult) -> str:
         lines.append("Edge cases: " + "; ".join(odd))
     blocks = ["\n".join(lines)]
     if result.verdict is not None:
-        from relplan.render_verdict import render_verdict
+        from relplan.text.verdict import render_verdict
 
         blocks.insert(0, render_verdict(result.verdict, ctx.t0))
     for a in registry.analyses():

@@ -5,11 +5,7 @@ from __future__ import annotations
 from relplan.analyses.context import RunContext
 from relplan.analyses.restarts import Restarts
 from relplan.tables import format_table
-from relplan.values import MISSING
-
-
-def _n(v: float | int | None, digits: int = 0) -> str:
-    return MISSING if v is None else f"{v:,.{digits}f}"
+from relplan.values import MISSING, num
 
 
 def render_restarts(r: Restarts, ctx: RunContext | None = None) -> str:
@@ -23,13 +19,13 @@ def render_restarts(r: Restarts, ctx: RunContext | None = None) -> str:
                     [
                         x.pod,
                         x.node or MISSING,
-                        _n(x.t_s),
+                        num(x.t_s),
                         x.kind,
                         x.cause,
                         str(x.count),
                         ",".join(x.probes_failed_before) or MISSING,
-                        _n(x.streams_killed),
-                        _n(
+                        num(x.streams_killed),
+                        num(
                             x.down_to_ready_s
                             if x.down_to_ready_s is not None
                             else x.down_to_first_served_s
@@ -46,8 +42,8 @@ def render_restarts(r: Restarts, ctx: RunContext | None = None) -> str:
     for i, ro in enumerate(r.rollouts):
         drained = MISSING if ro.drained is None else ("drained" if ro.drained else "did not drain")
         lines.append(
-            f"Rollout {i + 1}: {ro.pods} pods from {ro.start_s:,.0f} s to {ro.end_s:,.0f} s,"
-            f" {_n(ro.streams_dropped)} streams dropped, {drained}; readiness failed first on"
+            f"Rollout {i + 1}: {ro.pods} pods from {num(ro.start_s)} s to {num(ro.end_s)} s,"
+            f" {num(ro.streams_dropped)} streams dropped, {drained}; readiness failed first on"
             f" {ro.readiness_failed_first} of {ro.pods}."
         )
     lines.append(r.finding)

@@ -1,0 +1,17 @@
+"""Every sentence and number shown to a person, in one room.
+
+The analyses, planners, alerts and `whatif` compute and return typed results (pydantic models
+or dataclasses); the modules here turn those into terminal tables, sentences and captions, and
+nothing outside this package should need to word a figure. Numbers are formatted by one
+function, `relplan.values.num` (with `pct` for shares and `human_duration` for spans).
+
+- `analyze`: the text of `relplan analyze` and `relplan alerts eval` (one renderer per
+  analysis, named by its registry row);
+- `heavy`, `restarts`, `verdict`: the heavy-request, stuck, restart and verdict text;
+- `budget`, `pulse`: the text of `relplan budget` and `relplan pulse`;
+- `slo`: the SLO alert rules' descriptions and the `relplan alerts slo` summary;
+- `whatif`: the text of `relplan whatif` and the controls' labels.
+
+This package imports the models it words and `relplan.values` / `relplan.tables`; it never
+imports the report, the simulator or the CLI (pyproject's import-linter contracts).
+"""
