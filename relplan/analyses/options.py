@@ -14,8 +14,10 @@ from relplan.models import StrictModel
 
 
 class AnalyzeOptions(StrictModel):
-    phases: str | None = Field(
-        default=None, description="NAME=START:END,... (seconds from t0 or epoch)"
+    phases: list[tuple[str, float, float]] | None = Field(
+        default=None,
+        description="--phases as (name, start, end), parsed by values.parse_phases; each"
+        " bound seconds from t0 or epoch seconds",
     )
     capacity: float | None = Field(default=None, gt=0, description="Ĉ, calls per second")
     deadline: float | None = Field(default=None, gt=0, description="D, seconds")

@@ -22,7 +22,14 @@ from typer import _click as click
 from typer.core import TyperCommand
 
 from relplan.errors import UsageError
-from relplan.values import parse_duration, parse_instant, parse_time_flag, positive
+from relplan.values import (
+    PhaseBounds,
+    parse_duration,
+    parse_instant,
+    parse_phases,
+    parse_time_flag,
+    positive,
+)
 
 if TYPE_CHECKING:
     from relplan.ingest.base import IngestOptions
@@ -354,7 +361,7 @@ class RunFlags:
     """`--phases`, `--capacity`, `--deadline`, `--delivery-window`, checked; None when not
     given (run.json's value, or the one found in the data, then applies)."""
 
-    phases: str | None = None
+    phases: list[PhaseBounds] | None = None
     capacity: float | None = None
     deadline: float | None = None
     delivery_window: float | None = None
@@ -378,7 +385,7 @@ def build_run_flags(
 ) -> RunFlags:
     """RunFlags from the flags' text, each checked and named in its error."""
     return RunFlags(
-        phases=phases,
+        phases=None if phases is None else parse_phases(phases),
         capacity=positive_flag(capacity, "--capacity"),
         deadline=duration_flag(deadline, "--deadline"),
         delivery_window=duration_flag(delivery_window, "--delivery-window"),

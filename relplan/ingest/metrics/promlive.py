@@ -102,7 +102,10 @@ def _too_large() -> str:
     )
 
 
-def _get(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
+def api_get(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
+    """GET one Prometheus API path (urlencoded `params`) before `deadline` (monotonic s): the
+    parsed JSON and its bytes; an unreachable server, HTTP error, timeout or non-JSON answer
+    is an InputError naming the URL. relplan/alerts/pushdown.py asks its queries with it."""
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
     left = deadline - time.monotonic()
     if left <= 0:
@@ -140,7 +143,7 @@ def _timed_out() -> str:
     return "the server did not answer within the deadline (--timeout); nothing stored"
 
 
-def _data(doc: Any, what: str, where: str) -> Any:
+def api_data(doc: Any, what: str, where: str) -> Any:
     """The `data` of a successful API answer; a missing or null one is an input error."""
     if not isinstance(doc, dict) or doc.get("status") != "success":
         raise InputError(f"{what} failed: {str(doc)[:300]}", where)
@@ -180,8 +183,8 @@ def stage_pull(
     except re.error as exc:
         raise UsageError("--match", f"not a valid regular expression: {exc}") from exc
     deadline = time.monotonic() + opts.timeout
-    names_doc, _ = _get(url, "/api/v1/label/__name__/values", {}, deadline)
-    listed = _data(names_doc, "listing metric names", url)
+    names_doc, _ = api_get(url, "/api/v1/label/__name__/values", {}, deadline)
+    listed = api_data(names_doc, "listing metric names", url)
     if not isinstance(listed, list):
         raise InputError("listing metric names: data is not a list of names", url)
     names = sorted(str(n) for n in listed if pattern.fullmatch(str(n)))
@@ -200,8 +203,8 @@ def stage_pull(
                 "end": f"{e:.3f}",
                 "step": f"{step:g}",
             }
-            doc, body = _get(url, "/api/v1/query_range", params, deadline)
-            _data(doc, f"query_range for {name!r}", url)
+            doc, body = api_get(url, "/api/v1/query_range", params, deadline)
+            api_data(doc, f"query_range for {name!r}", url)
             h.update(body)
             # The times as sent (3 decimals); the chunks do not overlap, so a point is kept once.
             window = Window(round(s, 3) - 1e-6, round(e, 3) + 1e-6)
