@@ -47,6 +47,7 @@ from relplan.analyses import (
 from relplan.analyses.common import SkippedAnalysis
 from relplan.analyses.inputs import Inputs
 from relplan.analyses.result import AnalyzeResult
+from relplan.errors import UsageError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -175,6 +176,17 @@ def names() -> tuple[str, ...]:
     return tuple(a.name for a in analyses())
 
 
+def check_names(only: list[str]) -> list[str]:
+    """`--only`'s names, refused (naming the flag) unless each is a registered analysis."""
+    known = names()
+    bad = [n for n in only if n not in known]
+    if bad:
+        raise UsageError(
+            "--only", f"unknown analysis {', '.join(bad)}; expected one of {', '.join(known)}"
+        )
+    return only
+
+
 def by_model(model: type[BaseModel]) -> Analysis[Any]:
     for a in analyses():
         if a.model is model:
@@ -204,4 +216,5 @@ def _result_model(rows: tuple[Analysis[Any], ...]) -> type[AnalyzeResult]:
     model: type[AnalyzeResult] = create_model(
         "AnalyzeResult", __base__=AnalyzeResult, __module__=AnalyzeResult.__module__, **fields
     )
+    model.field_of_model = {a.model: a.name for a in rows}
     return model

@@ -99,7 +99,9 @@ def analyze(
         t_to=time_flag(t_to, "--to"),
         replica_label=replica_label,
         prometheus_url=prometheus_url,
-        only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
+        only=analyses_mod.registry.check_names(
+            [n.strip() for item in (only or []) for n in item.split(",") if n.strip()]
+        ),
     )
     # The analyses word their findings too: their times follow --tz as well.
     with use_tz(zone), open_workspace(resolve_db(db), read_only=True) as con:

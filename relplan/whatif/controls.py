@@ -154,16 +154,11 @@ def builtin_controls(data: dict[str, Any]) -> list[Control]:
                 "longer-timeout", f"client timeout {2 * d:g} s", [f"client.deadline_s={2 * d:g}"]
             )
         )
-    from relplan.whatif.hooks import available
-
     out.append(
         Control(
             "retry-before-first-token",
             "retry only before the first token",
             hooks=("retry-before-first-token",),
-            unavailable=""
-            if available()
-            else "the simulator's clients changed: the hook needs updating",
         )
     )
     return out
