@@ -133,8 +133,15 @@ def _finding_names() -> str:
     return ", ".join(FAIL_ON)
 
 
+def _control_names() -> str:
+    from relplan.whatif.controls import control_names
+
+    return ", ".join(control_names())
+
+
 LAZY_HELP: dict[str, Callable[[], str]] = {
     "{analyses}": _analysis_names,
+    "{controls}": _control_names,
     "{findings}": _finding_names,
     "{formats}": _format_names,
     "{kinds}": _kind_names,
