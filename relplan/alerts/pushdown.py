@@ -54,11 +54,7 @@ from relplan.alerts.promql_series import (
 from relplan.alerts.rules import METRIC_ALTERNATIVES, Thresholds, health_rules
 from relplan.alerts.slo import SloRuleSet
 from relplan.errors import InputError, UsageError
-<<<<<<< HEAD
-from relplan.ingest.metrics.promlive import MAX_POINTS, api_data, api_get, promql_string
-=======
 from relplan.ingest.metrics.promlive import MAX_POINTS, api_data, get_json, promql_string
->>>>>>> main
 from relplan.models import StrictModel
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -83,11 +79,7 @@ class Remote:
         self.stats = PushdownStats(url=self.url, requests=0, bytes_fetched=0, series=0, points=0)
 
     def get(self, path: str, params: dict[str, str], what: str) -> Any:
-<<<<<<< HEAD
-        doc, body = api_get(self.url, path, params, self.deadline)
-=======
         doc, body = get_json(self.url, path, params, self.deadline)
->>>>>>> main
         self.stats.requests += 1
         self.stats.bytes_fetched += len(body)
         return api_data(doc, what, self.url + path)

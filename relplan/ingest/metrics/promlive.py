@@ -60,55 +60,9 @@ def promql_string(value: str) -> str:
     return "".join(out)
 
 
-<<<<<<< HEAD
-class _Fetch:
-    """One GET, read in a worker thread so the caller can stop waiting at the deadline
-    (a server that sends a byte a second never lets a socket timeout fire)."""
-
-    def __init__(self, url: str, socket_timeout: float) -> None:
-        self.url = url
-        self.socket_timeout = socket_timeout
-        self.body: bytes | None = None
-        self.error: BaseException | None = None
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        try:
-            with urllib.request.urlopen(self.url, timeout=self.socket_timeout) as resp:
-                length = resp.headers.get("Content-Length")
-                if length is not None and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
-                    raise InputError(_too_large(), self.url)
-                parts: list[bytes] = []
-                size = 0
-                while not self.stop.is_set():
-                    part = resp.read1(_READ)
-                    if not part:
-                        break
-                    size += len(part)
-                    if size > MAX_RESPONSE_BYTES:
-                        raise InputError(_too_large(), self.url)
-                    parts.append(part)
-                self.body = b"".join(parts)
-        except BaseException as exc:  # handed to the caller's thread
-            self.error = exc
-
-
-def _too_large() -> str:
-    return (
-        f"the server's answer is larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB;"
-        " pull a narrower --match, a shorter window or a longer --step"
-    )
-
-
-def api_get(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
-    """GET one Prometheus API path (urlencoded `params`) before `deadline` (monotonic s): the
-    parsed JSON and its bytes; an unreachable server, HTTP error, timeout or non-JSON answer
-    is an InputError naming the URL. relplan/alerts/pushdown.py asks its queries with it."""
-=======
 def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
     """GET base+path?params as JSON, all of it before the monotonic `deadline`: the parsed
     answer and its raw bytes. An HTTP error is an InputError with the server's own words."""
->>>>>>> main
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
     reply = httpget.get(
         url,
@@ -130,13 +84,6 @@ def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> t
         ) from exc
 
 
-<<<<<<< HEAD
-def _timed_out() -> str:
-    return "the server did not answer within the deadline (--timeout); nothing stored"
-
-
-=======
->>>>>>> main
 def api_data(doc: Any, what: str, where: str) -> Any:
     """The `data` of a successful API answer; a missing or null one is an input error."""
     if not isinstance(doc, dict) or doc.get("status") != "success":
@@ -177,11 +124,7 @@ def stage_pull(
     except re.error as exc:
         raise UsageError("--match", f"not a valid regular expression: {exc}") from exc
     deadline = time.monotonic() + opts.timeout
-<<<<<<< HEAD
-    names_doc, _ = api_get(url, "/api/v1/label/__name__/values", {}, deadline)
-=======
     names_doc, _ = get_json(url, "/api/v1/label/__name__/values", {}, deadline)
->>>>>>> main
     listed = api_data(names_doc, "listing metric names", url)
     if not isinstance(listed, list):
         raise InputError("listing metric names: data is not a list of names", url)
@@ -201,11 +144,7 @@ def stage_pull(
                 "end": f"{e:.3f}",
                 "step": f"{step:g}",
             }
-<<<<<<< HEAD
-            doc, body = api_get(url, "/api/v1/query_range", params, deadline)
-=======
             doc, body = get_json(url, "/api/v1/query_range", params, deadline)
->>>>>>> main
             api_data(doc, f"query_range for {name!r}", url)
             h.update(body)
             # The times as sent (3 decimals); the chunks do not overlap, so a point is kept once.
