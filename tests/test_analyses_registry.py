@@ -67,6 +67,8 @@ def test_every_row_resolves_to_a_renderer_and_a_report_section() -> None:
     for a in registry.analyses():
         assert issubclass(a.model, BaseModel), a.name
         assert callable(registry.resolve(a.render)), a.name
+        if a.finding is not None:
+            assert callable(registry.resolve(a.finding)), a.name
         if a.section is not None:
             section = registry.resolve(a.section)
             assert isinstance(section, Section), a.name

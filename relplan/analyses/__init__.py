@@ -67,6 +67,8 @@ def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResu
             except NoDataError as exc:
                 reason = str(exc)
             else:
+                if a.finding is not None:  # worded by relplan.text (import string: no import)
+                    model.finding = registry.resolve(a.finding)(model, ctx)
                 if a.data_checks is not None:
                     for key, value in a.data_checks(model).items():
                         setattr(checks, key, value)

@@ -27,7 +27,7 @@ from pydantic import Field
 
 from relplan import sql
 from relplan.analyses.amplification import amplification_windows
-from relplan.analyses.common import WindowRow, ratio
+from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
@@ -90,7 +90,7 @@ class Delivery(StrictModel):
     series: list[DeliveryBin] = Field(description="on-time share by planned-arrival bin")
     recovery: Recovery | None
     recovery_null_reason: str | None
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def _query(
@@ -177,7 +177,6 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
         series=series,
         recovery=recovery,
         recovery_null_reason=why_none,
-        finding=_finding(out, recovery, why_none),
     )
 
 
@@ -277,19 +276,6 @@ def _recovery(
 
 def _x(v: float | None) -> str:
     return "?" if v is None else f"{v:.2f} ×"
-
-
-def _finding(windows: list[DeliveryWindow], rec: Recovery | None, why_none: str | None) -> str:
-    run = windows[0]
-    text = (
-        f"{pct(run.delivered_share, 0)} of {plural(run.calls, 'call')} delivered,"
-        f" {pct(run.on_time_share, 0)} on time"
-    )
-    if rec is None:
-        return f"{text}; no recovery verdict: {why_none}."
-    if rec.verdict == "recovered":
-        return f"{text}; recovered {rec.recovery_s:g} s after the {rec.overload_phase}."
-    return f"{text}; verdict {rec.verdict.replace('_', ' ')}: {rec.because}."
 
 
 def missing(i: Inputs) -> str | None:
