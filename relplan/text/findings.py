@@ -12,14 +12,14 @@ from relplan.analyses.amplification import Amplification
 from relplan.analyses.capacity import CapacityCalibration
 from relplan.analyses.context import RunContext
 from relplan.analyses.counters import DEFAULT_THRESHOLD, Counters
-from relplan.analyses.delivery import Delivery
+from relplan.analyses.delivery import Delivery, Recovery
 from relplan.analyses.heavy_requests import HeavyRequests
 from relplan.analyses.littles_law import LittlesLaw
 from relplan.analyses.restarts import Restarts
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.stuck import StuckEpisodes
 from relplan.analyses.wasted_prefill import WastedPrefill
-from relplan.values import clock_span_list, num, pct, plural
+from relplan.values import clock_span, clock_span_list, num, pct, plural
 
 
 def _sentence(parts: list[str], empty: str) -> str:
@@ -53,9 +53,53 @@ def amplification(a: Amplification, ctx: RunContext) -> str:
     return _sentence(parts, "Not enough input to measure amplification.")
 
 
+def _x(v: float | None) -> str:
+    return "?" if v is None else f"{v:.2f} ×"
+
+
+def recovery_because(rec: Recovery, ctx: RunContext) -> str:
+    """The figures behind the recovery verdict, in words (delivery.Recovery.because)."""
+    ov_end = ctx.overload_end()
+    assert ov_end is not None  # a Recovery exists only after an overload phase
+    figures = (
+        f"after the {rec.overload_phase} ({clock_span(ov_end, ctx.window_end)}): calls arrived"
+        f" at {_x(rec.calls_x_capacity_after)} Ĉ, executions accepted at"
+        f" {_x(rec.accepted_x_capacity_after)} Ĉ ({rec.accepted_source or 'no source'}),"
+        f" on-time share {pct(rec.on_time_share_after)} over"
+        f" {plural(rec.bins_with_enough_calls, 'bin')} of >= {plural(rec.min_calls, 'call')}"
+    )
+    if rec.bins_with_enough_calls == 0:
+        return (
+            f"no {rec.bin_s:g} s bin after the overload has {plural(rec.min_calls, 'call')}; "
+            + figures
+        )
+    if rec.verdict == "recovered":
+        return (
+            f"on-time share >= {pct(rec.threshold, 0)} in every bin from {rec.recovery_s:g} s"
+            " after the overload on; " + figures
+        )
+    if rec.verdict == "insufficient data":
+        return (
+            "not recovered, but capacity unknown (give --capacity) or no accepted executions"
+            " to judge why; " + figures
+        )
+    if rec.verdict == "overloaded":
+        return "not recovered while calls kept arriving above capacity; " + figures
+    if rec.verdict == "metastable":
+        return (
+            "not recovered although calls arrived at or below capacity, while executions"
+            " were accepted above it; " + figures
+        )
+    return "not recovered yet, accepted executions stayed at or below capacity; " + figures
+
+
 def delivery(d: Delivery, ctx: RunContext) -> str:
+    """The delivery finding. It quotes the recovery's `because`, so it words that field too
+    (the one worded field of an analysis model besides `finding`)."""
     run = d.windows[0]
     rec = d.recovery
+    if rec is not None:
+        rec.because = recovery_because(rec, ctx)
     text = (
         f"{pct(run.delivered_share, 0)} of {plural(run.calls, 'call')} delivered,"
         f" {pct(run.on_time_share, 0)} on time"
