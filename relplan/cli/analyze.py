@@ -83,8 +83,9 @@ def analyze(
     Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227
     """
     from relplan import analyses as analyses_mod
-    from relplan.analyses.findings import findings, parse_fail_on
+    from relplan.analyses.findings import parse_fail_on
     from relplan.text.analyze import render_analysis
+    from relplan.text.findings import fail_on_findings
     from relplan.workspace import open_workspace, resolve_db
     from relplan.workspace.attached import narrow
 
@@ -111,6 +112,6 @@ def analyze(
         result = analyses_mod.analyze(con, opts)
         out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
-    found = findings(result, gates)
+    found = fail_on_findings(result, gates)
     if found:
         raise FindingError("; ".join(found))

@@ -8,14 +8,17 @@ all carry the same sentence. Each function is `(model, ctx) -> str`.
 
 from __future__ import annotations
 
+from relplan.alerts.health import HealthResult
 from relplan.analyses.amplification import Amplification
 from relplan.analyses.capacity import CapacityCalibration
 from relplan.analyses.context import RunContext
 from relplan.analyses.counters import DEFAULT_THRESHOLD, Counters
 from relplan.analyses.delivery import Delivery, Recovery
+from relplan.analyses.findings import NOT_RECOVERED
 from relplan.analyses.heavy_requests import HeavyRequests
 from relplan.analyses.littles_law import LittlesLaw
 from relplan.analyses.restarts import Restarts
+from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.stuck import StuckEpisodes
 from relplan.analyses.wasted_prefill import WastedPrefill
@@ -292,3 +295,29 @@ def stuck(s: StuckEpisodes, ctx: RunContext) -> str:
     if caught:
         text += f"; {sum(caught):,} streams caught"
     return text + "."
+
+
+def fail_on_findings(result: AnalyzeResult, fail_on: list[str]) -> list[str]:
+    """`--fail-on`: the findings among `fail_on` that the result shows, each in one sentence
+    (conditions: relplan/analyses/findings.py)."""
+    out: list[str] = []
+    delivery, counters, health = (
+        result.get(Delivery),
+        result.get(Counters),
+        result.get(HealthResult),
+    )
+    rec = delivery.recovery if delivery else None
+    verdict = rec.verdict if rec else None
+    for name in fail_on:
+        if name in NOT_RECOVERED and verdict == name and rec is not None:
+            out.append(f"verdict {verdict}: {rec.because}")
+        elif name == "not-recovered" and verdict in NOT_RECOVERED and rec is not None:
+            out.append(f"not recovered (verdict {verdict}): {rec.because}")
+        elif name == "counter-alarm" and counters and counters.alarms:
+            n = len(counters.alarms)
+            out.append(f"counter divergence alarm: {n} interval{'s' if n > 1 else ''}")
+        elif name == "health" and health:
+            fired = sorted({s.signal for s in health.signals if s.intervals})
+            if fired:
+                out.append(f"engine health signals fired: {', '.join(fired)}")
+    return out
