@@ -22,7 +22,14 @@ from typer import _click as click
 from typer.core import TyperCommand
 
 from relplan.errors import UsageError
-from relplan.values import parse_duration, parse_instant, parse_time_flag, positive
+from relplan.values import (
+    PhaseBounds,
+    parse_duration,
+    parse_instant,
+    parse_phases,
+    parse_time_flag,
+    positive,
+)
 
 if TYPE_CHECKING:
     from relplan.ingest.base import IngestOptions
@@ -126,8 +133,15 @@ def _finding_names() -> str:
     return ", ".join(FAIL_ON)
 
 
+def _control_names() -> str:
+    from relplan.whatif.controls import control_names
+
+    return ", ".join(control_names())
+
+
 LAZY_HELP: dict[str, Callable[[], str]] = {
     "{analyses}": _analysis_names,
+    "{controls}": _control_names,
     "{findings}": _finding_names,
     "{formats}": _format_names,
     "{kinds}": _kind_names,
@@ -354,7 +368,7 @@ class RunFlags:
     """`--phases`, `--capacity`, `--deadline`, `--delivery-window`, checked; None when not
     given (run.json's value, or the one found in the data, then applies)."""
 
-    phases: str | None = None
+    phases: list[PhaseBounds] | None = None
     capacity: float | None = None
     deadline: float | None = None
     delivery_window: float | None = None
@@ -378,7 +392,7 @@ def build_run_flags(
 ) -> RunFlags:
     """RunFlags from the flags' text, each checked and named in its error."""
     return RunFlags(
-        phases=phases,
+        phases=None if phases is None else parse_phases(phases),
         capacity=positive_flag(capacity, "--capacity"),
         deadline=duration_flag(deadline, "--deadline"),
         delivery_window=duration_flag(delivery_window, "--delivery-window"),

@@ -40,7 +40,8 @@ from relplan.ingest.detect import UnknownContent, detect, from_log_format
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.same_records import refuse_same_records
-from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
+from relplan.ingest.stage import create_stage, drop_stage
+from relplan.workspace import memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
 Progress = Callable[[int, int, str], None]

@@ -26,7 +26,7 @@ from relplan.whatif.figures import figures
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
 from relplan.whatif.model import ControlOutcome, WhatIf
 from relplan.whatif.replay import Task, outcome, run_tasks
-from relplan.whatif.settings import Sizing, settings_for
+from relplan.whatif.settings import Sizing
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,9 @@ def whatif(
         outcome(c, seeds if not c.unavailable else [], by_control.get(c.name, [])) for c in controls
     ]
     ranked = _rank(outcomes) if check.trusted else []
-    settings = settings_for(
-        [(r.name, r.label, r.sets) for r in ranked], _sizing(con, fitted), o.best
-    )
+    by_name = {c.name: c for c in controls}
+    sizing = _sizing(con, fitted)
+    settings = [b for r in ranked[: o.best] for b in by_name[r.name].blocks(sizing)]
     ctx = fitted.ctx
     return WhatIf(
         name=str(fitted.data["name"]).removesuffix("-whatif"),
