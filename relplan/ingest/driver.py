@@ -26,7 +26,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest import foreign, registry
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
-from relplan.ingest.detect import UnknownContent, detect, from_log_format
+from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.same_records import refuse_same_records
@@ -181,10 +180,11 @@ def in_transaction(
     """Stage with `stage` and commit, all in one transaction; once more with exact readers
     if a fast reader gave up. With `progress`, storing is a second pass of the bar (its
     current path ''): Parquet in the canonical types is read only then."""
+    registry.check_options(opts)
     for exact in (False, True):
         con.begin()
         try:
-            session = Session(con, replace(opts, exact=exact), input_bytes)
+            session = Session(con, opts.replace(exact=exact), input_bytes)
             stage(session)
             with within_file(con, progress, 0, input_bytes, input_bytes, ""):
                 report = commit(session)
@@ -213,8 +213,7 @@ def stage_file(
     info = FileInfo(path, size, gz, head, pool.submit(digest, path))
     # A mapping file (--map) or a log format string (--log-format) says how to read the
     # inputs, unless --format says otherwise.
-    o = session.opts
-    fmt = o.fmt or ("mapped" if o.map_file is not None else from_log_format(o.log_format))
+    fmt = registry.chosen_by(session.opts)
     try:
         det = detect(info, session.opts.kind, fmt)
     except UnknownContent as exc:

@@ -26,10 +26,11 @@ from typing import Any
 import duckdb
 
 from relplan.ingest import sniff
-from relplan.ingest.adapter import Adapter, Example
+from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
+from relplan.values import parse_instant
 
 BENCH_KEYS = {"date", "start_times", "num_prompts", "duration", "completed"}
 
@@ -40,6 +41,21 @@ def is_bench(keys: set[str]) -> bool:
 
 def _item(values: Any, i: int) -> Any:
     return values[i] if isinstance(values, list) and i < len(values) else None
+
+
+def _bench_start(text: str) -> float:
+    return parse_instant(text, "--bench-start")
+
+
+BENCH_START = InputOption[float | None](
+    field="bench_start",
+    type=str,
+    default=None,
+    metavar="TIME",
+    convert=_bench_start,
+    help="`vllm bench serve` results: wall-clock time of the first request (default: the"
+    " run's `date`).",
+)
 
 
 def map_run(
@@ -70,11 +86,12 @@ def map_run(
             lat = ttft + sum(as_float(x) or 0.0 for x in itl) if isinstance(itl, list) else ttft
         ends.append(s + max(lat, 0.0))
     first, last_end = min(float(x) for x in starts), max(ends)
-    if opts.bench_start is not None:
-        shift, how = opts.bench_start - first, "by bench_start"
+    bench_start = BENCH_START.of(opts)
+    if bench_start is not None:
+        shift, how = bench_start - first, "by --bench-start"
     else:
         if date is None:
-            return [], "no date and no bench_start; cannot place the run in time", None
+            return [], "no date and no --bench-start; cannot place the run in time", None
         try:
             anchor = dt.datetime.strptime(date, "%Y%m%d-%H%M%S").replace(tzinfo=dt.timezone.utc)
         except ValueError:
@@ -143,7 +160,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_vllm_bench,
-        options=("--bench-start",),
+        options=(BENCH_START,),
         doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
         lines=False,
     ),
