@@ -114,3 +114,6 @@ class Adapter:
     # The options name this format whatever the files hold (a mapping file, a format string);
     # `--format` still wins.
     chosen: Callable[[IngestOptions], bool] | None = None
+    # Its times may be whole seconds (vLLM's log): where a finer source tells the same event
+    # inside that second, the finer time is stored (queries/ingest/whole_second_witnesses.sql).
+    whole_seconds: bool = False

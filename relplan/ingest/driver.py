@@ -337,10 +337,36 @@ def commit(session: Session) -> IngestReport:
         for fn in s.finish:
             fn(con)
     sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
+    _refine_whole_seconds(con, reports)
     refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
+
+
+def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
+    """Whole-second event times (vLLM's log) take a finer source's time of the same event
+    inside that second; the note goes on the source of this ingest the pair involves."""
+    formats = [a.name for a in registry.adapters().values() if a.whole_seconds]
+    ids = [r.source_id for r in reports]
+    if not formats or not ids:
+        return
+    sql.run(con, "ingest/whole_second_witnesses", {"formats": formats, "sources": ids})
+    counts = sql.rows(con, "ingest/refined_counts")
+    if counts:
+        sql.run(con, "ingest/refine_whole_seconds")
+    sql.run(con, "ingest/drop_refined")
+    mine = {r.source_id: r for r in reports}
+    for c in counts:
+        coarse, fine = int(c["coarse_source"]), int(c["fine_source"])
+        what = "engine events" if c["by_kind"] == "engine" else "gateway attempts they joined"
+        note = (
+            f"{c['refined']} whole-second event times of source {coarse} set to the finer"
+            f" times of the same events inside that second, from the {what} (source {fine})"
+        )
+        where = mine.get(coarse) or mine[fine]
+        where.notes.append(note)
+        sql.run(con, "ingest/append_source_note", {"source_id": where.source_id, "note": note})
 
 
 def _insert_direct(

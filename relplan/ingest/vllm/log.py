@@ -520,6 +520,7 @@ ADAPTERS = (
         recognise=_recognise,
         read=stage_vllm_log,
         options=(YEAR,),
+        whole_seconds=True,
         examples=(
             Example(
                 "tests/data/ingest/adapters/vllm_v1.log",
