@@ -71,6 +71,36 @@ def test_ingest_and_report_take_exactly_the_same_input_flags() -> None:
     assert {o for opts in ingest.values() for o in opts} == ISSUE_FLAGS
 
 
+def test_compare_takes_every_input_flag_but_the_input_format() -> None:
+    """`relplan compare` ingests input folders as `relplan ingest` would; its own `--format`
+    is its output's, so `--format` is the one input flag it lacks."""
+    ingest, compare = _input_options("ingest"), _input_options("compare")
+    assert compare.pop("fmt") == ("--format",)  # compare's own: text|json
+    assert {k: v for k, v in ingest.items() if k != "fmt"} == compare
+    out = runner.invoke(app, ["compare", "--help"], terminal_width=400).stdout
+    assert "Force the format" not in out
+
+
+def test_compare_hands_its_input_flags_to_the_ingest_of_its_sides(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import relplan.compare
+
+    got: dict[str, Any] = {}
+
+    def fake_compare(specs: list[str], **kw: Any) -> Any:
+        got.update(kw)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(relplan.compare, "compare", fake_compare)
+    args = ["--call-key", "http_x_relplan_call", "--year", "2026", "--on-error", "skip"]
+    res = runner.invoke(app, ["compare", str(tmp_path), str(tmp_path), *args])
+    assert res.exit_code == 0, res.output
+    assert got["inputs"] == IngestOptions(
+        on_error="skip", call_key="http_x_relplan_call", year=2026
+    )
+
+
 def test_the_input_flags_are_the_general_ones_and_the_formats_declarations() -> None:
     """Each format's own flag is made from its declaration (relplan/ingest/adapter.InputOption):
     its names, its help and its default are the declared ones."""

@@ -306,14 +306,23 @@ def input_flags(func: Callable[..., None]) -> Callable[..., None]:
     The command's own parameters keep their order; the input flags follow them. typer reads
     the signature set here (`__signature__`), so the flags exist in --help and the reference.
     """
+    return _input_flags(func, _PARAMS)
 
+
+def input_flags_but_format(func: Callable[..., None]) -> Callable[..., None]:
+    """`@input_flags` for a command whose own `--format` is its output's (`relplan
+    compare`): every input flag but the forced input format."""
+    return _input_flags(func, [p for p in _PARAMS if p.name != "fmt"])
+
+
+def _input_flags(func: Callable[..., None], params: list[inspect.Parameter]) -> Callable[..., None]:
     def build(**general: Any) -> IngestOptions:
         own = get_current_context().meta.get(_OWN_VALUES)
         if own is None:
             raise TypeError(f"{func.__name__} takes input flags: register it with InputsCommand")
         return build_inputs(**general, own=own)
 
-    return _flag_group(func, "inputs", _PARAMS, build)
+    return _flag_group(func, "inputs", params, build)
 
 
 # The run-context flags: what a user knows about the run and would otherwise put in run.json.
