@@ -38,7 +38,7 @@ from relplan.cli import (
     whatif,
 )
 from relplan.cli import compare as compare_cli
-from relplan.cli.options import LazyHelpCommand
+from relplan.cli.options import InputsCommand, LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
 from relplan.terminal import visible_lines
 
@@ -164,15 +164,15 @@ app.command()(planning.budget)
 app.command()(planning.pulse)
 app.command(cls=LazyHelpCommand)(analyze.analyze)
 app.add_typer(simulate.simulate_app, name="simulate")
-app.command(cls=LazyHelpCommand)(ingest.ingest)
+app.command(cls=InputsCommand)(ingest.ingest)
 app.command("inspect")(ingest.inspect)
 app.command()(record.record)
 app.add_typer(alerts.alerts_app, name="alerts")
-app.command(cls=LazyHelpCommand)(report.report)
+app.command(cls=InputsCommand)(report.report)
 app.add_typer(whatif.whatif_app, name="whatif")
 app.command()(drill.drill)
 app.add_typer(lab.lab_app, name="lab")
-app.command()(compare_cli.compare)
+app.command(cls=InputsCommand)(compare_cli.compare)
 
 
 def main() -> None:

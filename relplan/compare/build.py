@@ -3,6 +3,8 @@ differences, the figures only some sides have, and the gate."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from relplan.analyses.options import AnalyzeOptions
 from relplan.compare import figures as F
 from relplan.compare import gate as G
@@ -22,6 +24,9 @@ from relplan.compare.model import (
 )
 from relplan.compare.sides import Run, Side, load_sides
 from relplan.errors import UsageError
+
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
 
 def _phases(run: Run) -> list[F.Window]:
@@ -252,13 +257,16 @@ def series(sides: list[Side]) -> list[SeriesPoint]:
 
 
 def compare(
-    specs: list[str], opts: AnalyzeOptions | None = None, fail_if: list[str] | None = None
+    specs: list[str],
+    opts: AnalyzeOptions | None = None,
+    fail_if: list[str] | None = None,
+    inputs: IngestOptions | None = None,
 ) -> Comparison:
     """Compare the sides named by `specs` (the first is the baseline)."""
     if len(specs) < 2:
         raise UsageError("SIDES", "expected at least two sides (the first is the baseline)")
     gates = [G.parse_gate(e) for e in fail_if or []]  # usage errors before any work
-    sides = load_sides(specs, opts or AnalyzeOptions())
+    sides = load_sides(specs, opts or AnalyzeOptions(), inputs)
     how, windows = align(sides)
     rows, missing = _rows(sides, windows)
     lines = check_gates(gates, rows, [s.label for s in sides])

@@ -18,11 +18,14 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from relplan.analyses.options import AnalyzeOptions
 from relplan.analyses.result import AnalyzeResult
 from relplan.errors import InputError
+
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
 # The analyses compare reads figures from (relplan/analyses/registry.py names).
 USED_ANALYSES = ["amplification", "delivery", "wasted_prefill", "counters", "littles_law"]
@@ -103,8 +106,9 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 @contextmanager
-def workspace_of(run: RunSpec) -> Iterator[Path]:
-    """The workspace file of a run; an input folder is ingested into a temporary one."""
+def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[Path]:
+    """The workspace file of a run; an input folder is ingested into a temporary one (with
+    `inputs`, the input flags of `relplan compare`)."""
     if run.kind == "workspace":
         yield run.path
     elif run.kind == "drill output":
@@ -114,31 +118,33 @@ def workspace_of(run: RunSpec) -> Iterator[Path]:
 
         with tempfile.TemporaryDirectory(prefix="relplan-compare-") as tmp:
             db = Path(tmp) / "side.duckdb"
-            ingest_paths(db, [run.path], IngestOptions())
+            ingest_paths(db, [run.path], inputs or IngestOptions())
             yield db
 
 
-def analyse(run: RunSpec, opts: AnalyzeOptions) -> Run:
+def analyse(run: RunSpec, opts: AnalyzeOptions, inputs: IngestOptions | None = None) -> Run:
     from relplan.analyses import analyze
     from relplan.analyses.assessment import assess
     from relplan.workspace import open_workspace
 
     with ExitStack() as stack:
-        db = stack.enter_context(workspace_of(run))
+        db = stack.enter_context(workspace_of(run, inputs))
         con = stack.enter_context(open_workspace(db, read_only=True))
         result = analyze(con, opts.model_copy(update={"only": USED_ANALYSES}))
         result.verdict = assess(con, result.context, result)
     return Run(run, result)
 
 
-def load_sides(specs: list[str], opts: AnalyzeOptions) -> list[Side]:
+def load_sides(
+    specs: list[str], opts: AnalyzeOptions, inputs: IngestOptions | None = None
+) -> list[Side]:
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
     from concurrent.futures import ThreadPoolExecutor
 
     # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
     flat = [r for _, runs in resolved for r in runs]
     with ThreadPoolExecutor(max_workers=min(4, len(flat))) as pool:
-        done = iter(list(pool.map(lambda r: analyse(r, opts), flat)))
+        done = iter(list(pool.map(lambda r: analyse(r, opts, inputs), flat)))
     return [
         Side(label, spec, [next(done) for _ in runs])
         for label, (spec, runs) in zip(labels_of(specs), resolved, strict=True)
