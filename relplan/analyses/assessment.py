@@ -260,33 +260,35 @@ def _capacity_figure(
             ),
             cal.capacity_calls_per_s,
         )
-    est = overload.capacity_estimate(s)
+    est = overload.capacity_estimate(s, width)
     if est is None:
         return (
             missing(
                 "capacity",
                 "Ĉ, calls per second",
                 "per_s",
-                "--capacity or a run.json (no completion rate under a standing queue to estimate it)",
+                "--capacity or a run.json (no completions in balance with the work done,"
+                " under a standing queue or in calm bins with the engine's busy time, to"
+                " estimate it)",
             ),
             None,
         )
-    rate, lo, hi, at = est
+    sources = [s.completions_source or "completions"]
+    if est.method.startswith("utilization"):
+        sources.append("vllm_log:iteration_elapsed_seconds")
     return (
         estimated(
             "capacity",
             "Ĉ, calls per second",
-            rate,
+            est.rate,
             "per_s",
-            [s.completions_source or "completions"],
-            low=lo,
-            high=hi,
+            sources,
+            low=est.low,
+            high=est.high,
             needs="--capacity or a run.json",
-            note=f"method: peak completion rate ({s.completions_source}) sustained over"
-            f" {overload.SUSTAIN_BINS} bins of {width:g} s from {at:g} s while work waited"
-            f" ({s.queue_source}); bins ranged {lo:.3g}–{hi:.3g}/s",
+            note=f"method: {est.method}",
         ),
-        rate,
+        est.rate,
     )
 
 
