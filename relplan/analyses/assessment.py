@@ -30,6 +30,7 @@ workspace cannot give names an input it lacks, never one it holds (`contradictio
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import duckdb
@@ -615,6 +616,11 @@ def assess(
     figures = _ctx_figures(ctx)
     series, width = overload.series(con, ctx.t0, ctx.t_end)
     cap = ctx.capacity
+    if cap is not None and (ctx.capacity_source or "").startswith("estimated:"):
+        # the detection's estimate: the same figure with its spread and method
+        full, value = _capacity_figure(ctx, series, width, res)
+        if value is not None and math.isclose(value, cap):
+            figures = [full if f.key == "capacity" else f for f in figures]
     if cap is None:
         cap_fig, cap = _capacity_figure(ctx, series, width, res)
         figures.append(cap_fig)

@@ -41,6 +41,7 @@ import duckdb
 
 from relplan import sql
 from relplan.analyses.windows import Window, window_params
+from relplan.values import plural
 
 MIN_BIN_S = 30.0
 MAX_DETECT_BINS = 400
@@ -241,12 +242,16 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         start_s=s.start_s[calm[0]],
         bins=len(calm),
         method=f"utilization law: completions ({s.completions_source}) ÷ the engine's busy"
-        f" share (vLLM's iteration elapsed times) over {len(calm)} calm bins of {width:g} s"
-        f" (nothing waiting, busy {busy / len(calm):.0%} of the time on average);"
-        f" bins ranged {min(per_bin):.3g}–{max(per_bin):.3g}/s; leans low: batching under"
-        " load makes a call cheaper",
+        f" share (vLLM's iteration elapsed times) over {plural(len(calm), 'calm bin')} of"
+        f" {width:g} s (nothing waiting, busy {busy / len(calm):.0%} of the time on average); "
+        + (
+            f"bins ranged {min(per_bin):.3g}–{max(per_bin):.3g}/s"
+            if len(calm) > 1
+            else "one bin, so no spread to show"
+        )
+        + "; leans low: batching under load makes a call cheaper",
         rule=f"utilization law: {s.completions_source} ÷ the engine's busy share over"
-        f" {len(calm)} calm bins of {width:g} s",
+        f" {plural(len(calm), 'calm bin')} of {width:g} s",
     )
 
 
@@ -388,4 +393,21 @@ def deadline_from_attempts(con: duckdb.DuckDBPyConnection) -> tuple[float | None
     return mode, (
         f"from the data: {r['at_mode']:,} of {r['gone']:,} attempts the client left"
         f" lasted {mode:g} s"
+    )
+
+
+def deadline_from_retries(con: duckdb.DuckDBPyConnection) -> tuple[float | None, str | None]:
+    """An upper bound of the client deadline where cancellation was off: most retries of a
+    call started one gap after the previous attempt, which was still running (the client had
+    left it at D and waited before retrying): D <= that gap."""
+    r = sql.one(con, "analyses/client_deadline_from_retries")
+    if r is None or r["mode_s"] is None or r["pairs"] < MIN_GONE_ATTEMPTS:
+        return None, None
+    if r["at_mode"] < DEADLINE_SHARE * r["pairs"]:
+        return None, None
+    gap = float(r["mode_s"])
+    return gap, (
+        f"from the data, an upper bound: {r['at_mode']:,} of {r['pairs']:,} retries started {gap:g} s"
+        " after the previous attempt of their call, which was still running (the client left"
+        f" it at D, then waited): D <= {gap:g} s"
     )
