@@ -269,3 +269,24 @@ def test_the_counter_shortfall_is_the_real_counters(analysed: tuple[str, dict[st
         assert row["shortfall"] > 0.3
     else:
         assert row["shortfall"] == pytest.approx(0.0, abs=0.01)
+
+
+SAMPLE = Path(__file__).parent.parent / "sample_data" / "vllm-lab-retries-no-cancel"
+
+
+def test_the_bundled_real_incident_is_the_recorded_one() -> None:
+    """sample_data/vllm-lab-retries-no-cancel (README's Quick start) is a byte copy of the
+    recorded incident's operator files, whose verdict the tests above check."""
+    op = LAB / "retries-no-cancel" / "operator"
+    names = sorted(p.name for p in SAMPLE.iterdir())
+    assert names == ["access.json.gz", "prometheus.query_range.json.gz", "vllm.log.gz"]
+    assert all((SAMPLE / n).read_bytes() == (op / n).read_bytes() for n in names)
+
+
+def test_the_quick_start_report_on_the_real_incident(tmp_path: Path) -> None:
+    out = tmp_path / "real.html"
+    res = run_cli(["report", str(SAMPLE), "--db", str(tmp_path / "w.duckdb"), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    page = out.read_text(encoding="utf-8")
+    assert "Suspected metastable" in page
+    assert "client deadline D 11 s (estimated)" in page
