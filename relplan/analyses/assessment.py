@@ -30,6 +30,7 @@ workspace cannot give names an input it lacks, never one it holds (`contradictio
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import duckdb
@@ -39,6 +40,7 @@ from relplan import sql
 from relplan.analyses import coverage, drain, histograms, metrics_figures, overload
 from relplan.analyses.context import RunContext
 from relplan.analyses.coverage import DataWindow
+from relplan.analyses.delivery import RECOVERY_BIN_S
 from relplan.analyses.drain import Drain
 from relplan.analyses.evidence import (
     Figure,
@@ -51,6 +53,7 @@ from relplan.analyses.evidence import (
 )
 from relplan.analyses.histograms import LatencyHistogram
 from relplan.models import StrictModel
+from relplan.values import plural
 
 VerdictName = Literal[
     "metastable", "draining", "overloaded", "recovered", "healthy", "failing", "cannot tell"
@@ -258,33 +261,35 @@ def _capacity_figure(
             ),
             cal.capacity_calls_per_s,
         )
-    est = overload.capacity_estimate(s)
+    est = overload.capacity_estimate(s, width)
     if est is None:
         return (
             missing(
                 "capacity",
                 "Ĉ, calls per second",
                 "per_s",
-                "--capacity or a run.json (no completion rate under a standing queue to estimate it)",
+                "--capacity or a run.json (no completions in balance with the work done,"
+                " under a standing queue or in calm bins with the engine's busy time, to"
+                " estimate it)",
             ),
             None,
         )
-    rate, lo, hi, at = est
+    sources = [s.completions_source or "completions"]
+    if est.method.startswith("utilization"):
+        sources.append("vllm_log:iteration_elapsed_seconds")
     return (
         estimated(
             "capacity",
             "Ĉ, calls per second",
-            rate,
+            est.rate,
             "per_s",
-            [s.completions_source or "completions"],
-            low=lo,
-            high=hi,
+            sources,
+            low=est.low,
+            high=est.high,
             needs="--capacity or a run.json",
-            note=f"method: peak completion rate ({s.completions_source}) sustained over"
-            f" {overload.SUSTAIN_BINS} bins of {width:g} s from {at:g} s while work waited"
-            f" ({s.queue_source}); bins ranged {lo:.3g}–{hi:.3g}/s",
+            note=f"method: {est.method}",
         ),
-        rate,
+        est.rate,
     )
 
 
@@ -611,6 +616,11 @@ def assess(
     figures = _ctx_figures(ctx)
     series, width = overload.series(con, ctx.t0, ctx.t_end)
     cap = ctx.capacity
+    if cap is not None and (ctx.capacity_source or "").startswith("estimated:"):
+        # the detection's estimate: the same figure with its spread and method
+        full, value = _capacity_figure(ctx, series, width, res)
+        if value is not None and math.isclose(value, cap):
+            figures = [full if f.key == "capacity" else f for f in figures]
     if cap is None:
         cap_fig, cap = _capacity_figure(ctx, series, width, res)
         figures.append(cap_fig)
@@ -627,11 +637,17 @@ def assess(
     fail = _failure_run(late, None if ov is None else ctx.t0 + ov.start_s) if late else None
     recovered_after: float | None = None
     recovered_src: str | None = None
+    need_after: str | None = None
     w_text = _window_text(win, ctx)
 
     if rec is not None and rec.verdict != "insufficient data":
         verdict, suspected, basis, reasons, evidence = _from_gateway(ctx, res, rec, late, w_text)
-        recovered_after = rec.recovery_s
+        recovered_after = rec.recovery_s if verdict == "recovered" else None
+        if verdict == "cannot tell":
+            need_after = (
+                f"{MIN_AFTER_BINS} bins of {RECOVERY_BIN_S:g} s with >= {MIN_CALLS} calls after"
+                " the overload (data that goes on longer after it)"
+            )
         recovered_src = (
             "gateway log: first 30 s planned-arrival bin from which every bin is >= 90 % on time"
         )
@@ -720,7 +736,7 @@ def assess(
         reasons,
         recovered_after,
         recovered_src,
-        None,
+        need_after,
     )
 
 
@@ -955,10 +971,14 @@ def _from_gateway(
                 + "): that is not draining",
             )
     if verdict == "recovered" and rec.bins_with_enough_calls < MIN_AFTER_BINS:
-        suspected = True
-        reasons.append(
-            f"judged on {rec.bins_with_enough_calls} bin of >= {MIN_CALLS} calls after the"
-            " overload: too little to be sure it lasted"
+        # One bin (often the data's last, short one) is not a recovery: it may hold only the
+        # retries of earlier calls once new calls stopped (issue 24: a verdict is earned).
+        verdict = "cannot tell"
+        reasons.insert(
+            0,
+            f"on time again in {plural(rec.bins_with_enough_calls, 'bin')} of >= {MIN_CALLS}"
+            f" calls after the overload, fewer than the {MIN_AFTER_BINS} a recovery needs:"
+            " too little to say it recovered",
         )
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence

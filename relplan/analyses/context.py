@@ -45,7 +45,13 @@ from relplan.analyses.bounds import (
     window_in_data,
 )
 from relplan.analyses.coverage import ADJACENT_S
-from relplan.analyses.overload import STEADY, deadline_from_attempts, overload_phase, steady_window
+from relplan.analyses.overload import (
+    STEADY,
+    deadline_from_attempts,
+    deadline_from_retries,
+    overload_phase,
+    steady_window,
+)
 from relplan.analyses.overload import detect as detect_overload
 from relplan.analyses.windows import SEGMENT_CASE_CUTS, Window, segments, window_params
 from relplan.errors import NoDataError
@@ -295,6 +301,8 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
             capacity_source = f"estimated: {detected.capacity_rule}"
     if deadline_s is None and spans["proxy"].n:
         deadline_s, deadline_source = deadline_from_attempts(con)
+        if deadline_s is None:
+            deadline_s, deadline_source = deadline_from_retries(con)
 
     steady_span = steady_window(
         [(p.name, p.start_s, p.end_s) for p in phases], overload, rule, deadline_s, notes

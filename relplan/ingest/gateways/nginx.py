@@ -23,8 +23,10 @@ A line with no upstream (`$upstream_addr` is `-`) is one attempt answered by ngi
 shed for 429/503, client_gone for 499, else by `$status`.
 The call id is `$request_id`/`$req_id`/`$http_x_request_id` when logged, or the variable
 named by call_key (e.g. `$http_idempotency_key`): then lines with the same key are tries of
-one call, numbered by time (or by attempt_field). With none, each line is its own call and
-retries by the client across lines are not measurable (a note says so).
+one call, numbered by time (or by attempt_field). Without call_key, relplan drill's own
+headers (`$http_x_relplan_call`, `$http_x_relplan_attempt`, logged by relplan lab's nginx) are
+used when the log carries them. With none, each line is its own call and retries by the client
+across lines are not measurable (a note says so).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 
 import duckdb
 
+from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
@@ -385,6 +388,15 @@ def stage_records(
     parse: Callable[[str], dict[str, str] | str],
 ) -> None:
     """Stage a log whose lines `parse` turns into nginx variables (or the reason it cannot)."""
+    auto = None if CALL_KEY.of(opts) else drill_headers(info, parse)
+    if auto is not None:
+        opts = opts.replace(call_key=auto[0], attempt_field=auto[1])
+        staged.notes.append(
+            f"calls linked by {auto[0]}"
+            + (f" (attempt number: {auto[1]})" if auto[1] else "")
+            + ": the call-key header relplan drill sends, logged by relplan lab's nginx;"
+            " --call-key names another"
+        )
     call_key, attempt_field = CALL_KEY.of(opts), ATTEMPT_FIELD.of(opts)
     grouped = bool(call_key)
     sink = AttemptSink(
@@ -454,6 +466,32 @@ def stage_records(
                 " measurable from this source (name the caller's header with call_key)"
             )
         )
+
+
+# The headers relplan drill sends (relplan/drill/client.py) and relplan lab's nginx logs
+# (relplan/lab/configs.py): with them in the log, attempts are linked into calls without
+# --call-key.
+DRILL_CALL_KEY = "http_x_relplan_call"
+DRILL_ATTEMPT = "http_x_relplan_attempt"
+DRILL_SCAN_LINES = 200
+
+
+def drill_headers(
+    info: FileInfo, parse: Callable[[str], dict[str, str] | str]
+) -> tuple[str, str | None] | None:
+    """(call key, attempt field) when one of the first DRILL_SCAN_LINES lines carries relplan
+    drill's call-key header with a value (probes before the drill's first call carry none)."""
+    try:
+        for n, line in open_text_lines(info.path):
+            if n > DRILL_SCAN_LINES:
+                break
+            f = parse(line) if line.strip() else ""
+            if isinstance(f, dict) and text(field(f, DRILL_CALL_KEY)) is not None:
+                attempt = DRILL_ATTEMPT if field(f, DRILL_ATTEMPT) is not None else None
+                return DRILL_CALL_KEY, attempt
+    except InputError:
+        return None  # the full read names the bad line
+    return None
 
 
 _NGINX_LOOSE = re.compile(r"\[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\]")
