@@ -25,7 +25,14 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.errors import InputError
 
 # The analyses compare reads figures from (relplan/analyses/registry.py names).
-USED_ANALYSES = ["amplification", "delivery", "wasted_prefill", "counters", "littles_law"]
+USED_ANALYSES = [
+    "amplification",
+    "delivery",
+    "wasted_prefill",
+    "counters",
+    "littles_law",
+    "restarts",
+]
 
 RunKind = Literal["workspace", "input folder", "drill output"]
 _INPUT_SUFFIXES = (".parquet", ".jsonl", ".json", ".log", ".txt", ".gz", ".csv", ".om")
