@@ -3,6 +3,8 @@ for each a resampler for its noise band where the model holds the unit to resamp
 
 A family is either per window (`on_time.hold`: one value per aligned phase, `run` and
 `steady`) or whole-run (`capacity`). `FAMILIES` is the catalogue `--list-figures` prints.
+The readers run once per run, in relplan/compare/extract.py; the analyses are imported there
+only, so that a comparison served from the cache never loads them.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from relplan.analyses.result import AnalyzeResult
-
 if TYPE_CHECKING:
     import numpy as np
+
+    from relplan.analyses.result import AnalyzeResult
 
 Sampler = Callable[["np.random.Generator", int], "np.ndarray[Any, Any]"]
 
@@ -33,7 +35,7 @@ class Window:
     end_s: float
 
 
-Reader = Callable[[AnalyzeResult, Window | None], "Measured | str"]
+Reader = Callable[["AnalyzeResult", "Window | None"], "Measured | str"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ def _share(field: str, count: str) -> Reader:
         if row is None or row.calls == 0:
             return "no calls arrived in the window"
         share = getattr(row, field)
+        if share is None:
+            return row.null_reasons.get(field) or f"{field} is null in the window"
         draw, method = _binomial(row.calls, share, "calls")
         return Measured(share, draw, method)
 

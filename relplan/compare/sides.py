@@ -8,7 +8,8 @@ A side is one argument. It names one run or several (whose spread is then its no
 - `A1,A2,A3`: those runs, grouped;
 - a folder of runs (every subfolder is one of the above, e.g. one per seed).
 
-Each run is analysed by relplan.analyses (the analyses compare reads, and the verdict).
+Each run is analysed by relplan.analyses (the analyses compare reads, and the verdict), and
+what compare reads of it extracted (relplan/compare/extract.py), or found in compare's cache.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from relplan.analyses.options import AnalyzeOptions
-from relplan.analyses.result import AnalyzeResult
+from relplan.compare.model import RunFigures
 from relplan.errors import InputError
+
+if TYPE_CHECKING:
+    from relplan.analyses.options import AnalyzeOptions
 
 # The analyses compare reads figures from (relplan/analyses/registry.py names).
 USED_ANALYSES = [
@@ -47,7 +50,7 @@ class RunSpec:
 @dataclass(frozen=True)
 class Run:
     spec: RunSpec
-    result: AnalyzeResult
+    figures: RunFigures
 
 
 @dataclass(frozen=True)
@@ -111,34 +114,57 @@ def labels_of(specs: list[str]) -> list[str]:
 
 @contextmanager
 def workspace_of(run: RunSpec) -> Iterator[Path]:
-    """The workspace file of a run; an input folder is ingested into a temporary one."""
+    """The workspace file of a run; an input folder is ingested once into compare's cache
+    (relplan/compare/cache.py), else into a temporary workspace removed afterwards."""
     if run.kind == "workspace":
         yield run.path
     elif run.kind == "drill output":
         yield run.path / "drill.duckdb"
     else:
+        from relplan.compare import cache
         from relplan.ingest import IngestOptions, ingest_paths
 
+        def ingest(db: Path) -> None:
+            ingest_paths(db, [run.path], IngestOptions())
+
+        kept = cache.ingested(run.path, ingest)
+        if kept is not None:
+            yield kept
+            return
         with tempfile.TemporaryDirectory(prefix="relplan-compare-") as tmp:
             db = Path(tmp) / "side.duckdb"
-            ingest_paths(db, [run.path], IngestOptions())
+            ingest(db)
             yield db
 
 
-def analyse(run: RunSpec, opts: AnalyzeOptions) -> Run:
-    from relplan.analyses import analyze
-    from relplan.analyses.assessment import assess
-    from relplan.workspace import open_workspace
+def analyse(run: RunSpec, opts: AnalyzeOptions | None) -> Run:
+    """The run's figures: from compare's cache when this workspace, these options and this
+    relplan were analysed before, else analysed (relplan.analyses, then the verdict),
+    extracted and kept. The analyses are imported only when a run is analysed."""
+    from relplan.compare import cache
 
+    options = "defaults" if opts is None else opts.model_dump_json()
     with ExitStack() as stack:
         db = stack.enter_context(workspace_of(run))
+        key = cache.result_key(db, options, USED_ANALYSES)
+        body = cache.load(key)
+        if body is not None:
+            return Run(run, RunFigures.model_validate_json(body))
+        from relplan.analyses import AnalyzeOptions, analyze
+        from relplan.analyses.assessment import assess
+        from relplan.compare.extract import extract
+        from relplan.workspace import open_workspace
+
+        used = (opts or AnalyzeOptions()).model_copy(update={"only": USED_ANALYSES})
         con = stack.enter_context(open_workspace(db, read_only=True))
-        result = analyze(con, opts.model_copy(update={"only": USED_ANALYSES}))
+        result = analyze(con, used)
         result.verdict = assess(con, result.context, result)
-    return Run(run, result)
+        figures = extract(result)
+    cache.store(key, figures.model_dump_json())
+    return Run(run, figures)
 
 
-def load_sides(specs: list[str], opts: AnalyzeOptions) -> list[Side]:
+def load_sides(specs: list[str], opts: AnalyzeOptions | None = None) -> list[Side]:
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
     from concurrent.futures import ThreadPoolExecutor
 
