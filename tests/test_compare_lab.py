@@ -163,3 +163,30 @@ def test_histogram_percentiles_and_drained_after_come_from_the_real_metrics(
         d = figures[name]["differences"][0]
         assert (d["direction"], d["beyond_noise"]) == ("worse", None), name
     assert figures["drain_s"]["values"][0]["method"].startswith("none: ")
+
+
+def seeds(name: str) -> str:
+    """Seeds 1-3 of a policy as one side: seed 1's client record and the paper's seeds 2, 3."""
+    return ",".join([side(name), *(str(LAB / "paper" / f"{name}-s{s}") for s in (2, 3))])
+
+
+def test_real_seeds_widen_the_band_where_the_outcome_really_varied() -> None:
+    """Three real runs a side: retries with cancellation stay down in all three and are worse
+    beyond noise; without cancellation the third seed recovered, so the spread of the three
+    covers the baseline's and the difference is within noise, not called a regression."""
+    code, out = compare(
+        seeds("no-retries"), seeds("retries-no-cancel"), seeds("retries-cancel"), "--format", "json"
+    )
+    assert code == 0
+    c = json.loads(out)
+    verdicts = [[r["verdict"] for r in s["runs"]] for s in c["sides"]]
+    assert verdicts == [
+        ["recovered"] * 3,
+        ["metastable", "metastable", "recovered"],
+        ["metastable"] * 3,
+    ]
+    hold = next(f for f in c["figures"] if f["name"] == "on_time.hold")
+    assert [v["method"] for v in hold["values"]] == ["spread of 3 runs"] * 3
+    no_cancel, cancel = hold["differences"]
+    assert (no_cancel["direction"], no_cancel["beyond_noise"]) == ("worse", False)
+    assert (cancel["direction"], cancel["beyond_noise"]) == ("worse", True)

@@ -50,7 +50,12 @@ def chart_specs(c: Comparison) -> dict[str, dict[str, Any]]:
             alt.Chart(alt.Data(values=rows))  # type: ignore[no-untyped-call]
             .mark_line(point=True)
             .encode(
-                x=alt.X("t:Q", title="seconds from the run's start"),
+                # few ticks: a long run's four-digit seconds would otherwise collide
+                x=alt.X(
+                    "t:Q",
+                    title="seconds from the run's start",
+                    axis=alt.Axis(tickCount=4, labelOverlap=True),
+                ),
                 y=alt.Y("v:Q", title=name.replace("_", " ")),
                 color=alt.Color("side:N", sort=labels, legend=None),
                 tooltip=["side:N", "t:Q", "v:Q"],
