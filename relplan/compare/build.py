@@ -119,7 +119,11 @@ def _rows(
                 per_side.append(got)
             have = [s.label for s, got in zip(sides, per_side, strict=True) if any(got)]
             if len(have) < len(sides):
-                why = "; ".join(f"{k}: {v}" for k, v in reasons.items() if k not in have)
+                by_reason: dict[str, list[str]] = {}
+                for label, reason in reasons.items():
+                    if label not in have:
+                        by_reason.setdefault(reason, []).append(label)
+                why = "; ".join(f"{', '.join(ls)}: {r}" for r, ls in by_reason.items())
                 missing.append(NotCompared(name=name, reason=why, supported_by=have))
                 continue
             bands = [noise.side_band(got) for got in per_side]
