@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["cache_dir", "enabled", "ingested", "load", "result_key", "store"]
+__all__ = ["cache_dir", "enabled", "ingested", "ingested_before", "load", "result_key", "store"]
 
 _HEADER = "// relplan compare cache sha256="
 
@@ -124,13 +124,25 @@ def folder_key(folder: Path) -> str:
     return h.hexdigest()
 
 
+def _ingested(folder: Path) -> Path:
+    return cache_dir() / "ingested" / f"{folder_key(folder)[:32]}.duckdb"
+
+
+def ingested_before(folder: Path) -> Path | None:
+    """The cached workspace of input folder `folder` if it was ingested before, else None."""
+    if not enabled():
+        return None
+    target = _ingested(folder)
+    return target if target.is_file() else None
+
+
 def ingested(folder: Path, ingest: Callable[[Path], None]) -> Path | None:
     """The cached workspace of input folder `folder`, made with `ingest(db)` when absent;
     None when the cache is off or its folder cannot be written (the caller ingests into a
     temporary workspace of its own)."""
     if not enabled():
         return None
-    target = cache_dir() / "ingested" / f"{folder_key(folder)[:32]}.duckdb"
+    target = _ingested(folder)
     if target.is_file():
         return target
     try:

@@ -73,11 +73,14 @@ def render_comparison(c: Comparison) -> str:
     return "\n".join(out)
 
 
+_PER_WINDOW = sorted((f.name for f in FAMILIES if f.per_window), key=len, reverse=True)
+
+
 def _split(name: str) -> tuple[str, str | None]:
     """(family, window) of a figure name; the window is None for a whole-run family."""
-    for f in sorted(FAMILIES, key=lambda f: -len(f.name)):
-        if f.per_window and name.startswith(f.name + "."):
-            return f.name, name[len(f.name) + 1 :]
+    for family in _PER_WINDOW:
+        if name.startswith(family + "."):
+            return family, name[len(family) + 1 :]
     return name, None
 
 

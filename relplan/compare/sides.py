@@ -137,16 +137,33 @@ def workspace_of(run: RunSpec) -> Iterator[Path]:
             yield db
 
 
+def _options(opts: AnalyzeOptions | None) -> str:
+    return "defaults" if opts is None else opts.model_dump_json()
+
+
+def cached(run: RunSpec, opts: AnalyzeOptions | None) -> Run | None:
+    """The run's figures if compare's cache has them (nothing is ingested or analysed)."""
+    from relplan.compare import cache
+
+    if run.kind == "input folder":
+        db = cache.ingested_before(run.path)
+        if db is None:
+            return None
+    else:
+        db = run.path if run.kind == "workspace" else run.path / "drill.duckdb"
+    body = cache.load(cache.result_key(db, _options(opts), USED_ANALYSES))
+    return None if body is None else Run(run, RunFigures.model_validate_json(body))
+
+
 def analyse(run: RunSpec, opts: AnalyzeOptions | None) -> Run:
     """The run's figures: from compare's cache when this workspace, these options and this
     relplan were analysed before, else analysed (relplan.analyses, then the verdict),
     extracted and kept. The analyses are imported only when a run is analysed."""
     from relplan.compare import cache
 
-    options = "defaults" if opts is None else opts.model_dump_json()
     with ExitStack() as stack:
         db = stack.enter_context(workspace_of(run))
-        key = cache.result_key(db, options, USED_ANALYSES)
+        key = cache.result_key(db, _options(opts), USED_ANALYSES)
         body = cache.load(key)
         if body is not None:
             return Run(run, RunFigures.model_validate_json(body))
@@ -166,13 +183,20 @@ def analyse(run: RunSpec, opts: AnalyzeOptions | None) -> Run:
 
 def load_sides(specs: list[str], opts: AnalyzeOptions | None = None) -> list[Side]:
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
-    from concurrent.futures import ThreadPoolExecutor
-
-    # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
     flat = [r for _, runs in resolved for r in runs]
-    with ThreadPoolExecutor(max_workers=min(4, len(flat))) as pool:
-        done = iter(list(pool.map(lambda r: analyse(r, opts), flat)))
+    done = [cached(r, opts) for r in flat]
+    todo = [i for i, d in enumerate(done) if d is None]
+    if len(todo) == 1:
+        done[todo[0]] = analyse(flat[todo[0]], opts)
+    elif todo:
+        from concurrent.futures import ThreadPoolExecutor
+
+        # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
+        with ThreadPoolExecutor(max_workers=min(4, len(todo))) as pool:
+            for i, run in zip(todo, pool.map(lambda i: analyse(flat[i], opts), todo), strict=True):
+                done[i] = run
+    it = iter(done)
     return [
-        Side(label, spec, [next(done) for _ in runs])
+        Side(label, spec, [r for _ in runs if (r := next(it)) is not None])
         for label, (spec, runs) in zip(labels_of(specs), resolved, strict=True)
     ]
