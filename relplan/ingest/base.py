@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
+if (
+    TYPE_CHECKING
+):  # a type only: building IngestOptions (every command's input flags) loads no duckdb
+    import duckdb
 
-Finisher = Callable[[duckdb.DuckDBPyConnection], None]
+Finisher = Callable[["duckdb.DuckDBPyConnection"], None]
 
 
 class FastPathFailed(Exception):
