@@ -16,7 +16,7 @@ REPLICA_LABELS = ("replica", "pod", "instance")
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Phase(StrictModel):

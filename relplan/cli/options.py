@@ -108,8 +108,9 @@ def positive_flag(value: float | None, flag: str) -> float | None:
 
 
 # Help texts that list names owned by a heavy module (the analyses, the --fail-on findings)
-# name a `{placeholder}`; LazyHelpCommand fills it in only when the command's parameters are
-# used (its --help, its own run, the CLI reference), so `relplan --version` never imports them.
+# name a `{placeholder}`; LazyHelpCommand fills it in only when the command's help is shown (its
+# --help, the CLI reference), so neither `relplan --version` nor the command's own run imports
+# them (the input-format registry alone imports every adapter, pyarrow included).
 
 
 def _analysis_names() -> str:
@@ -154,16 +155,15 @@ LAZY_HELP: dict[str, Callable[[], str]] = {
 class LazyHelpCommand(TyperCommand):
     """A command whose option help may name a LAZY_HELP placeholder."""
 
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        params = super().get_params(ctx)
-        for p in params:
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for p in self.get_params(ctx):
             text = getattr(p, "help", None)
             if text:
                 for key, names in LAZY_HELP.items():
                     if key in text:
                         text = text.replace(key, names())
                 p.help = text  # type: ignore[attr-defined]
-        return params
+        super().format_help(ctx, formatter)
 
 
 # The input flags (see the module docstring).

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
+if (
+    TYPE_CHECKING
+):  # a type only: building IngestOptions (every command's input flags) loads no duckdb
+    import duckdb
 
-Finisher = Callable[[duckdb.DuckDBPyConnection], None]
+Finisher = Callable[["duckdb.DuckDBPyConnection"], None]
 
 
 class FastPathFailed(Exception):
@@ -63,6 +66,10 @@ class IngestOptions:
         for name, value in changes.items():
             (general if name in GENERAL else own)[name] = value
         return IngestOptions(**general, **own)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every option set, general and formats' own, by field name (a cache key's part)."""
+        return {**{n: getattr(self, n) for n in GENERAL}, **self.given}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, IngestOptions):
