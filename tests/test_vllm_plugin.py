@@ -335,3 +335,22 @@ def test_the_ingest_query_reads_the_client_id_as_ids_client_id_does(
     ingest(db, write_lines(tmp_path / "t.jsonl", [json.dumps(rec)]))
     got = rows(db, "select client_id from request_ids")
     assert got == ([] if client_id(external) is None else [(client_id(external),)])
+
+
+def test_once_details_were_seen_a_call_without_them_is_not_a_step(tmp_path: Path) -> None:
+    """On the lab (tests/data/lab/traced-no-retries) 16 of 1,110 record calls carried no
+    iteration details and no tokens: idle outputs, not steps; vLLM logged no line for them."""
+    writer = w.TraceWriter(tmp_path, seconds=60)
+    rec = w.TraceRecorder(writer)
+    done = FinishedRequestStats(FinishReason.STOP, request_id="cmpl-a-0", num_generation_tokens=1)
+    rec.record(SchedulerStats(), IterationStats())  # before any details: a step (details off)
+    on = SchedulerStats(iteration_details=SchedulerIterationDetails(0, 1, 8, 0, 0, 1.0))
+    rec.record(on, IterationStats())
+    rec.record(SchedulerStats(), IterationStats(finished_requests=[done]))
+    writer.close()
+    rows = _read(tmp_path)
+    assert [(r["step"], r.get("vllm_iteration")) for r in rows if r["type"] == "stats"] == [
+        (1, None),
+        (2, 0),
+    ]
+    assert [r["event"] for r in rows if r["type"] == "event"][-1] == "finished"
