@@ -10,6 +10,13 @@ given runs (no stop on a small gain), so the table has the same rows on every ma
 
     python bench/lab_capacity.py http://127.0.0.1:8080 --prompt-tokens 500 --levels 1,4,8,16
 
+With `--vocabulary MODEL_DIR` the prompts are words of that model's word-level tokenizer
+instead of the drill's English words. The lab's tiny model knows only `w0`..`w2039`
+(relplan/lab/make_model.py): every English word of the drill becomes `<unk>`, so every drill
+prompt is the same run of `<unk>` tokens and vLLM's prefix cache serves all its full blocks
+(on the lab: 76 % of the prompt tokens, tests/data/lab/traced-no-retries). Fresh prompts on
+the lab need the model's own words.
+
 Prints a Markdown table. Talks to a live server only; nothing runs without one.
 """
 
@@ -17,13 +24,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import sys
 import time
+from pathlib import Path
 
+from relplan.drill import prompts as drill_prompts
 from relplan.drill.capacity import Level, _level
 from relplan.drill.client import Endpoint, Record
 from relplan.drill.prompts import parse_lengths, prefix_words
+
+
+def model_words(model: Path) -> list[str]:
+    """The words of a WordLevel tokenizer (tokenizer.json), its special tokens left out."""
+    vocab = json.loads((model / "tokenizer.json").read_text())["model"]["vocab"]
+    return [w for w in vocab if w.isalnum()]
 
 
 def table(rows: list[Level], prompt_tokens: str, output_tokens: str) -> str:
@@ -51,7 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--levels", default="1,4,8,16")
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--vocabulary", type=Path, default=None, metavar="MODEL_DIR")
     a = ap.parse_args(argv)
+    words = "the drill's English words"
+    if a.vocabulary is not None:
+        # make_prompt and prefix_words draw from this module global at each call
+        drill_prompts.WORDS = model_words(a.vocabulary)
+        words = f"words of {a.vocabulary}/tokenizer.json"
     ep = Endpoint(a.url.rstrip("/"), a.model, "completions", stream=False, ignore_eos=True)
     prompts = parse_lengths(a.prompt_tokens, "--prompt-tokens")
     outputs = parse_lengths(a.output_tokens, "--output-tokens")
@@ -79,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({time.monotonic() - t0:.0f} s with the drain)",
             file=sys.stderr,
         )
-    print(table(rows, a.prompt_tokens, a.output_tokens))
+    print(table(rows, a.prompt_tokens, a.output_tokens) + f"\n\nprompt words: {words}")
     return 0
 
 

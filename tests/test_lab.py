@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,3 +161,29 @@ def test_collect_cuts_the_plugin_trace_at_the_mark(tmp_path: Path) -> None:
         ("stats", 2, None),
         ("event", None, "finished"),
     ]
+
+
+def _capacity_bench() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "lab_capacity.py"
+    spec = importlib.util.spec_from_file_location("bench_lab_capacity", path)
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_capacity_bench_reads_a_word_level_vocabulary_and_prints_its_table(
+    tmp_path: Path,
+) -> None:
+    from relplan.drill.capacity import Level
+
+    b = _capacity_bench()
+    vocab = {"<unk>": 0, "<s>": 1, "w0": 2, "w1": 3}
+    (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"vocab": vocab}}))
+    assert b.model_words(tmp_path) == ["w0", "w1"]
+    text = b.table([Level(4, 30.0, 54, 1, 1.8, 2.25), Level(8, 30.0, 0, 3, 0.0, None)], "500", "32")
+    assert "| 4 | 30 s | 54 | 1 | 1.80 | 2.2 s |" in text
+    assert "| 8 | 30 s | 0 | 3 | 0.00 | - |" in text

@@ -338,7 +338,7 @@ def test_the_ingest_query_reads_the_client_id_as_ids_client_id_does(
 
 
 def test_once_details_were_seen_a_call_without_them_is_not_a_step(tmp_path: Path) -> None:
-    """On the lab (tests/data/lab/traced-no-retries) 16 of 1,110 record calls carried no
+    """On the lab (the first traced run, 2026-12-04 02:12, before this rule) 16 of 1,110 record calls carried no
     iteration details and no tokens: idle outputs, not steps; vLLM logged no line for them."""
     writer = w.TraceWriter(tmp_path, seconds=60)
     rec = w.TraceRecorder(writer)
