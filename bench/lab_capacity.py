@@ -8,6 +8,11 @@ out. A level's throughput is the calls delivered inside its window over its leng
 still running at the window's end are finished but not counted. Unlike the ramp, every level
 given runs (no stop on a small gain), so the table has the same rows on every machine.
 
+When a call takes about as long as the level (2,000-token prompts at concurrency 16 on the
+lab: the first calls end after about a minute), the window count says little; the table
+also gives `c / mean latency`, Little's law for a closed loop without think time, over every
+call the level sent (those that ended after the window too).
+
     python bench/lab_capacity.py http://127.0.0.1:8080 --prompt-tokens 500 --levels 1,4,8,16
 
 With `--vocabulary MODEL_DIR` the prompts are words of that model's word-level tokenizer
@@ -26,6 +31,7 @@ import argparse
 import asyncio
 import json
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -42,18 +48,27 @@ def model_words(model: Path) -> list[str]:
     return [w for w in vocab if w.isalnum()]
 
 
-def table(rows: list[Level], prompt_tokens: str, output_tokens: str) -> str:
+def table(
+    rows: list[Level],
+    prompt_tokens: str,
+    output_tokens: str,
+    levels: list[list[Record]] | None = None,
+) -> str:
+    """The Markdown table; `levels` holds each level's attempt records (all of its calls)."""
     out = [
         f"prompts {prompt_tokens} words (64 shared), {output_tokens} tokens out",
         "",
-        "| concurrency | level | delivered | failed | calls/s | p50 latency |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| concurrency | level | delivered in it | failed | calls/s | p50 latency | calls"
+        " sent | c / mean latency |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for lv in rows:
+    for lv, recs in zip(rows, levels or [[] for _ in rows], strict=True):
         p50 = "-" if lv.latency_median_s is None else f"{lv.latency_median_s:.1f} s"
+        ok = [r.t_end - r.t_sent for r in recs if r.outcome == "delivered"]
+        little = f"{lv.concurrency / statistics.mean(ok):.2f}" if ok else "-"
         out.append(
             f"| {lv.concurrency} | {lv.seconds:.0f} s | {lv.completed} | {lv.failed} "
-            f"| {lv.calls_per_s:.2f} | {p50} |"
+            f"| {lv.calls_per_s:.2f} | {p50} | {len(recs)} | {little} |"
         )
     return "\n".join(out)
 
@@ -78,10 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     prompts = parse_lengths(a.prompt_tokens, "--prompt-tokens")
     outputs = parse_lengths(a.output_tokens, "--output-tokens")
     rng = random.Random(a.seed * 7919 + 3)  # one stream over the levels: fresh prompts each
-    records: list[Record] = []
+    levels: list[list[Record]] = []
     rows = []
     for c in (int(x) for x in a.levels.split(",")):
         t0 = time.monotonic()
+        records: list[Record] = []
+        levels.append(records)
         lv = asyncio.run(
             _level(
                 ep,
@@ -101,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({time.monotonic() - t0:.0f} s with the drain)",
             file=sys.stderr,
         )
-    print(table(rows, a.prompt_tokens, a.output_tokens) + f"\n\nprompt words: {words}")
+    print(table(rows, a.prompt_tokens, a.output_tokens, levels) + f"\n\nprompt words: {words}")
     return 0
 
 

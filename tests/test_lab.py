@@ -184,6 +184,14 @@ def test_the_capacity_bench_reads_a_word_level_vocabulary_and_prints_its_table(
     vocab = {"<unk>": 0, "<s>": 1, "w0": 2, "w1": 3}
     (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"vocab": vocab}}))
     assert b.model_words(tmp_path) == ["w0", "w1"]
-    text = b.table([Level(4, 30.0, 54, 1, 1.8, 2.25), Level(8, 30.0, 0, 3, 0.0, None)], "500", "32")
-    assert "| 4 | 30 s | 54 | 1 | 1.80 | 2.2 s |" in text
-    assert "| 8 | 30 s | 0 | 3 | 0.00 | - |" in text
+    from relplan.drill.client import Record
+
+    def rec(sent: float, end: float, outcome: str = "delivered") -> Record:
+        return Record("r", 0, sent, sent, end, outcome, 200, "m", None, 32, None)
+
+    levels = [[rec(0, 2), rec(0, 3), rec(1, 9, "client_gone")], []]
+    rows = [Level(4, 30.0, 54, 1, 1.8, 2.25), Level(8, 30.0, 0, 3, 0.0, None)]
+    text = b.table(rows, "500", "32", levels)
+    # c / mean latency of the delivered calls: 4 / 2.5 s
+    assert "| 4 | 30 s | 54 | 1 | 1.80 | 2.2 s | 3 | 1.60 |" in text
+    assert "| 8 | 30 s | 0 | 3 | 0.00 | - | 0 | - |" in text
