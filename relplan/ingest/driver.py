@@ -52,6 +52,7 @@ _INSERTS = (
     ("events", "ingest/insert_events"),
     ("steps", "ingest/insert_steps"),
     ("engine_stats", "ingest/insert_engine_stats"),
+    ("request_ids", "ingest/insert_engine_request_ids"),
     ("metric_samples", "ingest/insert_metric_samples"),
 )
 
