@@ -16,28 +16,43 @@ an InputError naming the URL, and nothing is written. A later failed scrape is c
 skipped (the gap shows as a missing block), so a server restarting during an incident does
 not end the recording.
 
-Standard library only (urllib): this module is imported by the CLI's `record` command and
-loads no heavy library.
+The body is kept as data: it must be text exposition (every line a sample, a comment or
+metadata), and a body line that would read as a `# SCRAPE` marker is escaped, so a server
+cannot forge scrape boundaries or times. Every GET is bounded in time and bytes
+(relplan/httpget.py).
+
+Standard library only: this module is imported by the CLI's `record` command and loads no
+heavy library.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from relplan import httpget
 from relplan.errors import InputError
 
 # Ask for the classic text format (what `curl /metrics` prints); OpenMetrics is accepted too.
 ACCEPT = "text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5"
 TEXT_TYPES = ("text/plain", "application/openmetrics-text")
 MARK = b"# SCRAPE "
+# A /metrics answer larger than this is refused (vLLM's is about 100 KB): an endless body
+# must not fill the memory.
+MAX_SCRAPE_BYTES = 64 * 1024 * 1024
+# A sample line: a metric name (or a quoted UTF-8 name in braces), optional labels, then a
+# value (what may follow it, a timestamp or an OpenMetrics exemplar, is not checked here).
+_SAMPLE = re.compile(
+    r"^(?:[A-Za-z_:][A-Za-z0-9_:]*|(?=\{))(?:\{.*\})?[ \t]+[-+]?(?:[0-9.]|Inf|inf|NaN|nan)"
+)
+# A body line that the scrape-log reader would take for a block's `# SCRAPE` marker.
+_FORGED = re.compile(rb"(?m)^([ \t]*)(#[ \t]*SCRAPE)")
 
 
 @dataclass
@@ -57,45 +72,57 @@ Progress = Callable[[int, int], None]
 
 
 def scrape(url: str, timeout: float) -> bytes:
-    """One GET of `url`: the body of a 200 text-exposition reply, else an InputError."""
-    req = urllib.request.Request(url, headers={"Accept": ACCEPT, "User-Agent": "relplan-record"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            status = resp.status
-            ctype = resp.headers.get("Content-Type", "")
-            body: bytes = resp.read()
-    except urllib.error.HTTPError as exc:
-        exc.close()  # the error holds the open reply
-        raise InputError(
-            f"HTTP {exc.code} {exc.reason}; expected 200 and /metrics text", url
-        ) from None
-    except urllib.error.URLError as exc:
-        raise InputError(f"cannot reach the server ({exc.reason})", url) from exc
-    except TimeoutError as exc:
-        raise InputError(f"no answer within {timeout:g} s (--timeout)", url) from exc
-    except OSError as exc:
-        raise InputError(f"reading the reply failed ({exc})", url) from exc
-    if status != 200:
-        raise InputError(f"HTTP {status}; expected 200 and /metrics text", url) from None
-    base = ctype.split(";", 1)[0].strip().lower()
+    """One GET of `url` within `timeout` s: the body of a 200 text-exposition reply, else an
+    InputError. At most MAX_SCRAPE_BYTES are read; an error reply's body is not kept."""
+    reply = httpget.get(
+        url,
+        seconds=timeout,
+        max_bytes=MAX_SCRAPE_BYTES,
+        headers={"Accept": ACCEPT, "User-Agent": "relplan-record"},
+        timeout_hint=" (--timeout)",
+        size_hint="; a /metrics answer is far smaller: is this the /metrics URL?",
+    )
+    if reply.status != 200:
+        raise InputError(f"HTTP {reply.status}; expected 200 and /metrics text", url)
+    base = reply.content_type.split(";", 1)[0].strip().lower()
     if base not in TEXT_TYPES:
-        shown = ctype or "no Content-Type"
+        shown = reply.content_type or "no Content-Type"
         raise InputError(
             f"the reply is {shown}, not metrics text; expected text/plain (Prometheus text"
             " exposition) or application/openmetrics-text: is this the /metrics URL?",
             url,
         )
     try:
-        body.decode("utf-8")
+        text = reply.body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"the reply is not UTF-8 text (byte {exc.start})", url) from exc
-    return body
+    check_exposition(text, url)
+    return reply.body
+
+
+def check_exposition(text: str, where: str) -> None:
+    """Refuse a body that is not the text exposition format: every line must be blank, a
+    `#` comment or metadata line, or a sample `name{labels} value [timestamp]`."""
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if s and not s.startswith("#") and not _SAMPLE.match(s):
+            raise InputError(
+                f"line {n} of the reply is not a metrics sample: {s[:80]!r}; expected"
+                " 'name{labels} value' (Prometheus text exposition)",
+                where,
+            )
 
 
 def scrape_block(taken: float, body: bytes) -> bytes:
-    """One scrape-log block: the `# SCRAPE` line with the time taken, then the body."""
+    """One scrape-log block: the `# SCRAPE` line with the time taken, then the body.
+
+    The body is data, never structure: a body line that would read as a `# SCRAPE` marker
+    (a hostile server forging scrape boundaries and times) gets one more `#`, which leaves
+    it a comment of the exposition format and ends its power to start a block."""
     stamp = dt.datetime.fromtimestamp(taken, dt.timezone.utc).isoformat(timespec="milliseconds")
     head = MARK + stamp.replace("+00:00", "Z").encode("ascii") + b"\n"
+    if _FORGED.search(body):
+        body = _FORGED.sub(rb"\1#\2", body)
     return head + body + (b"" if body.endswith(b"\n") else b"\n")
 
 

@@ -54,7 +54,7 @@ from relplan.alerts.promql_series import (
 from relplan.alerts.rules import METRIC_ALTERNATIVES, Thresholds, health_rules
 from relplan.alerts.slo import SloRuleSet
 from relplan.errors import InputError, UsageError
-from relplan.ingest.metrics.promlive import MAX_POINTS, _data, _get, promql_string
+from relplan.ingest.metrics.promlive import MAX_POINTS, api_data, get_json, promql_string
 from relplan.models import StrictModel
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -79,10 +79,10 @@ class Remote:
         self.stats = PushdownStats(url=self.url, requests=0, bytes_fetched=0, series=0, points=0)
 
     def get(self, path: str, params: dict[str, str], what: str) -> Any:
-        doc, body = _get(self.url, path, params, self.deadline)
+        doc, body = get_json(self.url, path, params, self.deadline)
         self.stats.requests += 1
         self.stats.bytes_fetched += len(body)
-        return _data(doc, what, self.url + path)
+        return api_data(doc, what, self.url + path)
 
     def names(self, start: float, end: float) -> set[str]:
         """The metric names the rules can read that hold samples in [start, end]."""

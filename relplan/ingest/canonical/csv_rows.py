@@ -55,7 +55,15 @@ def header(info: FileInfo) -> list[str]:
             str(info.path),
             1,
         ) from exc
-    first = next(csv.reader(io.StringIO(text)), [])
+    try:
+        first = next(csv.reader(io.StringIO(text.removesuffix("\r"))), [])
+    except csv.Error as exc:  # a lone carriage return inside an unquoted name
+        raise InputError(
+            "a line break inside an unquoted column name; expected comma-separated column"
+            " names on one line",
+            str(info.path),
+            1,
+        ) from exc
     names = [n.strip() or f"column{i}" for i, n in enumerate(first, start=1)]
     seen: set[str] = set()
     for n in names:

@@ -6,10 +6,11 @@ VictoriaMetrics): `relplan ingest --prometheus-url URL --match REGEX --start T -
 2. For each name, GET /api/v1/query_range?query={__name__="NAME"}&start&end&step, in chunks of
    at most 11,000 points per series (Prometheus refuses more).
 The responses become one source (path = the URL and query; sha256 over the response bodies,
-so pulling the same window twice adds nothing). Uses the standard library's urllib.
+so pulling the same window twice adds nothing). Every GET goes through relplan/httpget.py.
 
 Bounded: the whole pull must finish within `IngestOptions.timeout` seconds (`--timeout`), a
-server that trickles its answer included; one response may hold at most MAX_RESPONSE_BYTES;
+server that trickles its answer included; one response may hold at most MAX_RESPONSE_BYTES
+and an error answer is cut to 4 KiB;
 a reply without data (`"data": null`) is an input error. Metric names from the server go
 into the selector as PromQL string literals, escaped (`promql_string`).
 """
@@ -19,15 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 import duckdb
 
+from relplan import httpget
 from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import DuplicateKey, unique_keys
@@ -35,11 +34,9 @@ from relplan.ingest.metrics.promjson import Window, stage_response
 from relplan.ingest.stage import StageWriter
 
 MAX_POINTS = 11_000
-TIMEOUT_S = 30.0  # one socket operation (connect, one read)
 # One response larger than this is refused: it is parsed whole in memory (about ten times
 # its size as Python objects). 11,000 points of one series is about 0.5 MB.
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
-_READ = 64 * 1024
 
 
 def promql_string(value: str) -> str:
@@ -63,71 +60,22 @@ def promql_string(value: str) -> str:
     return "".join(out)
 
 
-class _Fetch:
-    """One GET, read in a worker thread so the caller can stop waiting at the deadline
-    (a server that sends a byte a second never lets a socket timeout fire)."""
-
-    def __init__(self, url: str, socket_timeout: float) -> None:
-        self.url = url
-        self.socket_timeout = socket_timeout
-        self.body: bytes | None = None
-        self.error: BaseException | None = None
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        try:
-            with urllib.request.urlopen(self.url, timeout=self.socket_timeout) as resp:
-                length = resp.headers.get("Content-Length")
-                if length is not None and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
-                    raise InputError(_too_large(), self.url)
-                parts: list[bytes] = []
-                size = 0
-                while not self.stop.is_set():
-                    part = resp.read1(_READ)
-                    if not part:
-                        break
-                    size += len(part)
-                    if size > MAX_RESPONSE_BYTES:
-                        raise InputError(_too_large(), self.url)
-                    parts.append(part)
-                self.body = b"".join(parts)
-        except BaseException as exc:  # handed to the caller's thread
-            self.error = exc
-
-
-def _too_large() -> str:
-    return (
-        f"the server's answer is larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB;"
-        " pull a narrower --match, a shorter window or a longer --step"
-    )
-
-
-def _get(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
+def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
+    """GET base+path?params as JSON, all of it before the monotonic `deadline`: the parsed
+    answer and its raw bytes. An HTTP error is an InputError with the server's own words."""
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise InputError(_timed_out(), url)
-    fetch = _Fetch(url, min(TIMEOUT_S, left))
-    worker = threading.Thread(target=fetch.run, name="relplan-prometheus-get", daemon=True)
-    worker.start()
-    worker.join(left)
-    if worker.is_alive():
-        fetch.stop.set()
-        raise InputError(_timed_out(), url)
-    exc = fetch.error
-    if isinstance(exc, urllib.error.HTTPError):
-        detail = exc.read().decode("utf-8", errors="replace")[:300]
-        raise InputError(f"HTTP {exc.code} from the server: {detail}", url) from exc
-    if isinstance(exc, TimeoutError):
-        raise InputError(_timed_out(), url) from exc
-    if isinstance(exc, (urllib.error.URLError, OSError)):
-        reason = getattr(exc, "reason", exc)
-        raise InputError(f"cannot reach the server: {reason}", url) from exc
-    if exc is not None:
-        raise exc
-    body = fetch.body or b""
+    reply = httpget.get(
+        url,
+        seconds=deadline - time.monotonic(),
+        max_bytes=MAX_RESPONSE_BYTES,
+        timeout_hint=" (--timeout); nothing stored",
+        size_hint="; pull a narrower --match, a shorter window or a longer --step",
+    )
+    if reply.status != 200:
+        detail = reply.body.decode("utf-8", errors="replace")[:300]
+        raise InputError(f"HTTP {reply.status} from the server: {detail}", url)
     try:
-        return json.loads(body, object_pairs_hook=unique_keys), body
+        return json.loads(reply.body, object_pairs_hook=unique_keys), reply.body
     except DuplicateKey as exc:
         raise InputError(f"{exc} in the server's answer (a label name twice?)", url) from exc
     except ValueError as exc:
@@ -136,11 +84,7 @@ def _get(base: str, path: str, params: dict[str, str], deadline: float) -> tuple
         ) from exc
 
 
-def _timed_out() -> str:
-    return "the server did not answer within the deadline (--timeout); nothing stored"
-
-
-def _data(doc: Any, what: str, where: str) -> Any:
+def api_data(doc: Any, what: str, where: str) -> Any:
     """The `data` of a successful API answer; a missing or null one is an input error."""
     if not isinstance(doc, dict) or doc.get("status") != "success":
         raise InputError(f"{what} failed: {str(doc)[:300]}", where)
@@ -180,8 +124,8 @@ def stage_pull(
     except re.error as exc:
         raise UsageError("--match", f"not a valid regular expression: {exc}") from exc
     deadline = time.monotonic() + opts.timeout
-    names_doc, _ = _get(url, "/api/v1/label/__name__/values", {}, deadline)
-    listed = _data(names_doc, "listing metric names", url)
+    names_doc, _ = get_json(url, "/api/v1/label/__name__/values", {}, deadline)
+    listed = api_data(names_doc, "listing metric names", url)
     if not isinstance(listed, list):
         raise InputError("listing metric names: data is not a list of names", url)
     names = sorted(str(n) for n in listed if pattern.fullmatch(str(n)))
@@ -200,8 +144,8 @@ def stage_pull(
                 "end": f"{e:.3f}",
                 "step": f"{step:g}",
             }
-            doc, body = _get(url, "/api/v1/query_range", params, deadline)
-            _data(doc, f"query_range for {name!r}", url)
+            doc, body = get_json(url, "/api/v1/query_range", params, deadline)
+            api_data(doc, f"query_range for {name!r}", url)
             h.update(body)
             # The times as sent (3 decimals); the chunks do not overlap, so a point is kept once.
             window = Window(round(s, 3) - 1e-6, round(e, 3) + 1e-6)
