@@ -220,6 +220,13 @@ def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[d
             continue
         n = sum(1 for c in calls if ctx.t0 + a <= c.t < ctx.t0 + b)
         out.append({"name": name, "seconds": round(seconds, 6), "rate_per_s": n / (b - a)})
+    data_end = ctx.s(ctx.t_end)
+    if out and data_end > spans[-1][2] + 1.0:
+        # the data goes on after the last phase (the engine working off what was left): the
+        # replay runs as long, so both are judged over the same span
+        out.append(
+            {"name": "after", "seconds": round(data_end - spans[-1][2], 6), "rate_per_s": 0.0}
+        )
     return out
 
 
@@ -274,7 +281,7 @@ def _fitted_profile(
             "cost": f"least squares over {fit.steps_used} steps of the {fit.source}: step_ms = a "
             f"+ b x prefill tokens + bd x decoding requests; error median "
             f"{fit.median_abs_error_pct:.0f} %, p90 {fit.p90_abs_error_pct:.0f} %",
-            "not fitted": "attention (c, f) and the memory floor: the counts cannot separate them",
+            "not_fitted": "attention (c, f) and the memory floor: the counts cannot separate them",
         },
     }
     written = out_dir / f"{stem}.profile.toml"
