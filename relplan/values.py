@@ -13,7 +13,11 @@ The syntax every flag accepts (docs/cli.md repeats it at the top):
   `2025-11-30T01:01:00+01:00`), epoch seconds (`1764460860`), or seconds from the start of the
   data (t0): a number up to 1e8 (`120`, `-30`) or a duration (`2m`). A number above 1e8 is
   epoch seconds (a date after 1973), so `--from 120` is two minutes into the run, never 1970.
-  The command resolves a relative time against its data's t0 (`resolve_time`).
+  The command resolves a relative time against its data's t0 (`resolve_time`). An absolute
+  time must fall between 1973-03-03 and 2100-01-01, in options (`--from`, `--to`, `--start`,
+  `--end`, `--at`) and in input files (Kubernetes events, file-name times) alike: outside it
+  is a unit mistake (milliseconds given as seconds land after the year 50,000; the error says
+  which unit fits) or a placeholder (Go's zero time, year 1, reads as no time), never data.
 - An SLO: a percentage in (0, 100) (`99.9`) or a fraction in (0, 1) (`0.999`).
 - A time zone (`--tz`): an IANA name (`UTC`, the default, `Europe/Berlin`, `America/New_York`).
 
@@ -39,6 +43,12 @@ MISSING = "-"
 # A time on the command line larger than this (in absolute value) is epoch seconds; up to it,
 # seconds from the start of the data. 1e8 s is about 3.2 years, and epoch 1e8 is 1973-03-03.
 ABSOLUTE_TIME_THRESHOLD = 1e8
+# The wall-clock times relplan accepts, in input files and options alike: after epoch 1e8
+# (1973-03-03) and before 2100-01-01. A time outside is a unit mistake (milliseconds read as
+# seconds land after the year 50,000) or a placeholder (Go's zero time, year 1), never data.
+LATEST_TIME = 4102444800.0  # 2100-01-01T00:00:00Z
+TIME_RANGE = "between 1973-03-03 and 2100-01-01"
+_FINER_UNITS = (("milliseconds", 1e3), ("microseconds", 1e6), ("nanoseconds", 1e9))
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*$")
@@ -154,6 +164,8 @@ def parse_time_flag(text: str, flag: str) -> float:
     if _NUMBER.match(s):
         value = float(s)
         if math.isfinite(value):
+            if not is_relative(value) and (why := implausible_time(value)) is not None:
+                raise UsageError(flag, f"{text!r}: {why}")
             return value
     elif _DURATION.match(s):
         seconds = _duration_seconds(s, flag)
@@ -165,8 +177,22 @@ def parse_time_flag(text: str, flag: str) -> float:
         if epoch is not None:
             if epoch <= ABSOLUTE_TIME_THRESHOLD:
                 raise UsageError(flag, f"times before 1973-03-03 are not supported, got {text!r}")
+            if epoch >= LATEST_TIME:
+                raise UsageError(flag, f"times from 2100-01-01 on are not supported, got {text!r}")
             return epoch
     raise UsageError(flag, f"expected {TIME_SYNTAX}, got {text!r}")
+
+
+def implausible_time(epoch: float) -> str | None:
+    """Why an absolute time (epoch seconds) cannot be a real one, or None when it can be:
+    outside TIME_RANGE, naming the finer unit it reads as when one fits."""
+    if ABSOLUTE_TIME_THRESHOLD < epoch < LATEST_TIME:
+        return None
+    for unit, scale in _FINER_UNITS:
+        if ABSOLUTE_TIME_THRESHOLD < epoch / scale < LATEST_TIME:
+            when = dt.datetime.fromtimestamp(epoch / scale, dt.timezone.utc).date()
+            return f"{epoch:.15g} s is not {TIME_RANGE}; as {unit} it is {when}: give seconds"
+    return f"{epoch:.15g} s (epoch seconds) is not {TIME_RANGE}"
 
 
 def parse_instant(text: str, flag: str) -> float:

@@ -76,6 +76,56 @@ def test_a_bad_mapping_file_names_the_key(tmp_path: Path) -> None:
         ingest(tmp_path / "w.duckdb", log, map_file=m)
 
 
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [
+        ("format = \"regex\"\npattern = '(a)\\1'\n", "RE2 accepts (invalid escape sequence"),
+        ("format = \"regex\"\npattern = '(?=a)x'\n", "invalid perl operator: (?="),
+    ],
+)
+def test_a_pattern_that_could_backtrack_without_bound_is_refused(
+    tmp_path: Path, head: str, said: str
+) -> None:
+    m = tmp_path / "m.toml"
+    m.write_text(head + '[fields]\ncall_id = "id"\nstart = "t"\nend = "e"\n')
+    log = write_lines(tmp_path / "a.log", ["x"])
+    with pytest.raises(InputError, match=re.escape(said)):
+        ingest(tmp_path / "w.duckdb", log, map_file=m)
+
+
+def test_a_catastrophic_pattern_matches_in_linear_time(tmp_path: Path) -> None:
+    """`(x+x+)+y` against 5,000 x's: Python's re would backtrack for longer than the age of
+    the universe; RE2 answers at once, and the line is a reject like any other non-match."""
+    m = tmp_path / "m.toml"
+    m.write_text(
+        "format = \"regex\"\npattern = '^(?P<id>(x+x+)+y) (?P<t>\\S+) (?P<e>\\S+) (?P<s>\\d+)$'\n"
+        '[fields]\ncall_id = "id"\nstart = "t"\nend = "e"\nstatus = "s"\n[time]\nformat = "epoch_s"\n'
+    )
+    log = write_lines(
+        tmp_path / "a.log",
+        ["x" * 5000 + " 1764460800 1764460801 200", "xxy 1764460800 1764460801 200"],
+    )
+    rep = ingest(tmp_path / "w.duckdb", log, map_file=m, on_error="skip")
+    assert (rep.sources[0].rows, rep.sources[0].rejected) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ('[time]\nformat = "%Y-%"\n', "is not a strptime pattern"),
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "TOML nested too deeply"),
+    ],
+)
+def test_a_bad_time_format_or_deep_toml_is_one_clean_error(
+    tmp_path: Path, toml: str, said: str
+) -> None:
+    m = tmp_path / "m.toml"
+    m.write_text('format = "jsonl"\n' + toml + '[fields]\ncall_id = "id"\nstart = "t"\nend = "e"\n')
+    log = write_lines(tmp_path / "a.jsonl", ['{"id": "x", "t": 1, "e": 2}'])
+    with pytest.raises(InputError, match=re.escape(said)):
+        ingest(tmp_path / "w.duckdb", log, map_file=m)
+
+
 def test_a_record_the_mapping_cannot_read_names_its_line(tmp_path: Path) -> None:
     m = tmp_path / "m.toml"
     m.write_text(

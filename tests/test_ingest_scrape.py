@@ -114,6 +114,8 @@ def test_no_time_with_skip_keeps_every_sample_as_a_reject(tmp_path: Path) -> Non
         ("metrics-1764460805250.prom", T0 + 5.25),
         ("metrics-2025-11-30T00-00-05.prom", None),  # no zone: not guessed
         ("vllm_metrics_v1_prodstack318.prom", None),
+        ("metrics-2025-11-30T00-00-05+99:99.prom", None),  # no such offset (once a traceback)
+        ("metrics-9999999999.prom", None),  # 2286: not a time relplan takes
     ],
 )
 def test_time_from_file_name(name: str, t: float | None) -> None:
@@ -180,3 +182,8 @@ def test_parse_at_takes_rfc3339_or_epoch_and_refuses_naive_times() -> None:
     with pytest.raises(UsageError) as err:
         parse_at("2025-11-30T00:00:05")
     assert str(err.value).startswith("--at: cannot read")
+
+
+def test_at_outside_the_plausible_range_is_refused() -> None:
+    with pytest.raises(UsageError, match=r"--at: '2200-01-01T00:00:00Z': .* is not between"):
+        parse_at("2200-01-01T00:00:00Z")

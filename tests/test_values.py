@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -158,3 +159,17 @@ def test_slo_accepted(value: float, fraction: float) -> None:
 def test_slo_refused(value: float) -> None:
     with pytest.raises(UsageError, match=r"^--slo: must be a percentage"):
         parse_slo(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("1764460800000", "as milliseconds it is 2025-11-30: give seconds"),
+        ("1764460800000000000", "as nanoseconds it is 2025-11-30"),
+        ("2200-01-01T00:00:00Z", "times from 2100-01-01 on are not supported"),
+        ("99999999999999", "(epoch seconds) is not between 1973-03-03 and 2100-01-01"),
+    ],
+)
+def test_times_outside_the_plausible_range_are_refused(text: str, said: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(said)):
+        parse_time_flag(text, "--from")

@@ -38,7 +38,6 @@ negative one, HAProxy's -1 for no response, as NULL).
 from __future__ import annotations
 
 import datetime as dt
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,6 +100,21 @@ class TimeSpec(StrictModel):
     format: str = "rfc3339"
     duration_unit: Literal["s", "ms", "us", "ns"] = "ms"
 
+    @model_validator(mode="after")
+    def _strptime(self) -> TimeSpec:
+        if self.format in _EPOCH or self.format == "rfc3339":
+            return self
+        # A strptime pattern must read back what it writes; `%` alone, `%Q` and the like fail.
+        probe = dt.datetime(2025, 11, 30, 1, 2, 3, tzinfo=dt.timezone.utc)
+        try:
+            dt.datetime.strptime(probe.strftime(self.format), self.format)
+        except ValueError as exc:
+            raise ValueError(
+                f"format {self.format!r} is not a strptime pattern ({exc}); expected one of"
+                f" {', '.join(_EPOCH)}, rfc3339 or a pattern like '%d/%b/%Y:%H:%M:%S %z'"
+            ) from exc
+        return self
+
 
 class OutcomeRule(StrictModel):
     field: str
@@ -127,11 +141,26 @@ class Mapping(StrictModel):
         if (self.format == "regex") != (self.pattern is not None):
             raise ValueError("format = 'regex' needs pattern, and pattern needs format = 'regex'")
         if self.pattern is not None:
-            try:
-                re.compile(self.pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern is not a regular expression: {exc}") from exc
+            compile_pattern(self.pattern)
         return self
+
+
+def compile_pattern(pattern: str) -> Any:
+    """A mapping's `pattern`, compiled by RE2: matching takes time linear in the line,
+    whatever the pattern, so no pattern can hang an ingest (Python's `re` backtracks without
+    bound on `(x+x+)+y`). RE2 has no backreferences or lookaround; those are refused."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # the error goes into our message, not onto stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        why = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ValueError(
+            f"pattern is not a regular expression RE2 accepts ({why}); RE2 takes the"
+            " syntax of Python's re without backreferences and lookaround"
+        ) from exc
 
 
 def load_mapping(path: Path) -> Mapping:
@@ -141,6 +170,8 @@ def load_mapping(path: Path) -> Mapping:
         raise InputError(f"cannot read the mapping file: {exc.strerror or exc}", str(path)) from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", str(path)) from exc
+    except RecursionError as exc:
+        raise InputError("TOML nested too deeply; expected a flat mapping file", str(path)) from exc
     try:
         return Mapping.model_validate(data)
     except ValidationError as exc:
@@ -239,7 +270,7 @@ def _records(info: FileInfo, m: Mapping, skip: bool) -> Iterator[tuple[int, str,
     elif m.format == "csv":
         yield from csv_records(info.path, skip)
     else:
-        rx = re.compile(m.pattern or "")
+        rx = compile_pattern(m.pattern or "")
         faults = faults_for(skip)
         for n, line in open_text_lines(info.path, faults):
             if not line.strip():

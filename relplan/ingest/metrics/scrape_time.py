@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from relplan.errors import UsageError
-from relplan.values import parse_time
+from relplan.values import implausible_time, parse_time
 
 _EXTENDED = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt_](\d\d)[:-](\d\d)[:-](\d\d)(?:[.,](\d+))?([zZ]|[+-]\d\d(?::?\d\d)?)"
@@ -27,17 +27,18 @@ _EPOCH = re.compile(r"(?<![\d.])(\d{13}|\d{10}(?:\.\d+)?)(?![\d])")
 
 def _iso(m: re.Match[str]) -> float | None:
     y, mo, d, h, mi, s, frac, zone = m.groups()
-    if zone in ("Z", "z"):
-        tz = dt.timezone.utc
-    else:
-        digits = zone[1:].replace(":", "")
-        minutes = int(digits[:2]) * 60 + (int(digits[2:4]) if len(digits) > 2 else 0)
-        tz = dt.timezone(dt.timedelta(minutes=minutes if zone[0] == "+" else -minutes))
     try:
+        if zone in ("Z", "z"):
+            tz = dt.timezone.utc
+        else:  # an offset of 24 h or more (`+99:99`) is no offset: ValueError
+            digits = zone[1:].replace(":", "")
+            minutes = int(digits[:2]) * 60 + (int(digits[2:4]) if len(digits) > 2 else 0)
+            tz = dt.timezone(dt.timedelta(minutes=minutes if zone[0] == "+" else -minutes))
         stamp = dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=tz)
-    except ValueError:
+        t = stamp.timestamp() + (float("0." + frac) if frac else 0.0)
+    except (ValueError, OverflowError):
         return None
-    return stamp.timestamp() + (float("0." + frac) if frac else 0.0)
+    return t if implausible_time(t) is None else None
 
 
 def time_from_name(path: Path) -> tuple[float, str] | None:
@@ -53,7 +54,9 @@ def time_from_name(path: Path) -> tuple[float, str] | None:
     if m:
         text = m.group(1)
         value = float(text)
-        return (value / 1000.0 if len(text) == 13 else value), text
+        t = value / 1000.0 if len(text) == 13 else value
+        if implausible_time(t) is None:
+            return t, text
     return None
 
 
@@ -66,4 +69,7 @@ def parse_at(text: str) -> float:
             f"cannot read {text[:60]!r} as a time; expected RFC 3339 with an offset"
             " (2025-11-30T00:00:05Z) or epoch seconds",
         )
+    why = implausible_time(t)
+    if why is not None:
+        raise UsageError("--at", f"{text[:60]!r}: {why}")
     return t
