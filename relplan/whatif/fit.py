@@ -43,7 +43,16 @@ from relplan.whatif.fit_observed import ClientFlags, fit_client, fit_proxy
 from relplan.whatif.model import Provenance
 from relplan.whatif.toml_out import dump_toml
 
-__all__ = ["DEFAULT_PROFILE", "ClientFlags", "Fitted", "PlannedCall", "fit_incident", "write_calls"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "ClientFlags",
+    "CostSummary",
+    "Fitted",
+    "PlannedCall",
+    "fit_engine_profile",
+    "fit_incident",
+    "write_calls",
+]
 
 DEFAULT_PROFILE = "h100-7b"
 
@@ -228,6 +237,17 @@ def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[d
             {"name": "after", "seconds": round(data_end - spans[-1][2], 6), "rate_per_s": 0.0}
         )
     return out
+
+
+def fit_engine_profile(
+    con: duckdb.DuckDBPyConnection, out_dir: Path, stem: str
+) -> tuple[dict[str, Any], Path, CostSummary, list[Provenance]] | None:
+    """The engine alone, fitted from a workspace's iteration lines or step records (the
+    scenario's `engine` table, the profile file written into `out_dir`, the cost summary and
+    the provenance); None when the data cannot constrain it."""
+    prov: list[Provenance] = []
+    got = _fitted_profile(con, out_dir, stem, prov, steps_too=True)
+    return None if got is None else (*got, prov)
 
 
 def _fitted_profile(
