@@ -103,6 +103,48 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
 UTF8_BOM = b"\xef\xbb\xbf"
 # The longest first line detection reads whole (the JSON readers' maximum object size).
 MAX_FIRST_LINE = 16 * 1024 * 1024
+# The longest line any line reader takes (DuckDB's max_line_size): a longer one (a file with
+# no line ends, a gzip bomb of one endless line) is an error naming it, never read whole.
+MAX_LINE = 16 * 1024 * 1024
+# The largest JSON document (a query_range export, a run manifest) read whole: it is parsed
+# in memory, about ten times its size as Python objects.
+MAX_DOCUMENT = 256 * 1024 * 1024
+
+
+def bounded_lines(f: Any, path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes with the newline) of a binary file, each at most MAX_LINE long."""
+    n = 0
+    while True:
+        line = f.readline(MAX_LINE + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > MAX_LINE:
+            raise InputError(
+                f"a line longer than {MAX_LINE // (1024 * 1024)} MiB; expected one record per line",
+                str(path),
+                n,
+            )
+        yield n, line
+
+
+def read_document(info: FileInfo, what: str, limit: int | None = None) -> bytes:
+    """The (decompressed) bytes of a file read whole, at most `limit` (MAX_DOCUMENT): a
+    larger one (or a gzip bomb) is refused before it fills the memory."""
+    limit = MAX_DOCUMENT if limit is None else limit
+    try:
+        with info.path.open("rb") as raw:
+            f: Any = gzip.GzipFile(fileobj=raw) if info.gz else raw
+            data: bytes = f.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", str(info.path)) from exc
+    if len(data) > limit:
+        raise InputError(
+            f"{what} larger than {limit // (1024 * 1024)} MiB (decompressed); it is read whole"
+            " into memory: split it",
+            str(info.path),
+        )
+    return data
 
 
 def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
@@ -220,7 +262,7 @@ def open_text_lines(path: Path, faults: Faults | None = None) -> Iterator[tuple[
     opener = gzip.open if gz else open
     try:
         with opener(path, "rb") as f:
-            for n, line in enumerate(f, start=1):
+            for n, line in bounded_lines(f, path):
                 try:
                     text = line.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -324,7 +366,7 @@ def readable_copy(path: Path, out: Path) -> list[tuple[int, str, str]]:
     opener = gzip.open if gz else open
     try:
         with opener(path, "rb") as f, out.open("wb") as w:
-            for n, line in enumerate(f, start=1):
+            for n, line in bounded_lines(f, path):
                 try:
                     why = _unreadable(line.decode("utf-8"))
                 except UnicodeDecodeError as exc:

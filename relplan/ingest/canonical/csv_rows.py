@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest.files import GZIP_MAGIC, UTF8_BOM, FileInfo
+from relplan.ingest.files import GZIP_MAGIC, UTF8_BOM, FileInfo, bounded_lines
 from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 # Column names DuckDB's CSV reader adds itself (queries/ingest/macros.sql, rp_csv_rows): a
@@ -92,7 +92,7 @@ def _lines(path: Path) -> Iterator[tuple[str, str | None]]:
     opener = gzip.open if gz else open
     try:
         with opener(path, "rb") as f:
-            for n, line in enumerate(f, start=1):
+            for n, line in bounded_lines(f, path):
                 if n == 1:
                     line = line.removeprefix(UTF8_BOM)
                 try:

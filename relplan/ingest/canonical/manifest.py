@@ -6,7 +6,6 @@ The file is validated by `RunManifest` (unknown keys refused; provenance belongs
 
 from __future__ import annotations
 
-import gzip
 import json
 
 import duckdb
@@ -17,7 +16,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, load_document
+from relplan.ingest.files import FileInfo, load_document, read_document
 from relplan.models import RunManifest
 
 
@@ -25,9 +24,7 @@ def stage_manifest(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     path = str(info.path)
-    raw = info.path.read_bytes()
-    if info.gz:
-        raw = gzip.decompress(raw)
+    raw = read_document(info, "a run manifest")
     doc = load_document(raw, path, "a run manifest object")
     try:
         m = RunManifest.model_validate(doc)

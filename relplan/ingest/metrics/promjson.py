@@ -9,7 +9,6 @@ errors name the JSON location instead, e.g. `data.result[3].values[7]`.
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, load_document
+from relplan.ingest.files import FileInfo, load_document, read_document
 from relplan.ingest.metrics.text import drop_aliases
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
@@ -29,9 +28,7 @@ from relplan.values import parse_number
 def stage_query_range_file(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
-    raw = info.path.read_bytes()
-    if info.gz:
-        raw = gzip.decompress(raw)
+    raw = read_document(info, "a query_range response")
     doc = load_document(raw, str(info.path), "a query_range response", unique=True)
     w = StageWriter(con, "stage_metrics")
     stage_response(w, doc, staged, str(info.path), opts, ordinal=0)
