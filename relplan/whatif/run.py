@@ -24,7 +24,7 @@ from relplan.whatif.check import check_fit
 from relplan.whatif.controls import AS_OBSERVED, Control, builtin_controls, file_control
 from relplan.whatif.figures import figures
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
-from relplan.whatif.model import ControlOutcome, WhatIf
+from relplan.whatif.model import ControlOutcome, Figures, WhatIf
 from relplan.whatif.replay import Task, outcome, run_tasks
 from relplan.whatif.settings import Sizing
 
@@ -87,6 +87,51 @@ def _sizing(con: duckdb.DuckDBPyConnection, fitted: Fitted) -> Sizing:
     )
 
 
+@dataclass
+class Replayed:
+    """The fit, the incident's figures and every replay's figures (one per seed), by control
+    name (`as-observed` included): what `whatif` ranks, and what a comparison with real
+    control runs reads window by window (tests/test_whatif_real.py)."""
+
+    fitted: Fitted
+    incident: Figures
+    seeds: list[int]
+    by_control: dict[str, list[Figures]]
+    cpu_s: float
+
+
+def replay(
+    con: duckdb.DuckDBPyConnection,
+    controls: list[Control],
+    o: WhatIfOptions,
+    *,
+    work_dir: Path,
+    progress: Callable[[int, int], None] | None = None,
+    analyze_opts: AnalyzeOptions | None = None,
+) -> Replayed:
+    """Fit the incident into `work_dir`, measure it, replay it as observed and under each
+    available control over `o.seeds` seeds."""
+    scenario = work_dir / "scenario.toml"
+    fitted = fit_incident(
+        con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
+    )
+    aopts = analyze_opts or AnalyzeOptions()
+    if aopts.capacity is None and fitted.ctx.capacity is None:
+        # the data gives no Ĉ: the incident is measured against the fitted engine's
+        aopts = aopts.model_copy(update={"capacity": float(fitted.data["capacity_calls_per_s"])})
+    incident = figures(con, aopts)
+    seeds = list(range(1, o.seeds + 1))
+    runnable = [Control(AS_OBSERVED, "as observed")] + [c for c in controls if not c.unavailable]
+    tasks = [
+        Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
+    ]
+    runs, _, cpu = run_tasks(tasks, o.jobs, progress)
+    by_control = {
+        c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
+    }
+    return Replayed(fitted, incident, seeds, by_control, cpu)
+
+
 def whatif(
     con: duckdb.DuckDBPyConnection,
     opts: WhatIfOptions | None = None,
@@ -102,23 +147,25 @@ def whatif(
     t = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
         folder = work_dir or Path(tmp)
-        scenario = folder / "scenario.toml"
         fitted = fit_incident(
-            con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
+            con,
+            folder / "scenario.toml",
+            flags=o.flags,
+            profile=o.profile,
+            capacity=o.capacity,
+            opts=analyze_opts,
         )
-        incident = figures(con, analyze_opts)
         controls = select_controls(fitted, o)
-        seeds = list(range(1, o.seeds + 1))
-        runnable = [Control(AS_OBSERVED, "as observed")] + [
-            c for c in controls if not c.unavailable
-        ]
-        tasks = [
-            Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
-        ]
-        runs, _, cpu = run_tasks(tasks, o.jobs, progress)
-    by_control = {
-        c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
-    }
+        done = replay(
+            con, controls, o, work_dir=folder, progress=progress, analyze_opts=analyze_opts
+        )
+    fitted, incident, seeds, by_control, cpu = (
+        done.fitted,
+        done.incident,
+        done.seeds,
+        done.by_control,
+        done.cpu_s,
+    )
     check = check_fit(incident, by_control[AS_OBSERVED], seeds)
     outcomes = [
         outcome(c, seeds if not c.unavailable else [], by_control.get(c.name, [])) for c in controls

@@ -301,6 +301,20 @@ class _Reader:
             )
             self.stats.names.add(name)
             self.stats.samples += 1
+        for what, name in vllm_stats.ITERATION_COUNTS.items():
+            if what in it.counts:
+                self.metrics.add(
+                    source_id=self.staged.source_id,
+                    ln=n,
+                    raw=line if self.opts.skip else None,
+                    perr=None,
+                    t=t,
+                    name=name,
+                    labels=it.labels,
+                    value=float(it.counts[what]),
+                )
+                self.stats.names.add(name)
+                self.stats.samples += 1
         return "stored: iteration"
 
     def received(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
