@@ -63,6 +63,7 @@ from relplan.ingest.gateway_rows import (
     text,
 )
 from relplan.models import StrictModel
+from relplan.settings_file import read_settings
 from relplan.values import parse_time
 
 if sys.version_info >= (3, 11):
@@ -164,10 +165,9 @@ def compile_pattern(pattern: str) -> Any:
 
 
 def load_mapping(path: Path) -> Mapping:
+    text = read_settings(path, "mapping file")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read the mapping file: {exc.strerror or exc}", str(path)) from exc
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", str(path)) from exc
     except RecursionError as exc:
