@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from relplan.errors import InputError
+from relplan.errors import InputError, UsageError
 from relplan.sim.scenario import load_scenario
 from relplan.text.whatif import controls_markdown, with_controls_table
 from relplan.whatif.controls import (
@@ -20,6 +20,7 @@ from relplan.whatif.controls import (
     Unavailable,
     VllmQueueCap,
     builtin_controls,
+    check_names,
     control_names,
 )
 from relplan.whatif.hooks import HOOKS
@@ -98,3 +99,13 @@ def test_a_control_that_cannot_be_sized_says_why_and_one_that_does_not_apply_is_
     assert "no phase after the overload" in sized.reason
     patient = Fit(fit.capacity, float("inf"), fit.max_retries, fit.backoff_max_s, None)
     assert LongerTimeout.size(patient) is None
+
+
+def test_an_unknown_control_is_refused_before_any_fit() -> None:
+    """check_names needs no workspace: a typo fails at once, naming the declared controls and
+    the scenario files given."""
+    check_names(["no-retries", "mine"], ["runs/mine.toml"])
+    with pytest.raises(UsageError, match=r"^--control: unknown control magic; expected one of"):
+        check_names(["magic"], [])
+    with pytest.raises(UsageError, match="mine"):
+        check_names(["magic"], ["x/mine.scenario.toml"])

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field
 
+from relplan.errors import UsageError
 from relplan.models import StrictModel
 from relplan.planning.pulse import PulseInputs, plan_pulse
 from relplan.whatif.model import SettingBlock
@@ -415,6 +416,25 @@ def control_names() -> tuple[str, ...]:
     return tuple(c.name for c in CONTROLS)
 
 
+def file_control_name(path: str) -> str:
+    """A `--scenario FILE` control's name: the file's name up to its first dot."""
+    from pathlib import Path
+
+    return Path(path).name.split(".")[0]
+
+
+def check_names(only: list[str], scenario_files: list[str]) -> None:
+    """`--control`'s names, refused before any fitting unless each names a declared control
+    or a `--scenario` file."""
+    known = [*control_names(), *(file_control_name(f) for f in scenario_files)]
+    bad = [n for n in only if n not in known]
+    if bad:
+        raise UsageError(
+            "--control",
+            f"unknown control {', '.join(bad)}; expected one of {', '.join(sorted(set(known)))}",
+        )
+
+
 @dataclass(frozen=True)
 class Control:
     """A control as replayed: a sized declaration, a scenario file, or as-observed."""
@@ -485,13 +505,11 @@ def builtin_controls(data: dict[str, Any]) -> list[Control]:
 
 def file_control(path: str, data: dict[str, Any]) -> Control:
     """A user's scenario file as a control: its client, proxy and engine tables as overrides."""
-    from pathlib import Path
-
     sets: list[str] = []
     for table in ("client", "proxy", "engine"):
         for key, value in (data.get(table) or {}).items():
             sets += _flatten(f"{table}.{key}", value)
-    name = Path(path).name.split(".")[0]
+    name = file_control_name(path)
     return Control(name, f"{name} (file)", sets)
 
 

@@ -21,7 +21,13 @@ from relplan.analyses import AnalyzeOptions
 from relplan.errors import UsageError
 from relplan.sim.scenario import load_scenario_data
 from relplan.whatif.check import check_fit
-from relplan.whatif.controls import AS_OBSERVED, Control, builtin_controls, file_control
+from relplan.whatif.controls import (
+    AS_OBSERVED,
+    Control,
+    builtin_controls,
+    check_names,
+    file_control,
+)
 from relplan.whatif.figures import figures
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
 from relplan.whatif.model import ControlOutcome, Figures, WhatIf
@@ -49,10 +55,11 @@ def select_controls(fitted: Fitted, opts: WhatIfOptions) -> list[Control]:
     if opts.only:
         known = {c.name for c in controls}
         bad = [n for n in opts.only if n not in known]
-        if bad:
+        if bad:  # declared (check_names passed) but not sized for this fit
             raise UsageError(
                 "--control",
-                f"unknown control {', '.join(bad)}; expected one of {', '.join(sorted(known))}",
+                f"{', '.join(bad)} does not apply to this incident's fit (longer-timeout needs a"
+                f" client deadline); expected one of {', '.join(sorted(known))}",
             )
         controls = [c for c in controls if c.name in opts.only]
     return controls
@@ -144,6 +151,7 @@ def whatif(
     o = opts or WhatIfOptions()
     if o.seeds < 1:
         raise UsageError("--seeds", "give at least 1 seed")
+    check_names(o.only, o.scenario_files)  # before the fit, which takes a while
     t = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
         folder = work_dir or Path(tmp)
