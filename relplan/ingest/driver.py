@@ -359,6 +359,8 @@ def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceRe
     ids = [r.source_id for r in reports]
     if not formats or not ids:
         return
+    if not (sql.one(con, "ingest/any_source_of_formats", {"formats": formats}) or {}).get("found"):
+        return
     sql.run(con, "ingest/whole_second_witnesses", {"formats": formats, "sources": ids})
     counts = sql.rows(con, "ingest/refined_counts")
     if counts:
