@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.cli.options import GENERAL_FLAGS, input_flag_names
-from relplan.errors import InputError
+from relplan.errors import InputError, UsageError
 from relplan.ingest import registry
 from relplan.workspace import TABLES
 from tests.helpers.ingest import ingest
@@ -106,3 +106,15 @@ def test_a_run_summary_is_recognised_and_reported_as_such(tmp_path: Path) -> Non
     assert "completed 199, failed 1" in note
     assert "request throughput 0.9733 req/s" in note
     assert "--save-detailed" in note
+
+
+def test_options_that_choose_two_formats_need_the_format(tmp_path: Path) -> None:
+    """`--map` chooses `mapped` and an nginx `--log-format` chooses `nginx` (their adapters'
+    `chosen`): given both, relplan asks which instead of picking one."""
+    mapping = tmp_path / "gw.toml"
+    mapping.write_text("")
+    log = tmp_path / "access.log"
+    log.write_text('10.0.0.1 [1764460800.000] "GET / HTTP/1.1" 200\n')
+    opts = {"map_file": mapping, "log_format": '$remote_addr [$msec] "$request" $status'}
+    with pytest.raises(UsageError, match=r"--format: .*more than one format \(mapped, nginx\)"):
+        ingest(tmp_path / "w.duckdb", log, **opts)

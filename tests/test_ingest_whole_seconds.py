@@ -6,6 +6,7 @@ attempt's time; one outside it keeps its logged second."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -130,3 +131,52 @@ def test_an_engine_source_with_finer_times_wins_over_the_gateway(tmp_path: Path)
     assert any("from the engine events" in n for n in notes)
     got = dict(rows(db, arrivals))
     assert [got[x] for x, _ in picked] == [t + 0.25 for _, t in picked]
+
+
+LOG = "select source_id, format, rows from sources order by source_id"
+
+
+def test_the_combined_log_beside_the_msec_json_log_is_counted_once(tmp_path: Path) -> None:
+    """The lab's nginx writes every request to `access.json` ($msec) and to `access.log`
+    (`combined`, $time_local): ingesting the operator folder keeps the finer log's 799
+    attempts and none of the combined log's (798 of its 799 pair by end second and status)."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, OP)
+    by_format = {s.format: s for s in rep.sources}
+    assert by_format["nginx"].rows == 0
+    assert any(
+        n.startswith("its 799 attempts are the requests of source")
+        for n in by_format["nginx"].notes
+    )
+    assert rep.rows_by_table["attempts"] == 799
+    assert rows(
+        db, "select s.format, count(*) from attempts join sources s using (source_id) group by 1"
+    ) == [("nginx_json", 799)]
+
+
+def test_the_twin_is_found_in_either_order(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest(db, OP / "access.log.gz")
+    assert rows(db, "select count(*) from attempts") == [(799,)]
+    rep = ingest(db, OP / "access.json.gz")
+    assert any(
+        "source 1 tells the same requests in whole seconds" in n for n in rep.sources[0].notes
+    )
+    assert rows(db, LOG) == [(1, "nginx", 0), (2, "nginx_json", 799)]
+    assert rows(db, "select distinct source_id from attempts") == [(2,)]
+
+
+def test_part_of_the_requests_is_no_twin(tmp_path: Path) -> None:
+    """The first 400 lines of the combined log are not the same requests as the JSON log's
+    799: both are kept."""
+    part = tmp_path / "access-part.log"
+    part.write_text(
+        "".join(
+            gzip.decompress((OP / "access.log.gz").read_bytes())
+            .decode()
+            .splitlines(keepends=True)[:400]
+        )
+    )
+    db = tmp_path / "w.duckdb"
+    ingest(db, part, OP / "access.json.gz")
+    assert rows(db, "select count(*) from attempts") == [(1199,)]

@@ -347,11 +347,51 @@ def commit(session: Session) -> IngestReport:
         for fn in s.finish:
             fn(con)
     sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
+    _drop_whole_second_twins(con, reports, counts)
     _refine_whole_seconds(con, reports)
     refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
+
+
+# Formats one server may write twice for the same requests (nginx's `access_log` lines).
+_TWIN_FORMATS = ["nginx", "nginx_json"]
+
+
+def _drop_whole_second_twins(
+    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], counts: dict[str, int]
+) -> None:
+    """A gateway log that tells, in whole seconds, the same requests as a finer log of the
+    same server (nginx's `combined` beside its `$msec` JSON log) keeps its source row and
+    drops its attempts, so each request is counted once, at the finer time."""
+    ids = [r.source_id for r in reports if r.kind == "proxy"]
+    if not ids:
+        return
+    mine = {r.source_id: r for r in reports}
+    dropped: set[int] = set()
+    for t in sql.rows(con, "ingest/whole_second_twins", {"formats": _TWIN_FORMATS, "sources": ids}):
+        coarse, fine = int(t["coarse"]), int(t["fine"])
+        if coarse in dropped or fine in dropped:
+            continue
+        dropped.add(coarse)
+        n = sql.affected(con, "ingest/drop_source_attempts", {"source_id": coarse})
+        sql.run(con, "ingest/set_source_rows", {"source_id": coarse, "rows": 0})
+        note = (
+            f"its {n} attempts are the requests of source {fine} told in whole seconds"
+            f" ({int(t['matched'])} pair by end second, status and outcome): source {fine}'s"
+            " finer times are kept, these are not stored"
+        )
+        sql.run(con, "ingest/append_source_note", {"source_id": coarse, "note": note})
+        if coarse in mine:
+            mine[coarse].notes.append(note)
+            mine[coarse].rows = 0
+            counts["attempts"] = counts.get("attempts", 0) - n
+        if fine in mine:
+            mine[fine].notes.append(
+                f"source {coarse} tells the same requests in whole seconds; its attempts were"
+                " dropped"
+            )
 
 
 def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
@@ -360,6 +400,8 @@ def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceRe
     formats = [a.name for a in registry.adapters().values() if a.whole_seconds]
     ids = [r.source_id for r in reports]
     if not formats or not ids:
+        return
+    if not (sql.one(con, "ingest/any_source_of_formats", {"formats": formats}) or {}).get("found"):
         return
     sql.run(con, "ingest/whole_second_witnesses", {"formats": formats, "sources": ids})
     counts = sql.rows(con, "ingest/refined_counts")
