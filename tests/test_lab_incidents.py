@@ -290,3 +290,33 @@ def test_the_quick_start_report_on_the_real_incident(tmp_path: Path) -> None:
     page = out.read_text(encoding="utf-8")
     assert "Suspected metastable" in page
     assert "client deadline D 11 s (estimated)" in page
+
+
+def test_wasted_prefill_from_the_real_abort_lines(analysed: tuple[str, dict[str, Any]]) -> None:
+    """With cancellation on, vLLM aborted the executions whose client left (its log's
+    `Request ... aborted.` lines); the prefill they computed is the computed prompt tokens
+    (prefix-cache queries - hits) less those of the finished requests
+    (request_prefill_kv_computed_tokens), all from Prometheus's own counters. Runs without
+    an abort line have no such figure (steps per execution would settle it)."""
+    name, result = analysed
+    fig = next(f for f in result["verdict"]["figures"] if f["key"] == "aborted_prefill")
+    log = gzip.decompress((LAB / name / "operator" / "vllm.log.gz").read_bytes()).decode()
+    aborted = {
+        line.split("Request ", 1)[1].split(" aborted.")[0]
+        for line in log.splitlines()
+        if "] Request " in line and line.endswith(" aborted.")
+    }
+    if name != "retries-cancel":
+        assert not aborted
+        assert fig["status"] == "not available"
+        return
+    ctx = result["context"]
+    a, b = ctx["window_start"], ctx["window_end"]
+    computed = prometheus_rise(name, "vllm:prefix_cache_queries_total", a, b) - prometheus_rise(
+        name, "vllm:prefix_cache_hits_total", a, b
+    )
+    finished = prometheus_rise(name, "vllm:request_prefill_kv_computed_tokens_sum", a, b)
+    assert fig["status"] == "estimated"
+    assert fig["value"] == pytest.approx(1 - finished / computed, abs=0.01)
+    assert fig["value"] > 0.8  # most of the engine's prefill went to work nobody received
+    assert f"{len(aborted):,} executions aborted" in fig["note"]
