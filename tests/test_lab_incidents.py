@@ -320,3 +320,18 @@ def test_wasted_prefill_from_the_real_abort_lines(analysed: tuple[str, dict[str,
     assert fig["value"] == pytest.approx(1 - finished / computed, abs=0.01)
     assert fig["value"] > 0.8  # most of the engine's prefill went to work nobody received
     assert f"{len(aborted):,} executions aborted" in fig["note"]
+
+
+def test_unlinked_retries_are_not_called_a_recovery(tmp_path: Path) -> None:
+    """retries-cancel with its attempts NOT linked into calls (--call-key names a header the
+    log does not carry: each line is a call of its own). Then the drill's last retries,
+    answered once new calls had stopped, look like new calls served on time in the data's
+    last, 4 s bin; one bin is not a recovery (it was called "Recovered (suspected)")."""
+    op = LAB / "retries-cancel" / "operator"
+    db = str(tmp_path / "w.duckdb")
+    files = [str(op / f) for f in ("vllm.log.gz", "access.json.gz")]
+    assert run_cli(["ingest", *files, "--db", db, "--call-key", "X-Not-Logged"]).exit_code == 0
+    v = analyze(db, "--deadline", str(D))["verdict"]
+    assert v["verdict"] in {"cannot tell", *DOWN}, v
+    if v["verdict"] == "cannot tell":
+        assert "bins of 30 s with >= 5 calls after the overload" in v["missing_input"]

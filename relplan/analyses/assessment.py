@@ -1029,15 +1029,24 @@ def _from_gateway(
                 + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
                 + "): that is not draining",
             )
-    if verdict == "recovered" and rec.bins_with_enough_calls < MIN_AFTER_BINS:
+    again = (
+        [
+            b
+            for b in rec.bins
+            if b.calls >= MIN_CALLS and b.start_s >= rec.overload_end_s + rec.recovery_s
+        ]
+        if verdict == "recovered" and rec.recovery_s is not None
+        else []
+    )
+    if verdict == "recovered" and len(again) < MIN_AFTER_BINS:
         # One bin (often the data's last, short one) is not a recovery: it may hold only the
         # retries of earlier calls once new calls stopped (issue 24: a verdict is earned).
         verdict = "cannot tell"
         reasons.insert(
             0,
-            f"on time again in {plural(rec.bins_with_enough_calls, 'bin')} of >= {MIN_CALLS}"
-            f" calls after the overload, fewer than the {MIN_AFTER_BINS} a recovery needs:"
-            " too little to say it recovered",
+            f"on time again in {plural(len(again), 'bin')} of >= {MIN_CALLS} calls after the"
+            f" overload, fewer than the {MIN_AFTER_BINS} a recovery needs: too little to say"
+            " it recovered",
         )
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence
