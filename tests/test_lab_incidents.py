@@ -290,3 +290,48 @@ def test_the_quick_start_report_on_the_real_incident(tmp_path: Path) -> None:
     page = out.read_text(encoding="utf-8")
     assert "Suspected metastable" in page
     assert "client deadline D 11 s (estimated)" in page
+
+
+def test_wasted_prefill_from_the_real_abort_lines(analysed: tuple[str, dict[str, Any]]) -> None:
+    """With cancellation on, vLLM aborted the executions whose client left (its log's
+    `Request ... aborted.` lines); the prefill they computed is the computed prompt tokens
+    (prefix-cache queries - hits) less those of the finished requests
+    (request_prefill_kv_computed_tokens), all from Prometheus's own counters. Runs without
+    an abort line have no such figure (steps per execution would settle it)."""
+    name, result = analysed
+    fig = next(f for f in result["verdict"]["figures"] if f["key"] == "aborted_prefill")
+    log = gzip.decompress((LAB / name / "operator" / "vllm.log.gz").read_bytes()).decode()
+    aborted = {
+        line.split("Request ", 1)[1].split(" aborted.")[0]
+        for line in log.splitlines()
+        if "] Request " in line and line.endswith(" aborted.")
+    }
+    if name != "retries-cancel":
+        assert not aborted
+        assert fig["status"] == "not available"
+        return
+    ctx = result["context"]
+    a, b = ctx["window_start"], ctx["window_end"]
+    computed = prometheus_rise(name, "vllm:prefix_cache_queries_total", a, b) - prometheus_rise(
+        name, "vllm:prefix_cache_hits_total", a, b
+    )
+    finished = prometheus_rise(name, "vllm:request_prefill_kv_computed_tokens_sum", a, b)
+    assert fig["status"] == "estimated"
+    assert fig["value"] == pytest.approx(1 - finished / computed, abs=0.01)
+    assert fig["value"] > 0.8  # most of the engine's prefill went to work nobody received
+    assert f"{len(aborted):,} executions aborted" in fig["note"]
+
+
+def test_unlinked_retries_are_not_called_a_recovery(tmp_path: Path) -> None:
+    """retries-cancel with its attempts NOT linked into calls (--call-key names a header the
+    log does not carry: each line is a call of its own). Then the drill's last retries,
+    answered once new calls had stopped, look like new calls served on time in the data's
+    last, 4 s bin; one bin is not a recovery (it was called "Recovered (suspected)")."""
+    op = LAB / "retries-cancel" / "operator"
+    db = str(tmp_path / "w.duckdb")
+    files = [str(op / f) for f in ("vllm.log.gz", "access.json.gz")]
+    assert run_cli(["ingest", *files, "--db", db, "--call-key", "X-Not-Logged"]).exit_code == 0
+    v = analyze(db, "--deadline", str(D))["verdict"]
+    assert v["verdict"] in {"cannot tell", *DOWN}, v
+    if v["verdict"] == "cannot tell":
+        assert "bins of 30 s with >= 5 calls after the overload" in v["missing_input"]

@@ -293,6 +293,59 @@ def _capacity_figure(
     )
 
 
+PREFILL_COMPUTED = "vllm:request_prefill_kv_computed_tokens_sum"
+
+
+def _aborted_prefill_from_counters(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext
+) -> Figure | None:
+    """Without step records: the computed prefill of executions that never finished, from
+    vLLM's counters over the window. Every computed prompt token is a prefix-cache query that
+    missed (prefix_cache_queries_total - prefix_cache_hits_total); the finished requests'
+    share is request_prefill_kv_computed_tokens (observed when a request finishes); the rest
+    went to executions that did not finish: aborted ones, when the engine log's abort lines
+    name some (work still running at the end of the data counts too); None without them."""
+    rises = {
+        str(r["name"]): float(r["rise"])
+        for r in sql.rows(
+            con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+        )
+        if r["le"] is None and r["finished_reason"] is None
+    }
+    queries = rises.get("vllm:prefix_cache_queries_total")
+    hits = rises.get("vllm:prefix_cache_hits_total")
+    finished = rises.get(PREFILL_COMPUTED)
+    if queries is None or hits is None or finished is None or queries - hits <= 0:
+        return None
+    computed = queries - hits
+    share = max(0.0, 1.0 - finished / computed)
+    ab = sql.one(
+        con, "analyses/aborted_executions_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+    )
+    aborted = int(ab["aborted"]) if ab is not None else 0
+    if not aborted:
+        return None  # no abort line: the rest may be work still running at the end
+    sources = [
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_hits_total",
+        PREFILL_COMPUTED,
+    ]
+    sources.append("engine log (abort lines)")
+    return estimated(
+        "aborted_prefill",
+        "computed prefill that went to aborted executions",
+        share,
+        "share",
+        sources,
+        needs="an engine trace with step records (per execution)",
+        note=f"method: 1 - {finished:,.0f} prompt tokens computed for finished requests ÷"
+        f" {computed:,.0f} computed in all (prefix-cache queries - hits); "
+        f"{aborted:,} executions aborted by the engine log's abort lines"
+        f" ({computed - finished:,.0f} tokens, {(computed - finished) / aborted:,.0f} each;"
+        " work still running at the end of the data counts here too)",
+    )
+
+
 def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figure | None:
     """Ĉ from vLLM's stats log line: the highest generation throughput sustained over
     SUSTAIN_BINS consecutive lines while requests waited, divided by the mean generated
@@ -760,6 +813,12 @@ def _finish(
     missing_in: str | None,
 ) -> Assessment:
     figures.extend(_result_figures(res, present))
+    from_counters = _aborted_prefill_from_counters(con, ctx)
+    if from_counters is not None:
+        figures = [
+            from_counters if f.key == "aborted_prefill" and f.status == "not available" else f
+            for f in figures
+        ]
     figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present))
     if ctx.overload_phase is not None or recovered_after is not None:
         figures.append(_recovered_figure(recovered_after, recovered_src))
@@ -970,15 +1029,24 @@ def _from_gateway(
                 + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
                 + "): that is not draining",
             )
-    if verdict == "recovered" and rec.bins_with_enough_calls < MIN_AFTER_BINS:
+    again = (
+        [
+            b
+            for b in rec.bins
+            if b.calls >= MIN_CALLS and b.start_s >= rec.overload_end_s + rec.recovery_s
+        ]
+        if verdict == "recovered" and rec.recovery_s is not None
+        else []
+    )
+    if verdict == "recovered" and len(again) < MIN_AFTER_BINS:
         # One bin (often the data's last, short one) is not a recovery: it may hold only the
         # retries of earlier calls once new calls stopped (issue 24: a verdict is earned).
         verdict = "cannot tell"
         reasons.insert(
             0,
-            f"on time again in {plural(rec.bins_with_enough_calls, 'bin')} of >= {MIN_CALLS}"
-            f" calls after the overload, fewer than the {MIN_AFTER_BINS} a recovery needs:"
-            " too little to say it recovered",
+            f"on time again in {plural(len(again), 'bin')} of >= {MIN_CALLS} calls after the"
+            f" overload, fewer than the {MIN_AFTER_BINS} a recovery needs: too little to say"
+            " it recovered",
         )
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence

@@ -15,11 +15,11 @@ detected from per-bin rates (queries/analyses/load_rates_by_bin.sql):
 Ĉ (when `--capacity` and run.json give none) is estimated from bins in flow balance, where
 the work done in a bin is the work completed in it (capacity_estimate):
 1. under a standing queue: the median completion rate over at least SUSTAIN_BINS whole bins in
-   each of which, and in the bin before, work waited (in the bin where the queue forms, work
-   is taken on faster than it completes), little work was cut (client_gone attempts and
-   aborted executions at most CUT_SHARE of the completions: cut work kept the engine busy
-   without completing) and at least COLLAPSE of the best such bin completed (a bin below it
-   spends the engine on work that never completes, cancelled or timed out). The median, not
+   each of which work waited, little work was cut (client_gone attempts and aborted
+   executions at most CUT_SHARE of the completions: cut work kept the engine busy without
+   completing) and at least COLLAPSE of the best such bin completed (below it the engine
+   spends itself on work that completes later or never: the bin where the queue forms, work
+   cancelled or timed out). The median, not
    the best bins: a backlog that drains completes in a burst work done earlier, and retried
    prompts hit the prefix cache;
 2. else, by the utilization law (capacity = throughput ÷ busy share), from whole bins in which
@@ -200,9 +200,7 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
     if s.completions is None or s.queue is None:
         return None
     comp, queue = s.completions, s.queue
-    standing = [
-        k for k in range(1, len(comp)) if queue[k - 1] > 0 and queue[k] > 0 and _balanced(s, k)
-    ]
+    standing = [k for k in range(len(comp)) if queue[k] > 0 and _balanced(s, k)]
     peak = max((comp[k] for k in standing), default=0.0)
     used = [k for k in standing if comp[k] >= COLLAPSE * peak]
     if peak > 0 and len(used) >= SUSTAIN_BINS:
@@ -215,8 +213,7 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             start_s=s.start_s[used[0]],
             bins=len(used),
             method=f"median completion rate ({s.completions_source}) over {len(used)} bins of"
-            f" {width:g} s in each of which, and in the bin before, work waited"
-            f" ({s.queue_source}), at most {CUT_SHARE:.0%} of the work was cut and at least"
+            f" {width:g} s in each of which work waited ({s.queue_source}), at most {CUT_SHARE:.0%} of the work was cut and at least"
             f" {COLLAPSE:.0%} of the best such bin completed; bins ranged"
             f" {rates[0]:.3g}–{rates[-1]:.3g}/s",
             rule=f"median {s.completions_source} rate over {len(used)} bins of {width:g} s"

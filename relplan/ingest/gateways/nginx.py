@@ -388,7 +388,7 @@ def stage_records(
     parse: Callable[[str], dict[str, str] | str],
 ) -> None:
     """Stage a log whose lines `parse` turns into nginx variables (or the reason it cannot)."""
-    auto = None if CALL_KEY.of(opts) else drill_headers(info, parse)
+    auto = None if CALL_KEY.of(opts) else drill_headers(info, parse, LOG_FORMAT.of(opts))
     if auto is not None:
         opts = opts.replace(call_key=auto[0], attempt_field=auto[1])
         staged.notes.append(
@@ -477,15 +477,20 @@ DRILL_SCAN_LINES = 200
 
 
 def drill_headers(
-    info: FileInfo, parse: Callable[[str], dict[str, str] | str]
+    info: FileInfo, parse: Callable[[str], dict[str, str] | str], log_format: str | None
 ) -> tuple[str, str | None] | None:
     """(call key, attempt field) when one of the first DRILL_SCAN_LINES lines carries relplan
-    drill's call-key header with a value (probes before the drill's first call carry none)."""
+    drill's call-key header with a value (probes before the drill's first call carry none).
+    Only lines that can hold it are parsed: JSON lines naming the key, or every line when
+    the given log_format logs it."""
+    named = DRILL_CALL_KEY in (log_format or "").lower()
     try:
         for n, line in open_text_lines(info.path):
             if n > DRILL_SCAN_LINES:
                 break
-            f = parse(line) if line.strip() else ""
+            if not named and DRILL_CALL_KEY not in line.lower():
+                continue
+            f = parse(line)
             if isinstance(f, dict) and text(field(f, DRILL_CALL_KEY)) is not None:
                 attempt = DRILL_ATTEMPT if field(f, DRILL_ATTEMPT) is not None else None
                 return DRILL_CALL_KEY, attempt
