@@ -170,7 +170,8 @@ def test_a_refused_record_names_the_file_and_its_row(tmp_path: Path) -> None:
     con = duckdb.connect()
     con.execute(
         f"copy (select * replace (case when step = 1005 then t_issue - 1 else t_done end as t_done)"
-        f" from read_parquet('{bad}')) to '{tmp_path}/fixed.parquet' (format parquet)"
+        f" from read_parquet('{bad}', hive_partitioning = false))"
+        f" to '{tmp_path}/fixed.parquet' (format parquet)"
     )
     con.close()
     (tmp_path / "fixed.parquet").replace(bad)
@@ -227,3 +228,86 @@ def test_a_second_attachment_in_one_workspace_is_refused(tmp_path: Path) -> None
     attach_globs(db, [f"{tmp_path}/a/**/*.parquet"], IngestOptions())
     with pytest.raises(UsageError, match="one attachment per workspace"):
         attach_globs(db, [f"{tmp_path}/b/**/*.parquet"], IngestOptions())
+
+
+def _attach(db: Path, glob: str) -> None:
+    attach_globs(db, [glob], IngestOptions())
+
+
+def _open(db: Path) -> None:
+    with open_workspace(db, read_only=True) as con:
+        con.execute("select count(*) from steps").fetchall()
+
+
+@pytest.mark.parametrize("change", ["added", "removed", "rewritten"])
+def test_attached_files_changed_since_are_one_clear_error(tmp_path: Path, change: str) -> None:
+    _hourly(tmp_path / "traces", hours=2, replicas=1)
+    db = tmp_path / "ws.duckdb"
+    glob = f"{tmp_path}/traces/**/*.parquet"
+    _attach(db, glob)
+    _open(db)  # unchanged: reads
+    first = sorted((tmp_path / "traces").rglob("*.parquet"))[0]
+    if change == "added":
+        con = duckdb.connect()
+        con.execute(
+            f"copy (select * from read_parquet('{first}', hive_partitioning = false))"
+            f" to '{first.parent}/data_1.parquet' (format parquet)"
+        )
+        con.close()
+    elif change == "removed":
+        first.unlink()
+    else:
+        data = first.read_bytes()
+        first.write_bytes(data + b"")  # same bytes, new modification time
+        import os
+
+        st = first.stat()
+        os.utime(first, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    with pytest.raises(InputError, match=rf"changed since they were attached: 1 {change} \("):
+        _open(db)
+
+
+def test_the_same_records_copied_and_attached_count_once(tmp_path: Path) -> None:
+    _hourly(tmp_path / "traces", hours=1, replicas=1)
+    (file,) = sorted((tmp_path / "traces").rglob("*.parquet"))
+    db = tmp_path / "ws.duckdb"
+    with open_workspace(db) as con:
+        ingest_files(con, [file], IngestOptions(kind="engine"))
+    with pytest.raises(InputError, match=r"already in the workspace as source 1 .* twice"):
+        _attach(db, f"{tmp_path}/traces/**/*.parquet")
+    # the other way round: attached first, then a copy of the same file adds nothing
+    db2 = tmp_path / "ws2.duckdb"
+    _attach(db2, f"{tmp_path}/traces/**/*.parquet")
+    with open_workspace(db2) as con:
+        rep = ingest_files(con, [file], IngestOptions(kind="engine"))
+    assert rep.sources == []
+    assert "count its rows twice" in rep.skipped[0].reason
+
+
+def test_hour_9_is_hour_09_and_hour_24_is_refused(tmp_path: Path) -> None:
+    _hourly(tmp_path / "traces", hours=2, replicas=1)
+    day = tmp_path / "traces" / "day=2025-11-30"
+    (day / "hour=01").rename(day / "hour=1")
+    db = tmp_path / "ws.duckdb"
+    _attach(db, f"{tmp_path}/traces/**/*.parquet")
+    with open_workspace(db, read_only=True) as con:
+        narrow(con, T0 + 3600 + 10, T0 + 3600 + 1800)  # inside the second hour: hour=1
+        assert con.execute("select count(*) from steps").fetchall() == [(1000,)]
+    (day / "hour=1").rename(day / "hour=24")
+    with pytest.raises(InputError, match=r"hour=24: expected an hour 0-23"):
+        _attach(tmp_path / "ws3.duckdb", f"{tmp_path}/traces/**/*.parquet")
+
+
+def test_a_partition_key_that_names_a_column_is_refused(tmp_path: Path) -> None:
+    _hourly(tmp_path / "traces", hours=1, replicas=1)
+    (file,) = sorted((tmp_path / "traces").rglob("*.parquet"))
+    con = duckdb.connect()  # the file keeps its own `replica` column beside the partition's
+    con.execute(
+        f"copy (select *, 'other' as replica from read_parquet('{file}', hive_partitioning = false))"
+        f" to '{tmp_path}/x.parquet' (format parquet)"
+    )
+    con.close()
+    (tmp_path / "x.parquet").replace(file)
+    with pytest.raises(InputError, match=r"partition key 'replica' .* also names a column") as err:
+        _attach(tmp_path / "ws.duckdb", f"{tmp_path}/traces/**/*.parquet")
+    assert err.value.path == str(file)

@@ -4,7 +4,8 @@
 --   rp_attached_globs  MAP(source_id -> glob): the paths are bound values, never SQL text;
 --   rp_scope           STRUCT(lo, hi, replicas): the partitions to read. lo and hi are
 --                      'YYYY-MM-DDTHH' (the hours of --from and --to), replicas a list or NULL.
--- Hive partitions become columns (day, hour, replica, ...; kept as text). A filter on them
+-- Hive partitions become columns (day, hour, replica, ...; kept as text; an hour compares as
+-- two digits, so `hour=9` is `hour=09`, checked 0-23 at attach). A filter on them
 -- prunes whole files before they are opened: `day` between the days of lo and hi, `day`
 -- and `hour` between lo and hi, `replica` in the list. Paths without such a key are read
 -- whatever the scope. Provenance: source_id, source_row (the row in its file, 1-based) and
@@ -32,7 +33,9 @@ create or replace temp macro rp_attached_engine(sid) as table
     where (day is null or day between left(getvariable('rp_scope').lo, 10)
                                   and left(getvariable('rp_scope').hi, 10))
       and (day is null or hour is null
-           or day || 'T' || hour between getvariable('rp_scope').lo and getvariable('rp_scope').hi)
+           or day || 'T' || hour between getvariable('rp_scope').lo and getvariable('rp_scope').hi
+           or (length(hour) = 1 and day || 'T0' || hour
+               between getvariable('rp_scope').lo and getvariable('rp_scope').hi))
       and (getvariable('rp_scope').replicas is null
            or list_contains(getvariable('rp_scope').replicas, replica));
 create or replace temp macro rp_attached_steps(sid) as table

@@ -10,3 +10,14 @@ create table if not exists attachments (
     kind varchar not null,
     partitions varchar[] not null
 );
+-- The files of each attachment as they were when attached (relplan.workspace.attached checks
+-- them on every read: a file added, removed or rewritten since is an error, never a different
+-- answer). sha256 is the content hash ingest gives the same file when it copies it, so the
+-- same records cannot enter the workspace twice, once copied and once attached.
+create table if not exists attached_files (
+    source_id integer not null,
+    path varchar not null,
+    size bigint not null,
+    mtime_ns bigint not null,
+    sha256 varchar not null
+);

@@ -7,7 +7,15 @@ an engine column stored as the wrong type names the file and the column); run th
 record rules of a copy over every row (queries/ingest/attach_check_engine.sql: the first
 refused record is reported as FILE:ROW, and nothing is attached); then add a sources row
 (format `parquet_attached`, path the absolute glob, sha256 of the file list with sizes and
-modification times, so attaching the same files again adds nothing) and an attachments row.
+modification times, so attaching the same files again adds nothing), an attachments row and
+one attached_files row per file (path, size, modification time, content hash).
+
+Provenance: every later read checks the files against attached_files
+(relplan.workspace.attached.install): a file added, removed or rewritten is one error naming
+it, never a different answer. Files whose bytes an ingest already copied into the workspace
+are refused (their rows would count twice), and an ingest that would copy an attached file
+skips it. Hive partition values are checked by type (`hour` 0-23, `hour=9` read as 09; `day` a
+date), and a partition key that names a column inside the files is an error.
 Only fail mode exists: a bad record cannot be skipped in files that are not copied.
 """
 
@@ -15,7 +23,6 @@ from __future__ import annotations
 
 import datetime as dt
 import glob as globlib
-import hashlib
 import os
 import re
 from pathlib import Path
@@ -26,6 +33,7 @@ import duckdb
 from relplan import sql
 from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions
+from relplan.ingest.files import digest
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport
 from relplan.workspace import attached
 
@@ -99,18 +107,40 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
         not_parquet = [f for f in files if not f.endswith(".parquet")]
         if not_parquet:
             raise InputError("not a .parquet file; --attach reads Parquet only", not_parquet[0])
-        sha = _fingerprint(files)
+        sha = attached.fingerprint(files)
         stored = sql.rows(con, "ingest/source_by_hash", {"sha256": sha})
+        partitions = _partitions(files)
         if stored:
             why = f"already attached as source {stored[0]['source_id']}: same files, nothing added"
             skipped.append(SkippedInput(path=pattern, reason=why))
             continue
         if sql.rows(con, "workspace/attachments"):
             raise UsageError("--attach", one_only)
-        _check_types(con, full)
+        names = _check_types(con, full)
+        clash = sorted(set(partitions) & names.keys())
+        if clash:
+            raise InputError(
+                f"the partition key {clash[0]!r} in the paths also names a column inside the"
+                " files; one would silently replace the other: rename the partition directory"
+                " or the column",
+                names[clash[0]],
+            )
+        hashes = [digest(Path(f))[0] for f in files]
+        _refuse_copied(con, files, hashes)
         sid = next_id
         next_id += 1
-        report, by_table = _check_rows(con, sid, full, pattern, files)
+        report, by_table = _check_rows(con, sid, full, pattern, files, partitions)
+        sql.run(
+            con,
+            "workspace/insert_attached_files",
+            {
+                "source_id": sid,
+                "paths": files,
+                "sizes": [os.stat(f).st_size for f in files],
+                "mtimes": [os.stat(f).st_mtime_ns for f in files],
+                "hashes": hashes,
+            },
+        )
         sources.append(report)
         for table, n in by_table.items():
             if n:
@@ -118,15 +148,40 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
     return IngestReport(sources=sources, skipped=skipped, rows_by_table=counts)
 
 
-def _fingerprint(files: list[str]) -> str:
-    h = hashlib.sha256(b"relplan attach\n")
+def _partitions(files: list[str]) -> list[str]:
+    """The Hive partition keys of the paths, their values checked by type: `hour` a whole
+    number 0-23 (`hour=9` is `hour=09`), `day` a date YYYY-MM-DD."""
+    keys: set[str] = set()
     for f in files:
-        st = os.stat(f)
-        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+        for m in _PARTITION.finditer(f):
+            key, value = m.group(0).split("=", 1)
+            keys.add(key)
+            if key == "hour" and not (value.isdigit() and 0 <= int(value) <= 23):
+                raise InputError(f"hour={value}: expected an hour 0-23 (or 00-23)", f)
+            if key == "day":
+                try:
+                    dt.date.fromisoformat(value)
+                except ValueError:
+                    raise InputError(f"day={value}: expected a date YYYY-MM-DD", f) from None
+    return sorted(keys)
 
 
-def _check_types(con: duckdb.DuckDBPyConnection, glob: str) -> None:
+def _refuse_copied(con: duckdb.DuckDBPyConnection, files: list[str], hashes: list[str]) -> None:
+    """The same records copied by an ingest and attached would count twice: refused."""
+    stored = sql.rows(con, "ingest/sources_by_hashes", {"hashes": hashes})
+    if stored:
+        first = stored[0]
+        f = files[hashes.index(str(first["sha256"]))]
+        raise InputError(
+            f"the same bytes are already in the workspace as source {first['source_id']}"
+            f" ({first['path']}), copied by ingest; attaching them too would count their rows"
+            " twice",
+            f,
+        )
+
+
+def _check_types(con: duckdb.DuckDBPyConnection, glob: str) -> dict[str, str]:
+    """Every column's type checked; each column name with the first file that has it."""
     try:
         cols = sql.rows(con, "ingest/attach_column_types", {"glob": glob})
     except duckdb.Error as exc:
@@ -157,10 +212,16 @@ def _check_types(con: duckdb.DuckDBPyConnection, glob: str) -> None:
                 f"column {c['name']} is stored as {c['type']}; expected {kind}",
                 str(c["file_name"]),
             )
+    return {str(c["name"]): str(c["file_name"]) for c in reversed(cols)}
 
 
 def _check_rows(
-    con: duckdb.DuckDBPyConnection, sid: int, full: str, pattern: str, files: list[str]
+    con: duckdb.DuckDBPyConnection,
+    sid: int,
+    full: str,
+    pattern: str,
+    files: list[str],
+    partitions: list[str],
 ) -> tuple[SourceReport, dict[str, int]]:
     ids = [sid] + [int(r["source_id"]) for r in _existing(con)]
     globs = [full] + [str(r["pattern"]) for r in _existing(con)]
@@ -173,7 +234,6 @@ def _check_rows(
     if bad is not None:
         raise InputError(str(bad["reason"]), str(bad["file"]), int(bad["row"]))
     steps, events, stats = int(row["steps"]), int(row["events"]), int(row["engine_stats"])
-    partitions = sorted({m.group(1) for f in files for m in _PARTITION.finditer(f)})
     notes = [
         f"attached in place: {len(files)} Parquet files, read through views (not copied)",
     ]
@@ -189,7 +249,7 @@ def _check_rows(
             "path": full,
             "kind": "engine",
             "format": FORMAT,
-            "sha256": _fingerprint(files),
+            "sha256": attached.fingerprint(files),
             "rows": rows,
             "rejected": 0,
             "t_min": row.get("t_min"),

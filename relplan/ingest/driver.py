@@ -88,6 +88,14 @@ class Session:
                 f"already in the workspace as source {first['source_id']}{where}:"
                 " same content, nothing added"
             )
+        if sql.rows(self.con, "workspace/table_exists", {"name": "attached_files"}) and (
+            hit := sql.rows(self.con, "ingest/attached_by_hash", {"sha256": sha256})
+        ):
+            return (
+                f"attached to the workspace as part of source {hit[0]['source_id']}"
+                f" ({display_path(str(hit[0]['path']))}): copying it too would count its rows"
+                " twice, nothing added"
+            )
         if sha256 in self.hashes:
             return f"same content as {self.hashes[sha256]} earlier in this ingest, nothing added"
         self.hashes[sha256] = path

@@ -13,16 +13,24 @@ shows `Scanning Files: k/N`). Rows inside a kept partition but outside the windo
 still read; the analyses filter them as on stored data.
 
 A writable connection gets no views (ingest inserts into the stored tables).
+
+Every install first checks that the files are those attached (`check_unchanged`): a file
+added, removed or rewritten since the attach is an error naming it and the command that
+re-attaches, never a different answer.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import glob as globlib
+import hashlib
+import os
 import re
 
 import duckdb
 
 from relplan import sql
+from relplan.errors import InputError
 
 # Times below this are seconds from t0 (as the analyses read --from/--to).
 _ABSOLUTE = 1e8
@@ -43,12 +51,59 @@ def install(con: duckdb.DuckDBPyConnection) -> int:
         return 0
     (row,) = rows
     sid = int(row["source_id"])
+    check_unchanged(con, sid, str(row["pattern"]))
     define(con, [sid], [str(row["pattern"])])
     catalog = _identifier(str((sql.one(con, "workspace/current_database") or {})["name"]))
     names = {t: f"{catalog}.main.{t}" for t in ("steps", "events", "engine_stats")}
     sql.run(con, "workspace/set_attached_stored", {**names, "sid": sid})
     sql.run(con, "workspace/attached_views")
     return 1
+
+
+def check_unchanged(con: duckdb.DuckDBPyConnection, sid: int, pattern: str) -> None:
+    """The files the glob matches now are the files attached, unchanged (path, size,
+    modification time), else an InputError saying what changed and how to re-attach.
+    Workspaces attached before attached_files existed are checked by the sources row's
+    fingerprint of the same facts."""
+    now = sorted(f for f in globlib.glob(pattern, recursive=True) if os.path.isfile(f))
+    stat = {f: os.stat(f) for f in now}
+    redo = (
+        "; the answers would change without a word: re-attach into a new workspace"
+        f" (relplan ingest --db NEW.duckdb --attach '{pattern}')"
+    )
+    if not sql.rows(con, "workspace/table_exists", {"name": "attached_files"}):
+        row = sql.one(con, "workspace/source_hash", {"sid": sid}) or {}
+        if row.get("sha256") != fingerprint(now):
+            raise InputError("the attached files changed since they were attached" + redo, pattern)
+        return
+    was = {str(r["path"]): r for r in sql.rows(con, "workspace/attached_files", {"sid": sid})}
+    added = [f for f in now if f not in was]
+    removed = [f for f in was if f not in stat]
+    rewritten = [
+        f
+        for f in now
+        if f in was
+        and (stat[f].st_size, stat[f].st_mtime_ns) != (was[f]["size"], was[f]["mtime_ns"])
+    ]
+    changes = [
+        f"{len(fs)} {what} ({fs[0]}{', ...' if len(fs) > 1 else ''})"
+        for what, fs in (("added", added), ("removed", removed), ("rewritten", rewritten))
+        if fs
+    ]
+    if changes:
+        raise InputError(
+            "the attached files changed since they were attached: " + ", ".join(changes) + redo,
+            pattern,
+        )
+
+
+def fingerprint(files: list[str]) -> str:
+    """The attachment's sources sha256: the file list with sizes and modification times."""
+    h = hashlib.sha256(b"relplan attach\n")
+    for f in files:
+        st = os.stat(f)
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 
 def define(con: duckdb.DuckDBPyConnection, ids: list[int], globs: list[str]) -> None:
