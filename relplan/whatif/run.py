@@ -116,6 +116,9 @@ def replay(
         con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
     )
     aopts = analyze_opts or AnalyzeOptions()
+    if aopts.deadline is None and fitted.ctx.deadline_s is None and o.flags.deadline_s:
+        # D given only as the client's flag: the incident is measured against it too
+        aopts = aopts.model_copy(update={"deadline": o.flags.deadline_s})
     if aopts.capacity is None and fitted.ctx.capacity is None:
         # the data gives no Ĉ: the incident is measured against the fitted engine's
         aopts = aopts.model_copy(update={"capacity": float(fitted.data["capacity_calls_per_s"])})
