@@ -21,7 +21,8 @@ steps and the fit's design has full rank; the prefix-cache and attention terms (
 memory floor are not fitted (a trace's token counts cannot separate them from b at these
 sizes). Batch limits are the largest batch and token count seen: lower bounds of
 --max-num-seqs and --max-num-batched-tokens, not the settings. KV capacity is not constrained
-by either table (it needs per-execution context lengths at the moment of a preemption).
+by either table (it needs per-execution context lengths at the moment of a preemption): only
+vllm:cache_config_info gives it.
 """
 
 from __future__ import annotations

@@ -115,14 +115,19 @@ def replay(
     work_dir: Path,
     progress: Callable[[int, int], None] | None = None,
     analyze_opts: AnalyzeOptions | None = None,
+    fitted: Fitted | None = None,
 ) -> Replayed:
-    """Fit the incident into `work_dir`, measure it, replay it as observed and under each
-    available control over `o.seeds` seeds."""
+    """Fit the incident into `work_dir` (unless `fitted` was fitted there already), measure
+    it, replay it as observed and under each available control over `o.seeds` seeds."""
     scenario = work_dir / "scenario.toml"
-    fitted = fit_incident(
-        con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
-    )
+    if fitted is None:
+        fitted = fit_incident(
+            con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
+        )
     aopts = analyze_opts or AnalyzeOptions()
+    if aopts.deadline is None and fitted.ctx.deadline_s is None and o.flags.deadline_s:
+        # D given only as the client's flag: the incident is measured against it too
+        aopts = aopts.model_copy(update={"deadline": o.flags.deadline_s})
     if aopts.capacity is None and fitted.ctx.capacity is None:
         # the data gives no Ĉ: the incident is measured against the fitted engine's
         aopts = aopts.model_copy(update={"capacity": float(fitted.data["capacity_calls_per_s"])})
@@ -165,7 +170,13 @@ def whatif(
         )
         controls = select_controls(fitted, o)
         done = replay(
-            con, controls, o, work_dir=folder, progress=progress, analyze_opts=analyze_opts
+            con,
+            controls,
+            o,
+            work_dir=folder,
+            progress=progress,
+            analyze_opts=analyze_opts,
+            fitted=fitted,
         )
     fitted, incident, seeds, by_control, cpu = (
         done.fitted,
