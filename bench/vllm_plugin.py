@@ -182,7 +182,14 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--prompt-words", type=int, default=256)
     ap.add_argument("--max-tokens", type=int, default=64)
-    ap.add_argument("--port", type=int, default=8100, help="the plugin's side; PORT+1 without")
+    ap.add_argument("--port", type=int, default=8100, help="the first server's; PORT+1 the other")
+    ap.add_argument(
+        "--first",
+        choices=("with", "without"),
+        default="with",
+        help="which server starts first, gets PORT and takes the first run (run the bench once "
+        "each way: the two servers may not get the same CPU)",
+    )
     a = ap.parse_args()
     python = a.python or vllm_python()
     model = a.model or model_dir()
@@ -192,10 +199,12 @@ def main() -> int:
     words = vocabulary(model)
     work = Path(tempfile.mkdtemp(prefix="relplan-vllm-bench-"))
     trace = work / "trace"
-    sides = {
-        "with plugin": (a.port, {"RELPLAN_TRACE_DIR": str(trace), "RELPLAN_TRACE_SECONDS": "2"}),
-        "without": (a.port + 1, {"VLLM_PLUGINS": "relplan-none"}),
-    }
+    with_env = {"RELPLAN_TRACE_DIR": str(trace), "RELPLAN_TRACE_SECONDS": "2"}
+    without_env = {"VLLM_PLUGINS": "relplan-none"}
+    if a.first == "with":
+        sides = {"with plugin": (a.port, with_env), "without": (a.port + 1, without_env)}
+    else:
+        sides = {"without": (a.port, without_env), "with plugin": (a.port + 1, with_env)}
     results: dict[str, list[tuple[float, int]]] = {k: [] for k in sides}
     try:
         # Both servers up, started one after the other (two starting together on this 2-core
@@ -225,7 +234,10 @@ def main() -> int:
         keep = os.environ.get("RELPLAN_BENCH_KEEP")
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"vLLM plugin overhead: {a.pairs} runs a side, interleaved, {a.requests} requests each")
+    print(
+        f"vLLM plugin overhead: {a.pairs} runs a side, interleaved, {a.requests} requests each;"
+        f" started first: {a.first}"
+    )
     print(
         f"at concurrency {a.concurrency}, {a.prompt_words}-word prompts, {a.max_tokens} tokens out"
     )
