@@ -195,6 +195,27 @@ def implausible_time(epoch: float) -> str | None:
     return f"{epoch:.15g} s (epoch seconds) is not {TIME_RANGE}"
 
 
+def misread_unit(value: float, unit: str) -> str | None:
+    """Why `value`, documented as epoch time in `unit` (s, ms, us, ns), cannot be a real
+    time, or None when it can: outside TIME_RANGE, naming the unit it reads as when one fits
+    (an OTLP start in milliseconds, where nanoseconds are expected, reads as 1970)."""
+    scale = _SCALES[unit]
+    if implausible_time(value / scale) is None:
+        return None
+    for name, other in _SCALES.items():
+        if other != scale and implausible_time(value / other) is None:
+            when = dt.datetime.fromtimestamp(value / other, dt.timezone.utc).date()
+            return (
+                f"{value:.15g} is not {TIME_RANGE} as epoch {_UNIT_NAMES[unit]}; as"
+                f" {_UNIT_NAMES[name]} it is {when}"
+            )
+    return f"{value:.15g} is not {TIME_RANGE} as epoch {_UNIT_NAMES[unit]}"
+
+
+_SCALES = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+_UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+
+
 def parse_instant(text: str, flag: str) -> float:
     """An absolute time (epoch seconds above 1e8 or RFC 3339) where there is no data yet to
     count from, such as a live pull's `--start/--end`."""

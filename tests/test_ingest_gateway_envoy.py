@@ -120,6 +120,16 @@ def test_flags_dc_ut_uc_urx_and_the_attempt_count_give_outcomes_and_hidden_tries
     assert "2 entries were retried upstream by Envoy" in notes
 
 
+def test_an_attempt_count_of_a_billion_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
+    """Expanding 10^9 tries into rows ran out of memory; now the line is refused."""
+    p = write_lines(
+        tmp_path / "access.log",
+        [_line("2025-11-30T00:00:01.000Z", 504, "UT", 60000, "b", "10.0.0.8:8000", 10**9)],
+    )
+    with pytest.raises(InputError, match=r"access\.log:1: .* more than 1000 tries for one request"):
+        ingest(tmp_path / "w.duckdb", p, log_format=FMT)
+
+
 def test_call_key_groups_downstream_requests_and_attempt_field_numbers_them(
     tmp_path: Path,
 ) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from relplan.errors import InputError
 from tests.helpers.ingest import ingest, rows, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
@@ -109,6 +111,23 @@ def test_retry_counts_become_attempts_known_by_count_only(tmp_path: Path) -> Non
     assert got[0][2:4] == (t0, t0)  # placed at startTime, zero length
     assert got[2][2:4] == (t0, t0 + 9.5)
     assert any("4 attempts are known by count only" in n for n in rep.sources[0].notes)
+
+
+@pytest.mark.parametrize(
+    ("retries", "said"),
+    [
+        (-1, "metadata.attempted_retries (-1) is not a whole number >= 0"),
+        (10**9, "metadata.attempted_retries (1000000000) is 1000000000, more than 1000 tries"),
+        (10**30, "metadata.attempted_retries (1000000000000000000000000000000) is not a whole"),
+    ],
+)
+def test_impossible_retry_counts_are_refused_with_their_line(
+    tmp_path: Path, retries: int, said: str
+) -> None:
+    recs = [_row("c1", 1, 0, "success", ""), _row("c2", retries, 0, "success", "")]
+    p = write_lines(tmp_path / "spend.jsonl", [json.dumps(r) for r in recs])
+    with pytest.raises(InputError, match=rf"spend\.jsonl:2: {re.escape(said)}"):
+        ingest(tmp_path / "w.duckdb", p)
 
 
 def test_spend_logs_csv_export_reads_like_the_json(tmp_path: Path) -> None:

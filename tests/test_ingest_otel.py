@@ -363,6 +363,22 @@ def test_a_span_without_request_id_stops_with_file_and_line(tmp_path: Path) -> N
     ) == [(0,)]
 
 
+def test_a_start_in_milliseconds_is_refused_naming_the_unit(tmp_path: Path) -> None:
+    """startTimeUnixNano written in milliseconds would read as 1970-01-21: refused."""
+    f = tmp_path / "otel.json"
+    lines = _two_lines()
+    span = otlp_span(T0 + 9, vllm_attrs("cmpl-ms"), span_id="9")
+    span["startTimeUnixNano"] = str(round((T0 + 9) * 1e3))
+    lines.append(otlp_request([span]))
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(
+        InputError,
+        match=r"otel\.json:3: startTimeUnixNano: \d+ is not between 1973-03-03 and 2100-01-01 as"
+        r" epoch nanoseconds; as milliseconds it is 2025-11-30",
+    ):
+        ingest(tmp_path / "w.duckdb", f)
+
+
 def test_skip_mode_keeps_bad_spans_and_cut_lines_in_rejects(tmp_path: Path) -> None:
     f = tmp_path / "otel.json"
     lines = _two_lines()

@@ -47,17 +47,24 @@ def outcome_of(status: int | None, *, reached_upstream: bool = True) -> str:
     return "delivered" if 100 <= status < 400 else "error"
 
 
+_INT64 = 2**63
+
+
 def as_int(value: Any) -> int | None:
-    """A whole number from a JSON/text field ('-', '', None and non-numbers give None)."""
+    """A whole number from a JSON/text field ('-', '', None, non-numbers and numbers outside
+    64 bits, which no column can hold, give None)."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return value if -_INT64 <= value < _INT64 else None
     try:
         f = value if isinstance(value, float) else float(str(value).strip())
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
-    return int(f) if f == f and abs(f) != float("inf") and f == int(f) else None
+    if f != f or abs(f) == float("inf") or f != int(f):
+        return None
+    n = int(f)
+    return n if -_INT64 <= n < _INT64 else None
 
 
 def as_float(value: Any) -> float | None:
@@ -136,6 +143,24 @@ class AttemptSink:
                 " replica or status for them): placed at the start of their record with zero"
                 " length; attempt counts are exact, their timing is not"
             )
+
+
+# The most tries one logged request may stand for. Retry policies stop far below it (Envoy's
+# default is 1 retry, LiteLLM's num_retries a handful); a count above is a corrupt field, and
+# expanding it into rows would fill the memory (10^9 tries).
+MAX_TRIES = 1000
+
+
+def tries_refused(n: int | None, field: str) -> str | None:
+    """Why a logged count of tries cannot be used, or None: a whole number 0..MAX_TRIES."""
+    if n is None or n < 0:
+        return f"{field} is not a whole number >= 0"
+    if n > MAX_TRIES:
+        return (
+            f"{field} is {n}, more than {MAX_TRIES} tries for one request; expected a retry"
+            " count (a corrupt field?)"
+        )
+    return None
 
 
 def hidden_tries(n: int, t_start: float, base: dict[str, Any]) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, json_loads, open_text_lines
-from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries
+from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries, tries_refused
 from relplan.ingest.sniff import envoy_key
 from relplan.values import parse_number, parse_time
 
@@ -98,8 +98,9 @@ def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], st
         outcome = "error"
     count_text = _text(f.get("upstream_request_attempt_count"))
     tries = as_int(count_text) if count_text is not None else 1
-    if tries is None or tries < 0:
-        return {}, f"UPSTREAM_REQUEST_ATTEMPT_COUNT {count_text!r} is not a whole number >= 0"
+    refused = tries_refused(tries, f"UPSTREAM_REQUEST_ATTEMPT_COUNT {count_text!r}")
+    if refused is not None:
+        return {}, refused
     if tries == 0 and outcome == "error" and code in (502, 503, 504):
         outcome = "shed"  # answered by Envoy without trying an upstream
     return {

@@ -40,6 +40,7 @@ from relplan.ingest.gateway_rows import (
     json_records,
     refusal,
     text,
+    tries_refused,
 )
 from relplan.values import parse_time
 
@@ -122,6 +123,14 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
         return [last], 0, None  # one attempt of the trace; counted across payloads
     if retries is None and n_fb is None:
         return [last], None, None
+    logged = ((retries, "attempted_retries"), (n_fb, "attempted_fallbacks"))
+    for n, field in logged:
+        raw = meta.get(field)
+        if raw is None:
+            continue
+        refused = tries_refused(n, f"metadata.{field} ({str(raw)[:40]})")
+        if refused is not None:
+            return [], None, refused
     extra = (retries or 0) + (n_fb or 0)
     return [*hidden_tries(extra, t_sent, last), last], extra, None
 

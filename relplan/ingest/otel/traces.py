@@ -44,11 +44,14 @@ from relplan.ingest.otel.documents import JsonShapeError, texts, trace_format
 from relplan.ingest.otel.spans import WALKS, BadOut, Span
 from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm.ids import RequestIds
+from relplan.values import misread_unit
 
 SPAN_NAME = "llm_request"
 REPLICA_KEYS = ("k8s.pod.name", "service.instance.id", "host.name")
 _ENDING = {"abort": "aborted", "error": "aborted"}
 _START_FIELD = {"otlp_json": "startTimeUnixNano", "jaeger_json": "startTime"}
+_START_UNIT = {"otlp_json": "ns", "jaeger_json": "us"}
+_START_SCALE = {"ns": 1e9, "us": 1e6}
 _LAT = "gen_ai.latency."
 
 
@@ -127,13 +130,18 @@ class SpanReader:
             )
             return
         t0 = sp.start
+        field = _START_FIELD[self.origin]
         if t0 is None or not math.isfinite(t0) or t0 <= 0:
-            field = _START_FIELD[self.origin]
             self.reject(
                 sp.line,
                 sp.raw,
                 f"{field} is missing or not a whole number; expected the span start",
             )
+            return
+        unit = _START_UNIT[self.origin]
+        why = misread_unit(t0 * _START_SCALE[unit], unit)
+        if why is not None:
+            self.reject(sp.line, sp.raw, f"{field}: {why}")
             return
         self.stored += 1
         self.emit_span(sp, rid, t0)
