@@ -190,3 +190,30 @@ def test_real_seeds_widen_the_band_where_the_outcome_really_varied() -> None:
     no_cancel, cancel = hold["differences"]
     assert (no_cancel["direction"], no_cancel["beyond_noise"]) == ("worse", False)
     assert (cancel["direction"], cancel["beyond_noise"]) == ("worse", True)
+
+
+def test_operator_folders_compare_with_the_input_and_run_flags(tmp_path: Path) -> None:
+    """The same comparison from the operator's folders as given: the input flags reach the
+    ingest of each folder (call key, attempt header, year) and --deadline every run; without
+    the drill's plan there are no phases, so the whole run is compared."""
+    folders = []
+    for name in ("no-retries", "retries-no-cancel"):
+        folder = tmp_path / name
+        folder.mkdir()
+        for f in OPERATOR_FILES:
+            shutil.copy(LAB / name / "operator" / f, folder / f)
+        folders.append(str(folder))
+    flags = ["--call-key", "http_x_relplan_call", "--attempt-field", "http_x_relplan_attempt"]
+    code, out = compare(*folders, *flags, "--year", "2026", "--deadline", "10s", "--format", "json")
+    assert code == 0, out
+    c = json.loads(out)
+    figures = {f["name"]: f for f in c["figures"]}
+    assert [p["name"] for p in c["phases"]] == ["run"]
+    epc = figures["executions_per_call.run"]["values"]
+    # within 5 % of the client's record (3.42 attempts per call; tests/data/lab/README.md)
+    assert epc[1]["value"] == pytest.approx(810 / 237, rel=0.05)
+    on_time = figures["on_time.run"]["differences"][0]
+    assert (on_time["direction"], on_time["beyond_noise"]) == ("worse", True)
+    code, out = compare(*folders, "--format", "json")  # no call key: each attempt is a call
+    plain = {f["name"]: f for f in json.loads(out)["figures"]}
+    assert plain["executions_per_call.run"]["values"][1]["value"] < 1.1

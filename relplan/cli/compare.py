@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from relplan.cli.options import RunFlags, input_flags_without, run_flags
 from relplan.errors import FindingError, UsageError
 
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
+
+@input_flags_without("fmt")  # --format is the comparison's output format here
+@run_flags
 def compare(
     sides: Annotated[
         list[str] | None,
@@ -39,9 +45,15 @@ def compare(
         bool,
         typer.Option("--list-figures", help="List the figure names (of these sides, if given)."),
     ] = False,
+    *,
+    inputs: IngestOptions,
+    run: RunFlags,
 ) -> None:
     """Compare incidents, runs or builds: verdicts, every shared figure's difference, its
     direction and whether it is beyond noise.
+
+    The input flags (those of relplan ingest but --format) apply to the sides that are input
+    folders, ingested for the comparison; the run flags to every side, as in relplan analyze.
 
     Example: relplan compare before.duckdb after.duckdb --fail-if "on_time.hold < -5pt"
     """
@@ -53,7 +65,12 @@ def compare(
     if list_figures and not sides:
         typer.echo(render_figure_list())
         return
-    result = run_compare(list(sides or []), fail_if=fail_if or [])
+    opts = None  # the defaults: the analyses are imported only if a run is not cached
+    if any(v is not None for v in run.options().values()):
+        from relplan.analyses import AnalyzeOptions
+
+        opts = AnalyzeOptions(**run.options())
+    result = run_compare(list(sides or []), opts, fail_if=fail_if or [], ingest=inputs)
     if list_figures:
         typer.echo(render_figure_list([r.name for r in result.figures]))
         return

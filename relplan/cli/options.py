@@ -346,6 +346,17 @@ def input_flags(func: Callable[..., None]) -> Callable[..., None]:
     return _flag_group(func, "inputs", _PARAMS, build_inputs)
 
 
+def input_flags_without(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """`@input_flags` less the flags `names` (parameter names), for a command whose own flag
+    takes one of their option names (`relplan compare --format` is its output's format)."""
+    params = [p for p in _PARAMS if p.name not in names]
+
+    def decorate(func: Callable[..., None]) -> Callable[..., None]:
+        return _flag_group(func, "inputs", params, build_inputs)
+
+    return decorate
+
+
 # The run-context flags: what a user knows about the run and would otherwise put in run.json.
 
 

@@ -28,6 +28,7 @@ from relplan.errors import UsageError
 
 if TYPE_CHECKING:
     from relplan.analyses.options import AnalyzeOptions
+    from relplan.ingest.base import IngestOptions
 
 
 def _phases(run: Run) -> list[F.Window]:
@@ -236,13 +237,17 @@ def series(sides: list[Side]) -> list[SeriesPoint]:
 
 
 def compare(
-    specs: list[str], opts: AnalyzeOptions | None = None, fail_if: list[str] | None = None
+    specs: list[str],
+    opts: AnalyzeOptions | None = None,
+    fail_if: list[str] | None = None,
+    ingest: IngestOptions | None = None,
 ) -> Comparison:
-    """Compare the sides named by `specs` (the first is the baseline)."""
+    """Compare the sides named by `specs` (the first is the baseline); `opts` for every run's
+    analyses (None: the defaults), `ingest` for the sides that are input folders."""
     if len(specs) < 2:
         raise UsageError("SIDES", "expected at least two sides (the first is the baseline)")
     gates = [G.parse_gate(e) for e in fail_if or []]  # usage errors before any work
-    sides = load_sides(specs, opts)
+    sides = load_sides(specs, opts, ingest)
     how, windows = align(sides)
     rows, missing = _rows(sides, windows)
     lines = check_gates(gates, rows, [s.label for s in sides])

@@ -26,6 +26,7 @@ from relplan.errors import InputError
 
 if TYPE_CHECKING:
     from relplan.analyses.options import AnalyzeOptions
+    from relplan.ingest.base import IngestOptions
 
 # The analyses compare reads figures from (relplan/analyses/registry.py names).
 USED_ANALYSES = [
@@ -113,7 +114,7 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 @contextmanager
-def workspace_of(run: RunSpec) -> Iterator[Path]:
+def workspace_of(run: RunSpec, ingest: IngestOptions | None = None) -> Iterator[Path]:
     """The workspace file of a run; an input folder is ingested once into compare's cache
     (relplan/compare/cache.py), else into a temporary workspace removed afterwards."""
     if run.kind == "workspace":
@@ -124,16 +125,18 @@ def workspace_of(run: RunSpec) -> Iterator[Path]:
         from relplan.compare import cache
         from relplan.ingest import IngestOptions, ingest_paths
 
-        def ingest(db: Path) -> None:
-            ingest_paths(db, [run.path], IngestOptions())
+        options = ingest or IngestOptions()
 
-        kept = cache.ingested(run.path, ingest)
+        def into(db: Path) -> None:
+            ingest_paths(db, [run.path], options)
+
+        kept = cache.ingested(run.path, into, cache.ingest_options_text(options))
         if kept is not None:
             yield kept
             return
         with tempfile.TemporaryDirectory(prefix="relplan-compare-") as tmp:
             db = Path(tmp) / "side.duckdb"
-            ingest(db)
+            into(db)
             yield db
 
 
@@ -141,12 +144,14 @@ def _options(opts: AnalyzeOptions | None) -> str:
     return "defaults" if opts is None else opts.model_dump_json()
 
 
-def cached(run: RunSpec, opts: AnalyzeOptions | None) -> Run | None:
+def cached(
+    run: RunSpec, opts: AnalyzeOptions | None, ingest: IngestOptions | None = None
+) -> Run | None:
     """The run's figures if compare's cache has them (nothing is ingested or analysed)."""
     from relplan.compare import cache
 
     if run.kind == "input folder":
-        db = cache.ingested_before(run.path)
+        db = cache.ingested_before(run.path, cache.ingest_options_text(ingest))
         if db is None:
             return None
     else:
@@ -155,14 +160,14 @@ def cached(run: RunSpec, opts: AnalyzeOptions | None) -> Run | None:
     return None if body is None else Run(run, RunFigures.model_validate_json(body))
 
 
-def analyse(run: RunSpec, opts: AnalyzeOptions | None) -> Run:
+def analyse(run: RunSpec, opts: AnalyzeOptions | None, ingest: IngestOptions | None = None) -> Run:
     """The run's figures: from compare's cache when this workspace, these options and this
     relplan were analysed before, else analysed (relplan.analyses, then the verdict),
     extracted and kept. The analyses are imported only when a run is analysed."""
     from relplan.compare import cache
 
     with ExitStack() as stack:
-        db = stack.enter_context(workspace_of(run))
+        db = stack.enter_context(workspace_of(run, ingest))
         key = cache.result_key(db, _options(opts), USED_ANALYSES)
         body = cache.load(key)
         if body is not None:
@@ -181,19 +186,23 @@ def analyse(run: RunSpec, opts: AnalyzeOptions | None) -> Run:
     return Run(run, figures)
 
 
-def load_sides(specs: list[str], opts: AnalyzeOptions | None = None) -> list[Side]:
+def load_sides(
+    specs: list[str], opts: AnalyzeOptions | None = None, ingest: IngestOptions | None = None
+) -> list[Side]:
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
     flat = [r for _, runs in resolved for r in runs]
-    done = [cached(r, opts) for r in flat]
+    done = [cached(r, opts, ingest) for r in flat]
     todo = [i for i, d in enumerate(done) if d is None]
     if len(todo) == 1:
-        done[todo[0]] = analyse(flat[todo[0]], opts)
+        done[todo[0]] = analyse(flat[todo[0]], opts, ingest)
     elif todo:
         from concurrent.futures import ThreadPoolExecutor
 
         # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
         with ThreadPoolExecutor(max_workers=min(4, len(todo))) as pool:
-            for i, run in zip(todo, pool.map(lambda i: analyse(flat[i], opts), todo), strict=True):
+            for i, run in zip(
+                todo, pool.map(lambda i: analyse(flat[i], opts, ingest), todo), strict=True
+            ):
                 done[i] = run
     it = iter(done)
     return [
