@@ -89,3 +89,27 @@ def test_an_input_folder_is_ingested_once(
     (folder / "extra.jsonl").write_text("", "utf-8")  # the folder changed: a new key
     with pytest.raises(AssertionError, match="ingested again"):
         compare([str(folder), str(folder)])
+
+
+def test_a_cached_comparison_loads_neither_the_analyses_nor_numpy_nor_duckdb(
+    cache_dir: Path, sides: list[str]
+) -> None:
+    """What makes a cached `relplan compare` fast (docs/compare.md, Speed): a new process
+    serving both runs from the cache imports none of the heavy modules."""
+    import subprocess
+    import sys
+
+    compare(sides)  # fills the cache
+    code = (
+        "import sys\n"
+        "from relplan.cli import main\n"
+        f"sys.argv = ['relplan', 'compare', {sides[0]!r}, {sides[1]!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('relplan.analyses', 'relplan.ingest', 'numpy', 'duckdb')\n"
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "verdicts" in done.stdout, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]"

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 
-from relplan.cli.options import RunFlags, input_flags_without, run_flags
+from relplan.cli.options import (
+    RunFlags,
+    build_inputs,
+    input_flags_without,
+    inputs_given,
+    run_flags,
+)
 from relplan.errors import FindingError, UsageError
 
-if TYPE_CHECKING:
-    from relplan.ingest.base import IngestOptions
 
-
-@input_flags_without("fmt")  # --format is the comparison's output format here
+# --format is the comparison's output format here; --kind (forcing every file's kind) has
+# no use on a folder of several kinds, and its help would load the ingest registry.
+@input_flags_without("fmt", "kind")
 @run_flags
 def compare(
     sides: Annotated[
@@ -46,13 +51,13 @@ def compare(
         typer.Option("--list-figures", help="List the figure names (of these sides, if given)."),
     ] = False,
     *,
-    inputs: IngestOptions,
+    inputs: dict[str, Any],
     run: RunFlags,
 ) -> None:
     """Compare incidents, runs or builds: verdicts, every shared figure's difference, its
     direction and whether it is beyond noise.
 
-    The input flags (those of relplan ingest but --format) apply to the sides that are input
+    The input flags (those of relplan ingest but --format and --kind) apply to the sides that are input
     folders, ingested for the comparison; the run flags to every side, as in relplan analyze.
 
     Example: relplan compare before.duckdb after.duckdb --fail-if "on_time.hold < -5pt"
@@ -70,7 +75,8 @@ def compare(
         from relplan.analyses import AnalyzeOptions
 
         opts = AnalyzeOptions(**run.options())
-    result = run_compare(list(sides or []), opts, fail_if=fail_if or [], ingest=inputs)
+    ingest = build_inputs(**inputs) if inputs_given(inputs) else None  # None: the defaults
+    result = run_compare(list(sides or []), opts, fail_if=fail_if or [], ingest=ingest)
     if list_figures:
         typer.echo(render_figure_list([r.name for r in result.figures]))
         return

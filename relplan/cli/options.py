@@ -346,15 +346,28 @@ def input_flags(func: Callable[..., None]) -> Callable[..., None]:
     return _flag_group(func, "inputs", _PARAMS, build_inputs)
 
 
+def _raw_inputs(**flags: Any) -> dict[str, Any]:
+    return flags
+
+
 def input_flags_without(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """`@input_flags` less the flags `names` (parameter names), for a command whose own flag
-    takes one of their option names (`relplan compare --format` is its output's format)."""
+    takes one of their option names (`relplan compare --format` is its output's format). The
+    command receives the flags' values as `inputs: dict`, to pass to `build_inputs` when it
+    ingests (`inputs_given` tells whether any differs from its default): building the options
+    imports the ingest, which a command that may not ingest should not pay for."""
     params = [p for p in _PARAMS if p.name not in names]
 
     def decorate(func: Callable[..., None]) -> Callable[..., None]:
-        return _flag_group(func, "inputs", params, build_inputs)
+        return _flag_group(func, "inputs", params, _raw_inputs)
 
     return decorate
+
+
+def inputs_given(flags: dict[str, Any]) -> bool:
+    """Whether any input flag in `flags` (from `input_flags_without`) is not its default."""
+    defaults = {p.name: p.default for p in _PARAMS}
+    return any(v != defaults[k] for k, v in flags.items())
 
 
 # The run-context flags: what a user knows about the run and would otherwise put in run.json.

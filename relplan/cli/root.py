@@ -172,7 +172,7 @@ app.command(cls=LazyHelpCommand)(report.report)
 app.add_typer(whatif.whatif_app, name="whatif")
 app.command()(drill.drill)
 app.add_typer(lab.lab_app, name="lab")
-app.command(cls=LazyHelpCommand)(compare_cli.compare)
+app.command()(compare_cli.compare)
 
 
 def main() -> None:
