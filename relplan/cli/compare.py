@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from relplan.cli.options import (
-    RunFlags,
-    build_inputs,
-    input_flags_without,
-    inputs_given,
-    run_flags,
-)
+from relplan.cli.options import RunFlags, input_flags_but_format, run_flags
 from relplan.errors import FindingError, UsageError
 
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
-# --format is the comparison's output format here; --kind (forcing every file's kind) has
-# no use on a folder of several kinds, and its help would load the ingest registry.
-@input_flags_without("fmt", "kind")
+
+@input_flags_but_format
 @run_flags
 def compare(
     sides: Annotated[
@@ -51,14 +46,15 @@ def compare(
         typer.Option("--list-figures", help="List the figure names (of these sides, if given)."),
     ] = False,
     *,
-    inputs: dict[str, Any],
+    inputs: IngestOptions,
     run: RunFlags,
 ) -> None:
     """Compare incidents, runs or builds: verdicts, every shared figure's difference, its
     direction and whether it is beyond noise.
 
-    The input flags (those of relplan ingest but --format and --kind) apply to the sides that are input
-    folders, ingested for the comparison; the run flags to every side, as in relplan analyze.
+    Input folders are ingested with the input flags (all but `--format`, which is the
+    output's here), as `relplan ingest` would; the run flags apply to every side, as in
+    relplan analyze.
 
     Example: relplan compare before.duckdb after.duckdb --fail-if "on_time.hold < -5pt"
     """
@@ -75,8 +71,7 @@ def compare(
         from relplan.analyses import AnalyzeOptions
 
         opts = AnalyzeOptions(**run.options())
-    ingest = build_inputs(**inputs) if inputs_given(inputs) else None  # None: the defaults
-    result = run_compare(list(sides or []), opts, fail_if=fail_if or [], ingest=ingest)
+    result = run_compare(list(sides or []), opts=opts, fail_if=fail_if or [], inputs=inputs)
     if list_figures:
         typer.echo(render_figure_list([r.name for r in result.figures]))
         return

@@ -240,14 +240,13 @@ def compare(
     specs: list[str],
     opts: AnalyzeOptions | None = None,
     fail_if: list[str] | None = None,
-    ingest: IngestOptions | None = None,
+    inputs: IngestOptions | None = None,
 ) -> Comparison:
-    """Compare the sides named by `specs` (the first is the baseline); `opts` for every run's
-    analyses (None: the defaults), `ingest` for the sides that are input folders."""
+    """Compare the sides named by `specs` (the first is the baseline)."""
     if len(specs) < 2:
         raise UsageError("SIDES", "expected at least two sides (the first is the baseline)")
     gates = [G.parse_gate(e) for e in fail_if or []]  # usage errors before any work
-    sides = load_sides(specs, opts, ingest)
+    sides = load_sides(specs, opts, inputs)
     how, windows = align(sides)
     rows, missing = _rows(sides, windows)
     lines = check_gates(gates, rows, [s.label for s in sides])

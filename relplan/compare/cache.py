@@ -8,9 +8,8 @@ Keys (SHA-256):
   the analyses compare runs, and the workspace file's resolved path, size, modification time
   and inode (and its `.wal` file's, when there is one): a workspace that is written to again
   is a new key;
-- an ingested input folder: relplan's code, the ingest options (`--call-key` and the other
-  input flags; a mapping file by its content) and, for every file under the folder, its
-  relative path, size and modification time (what `make` and `rsync` go by: a file rewritten with the
+- an ingested input folder: relplan's code and, for every file under the folder, its relative
+  path, size and modification time (what `make` and `rsync` go by: a file rewritten with the
   same size and time is not seen).
 
 Where: `$RELPLAN_CACHE_DIR/compare/` (default `$XDG_CACHE_HOME/relplan`, else
@@ -30,16 +29,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = [
-    "cache_dir",
-    "enabled",
-    "ingest_options_text",
-    "ingested",
-    "ingested_before",
-    "load",
-    "result_key",
-    "store",
-]
+__all__ = ["cache_dir", "enabled", "ingested", "ingested_before", "load", "result_key", "store"]
 
 _HEADER = "// relplan compare cache sha256="
 
@@ -126,55 +116,36 @@ def store(key: str, body: str) -> None:
         return
 
 
-def ingest_options_text(options: object | None) -> str:
-    """The ingest options as key text: "defaults" for none or the defaults, else their fields
-    (a mapping file by its content too)."""
-    if options is None:
-        return "defaults"
-    from dataclasses import asdict, fields
-
-    from relplan.ingest.base import IngestOptions
-
-    assert isinstance(options, IngestOptions)
-    if options == IngestOptions():
-        return "defaults"
-    values = asdict(options)
-    if options.map_file is not None:
-        values["map_file"] = hashlib.sha256(Path(options.map_file).read_bytes()).hexdigest()
-    return ";".join(f"{f.name}={values[f.name]!r}" for f in fields(options))
-
-
-def folder_key(folder: Path, options: str = "defaults") -> str:
-    h = hashlib.sha256(_code().encode())
-    h.update(options.encode() + b"\0")
+def folder_key(folder: Path, variant: str = "") -> str:
+    """The folder's files (names, sizes, times), relplan's code and `variant` (the input
+    flags it is ingested with)."""
+    h = hashlib.sha256(_code().encode() + b"\0" + variant.encode())
     for p in sorted(folder.rglob("*")):
         if p.is_file():
             h.update(f"{p.relative_to(folder).as_posix()}\0{_stat(p).rsplit(':', 1)[0]}\0".encode())
     return h.hexdigest()
 
 
-def _ingested(folder: Path, options: str) -> Path:
-    return cache_dir() / "ingested" / f"{folder_key(folder, options)[:32]}.duckdb"
+def _ingested(folder: Path, variant: str) -> Path:
+    return cache_dir() / "ingested" / f"{folder_key(folder, variant)[:32]}.duckdb"
 
 
-def ingested_before(folder: Path, options: str = "defaults") -> Path | None:
-    """The cached workspace of input folder `folder` if it was ingested before with these
-    ingest options (`ingest_options_text`), else None."""
+def ingested_before(folder: Path, variant: str = "") -> Path | None:
+    """The cached workspace of input folder `folder` if it was ingested before (with the
+    same input flags, `variant`), else None."""
     if not enabled():
         return None
-    target = _ingested(folder, options)
+    target = _ingested(folder, variant)
     return target if target.is_file() else None
 
 
-def ingested(
-    folder: Path, ingest: Callable[[Path], None], options: str = "defaults"
-) -> Path | None:
+def ingested(folder: Path, ingest: Callable[[Path], None], variant: str = "") -> Path | None:
     """The cached workspace of input folder `folder`, made with `ingest(db)` when absent;
     None when the cache is off or its folder cannot be written (the caller ingests into a
     temporary workspace of its own)."""
     if not enabled():
         return None
-    target = _ingested(folder, options)
+    target = _ingested(folder, variant)
     if target.is_file():
         return target
     try:

@@ -114,9 +114,10 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 @contextmanager
-def workspace_of(run: RunSpec, ingest: IngestOptions | None = None) -> Iterator[Path]:
-    """The workspace file of a run; an input folder is ingested once into compare's cache
-    (relplan/compare/cache.py), else into a temporary workspace removed afterwards."""
+def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[Path]:
+    """The workspace file of a run; an input folder is ingested (with `inputs`, the input
+    flags of `relplan compare`) once into compare's cache (relplan/compare/cache.py, keyed by
+    the folder and the flags), else into a temporary workspace removed afterwards."""
     if run.kind == "workspace":
         yield run.path
     elif run.kind == "drill output":
@@ -125,18 +126,18 @@ def workspace_of(run: RunSpec, ingest: IngestOptions | None = None) -> Iterator[
         from relplan.compare import cache
         from relplan.ingest import IngestOptions, ingest_paths
 
-        options = ingest or IngestOptions()
+        given = inputs or IngestOptions()
 
-        def into(db: Path) -> None:
-            ingest_paths(db, [run.path], options)
+        def ingest(db: Path) -> None:
+            ingest_paths(db, [run.path], given)
 
-        kept = cache.ingested(run.path, into, cache.ingest_options_text(options))
+        kept = cache.ingested(run.path, ingest, repr(given))
         if kept is not None:
             yield kept
             return
         with tempfile.TemporaryDirectory(prefix="relplan-compare-") as tmp:
             db = Path(tmp) / "side.duckdb"
-            into(db)
+            ingest(db)
             yield db
 
 
@@ -145,13 +146,14 @@ def _options(opts: AnalyzeOptions | None) -> str:
 
 
 def cached(
-    run: RunSpec, opts: AnalyzeOptions | None, ingest: IngestOptions | None = None
+    run: RunSpec, opts: AnalyzeOptions | None, inputs: IngestOptions | None = None
 ) -> Run | None:
     """The run's figures if compare's cache has them (nothing is ingested or analysed)."""
     from relplan.compare import cache
+    from relplan.ingest import IngestOptions
 
     if run.kind == "input folder":
-        db = cache.ingested_before(run.path, cache.ingest_options_text(ingest))
+        db = cache.ingested_before(run.path, repr(inputs or IngestOptions()))
         if db is None:
             return None
     else:
@@ -160,14 +162,14 @@ def cached(
     return None if body is None else Run(run, RunFigures.model_validate_json(body))
 
 
-def analyse(run: RunSpec, opts: AnalyzeOptions | None, ingest: IngestOptions | None = None) -> Run:
+def analyse(run: RunSpec, opts: AnalyzeOptions | None, inputs: IngestOptions | None = None) -> Run:
     """The run's figures: from compare's cache when this workspace, these options and this
     relplan were analysed before, else analysed (relplan.analyses, then the verdict),
     extracted and kept. The analyses are imported only when a run is analysed."""
     from relplan.compare import cache
 
     with ExitStack() as stack:
-        db = stack.enter_context(workspace_of(run, ingest))
+        db = stack.enter_context(workspace_of(run, inputs))
         key = cache.result_key(db, _options(opts), USED_ANALYSES)
         body = cache.load(key)
         if body is not None:
@@ -187,21 +189,21 @@ def analyse(run: RunSpec, opts: AnalyzeOptions | None, ingest: IngestOptions | N
 
 
 def load_sides(
-    specs: list[str], opts: AnalyzeOptions | None = None, ingest: IngestOptions | None = None
+    specs: list[str], opts: AnalyzeOptions | None = None, inputs: IngestOptions | None = None
 ) -> list[Side]:
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
     flat = [r for _, runs in resolved for r in runs]
-    done = [cached(r, opts, ingest) for r in flat]
+    done = [cached(r, opts, inputs) for r in flat]
     todo = [i for i, d in enumerate(done) if d is None]
     if len(todo) == 1:
-        done[todo[0]] = analyse(flat[todo[0]], opts, ingest)
+        done[todo[0]] = analyse(flat[todo[0]], opts, inputs)
     elif todo:
         from concurrent.futures import ThreadPoolExecutor
 
         # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
         with ThreadPoolExecutor(max_workers=min(4, len(todo))) as pool:
             for i, run in zip(
-                todo, pool.map(lambda i: analyse(flat[i], opts, ingest), todo), strict=True
+                todo, pool.map(lambda i: analyse(flat[i], opts, inputs), todo), strict=True
             ):
                 done[i] = run
     it = iter(done)
