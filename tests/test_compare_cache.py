@@ -89,3 +89,26 @@ def test_an_input_folder_is_ingested_once(
     (folder / "extra.jsonl").write_text("", "utf-8")  # the folder changed: a new key
     with pytest.raises(AssertionError, match="ingested again"):
         compare([str(folder), str(folder)])
+
+
+def test_a_cached_comparison_does_not_load_the_analyses(cache_dir: Path, sides: list[str]) -> None:
+    """What makes a cached `relplan compare` fast (docs/compare.md, Speed): a new process
+    serving both runs from the cache imports no analysis (the input flags' options still
+    import the ingest's base module, and with it duckdb)."""
+    import subprocess
+    import sys
+
+    compare(sides)  # fills the cache
+    code = (
+        "import sys\n"
+        "from relplan.cli import main\n"
+        f"sys.argv = ['relplan', 'compare', {sides[0]!r}, {sides[1]!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('relplan.analyses', 'relplan.analyses.assessment', 'relplan.workspace')\n"
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "verdicts" in done.stdout, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]"

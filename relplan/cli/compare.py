@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from relplan.cli.options import input_flags_but_format
+from relplan.cli.options import RunFlags, input_flags_but_format, run_flags
 from relplan.errors import FindingError, UsageError
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 
 @input_flags_but_format
+@run_flags
 def compare(
     sides: Annotated[
         list[str] | None,
@@ -46,12 +47,14 @@ def compare(
     ] = False,
     *,
     inputs: IngestOptions,
+    run: RunFlags,
 ) -> None:
     """Compare incidents, runs or builds: verdicts, every shared figure's difference, its
     direction and whether it is beyond noise.
 
     Input folders are ingested with the input flags (all but `--format`, which is the
-    output's here), as `relplan ingest` would.
+    output's here), as `relplan ingest` would; the run flags apply to every side, as in
+    relplan analyze.
 
     Example: relplan compare before.duckdb after.duckdb --fail-if "on_time.hold < -5pt"
     """
@@ -63,7 +66,12 @@ def compare(
     if list_figures and not sides:
         typer.echo(render_figure_list())
         return
-    result = run_compare(list(sides or []), fail_if=fail_if or [], inputs=inputs)
+    opts = None  # the defaults: the analyses are imported only if a run is not cached
+    if any(v is not None for v in run.options().values()):
+        from relplan.analyses import AnalyzeOptions
+
+        opts = AnalyzeOptions(**run.options())
+    result = run_compare(list(sides or []), opts=opts, fail_if=fail_if or [], inputs=inputs)
     if list_figures:
         typer.echo(render_figure_list([r.name for r in result.figures]))
         return

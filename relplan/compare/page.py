@@ -17,7 +17,7 @@ from typing import Any
 
 from relplan import __version__
 from relplan.compare.model import Comparison
-from relplan.compare.render import band, fmt, not_compared_lines
+from relplan.compare.render import band, band_methods, fmt, not_compared_lines
 
 CHARTS = (
     ("delivered_per_s", "calls delivered per second (to a waiting client), per side"),
@@ -78,9 +78,7 @@ def render_page(c: Comparison) -> str:
     text = resources.files("relplan.compare").joinpath("templates/compare.html").read_text("utf-8")
     specs = chart_specs(c)
     labels = [s.label for s in c.sides]
-    methods = sorted(
-        {f"{lab}: {v.method}" for r in c.figures for lab, v in zip(labels, r.values, strict=True)}
-    )
+    methods = band_methods(c)
     return env.from_string(text).render(
         c=c,
         labels=labels,

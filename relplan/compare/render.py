@@ -3,6 +3,8 @@ figures not compared and why, the gate's lines."""
 
 from __future__ import annotations
 
+import re
+
 from relplan.compare.figures import FAMILIES, NOT_IN_ANALYSES
 from relplan.compare.model import Comparison, FigureRow
 
@@ -55,9 +57,7 @@ def render_comparison(c: Comparison) -> str:
     out.append(f"baseline: {c.baseline}; differences are side minus baseline\n")
     head = ["figure", *labels, *(f"{x} vs {c.baseline}" for x in labels[1:])]
     out.append(_table(head, [_row(r) for r in c.figures]))
-    methods = sorted(
-        {f"{lab}: {v.method}" for r in c.figures for lab, v in zip(labels, r.values, strict=True)}
-    )
+    methods = band_methods(c)
     if methods:
         out.append("\nnoise bands (95 %):")
         out += [f"  {m}" for m in methods]
@@ -82,6 +82,28 @@ def _split(name: str) -> tuple[str, str | None]:
         if name.startswith(family + "."):
             return family, name[len(family) + 1 :]
     return name, None
+
+
+_COUNT = re.compile(r"\(([\d,]+)\)")
+
+
+def band_methods(c: Comparison) -> list[str]:
+    """How each side's bands were found, one line per side and method: the same method over
+    windows of different sizes is one line with its counts (`calls (199, 804)`)."""
+    labels = [s.label for s in c.sides]
+    counts: dict[tuple[str, str], set[int]] = {}
+    for r in c.figures:
+        for label, v in zip(labels, r.values, strict=True):
+            m = _COUNT.search(v.method)
+            shape = _COUNT.sub("(N)", v.method, count=1)
+            got = counts.setdefault((label, shape), set())
+            if m is not None:
+                got.add(int(m.group(1).replace(",", "")))
+    lines = []
+    for (label, shape), ns in sorted(counts.items()):
+        text = shape.replace("(N)", "(" + ", ".join(f"{n:,}" for n in sorted(ns)) + ")", 1)
+        lines.append(f"{label}: {text}")
+    return lines
 
 
 def not_compared_lines(c: Comparison) -> list[tuple[str, str]]:
@@ -117,7 +139,7 @@ def render_figure_list(names: list[str] | None = None) -> str:
     lines = []
     for f in FAMILIES:
         name = f"{f.name}.WINDOW" if f.per_window else f.name
-        lines.append(f"{name:40} {f.unit:6} {f.sense} is better; {f.title} ({f.analysis})")
+        lines.append(f"{name:42} {f.unit:6} {f.sense} is better; {f.title} ({f.analysis})")
     lines.append("WINDOW: run, steady, or a phase name (base, pulse, hold, ...)")
-    lines += [f"{n:40} not available: {why}" for n, why in NOT_IN_ANALYSES]
+    lines += [f"{n:42} not available: {why}" for n, why in NOT_IN_ANALYSES]
     return "\n".join(lines)
