@@ -379,6 +379,13 @@ def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -
     )
     if not gen or not done:
         return None
+    ab = sql.one(
+        con, "analyses/aborted_executions_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+    )
+    if ab is not None and ab["aborted"] > overload.CUT_SHARE * done:
+        # aborted work kept the engine busy generating little: its throughput is no capacity
+        # (the bins-in-flow-balance rule of overload.capacity_estimate)
+        return None
     per = gen / done
     return estimated(
         "capacity_from_throughput",
