@@ -4,7 +4,8 @@ Per window of planned arrival: calls, delivered share, on-time share, median and
 delivery (queries/analyses/delivery_by_window.sql). Series: the same query over `bin_s` bins of
 t_planned aligned on the window start. Recovery: 30 s bins aligned on the end of the
 overload phase; the recovery bin is the first bin with >= 5 calls and an on-time share >=
-the threshold (0.9) such that every later bin with >= 5 calls meets it too.
+the threshold (0.9) such that every later bin with >= 5 calls meets it too, and at least 2
+such bins from it on (one bin, often the data's last and short, is not a recovery).
 
 Verdict over [end of overload, T] (T = the window end), in this order:
 1. `recovered` when a recovery bin exists;
@@ -36,6 +37,7 @@ from relplan.values import clock_span, pct, plural
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
 RECOVERY_THRESHOLD = 0.9
+RECOVERY_MIN_BINS = 2  # on-time bins (>= RECOVERY_MIN_CALLS calls) a recovery needs
 
 Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient data"]
 
@@ -200,6 +202,16 @@ def _recovery(
     failing = [b for b in enough if (b.on_time_share or 0.0) < RECOVERY_THRESHOLD]
     last_fail = failing[-1].start_s if failing else None
     recovery_bin = next((b for b in enough if last_fail is None or b.start_s > last_fail), None)
+    short = ""
+    again = [b for b in enough if recovery_bin is not None and b.start_s >= recovery_bin.start_s]
+    if recovery_bin is not None and len(again) < RECOVERY_MIN_BINS:
+        # one bin (often the data's last, short one) is not a recovery: it may hold only the
+        # retries of earlier calls, answered once new calls stopped (issue 24)
+        short = (
+            f"on time again in {plural(len(again), 'bin')} only, fewer than the"
+            f" {RECOVERY_MIN_BINS} a recovery needs; "
+        )
+        recovery_bin = None
     after = amplification_windows(
         con, ctx, [Window(f"after {ctx.overload_phase}", ov_end, end, True)]
     )[0]
@@ -253,6 +265,7 @@ def _recovery(
             "draining",
             "not recovered yet, accepted executions stayed at or below capacity; " + figures,
         )
+    because = short + because
     return (
         Recovery(
             overload_phase=ctx.overload_phase,
