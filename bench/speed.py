@@ -3,15 +3,22 @@
 
     python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [PATH]
 
-Every figure is a whole process run from this checkout with this interpreter:
-- report, cold: `relplan report PATH` with an empty RELPLAN_CACHE_DIR (the what-if replay runs
-  and is cached, the Vega bundle is built); one run, each cold run needing its own empty cache;
-- report, warm: the same command again on that cache (median of --repeat);
-- report --no-whatif: on the warm cache (median of --repeat);
+Every figure is a whole process run from this checkout with this interpreter, its wall time
+and (in the last column) its CPU time, user + system, of the process and every process it
+waited for (the replay's workers): on a shared machine the CPU seconds move less than the wall.
+- report, cold: `relplan report PATH` with an empty RELPLAN_CACHE_DIR (the what-if replay runs,
+  the Vega bundle is built, the page is computed and kept); one run, each cold run needing its
+  own empty cache;
+- report, warm: the same command again: the page cache serves it (relplan/report/cache.py);
+- report, computed: RELPLAN_REPORT_CACHE=0, so ingest, analyses, charts and page run again
+  while the what-if replay is read from its cache;
+- report --no-whatif, warm and computed: the same two without the what-if section;
+- each warm or computed figure is the median of --repeat runs;
 - peak MB: the largest resident set of the report process or any process it waited for (the
   replay's workers), from wait4's rusage: the peak of one process, not a sum;
 - start-up: `relplan budget ...`, `relplan pulse ...`, `--version`, `-h` against
-  `python -c "import typer"`, interleaved, median of --repeat x 3 runs; goal <= 3x;
+  `python -c "import typer"`, interleaved, median of --repeat x 3 runs, the ratio of the wall
+  medians (the CPU column: the ratio of the CPU medians); goal <= 3x;
 - with --suite: `pytest -q -n JOBS` (the whole suite) and `pytest -q -n JOBS -m "not slow"`,
   one run each (they take minutes: run them once, at a quiet time).
 The load average at the start and the end is printed: on a shared machine it says how far the
@@ -43,8 +50,9 @@ STARTUP: tuple[tuple[str, ...], ...] = (
 )
 
 
-def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """(wall s, peak RSS MB) of one process, failing loudly when it fails."""
+def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
+    """(wall s, peak RSS MB, CPU s) of one process and its children, failing loudly when it
+    fails."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         list(cmd), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -55,55 +63,71 @@ def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
-    return wall, usage.ru_maxrss / 1024.0
+    return wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
 
 
-def report_rows(path: Path, repeat: int, cold: bool) -> list[tuple[str, float, float, float]]:
-    rows: list[tuple[str, float, float, float]] = []
+# (label, extra flags, page cache on, goal)
+REPORT_RUNS: tuple[tuple[str, tuple[str, ...], bool, float], ...] = (
+    ("report, warm (page cache)", (), True, GOALS["warm"]),
+    ("report, computed (what-if cached)", (), False, GOALS["warm"]),
+    ("report --no-whatif, warm", ("--no-whatif",), True, GOALS["no-whatif"]),
+    ("report --no-whatif, computed", ("--no-whatif",), False, GOALS["no-whatif"]),
+)
+
+
+def report_rows(
+    path: Path, repeat: int, cold: bool
+) -> list[tuple[str, float, float, float, float]]:
+    """(label, median wall s, peak MB, goal s, median CPU s) per report figure."""
+    rows: list[tuple[str, float, float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="relplan-speed-") as tmp:
         work = Path(tmp)
         cache = work / "cache"
         env = {**os.environ, "PYTHONPATH": str(ROOT), "RELPLAN_CACHE_DIR": str(cache)}
+        env.pop("RELPLAN_REPORT_CACHE", None)
+        env.pop("RELPLAN_WHATIF_CACHE", None)
         cmd = [sys.executable, "-m", "relplan", "report", str(path), "--out", str(work / "r.html")]
+        first = timed(cmd, env, work)  # fills the caches
         if cold:
-            wall, mb = timed(cmd, env, work)
-            rows.append(("report, cold cache", wall, mb, GOALS["cold"]))
-        else:
-            timed(cmd, env, work)  # fills the cache
-        for label, extra, goal in (
-            ("report, warm cache", [], GOALS["warm"]),
-            ("report --no-whatif", ["--no-whatif"], GOALS["no-whatif"]),
-        ):
-            runs = [timed([*cmd, *extra], env, work) for _ in range(repeat)]
+            rows.append(
+                ("report, cold (empty caches)", first[0], first[1], GOALS["cold"], first[2])
+            )
+        timed([*cmd, "--no-whatif"], env, work)  # keeps the --no-whatif page
+        for label, extra, page_cache, goal in REPORT_RUNS:
+            run_env = env if page_cache else {**env, "RELPLAN_REPORT_CACHE": "0"}
+            runs = [timed([*cmd, *extra], run_env, work) for _ in range(repeat)]
             rows.append(
                 (
                     label,
-                    statistics.median(w for w, _ in runs),
-                    max(m for _, m in runs),
+                    statistics.median(w for w, _, _ in runs),
+                    max(m for _, m, _ in runs),
                     goal,
+                    statistics.median(c for _, _, c in runs),
                 )
             )
     return rows
 
 
-def startup_rows(repeat: int) -> list[tuple[str, float, float]]:
-    """(command, median s, ratio to `import typer`) per start-up command."""
+def startup_rows(repeat: int) -> list[tuple[str, float, float, float]]:
+    """(command, median wall s, wall ratio to `import typer`, CPU ratio) per command."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     typer_cmd = [sys.executable, "-c", "import typer"]
     with tempfile.TemporaryDirectory() as cwd:
-        base: list[float] = []
-        times: dict[tuple[str, ...], list[float]] = {args: [] for args in STARTUP}
+        base: list[tuple[float, float]] = []
+        times: dict[tuple[str, ...], list[tuple[float, float]]] = {args: [] for args in STARTUP}
         for _ in range(repeat * 3):
-            base.append(timed(typer_cmd, env, Path(cwd))[0])
+            wall, _, cpu = timed(typer_cmd, env, Path(cwd))
+            base.append((wall, cpu))
             for args in STARTUP:
-                times[args].append(
-                    timed([sys.executable, "-m", "relplan", *args], env, Path(cwd))[0]
-                )
-    typer_s = statistics.median(base)
-    rows = [("import typer", typer_s, 1.0)]
+                wall, _, cpu = timed([sys.executable, "-m", "relplan", *args], env, Path(cwd))
+                times[args].append((wall, cpu))
+    typer_s = statistics.median(w for w, _ in base)
+    typer_cpu = statistics.median(c for _, c in base)
+    rows = [("import typer", typer_s, 1.0, typer_cpu)]
     for args, ts in times.items():
-        s = statistics.median(ts)
-        rows.append(("relplan " + " ".join(args[:1]), s, s / typer_s))
+        s = statistics.median(w for w, _ in ts)
+        cpu = statistics.median(c for _, c in ts)
+        rows.append(("relplan " + " ".join(args[:1]), s, s / typer_s, cpu / typer_cpu))
     return rows
 
 
@@ -143,22 +167,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}",
         flush=True,
     )
-    print(f"{'figure':<34}  {'value':>9}  {'goal':>9}  {'':>6}")
-    print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}", flush=True)
+    print(f"{'figure':<34}  {'value':>9}  {'goal':>9}  {'':>6}  {'cpu':>9}")
+    print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}  {'-' * 9}", flush=True)
 
-    def row(label: str, value: float, goal: float, unit: str) -> None:
+    def row(label: str, value: float, goal: float, unit: str, cpu: str = "") -> None:
         verdict = "meets" if value <= goal else "misses"
-        print(f"{label:<34}  {value:>8.2f}{unit}  {goal:>8.2f}{unit}  {verdict:>6}", flush=True)
+        print(
+            f"{label:<34}  {value:>8.2f}{unit}  {goal:>8.2f}{unit}  {verdict:>6}  {cpu:>9}",
+            flush=True,
+        )
 
     reports = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold)
-    for label, wall, _mb, goal in reports:
-        row(label, wall, goal, "s")
-    row("report peak RSS (MB)", max(mb for _, _, mb, _ in reports), GOALS["peak_mb"], " ")
-    for label, s, ratio in startup_rows(ns.repeat):
+    for label, wall, _mb, goal, cpu in reports:
+        row(label, wall, goal, "s", f"{cpu:.2f}s")
+    row("report peak RSS (MB)", max(r[2] for r in reports), GOALS["peak_mb"], " ")
+    for label, s, ratio, cpu_ratio in startup_rows(ns.repeat):
         if label == "import typer":
-            print(f"{'import typer (s)':<34}  {s:>8.3f}s  {'':>9}  {'':>6}", flush=True)
+            print(
+                f"{'import typer (s)':<34}  {s:>8.3f}s  {'':>9}  {'':>6}  {cpu_ratio:>8.3f}s",
+                flush=True,
+            )
         else:
-            row(f"{label} / import typer", ratio, GOALS["startup"], "x")
+            row(f"{label} / import typer", ratio, GOALS["startup"], "x", f"{cpu_ratio:.2f}x")
     if ns.suite:
         for label, wall, goal in suite_rows(ns.jobs):
             row(label, wall, goal, "s")

@@ -83,3 +83,21 @@ def test_the_probe_sees_a_heavy_import() -> None:
     """A command that needs duckdb does load it: the probe is not blind."""
     result = _probe(["inspect", "--db", str(ROOT / "no-such-workspace.duckdb")], ("duckdb",))
     assert result == {"code": 2, "loaded": ["duckdb"]}
+
+
+OTHER_COMMANDS = ("relplan.cli.report", "relplan.cli.ingest", "relplan.cli.simulate")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["budget", "--crashes", "10", "--concurrency", "40"], [*PULSE, "--json"], ["--version"]],
+    ids=" ".join,
+)
+def test_a_cheap_command_imports_no_other_command(args: list[str]) -> None:
+    """main() builds the command named first alone (relplan/cli/root.py, COMMANDS)."""
+    assert _probe(args, OTHER_COMMANDS) == {"code": 0, "loaded": []}
+
+
+def test_help_lists_every_command_of_the_table() -> None:
+    """`-h` still builds the whole table: the probe sees the other commands' modules."""
+    assert _probe(["-h"], OTHER_COMMANDS) == {"code": 0, "loaded": sorted(OTHER_COMMANDS)}

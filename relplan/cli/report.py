@@ -17,7 +17,10 @@ from relplan.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from relplan.ingest.base import IngestOptions
+    from relplan.report.files import ReportFiles
 
 
 @input_flags
@@ -91,29 +94,22 @@ def report(
 
     Example: relplan report sample_data/pulse-retry-cancel
     """
-    from relplan.analyses import AnalyzeOptions
-    from relplan.cli.progress import ProgressBar
-    from relplan.report import pipeline as report_mod
-    from relplan.values import use_tz
+    from datetime import datetime, timezone
 
-    opts = AnalyzeOptions(**run.options())
-    with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
-        extras: dict[str, report_mod.ExtraSection] = {}
-        if whatif:
-            from relplan.whatif.for_report import report_whatif
+    from relplan.report import cache as page_cache
 
-            extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar)
-        files = report_mod.make_report(
-            path,
-            db=db,
-            out=out,
-            png_dir=png,
-            svg_dir=svg,
-            json_path=data_json,
-            opts=opts,
-            inputs=inputs,
-            extras=extras,
-        )
+    when = datetime.now(timezone.utc).replace(microsecond=0)
+    settings = {
+        **inputs.as_dict(),
+        **run.options(),
+        "whatif": whatif,
+        "tz": tz,
+        "name": None if path is None else path.name,
+    }
+    key = page_cache.key_for(path, db=db, images=bool(png or svg), settings=settings)
+    files = page_cache.serve(key, when, out, data_json) if key is not None else None
+    if files is None:
+        files = _make(path, db, out, png, svg, data_json, whatif, tz, inputs, run, when, key)
     if json_out:
         written = {
             "html": str(files.html),
@@ -126,3 +122,45 @@ def report(
         typer.echo(str(files.html))
     extra = f"; {len(files.images)} image(s)" if files.images else ""
     typer.echo(f"relplan: report {files.html_bytes / 1e6:.2f} MB{extra}", err=True)
+
+
+def _make(
+    path: Path | None,
+    db: Path | None,
+    out: Path | None,
+    png: Path | None,
+    svg: Path | None,
+    data_json: Path | None,
+    whatif: bool,
+    tz: str,
+    inputs: IngestOptions,
+    run: RunFlags,
+    when: datetime,
+    key: str | None,
+) -> ReportFiles:
+    """The report computed (a miss of the page cache, or a run it does not serve)."""
+    from relplan.analyses import AnalyzeOptions
+    from relplan.cli.progress import ProgressBar
+    from relplan.report import pipeline as report_mod
+    from relplan.values import use_tz
+
+    opts = AnalyzeOptions(**run.options())
+    with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
+        extras: dict[str, report_mod.ExtraSection] = {}
+        if whatif:
+            from relplan.whatif.for_report import report_whatif
+
+            extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar)
+        return report_mod.make_report(
+            path,
+            db=db,
+            out=out,
+            png_dir=png,
+            svg_dir=svg,
+            json_path=data_json,
+            opts=opts,
+            inputs=inputs,
+            extras=extras,
+            generated_at=when,
+            cache_key=key,
+        )

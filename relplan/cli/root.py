@@ -16,6 +16,7 @@ altair) it needs inside its function, so `relplan --version`, `budget` and `puls
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any, NoReturn
@@ -25,20 +26,6 @@ from typer._click import exceptions as click_exc
 from typer.core import TyperGroup
 
 from relplan import __version__
-from relplan.cli import (
-    alerts,
-    analyze,
-    drill,
-    ingest,
-    lab,
-    planning,
-    record,
-    report,
-    simulate,
-    whatif,
-)
-from relplan.cli import compare as compare_cli
-from relplan.cli.options import LazyHelpCommand
 from relplan.errors import ExitCode, RelplanError
 from relplan.terminal import visible_lines
 
@@ -130,16 +117,17 @@ def _interrupted() -> NoReturn:
     sys.exit(int(ExitCode.INTERRUPTED))
 
 
-app = typer.Typer(
-    cls=RelplanGroup,
-    name="relplan",
-    help="Offline trace analysis and reliability planning for LLM serving with vLLM.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        cls=RelplanGroup,
+        name="relplan",
+        help="Offline trace analysis and reliability planning for LLM serving with vLLM.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_show_locals=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
 
 
 def _version(value: bool) -> None:
@@ -148,7 +136,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
@@ -160,20 +147,69 @@ def _root(
     """
 
 
-app.command()(planning.budget)
-app.command()(planning.pulse)
-app.command(cls=LazyHelpCommand)(analyze.analyze)
-app.add_typer(simulate.simulate_app, name="simulate")
-app.command(cls=LazyHelpCommand)(ingest.ingest)
-app.command("inspect")(ingest.inspect)
-app.command()(record.record)
-app.add_typer(alerts.alerts_app, name="alerts")
-app.command(cls=LazyHelpCommand)(report.report)
-app.add_typer(whatif.whatif_app, name="whatif")
-app.command()(drill.drill)
-app.add_typer(lab.lab_app, name="lab")
-app.command()(compare_cli.compare)
+# The command table, in the order of `relplan -h`: (name, module in relplan.cli, attribute,
+# what it is). "group" is a typer app of subcommands; "lazy-help" a command whose option help
+# names the format registry (options.LazyHelpCommand); "inputs" one that also takes every input
+# format's own flags from the registry (options.InputsCommand). A module is imported only when its
+# command is built, so `relplan budget` imports and builds budget alone (see main()).
+COMMANDS: tuple[tuple[str, str, str, str], ...] = (
+    ("budget", "planning", "budget", "command"),
+    ("pulse", "planning", "pulse", "command"),
+    ("analyze", "analyze", "analyze", "lazy-help"),
+    ("simulate", "simulate", "simulate_app", "group"),
+    ("ingest", "ingest", "ingest", "inputs"),
+    ("inspect", "ingest", "inspect", "command"),
+    ("record", "record", "record", "command"),
+    ("alerts", "alerts", "alerts_app", "group"),
+    ("report", "report", "report", "inputs"),
+    ("whatif", "whatif", "whatif_app", "group"),
+    ("drill", "drill", "drill", "command"),
+    ("lab", "lab", "lab_app", "group"),
+    ("compare", "compare", "compare", "inputs"),
+)
+COMMAND_NAMES = frozenset(name for name, *_ in COMMANDS)
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The root app with every command of COMMANDS, or with the command `only` alone (the
+    same root, options and error handling; the other commands are neither imported nor
+    built)."""
+    new = _new_app()
+    new.callback()(_root)
+    for name, module, attr, kind in COMMANDS:
+        if only is not None and name != only:
+            continue
+        target = getattr(importlib.import_module(f"relplan.cli.{module}"), attr)
+        if kind == "group":
+            new.add_typer(target, name=name)
+        elif kind in ("lazy-help", "inputs"):
+            from relplan.cli.options import InputsCommand, LazyHelpCommand
+
+            cls = InputsCommand if kind == "inputs" else LazyHelpCommand
+            new.command(name, cls=cls)(target)
+        else:
+            new.command(name)(target)
+    return new
+
+
+_full_app: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`app`, the root with every command, built on first use (PEP 562)."""
+    global _full_app
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _full_app is None:
+        _full_app = build_app()
+    return _full_app
 
 
 def main() -> None:
-    app()
+    """The console script: a command named first (`relplan budget ...`) is built alone, so
+    the cheap commands start in a fraction of the time the whole table takes; anything else
+    (`-h`, `--version`, a typo) gets the whole table."""
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        build_app(only="")()  # the root's eager --version exits before any command is needed
+    build_app(args[0] if args and args[0] in COMMAND_NAMES else None)()

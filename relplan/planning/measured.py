@@ -2,7 +2,8 @@
 proxy log (`measure_streams`); crashes, planned restarts, restart minutes and streams killed
 per crash from the restart signals (`measure_restarts`, the restarts analysis).
 
-duckdb is a type here only: `relplan budget` without --from-db never loads it.
+duckdb is a type here only and the SQL loader is imported by the measuring functions:
+`relplan budget` without --from-db loads neither.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from relplan import sql
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
 
@@ -30,6 +30,8 @@ class MeasuredStreams(StrictModel):
 
 
 def measure_streams(con: duckdb.DuckDBPyConnection) -> MeasuredStreams:
+    from relplan import sql  # here, not at the top: `relplan budget` without --from-db needs none
+
     q = sql.load("planning/budget_inputs_from_proxy")
     row = con.execute(q.text, q.bind({})).fetchone()
     assert row is not None
@@ -75,6 +77,7 @@ def measure_restarts(
     con: duckdb.DuckDBPyConnection, slo_window_s: float
 ) -> MeasuredRestarts | None:
     """The restart inputs of the workspace, or None when it holds no restart signals."""
+    from relplan import sql
     from relplan.analyses.context import resolve_context
     from relplan.analyses.options import AnalyzeOptions
     from relplan.analyses.restarts import analyze_restarts

@@ -12,10 +12,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-import vl_convert
-
 from relplan.errors import InputError
-from relplan.report.html import VL_VERSION
 
 # PNG scale: 2x keeps text sharp when pasted into an incident document.
 PNG_SCALE = 2.0
@@ -46,11 +43,19 @@ def write_atomic(path: Path, content: str | bytes) -> Path:
 
 
 def chart_svg(spec: dict[str, Any]) -> str:
+    import vl_convert  # here: writing the page alone (a cached one too) needs no vl-convert
+
+    from relplan.report.html import VL_VERSION
+
     svg: str = vl_convert.vegalite_to_svg(spec, vl_version=VL_VERSION)
     return svg
 
 
 def chart_png(spec: dict[str, Any]) -> bytes:
+    import vl_convert
+
+    from relplan.report.html import VL_VERSION
+
     png: bytes = vl_convert.vegalite_to_png(spec, vl_version=VL_VERSION, scale=PNG_SCALE)
     return png
 

@@ -18,11 +18,9 @@ the input's file or directory name, reduced to a safe file name.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,28 +32,34 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, NoDataError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
+from relplan.report import cache as page_cache
 from relplan.report.build import build_report_data
 from relplan.report.charts import chart_specs
 from relplan.report.data import ReportData
 from relplan.report.export import export_images, write_atomic
+from relplan.report.files import (
+    REPORTS_DIR,
+    ReportFiles,
+    check_targets,
+    default_out,
+    is_workspace_file,
+    run_name_of,
+)
 from relplan.report.html import render_html
 from relplan.workspace.facts import workspace_facts
 
-__all__ = ["ReportFiles", "collect_report_data", "default_out", "make_report", "render_page"]
-
-REPORTS_DIR = Path("reports")
+__all__ = [
+    "REPORTS_DIR",
+    "ReportFiles",
+    "collect_report_data",
+    "default_out",
+    "is_workspace_file",
+    "make_report",
+    "render_page",
+]
 
 # An extra section's computation: (workspace, the analyses' options) -> its result model.
 ExtraSection = Callable[[duckdb.DuckDBPyConnection, AnalyzeOptions], BaseModel]
-_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
-
-
-@dataclass
-class ReportFiles:
-    html: Path
-    html_bytes: int
-    images: list[Path] = field(default_factory=list)
-    json: Path | None = None
 
 
 def collect_report_data(
@@ -85,20 +89,6 @@ def render_page(data: ReportData) -> str:
     return render_html(data, chart_specs(data))
 
 
-def default_out(run_name: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", run_name).strip(".-") or "report"
-    return REPORTS_DIR / f"{safe[:120]}.html"
-
-
-def is_workspace_file(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(12)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", str(path)) from exc
-    return head[8:12] == _DUCKDB_MAGIC
-
-
 @contextmanager
 def _open_inputs(
     path: Path | None, db: Path | None, inputs: IngestOptions
@@ -118,7 +108,7 @@ def _open_inputs(
         with workspace.open_workspace(path, read_only=True) as con:
             yield con, path.stem
         return
-    name = path.name if path.is_dir() else path.stem.split(".")[0]
+    name = run_name_of(path)
     if db is not None:
         with workspace.open_workspace(db) as con:
             ingest_files(con, [path], inputs)
@@ -144,20 +134,33 @@ def make_report(
     generated_at: datetime | None = None,
     inputs: IngestOptions | None = None,
     extras: Mapping[str, ExtraSection] | None = None,
+    cache_key: str | None = None,
 ) -> ReportFiles:
-    """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths."""
+    """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths.
+
+    With `cache_key` (relplan/report/cache.py, `key_for`), the page and the data JSON are
+    rendered with the cache's placeholder time, kept under that key, and written stamped with
+    `generated_at`: the same texts a later hit writes."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
-    if out is not None and out.is_dir():
-        raise UsageError("--out", f"{out} is a directory; give a file such as {out}/incident.html")
-    for flag, folder in (("--png", png_dir), ("--svg", svg_dir)):
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise UsageError(flag, f"{folder} exists and is not a directory")
+    check_targets(out, png_dir, svg_dir)
     with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback):
         data = collect_report_data(
             con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when, extras=extras
         )
     specs = chart_specs(data)
-    page = render_html(data, specs)
+    if cache_key is None:
+        page, data_json = render_html(data, specs), data.model_dump_json(indent=2) + "\n"
+    else:
+        placeholder = data.model_copy(
+            update={"footer": data.footer.model_copy(update={"generated_at": page_cache.SENTINEL})}
+        )
+        kept = page_cache.CachedReport(
+            run_name=data.run_name,
+            html=render_html(placeholder, specs),
+            data_json=placeholder.model_dump_json(indent=2) + "\n",
+        )
+        page_cache.save(cache_key, kept)
+        page, data_json = page_cache.stamp(kept, when)
     target = out or default_out(data.run_name)
     files = ReportFiles(html=write_atomic(target, page), html_bytes=len(page.encode("utf-8")))
     if png_dir is not None:
@@ -165,5 +168,5 @@ def make_report(
     if svg_dir is not None:
         files.images += export_images(specs, svg_dir, "svg")
     if json_path is not None:
-        files.json = write_atomic(json_path, data.model_dump_json(indent=2) + "\n")
+        files.json = write_atomic(json_path, data_json)
     return files

@@ -26,15 +26,19 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
-from relplan import sql
-from relplan.analyses import AnalyzeOptions
+    from relplan.analyses import AnalyzeOptions
 
-__all__ = ["cache_dir", "enabled", "fingerprint", "load", "store"]
+__all__ = ["cache_dir", "code_digest", "enabled", "fingerprint", "load", "store"]
 
-_HEADER = "// relplan whatif cache sha256="
+# The store below is shared with the report's page cache (relplan/report/cache.py), which
+# passes its own folder; this module imports only the standard library at its top, so that a
+# report served from that cache loads neither duckdb nor the analyses.
+_HEADER = "// relplan {folder} cache sha256="
 _code_digest: str | None = None
 
 
@@ -42,15 +46,16 @@ def enabled() -> bool:
     return os.environ.get("RELPLAN_WHATIF_CACHE", "1") != "0"
 
 
-def cache_dir() -> Path:
+def cache_dir(folder: str = "whatif") -> Path:
     if explicit := os.environ.get("RELPLAN_CACHE_DIR"):
-        return Path(explicit) / "whatif"
+        return Path(explicit) / folder
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "relplan" / "whatif"
+    return Path(base) / "relplan" / folder
 
 
 def _code_files() -> Iterator[Path]:
     import relplan
+    from relplan import sql
 
     root = Path(relplan.__file__).resolve().parent
     yield from sorted(root.rglob("*.py"))
@@ -73,6 +78,8 @@ def code_digest() -> str:
 
 def fingerprint(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions, settings: str) -> str:
     """The cache key of the replay of this workspace with these options."""
+    from relplan import sql
+
     h = hashlib.sha256()
     h.update(code_digest().encode())
     h.update(opts.model_dump_json().encode())
@@ -82,33 +89,34 @@ def fingerprint(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions, settings: 
     return h.hexdigest()
 
 
-def _path(key: str) -> Path:
-    return cache_dir() / f"{key[:32]}.json"
+def _path(key: str, folder: str) -> Path:
+    return cache_dir(folder) / f"{key[:32]}.json"
 
 
-def load(key: str) -> str | None:
+def load(key: str, folder: str = "whatif") -> str | None:
     """The cached JSON for `key`, or None (absent, damaged, or the cache is off)."""
     if not enabled():
         return None
     try:
-        text = _path(key).read_text(encoding="utf-8")
+        text = _path(key, folder).read_text(encoding="utf-8")
     except OSError:
         return None
     head, _, body = text.partition("\n")
-    if head != _HEADER + hashlib.sha256(body.encode("utf-8")).hexdigest():
+    if head != _HEADER.format(folder=folder) + hashlib.sha256(body.encode("utf-8")).hexdigest():
         return None
     return body
 
 
-def store(key: str, body: str) -> None:
+def store(key: str, body: str, folder: str = "whatif") -> None:
     """Write the JSON for `key` atomically; a folder that cannot be written is skipped."""
     if not enabled():
         return
-    target = _path(key)
-    text = _HEADER + hashlib.sha256(body.encode("utf-8")).hexdigest() + "\n" + body
+    target = _path(key, folder)
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    text = _HEADER.format(folder=folder) + digest + "\n" + body
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".whatif-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{folder}-", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, target)
