@@ -326,12 +326,16 @@ def test_unlinked_retries_are_not_called_a_recovery(tmp_path: Path) -> None:
     """retries-cancel with its attempts NOT linked into calls (--call-key names a header the
     log does not carry: each line is a call of its own). Then the drill's last retries,
     answered once new calls had stopped, look like new calls served on time in the data's
-    last, 4 s bin; one bin is not a recovery (it was called "Recovered (suspected)")."""
+    last, 4 s bin; one bin is not a recovery (it was called "Recovered (suspected)"), and
+    the delivery analysis and the verdict say the same."""
     op = LAB / "retries-cancel" / "operator"
     db = str(tmp_path / "w.duckdb")
     files = [str(op / f) for f in ("vllm.log.gz", "access.json.gz")]
     assert run_cli(["ingest", *files, "--db", db, "--call-key", "X-Not-Logged"]).exit_code == 0
-    v = analyze(db, "--deadline", str(D))["verdict"]
+    result = analyze(db, "--deadline", str(D))
+    v = result["verdict"]
     assert v["verdict"] in {"cannot tell", *DOWN}, v
-    if v["verdict"] == "cannot tell":
-        assert "bins of 30 s with >= 5 calls after the overload" in v["missing_input"]
+    assert v["recovered_after_s"] is None
+    rec = result["delivery"]["recovery"]
+    assert rec["verdict"] != "recovered"
+    assert "on time again in 1 bin only" in rec["because"]

@@ -40,7 +40,6 @@ from relplan import sql
 from relplan.analyses import coverage, drain, histograms, metrics_figures, overload
 from relplan.analyses.context import RunContext
 from relplan.analyses.coverage import DataWindow
-from relplan.analyses.delivery import RECOVERY_BIN_S
 from relplan.analyses.drain import Drain
 from relplan.analyses.evidence import (
     Figure,
@@ -53,7 +52,6 @@ from relplan.analyses.evidence import (
 )
 from relplan.analyses.histograms import LatencyHistogram
 from relplan.models import StrictModel
-from relplan.values import plural
 
 VerdictName = Literal[
     "metastable", "draining", "overloaded", "recovered", "healthy", "failing", "cannot tell"
@@ -379,6 +377,13 @@ def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -
     )
     if not gen or not done:
         return None
+    ab = sql.one(
+        con, "analyses/aborted_executions_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+    )
+    if ab is not None and ab["aborted"] > overload.CUT_SHARE * done:
+        # aborted work kept the engine busy generating little: its throughput is no capacity
+        # (the bins-in-flow-balance rule of overload.capacity_estimate)
+        return None
     per = gen / done
     return estimated(
         "capacity_from_throughput",
@@ -690,17 +695,11 @@ def assess(
     fail = _failure_run(late, None if ov is None else ctx.t0 + ov.start_s) if late else None
     recovered_after: float | None = None
     recovered_src: str | None = None
-    need_after: str | None = None
     w_text = _window_text(win, ctx)
 
     if rec is not None and rec.verdict != "insufficient data":
         verdict, suspected, basis, reasons, evidence = _from_gateway(ctx, res, rec, late, w_text)
-        recovered_after = rec.recovery_s if verdict == "recovered" else None
-        if verdict == "cannot tell":
-            need_after = (
-                f"{MIN_AFTER_BINS} bins of {RECOVERY_BIN_S:g} s with >= {MIN_CALLS} calls after"
-                " the overload (data that goes on longer after it)"
-            )
+        recovered_after = rec.recovery_s
         recovered_src = (
             "gateway log: first 30 s planned-arrival bin from which every bin is >= 90 % on time"
         )
@@ -789,7 +788,7 @@ def assess(
         reasons,
         recovered_after,
         recovered_src,
-        need_after,
+        None,
     )
 
 
@@ -1029,25 +1028,6 @@ def _from_gateway(
                 + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
                 + "): that is not draining",
             )
-    again = (
-        [
-            b
-            for b in rec.bins
-            if b.calls >= MIN_CALLS and b.start_s >= rec.overload_end_s + rec.recovery_s
-        ]
-        if verdict == "recovered" and rec.recovery_s is not None
-        else []
-    )
-    if verdict == "recovered" and len(again) < MIN_AFTER_BINS:
-        # One bin (often the data's last, short one) is not a recovery: it may hold only the
-        # retries of earlier calls once new calls stopped (issue 24: a verdict is earned).
-        verdict = "cannot tell"
-        reasons.insert(
-            0,
-            f"on time again in {plural(len(again), 'bin')} of >= {MIN_CALLS} calls after the"
-            f" overload, fewer than the {MIN_AFTER_BINS} a recovery needs: too little to say"
-            " it recovered",
-        )
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence
 

@@ -4,7 +4,8 @@ Per window of planned arrival: calls, delivered share, on-time share, median and
 delivery (queries/analyses/delivery_by_window.sql). Series: the same query over `bin_s` bins of
 t_planned aligned on the window start. Recovery: 30 s bins aligned on the end of the
 overload phase; the recovery bin is the first bin with >= 5 calls and an on-time share >=
-the threshold (0.9) such that every later bin with >= 5 calls meets it too.
+the threshold (0.9) such that every later bin with >= 5 calls meets it too, and at least 2
+such bins from it on (one bin, often the data's last and short, is not a recovery).
 
 Verdict over [end of overload, T] (T = the window end), in this order:
 1. `recovered` when a recovery bin exists;
@@ -35,6 +36,7 @@ from relplan.models import StrictModel
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
 RECOVERY_THRESHOLD = 0.9
+RECOVERY_MIN_BINS = 2  # on-time bins (>= RECOVERY_MIN_CALLS calls) a recovery needs
 
 Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient data"]
 
@@ -78,6 +80,13 @@ class Recovery(StrictModel):
     accepted_source: str | None
     on_time_share_after: float | None
     bins_with_enough_calls: int
+    min_bins: int = Field(
+        default=RECOVERY_MIN_BINS, description="on-time bins from the recovery bin on it needs"
+    )
+    on_time_again_bins: int | None = Field(
+        default=None,
+        description="on-time bins at the end of the data when fewer than min_bins (no recovery)",
+    )
     last_failing_bin_s: float | None = Field(
         description="start of the last bin after the overload below the threshold"
     )
@@ -201,6 +210,12 @@ def _recovery(
     failing = [b for b in enough if (b.on_time_share or 0.0) < RECOVERY_THRESHOLD]
     last_fail = failing[-1].start_s if failing else None
     recovery_bin = next((b for b in enough if last_fail is None or b.start_s > last_fail), None)
+    too_few: int | None = None
+    again = [b for b in enough if recovery_bin is not None and b.start_s >= recovery_bin.start_s]
+    if recovery_bin is not None and len(again) < RECOVERY_MIN_BINS:
+        # one bin (often the data's last, short one) is not a recovery: it may hold only the
+        # retries of earlier calls, answered once new calls stopped (issue 24)
+        too_few, recovery_bin = len(again), None
     after = amplification_windows(
         con, ctx, [Window(f"after {ctx.overload_phase}", ov_end, end, True)]
     )[0]
@@ -240,6 +255,8 @@ def _recovery(
             accepted_source=after.accepted_source,
             on_time_share_after=on_time_after,
             bins_with_enough_calls=len(enough),
+            min_bins=RECOVERY_MIN_BINS,
+            on_time_again_bins=too_few,
             last_failing_bin_s=None if last_fail is None else last_fail,
             bins=bins,
         ),

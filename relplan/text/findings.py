@@ -76,6 +76,11 @@ def recovery_because(rec: Recovery, ctx: RunContext) -> str:
             f"no {rec.bin_s:g} s bin after the overload has {plural(rec.min_calls, 'call')}; "
             + figures
         )
+    if rec.on_time_again_bins is not None:
+        figures = (
+            f"on time again in {plural(rec.on_time_again_bins, 'bin')} only, fewer than the"
+            f" {rec.min_bins} a recovery needs; " + figures
+        )
     if rec.verdict == "recovered":
         return (
             f"on-time share >= {pct(rec.threshold, 0)} in every bin from {rec.recovery_s:g} s"
