@@ -1,16 +1,19 @@
 """Overhead of the relplan vLLM plugin (docs/vllm-plugin.md): throughput with and without it.
 
-Starts a vLLM API server on loopback, alternately with the plugin writing a trace
-(RELPLAN_TRACE_DIR set) and with it not loaded (VLLM_PLUGINS naming another plugin), one
-server at a time, and sends load runs to each: each run sends `--requests` completions at
-`--concurrency`, fresh random prompts per run (so the prefix cache cannot help), the same
-prompts to both sides, `ignore_eos` with a fixed `max_tokens` so both generate the
-same tokens. Prints the side-by-side table and the overhead; kills each server after its runs.
+Starts two vLLM API servers on loopback, one after the other: one with the plugin writing a
+trace (RELPLAN_TRACE_DIR set), one with it not loaded (VLLM_PLUGINS naming another plugin).
+Then load runs go to them interleaved (ABBA order): each run sends `--requests` completions
+at `--concurrency`, fresh random prompts per run (so the prefix cache cannot help), the same
+prompts to both sides, `ignore_eos` with a fixed `max_tokens` so both generate the same
+tokens. Prints the side-by-side table, the overhead and the spread of the run ratios; kills
+both servers at the end.
 
-    python bench/vllm_plugin.py [--python /root/vllm-venv/bin/python] [--model /work/labmodel]
+    python bench/vllm_plugin.py [--python /work/lab/venv/bin/python] [--model /work/lab/model]
 
-Skips (exit 0, one line) without a vLLM python (RELPLAN_VLLM_PYTHON or /root/vllm-venv) or a
-model directory. Standard library only: it runs under any python.
+Skips (exit 0, one line) without a vLLM python (RELPLAN_VLLM_PYTHON, else the lab's at
+/work/lab/venv or /root/vllm-venv) or a model directory. The plugin side needs relplan
+installed in that environment (`relplan lab up --trace` does it). Standard library only: it
+runs under any python.
 """
 
 from __future__ import annotations
@@ -22,23 +25,27 @@ import os
 import random
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
-DEFAULT_PYTHON = "/root/vllm-venv/bin/python"
-DEFAULT_MODELS = ("/work/labmodel", "/work/plugin-model")
+DEFAULT_PYTHONS = ("/work/lab/venv/bin/python", "/root/vllm-venv/bin/python")
+DEFAULT_MODELS = ("/work/lab/model", "/work/labmodel", "/work/plugin-model")
 
 
 def vllm_python() -> str | None:
-    """The python of a vLLM environment: $RELPLAN_VLLM_PYTHON, else /root/vllm-venv's."""
-    p = os.environ.get("RELPLAN_VLLM_PYTHON") or DEFAULT_PYTHON
-    return p if Path(p).is_file() else None
+    """The python of a vLLM environment: $RELPLAN_VLLM_PYTHON, else the lab's or /root's."""
+    env = os.environ.get("RELPLAN_VLLM_PYTHON")
+    for p in (env,) if env else DEFAULT_PYTHONS:
+        if p and Path(p).is_file():
+            return p
+    return None
 
 
 def model_dir() -> str | None:
@@ -79,6 +86,9 @@ def server(
         str(port),
         "--host",
         "127.0.0.1",
+        # The lab's dtype (relplan/lab/settings.py): bfloat16 is slow on CPUs without AVX512.
+        "--dtype",
+        "float32",
         *args,
     ]
     with log.open("wb") as fh:
@@ -167,13 +177,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=None)
     ap.add_argument("--model", default=None)
-    ap.add_argument("--pairs", type=int, default=3, help="load runs per server start")
-    ap.add_argument("--rounds", type=int, default=2, help="server starts per side, alternating")
-    ap.add_argument("--requests", type=int, default=64, help="requests per run")
+    ap.add_argument("--pairs", type=int, default=6, help="load runs per side, interleaved")
+    ap.add_argument("--requests", type=int, default=32, help="requests per run")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--prompt-words", type=int, default=256)
     ap.add_argument("--max-tokens", type=int, default=64)
-    ap.add_argument("--port", type=int, default=8100)
+    ap.add_argument("--port", type=int, default=8100, help="the plugin's side; PORT+1 without")
     a = ap.parse_args()
     python = a.python or vllm_python()
     model = a.model or model_dir()
@@ -183,42 +192,46 @@ def main() -> int:
     words = vocabulary(model)
     work = Path(tempfile.mkdtemp(prefix="relplan-vllm-bench-"))
     trace = work / "trace"
-    with_env = {"RELPLAN_TRACE_DIR": str(trace), "RELPLAN_TRACE_SECONDS": "2"}
-    without_env = {"VLLM_PLUGINS": "relplan-none"}
-    sides = {"with plugin": a.port, "without": a.port}
+    sides = {
+        "with plugin": (a.port, {"RELPLAN_TRACE_DIR": str(trace), "RELPLAN_TRACE_SECONDS": "2"}),
+        "without": (a.port + 1, {"VLLM_PLUGINS": "relplan-none"}),
+    }
     results: dict[str, list[tuple[float, int]]] = {k: [] for k in sides}
     try:
-        # One server at a time: two starting together on this 2-core machine starved each
-        # other's start-up. Each side's server runs `--pairs` load runs; the sides alternate
-        # per round (`--rounds`), the same prompts on both sides.
-        for rnd in range(a.rounds):
-            order = list(sides.items()) if rnd % 2 == 0 else list(sides.items())[::-1]
-            for name, port in order:
-                env = with_env if name == "with plugin" else without_env
-                log = work / f"{name.split()[0]}-{rnd}.log"
-                with server(python, model, port, env, log, []) as proc:
-                    wait_ready(proc, port)
-                    load_run(port, model, prompts(words, 8, a.prompt_words, 0), 8, 8, "warm")
-                    for i in range(a.pairs):
-                        seed = 1000 + i  # each server starts with an empty cache
-                        batch = prompts(words, a.requests, a.prompt_words, seed)
-                        results[name].append(
-                            load_run(port, model, batch, a.max_tokens, a.concurrency, f"b{seed}")
-                        )
+        # Both servers up, started one after the other (two starting together on this 2-core
+        # machine starved each other's start-up), then the load runs interleaved in ABBA
+        # order (with, without, without, with, ...) so a drift in the machine's load falls
+        # on both sides alike. Run i sends the same fresh prompts to both; each server has
+        # its own prefix cache, so they are new to each.
+        with ExitStack() as stack:
+            for name, (port, env) in sides.items():
+                log = work / f"{name.split()[0]}.log"
+                proc = stack.enter_context(server(python, model, port, env, log, []))
+                wait_ready(proc, port)
+            for port, _env in sides.values():
+                load_run(port, model, prompts(words, 8, a.prompt_words, 0), 8, 8, "warm")
+            names = list(sides)
+            for i in range(a.pairs):
+                batch = prompts(words, a.requests, a.prompt_words, 1000 + i)
+                order = names if i % 2 == 0 else names[::-1]
+                for name in order:
+                    port = sides[name][0]
+                    results[name].append(
+                        load_run(port, model, batch, a.max_tokens, a.concurrency, f"b{i}")
+                    )
         parts = sorted(trace.glob("*.jsonl"))
         rows = sum(len(p.read_text().splitlines()) for p in parts)
     finally:
         keep = os.environ.get("RELPLAN_BENCH_KEEP")
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
-    n_runs = a.rounds * a.pairs
-    print(f"vLLM plugin overhead: {n_runs} runs a side, {a.requests} requests each")
+    print(f"vLLM plugin overhead: {a.pairs} runs a side, interleaved, {a.requests} requests each")
     print(
         f"at concurrency {a.concurrency}, {a.prompt_words}-word prompts, {a.max_tokens} tokens out"
     )
     print(f"{'run':>4}  {'with plugin tok/s':>18}  {'without tok/s':>14}  {'ratio':>6}")
     ratios = []
-    for i in range(n_runs):
+    for i in range(a.pairs):
         (s1, t1), (s2, t2) = results["with plugin"][i], results["without"][i]
         r1, r2 = t1 / s1, t2 / s2
         ratios.append(r1 / r2)
@@ -226,7 +239,10 @@ def main() -> int:
     tot1 = sum(t for _, t in results["with plugin"]) / sum(s for s, _ in results["with plugin"])
     tot2 = sum(t for _, t in results["without"]) / sum(s for s, _ in results["without"])
     print(f" all  {tot1:>18.1f}  {tot2:>14.1f}  {tot1 / tot2:>6.3f}")
-    print(f"overhead: {100 * (1 - tot1 / tot2):+.1f} % (goal < 3 %)")
+    print(
+        f"overhead: {100 * (1 - tot1 / tot2):+.1f} % (goal < 3 %); run ratios "
+        f"{min(ratios):.3f}..{max(ratios):.3f}, median {statistics.median(ratios):.3f}"
+    )
     print(f"trace: {rows} records in {len(parts)} parts")
     return 0
 

@@ -125,7 +125,7 @@ def get(
     thread.join(seconds)
     if thread.is_alive():
         worker.stop.set()  # the daemon thread ends at its next chunk or socket timeout
-        raise InputError(f"no complete answer within {seconds:g} s{timeout_hint}", url)
+        raise InputError(f"no complete answer within {seconds:.3g} s{timeout_hint}", url)
     if worker.too_large:
         raise InputError(f"the answer is larger than {mib(max_bytes)}{size_hint}", url)
     exc = worker.error

@@ -10,6 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# Metric label names that name a replica, in order of preference: the analyses and the alert
+# rules take the first one present in the data unless --replica-label names another.
+REPLICA_LABELS = ("replica", "pod", "instance")
+
 
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)

@@ -239,6 +239,41 @@ def resolve_time(value: float, t0: float) -> float:
     return t0 + value if is_relative(value) else value
 
 
+# One `--phases` entry: name, start, end (each relative to t0 or epoch, see resolve_time).
+PhaseBounds = tuple[str, float, float]
+
+
+def parse_phases(text: str) -> list[PhaseBounds]:
+    """`--phases base=0:120,pulse=120:227` -> [(name, start, end)], parsed once, where the
+    flag is read; each bound is a raw number, seconds from t0 or epoch seconds (resolve_time)."""
+    out: list[PhaseBounds] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, eq, span = part.partition("=")
+        start, colon, end = span.partition(":")
+        try:
+            a, b = float(start), float(end)
+        except ValueError:
+            a = b = float("nan")
+        if not eq or not colon or not name.strip() or math.isnan(a) or math.isnan(b):
+            raise UsageError(
+                "--phases", f"expected NAME=START:END[,NAME=START:END...], got {part!r}"
+            )
+        if b <= a:
+            raise UsageError(
+                "--phases", f"phase {name.strip()!r}: end {b:g} must be after start {a:g}"
+            )
+        out.append((name.strip(), a, b))
+    if not out:
+        raise UsageError("--phases", "expected at least one NAME=START:END")
+    names = [n for n, _, _ in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError("--phases", f"phase names must be unique, repeated: {', '.join(dup)}")
+    return out
+
+
 def num(value: float | None, digits: int = 0) -> str:
     """Thousands separators; `-` for a missing value."""
     if value is None:

@@ -134,7 +134,7 @@ def test_wasted_prefill_windows_match_direct_sums_for_any_phases(
     con = memory_workspace()
     random_engine_run(con, seed)
     con.execute("delete from phases")
-    phases = ",".join(f"p{i}={a}:{a + d}" for i, (a, d) in enumerate(spans))
+    phases = [(f"p{i}", float(a), float(a + d)) for i, (a, d) in enumerate(spans)]
     r = analyze(con, AnalyzeOptions(only=["wasted_prefill"], phases=phases))
     if r.wasted_prefill is None:
         return

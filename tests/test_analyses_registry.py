@@ -17,12 +17,13 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from relplan import sql, workspace
-from relplan.analyses import ANALYSES, AnalyzeOptions, registry
+from relplan.analyses import ANALYSES, AnalyzeOptions, analyze, registry
 from relplan.cli import app
 from relplan.errors import UsageError
 from relplan.report.pipeline import collect_report_data, render_page
 from relplan.report.section import Section, report_model
 from tests.helpers.incident import build_incident
+from tests.helpers.synthetic_runs import memory_workspace
 from tests.toy_analysis import analysis as toy
 from tests.toy_analysis import section as toy_section
 
@@ -66,6 +67,8 @@ def test_every_row_resolves_to_a_renderer_and_a_report_section() -> None:
     for a in registry.analyses():
         assert issubclass(a.model, BaseModel), a.name
         assert callable(registry.resolve(a.render)), a.name
+        if a.finding is not None:
+            assert callable(registry.resolve(a.finding)), a.name
         if a.section is not None:
             section = registry.resolve(a.section)
             assert isinstance(section, Section), a.name
@@ -74,9 +77,11 @@ def test_every_row_resolves_to_a_renderer_and_a_report_section() -> None:
 
 
 def test_only_accepts_exactly_the_registry_names() -> None:
-    assert AnalyzeOptions(only=list(ANALYSES)).only == list(ANALYSES)
+    assert registry.check_names(list(ANALYSES)) == list(ANALYSES)
     with pytest.raises(UsageError, match="expected one of " + ", ".join(ANALYSES)):
-        AnalyzeOptions(only=["queue"])
+        registry.check_names(["queue"])
+    with pytest.raises(UsageError, match=r"^--only: unknown analysis queue"):
+        analyze(memory_workspace(), AnalyzeOptions(only=["queue"]))
 
 
 @pytest.mark.slow

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from relplan.analyses import AnalyzeOptions, analyze, resolve_context
-from relplan.analyses.context import parse_phases
 from relplan.errors import NoDataError, UsageError
+from relplan.values import parse_phases
 from tests.helpers.incident import (
     ATTEMPTS,
     EVENTS,
@@ -52,7 +52,9 @@ def test_flags_override_run_json_and_phases_flag_takes_relative_or_epoch_times()
             "phases": [{"name": "pulse", "start": 0, "end": 10}],
         },
     )
-    opts = AnalyzeOptions(capacity=3.0, phases=f"calm=0:50,storm={T0 + 50}:{T0 + 100}")
+    opts = AnalyzeOptions(
+        capacity=3.0, phases=parse_phases(f"calm=0:50,storm={T0 + 50}:{T0 + 100}")
+    )
     ctx = resolve_context(con, opts)
     assert (ctx.capacity, ctx.capacity_source) == (3.0, "flag")
     assert (ctx.deadline_s, ctx.deadline_source) == (9, "run.json")
@@ -68,10 +70,10 @@ def test_overload_phase_is_highest_arrival_rate_when_none_is_named() -> None:
     c [120, 240): 4 calls (0.033/s) -> b."""
     con = memory_workspace()
     insert_attempts(con, ATTEMPTS)
-    ctx = resolve_context(con, AnalyzeOptions(phases="a=0:60,b=60:120,c=120:240"))
+    ctx = resolve_context(con, AnalyzeOptions(phases=parse_phases("a=0:60,b=60:120,c=120:240")))
     assert ctx.overload_phase == "b"
     assert "highest arrival rate" in (ctx.overload_rule or "")
-    ctx = resolve_context(con, AnalyzeOptions(phases="a=0:60,pulse=60:120"))
+    ctx = resolve_context(con, AnalyzeOptions(phases=parse_phases("a=0:60,pulse=60:120")))
     assert ctx.overload_phase == "pulse"
 
 
@@ -86,7 +88,10 @@ def test_event_on_a_phase_boundary_belongs_to_the_later_phase() -> None:
             ("b", 0, 120, 120, 121, "delivered", "y", False, None, None, 1),
         ],
     )
-    r = analyze(con, AnalyzeOptions(phases="p1=0:60,p2=60:120,p3=120:180", only=["amplification"]))
+    r = analyze(
+        con,
+        AnalyzeOptions(phases=parse_phases("p1=0:60,p2=60:120,p3=120:180"), only=["amplification"]),
+    )
     calls = {w.window: w.calls for w in r.amplification.windows}  # type: ignore[union-attr]
     assert calls == {"run": 3, "p1": 1, "p2": 1, "p3": 1}
 
@@ -301,7 +306,7 @@ def test_empty_phase_gives_nulls_with_reasons_not_errors() -> None:
     insert_attempts(con, ATTEMPTS)
     insert_events(con, EVENTS)
     insert_steps(con, STEPS)
-    r = analyze(con, AnalyzeOptions(phases="main=0:240,early=240:300", deadline=30))
+    r = analyze(con, AnalyzeOptions(phases=parse_phases("main=0:240,early=240:300"), deadline=30))
     amp = {w.window: w for w in r.amplification.windows}  # type: ignore[union-attr]
     assert amp["early"].calls == 0
     assert amp["early"].attempts_per_call is None
@@ -323,7 +328,9 @@ def test_wasted_prefill_segments_handle_overlapping_phases_and_the_closing_insta
     con = memory_workspace()
     insert_events(con, EVENTS)
     insert_steps(con, [*STEPS, (230, 240, "e13", 7, 0, 0, "r0")])
-    opts = AnalyzeOptions(phases="p1=0:100,p2=50:150,p3=200:240", only=["wasted_prefill"])
+    opts = AnalyzeOptions(
+        phases=parse_phases("p1=0:100,p2=50:150,p3=200:240"), only=["wasted_prefill"]
+    )
     r = analyze(con, opts)
     got = {w.window: w.computed_tokens for w in r.wasted_prefill.windows if w.replica is None}  # type: ignore[union-attr]
 

@@ -14,8 +14,10 @@ Per 30 s bin (from the files; t from the first record):
   180-210       234         85           234           85          367               85
   210-240       152         86           152           86          474               86
   240-270        44         87            45           87          434               87
-Ĉ estimated: the best 3-bin completion rate while work waited, (87 + 85 + 86) / 90 s
-= 2.867/s (the simulator's calibrated Ĉ is 2.85). The overload is the first run of bins whose
+Ĉ estimated: the median completion rate of the bins in which work waited, little was cut and
+at least half the best such bin completed (so not 120-150 s, where the queue formed): about
+86 / 30 s = 2.867/s from 150-270 s and the few later bins that qualify, which differ by cut
+(2.83-2.88/s; the simulator's calibrated Ĉ is 2.85). The overload is the first run of bins whose
 arrivals exceed 2.867/s with work waiting: 120-240 s (240-270 has 44 calls = 1.5/s).
 """
 
@@ -90,9 +92,10 @@ def test_metrics_alone_give_a_suspected_metastable_verdict(cuts: dict[str, Any])
         ("before", 0.0, 120.0),
         ("overload", 120.0, 240.0),
     ]
-    assert ctx["capacity"] == pytest.approx(C_HAT)
+    cap = ctx["capacity"]
+    assert cap == pytest.approx(C_HAT, rel=0.02)
     assert ctx["capacity_source"].startswith("estimated")
-    assert _fig(cuts["metrics"], "completions_after")["value"] == pytest.approx(323 / 1140 / C_HAT)
+    assert _fig(cuts["metrics"], "completions_after")["value"] == pytest.approx(323 / 1140 / cap)
     assert _fig(cuts["metrics"], "counter_shortfall")["value"] == pytest.approx(
         1 - 28_555_316 / 63_382_265
     )
@@ -112,8 +115,10 @@ def test_engine_events_alone_give_a_suspected_metastable_verdict(cuts: dict[str,
     data = cuts["engine"]
     v = data["verdict"]
     assert (v["verdict"], v["suspected"]) == ("metastable", True)
-    assert _fig(data, "arrivals_after")["value"] == pytest.approx(6016 / 1140 / C_HAT)
-    assert _fig(data, "completions_after")["value"] == pytest.approx(323 / 1140 / C_HAT)
+    cap = data["context"]["capacity"]
+    assert cap == pytest.approx(C_HAT, rel=0.02)
+    assert _fig(data, "arrivals_after")["value"] == pytest.approx(6016 / 1140 / cap)
+    assert _fig(data, "completions_after")["value"] == pytest.approx(323 / 1140 / cap)
     assert _fig(data, "deadline")["status"] == "not available"
     assert data["context"]["deadline_s"] is None
 
@@ -129,8 +134,10 @@ def test_the_gateway_log_alone_gives_a_measured_metastable_verdict(cuts: dict[st
     assert (v["verdict"], v["suspected"]) == ("metastable", False)
     assert data["context"]["deadline_s"] == 120.0
     assert data["context"]["deadline_source"].startswith("from the data")
-    assert _fig(data, "calls_after")["value"] == pytest.approx(1214 / 1129.146 / C_HAT, rel=1e-3)
-    assert _fig(data, "accepted_after")["value"] == pytest.approx(6016 / 1129.146 / C_HAT, rel=1e-3)
+    cap = data["context"]["capacity"]
+    assert cap == pytest.approx(C_HAT, rel=0.02)
+    assert _fig(data, "calls_after")["value"] == pytest.approx(1214 / 1129.146 / cap, rel=1e-3)
+    assert _fig(data, "accepted_after")["value"] == pytest.approx(6016 / 1129.146 / cap, rel=1e-3)
     assert _fig(data, "delivered_share")["value"] == pytest.approx(782 / 2237)
     assert _fig(data, "retry_share")["value"] == pytest.approx(4802 / 7039)
     assert "not enough data" not in json.dumps(v).lower()

@@ -124,7 +124,16 @@ def test_outlier_metric_and_proxy_times_widen_the_rolling_step_and_skip_health(
 
 def test_a_window_wholly_outside_the_data_is_refused(outlier_db: Path) -> None:
     res = CliRunner().invoke(
-        app, ["analyze", "--db", str(outlier_db), "--from", "-1e9", "--to", "-5e8"]
+        app,
+        [
+            "analyze",
+            "--db",
+            str(outlier_db),
+            "--from",
+            "2000-01-01T00:00:00Z",
+            "--to",
+            "2000-01-02T00:00:00Z",
+        ],
     )
     assert res.exit_code == 2
     assert "lies outside the data" in res.stderr

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,11 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from relplan.cli import app
-from relplan.cli.options import INPUT_FLAGS
+from relplan.cli.options import GENERAL_FLAGS, input_flag_names
+from relplan.ingest import registry
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.detect import FORMATS
-from tests.helpers.ingest import rows, write_lines
+from tests.helpers.ingest import ingest, rows, write_lines
 
 runner = CliRunner()
 PUB = Path(__file__).resolve().parent / "data" / "published"
@@ -55,24 +55,78 @@ def _command(name: str) -> click.Command:
 
 def _input_options(name: str) -> dict[str, tuple[str, ...]]:
     """The input flags of a command: parameter name -> its option strings."""
+    cmd = _command(name)
+    flags = input_flag_names()
     return {
         p.name: tuple(p.opts)
-        for p in _command(name).params
-        if p.param_type_name == "option" and p.name in INPUT_FLAGS
+        for p in cmd.get_params(click.Context(cmd))
+        if p.param_type_name == "option" and p.name in flags
     }
 
 
 def test_ingest_and_report_take_exactly_the_same_input_flags() -> None:
     ingest, report = _input_options("ingest"), _input_options("report")
     assert ingest == report
-    assert set(ingest) == set(INPUT_FLAGS)
+    assert set(ingest) == set(input_flag_names())
     assert {o for opts in ingest.values() for o in opts} == ISSUE_FLAGS
 
 
-def test_every_ingest_option_a_user_sets_has_a_flag() -> None:
-    # `exact` is the driver's own; `timeout` bounds a live pull, a flag of `ingest` alone.
-    fields = {f.name for f in dataclasses.fields(IngestOptions)} - {"exact", "timeout"}
-    assert fields == set(INPUT_FLAGS)
+def test_compare_takes_every_input_flag_but_the_input_format() -> None:
+    """`relplan compare` ingests input folders as `relplan ingest` would; its own `--format`
+    is its output's, so `--format` is the one input flag it lacks."""
+    ingest, compare = _input_options("ingest"), _input_options("compare")
+    assert compare.pop("fmt") == ("--format",)  # compare's own: text|json
+    assert {k: v for k, v in ingest.items() if k != "fmt"} == compare
+    out = runner.invoke(app, ["compare", "--help"], terminal_width=400).stdout
+    assert "Force the format" not in out
+
+
+def test_compare_hands_its_input_flags_to_the_ingest_of_its_sides(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import relplan.compare
+
+    got: dict[str, Any] = {}
+
+    def fake_compare(specs: list[str], **kw: Any) -> Any:
+        got.update(kw)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(relplan.compare, "compare", fake_compare)
+    args = ["--call-key", "http_x_relplan_call", "--year", "2026", "--on-error", "skip"]
+    res = runner.invoke(app, ["compare", str(tmp_path), str(tmp_path), *args])
+    assert res.exit_code == 0, res.output
+    assert got["inputs"] == IngestOptions(
+        on_error="skip", call_key="http_x_relplan_call", year=2026
+    )
+
+
+def test_the_input_flags_are_the_general_ones_and_the_formats_declarations() -> None:
+    """Each format's own flag is made from its declaration (relplan/ingest/adapter.InputOption):
+    its names, its help and its default are the declared ones."""
+    cmd = _command("ingest")
+    params = {p.name: p for p in cmd.get_params(click.Context(cmd))}
+    for name in GENERAL_FLAGS:
+        assert name in params
+    declared = registry.input_options()
+    assert set(declared) == set(input_flag_names()) - set(GENERAL_FLAGS)
+    for field, o in declared.items():
+        p = params[field]
+        assert tuple(p.opts) == o.names
+        assert p.help == o.help  # type: ignore[attr-defined]
+        assert p.default == o.default
+
+
+def test_a_format_option_is_set_by_keyword_and_an_unknown_one_refused(tmp_path: Path) -> None:
+    from relplan.ingest.vllm.log import YEAR
+
+    assert YEAR.of(IngestOptions(year=2024)) == 2024
+    assert YEAR.of(IngestOptions()) is None  # the declared default
+    assert IngestOptions(year=2024).replace(on_error="skip") == IngestOptions(
+        year=2024, on_error="skip"
+    )
+    with pytest.raises(TypeError, match="no input option yaer"):
+        ingest(tmp_path / "w.duckdb", PUB / "vllm_metrics_v1_prodstack318.prom", yaer=2024)
 
 
 def test_the_format_help_lists_every_format_detect_knows() -> None:

@@ -6,15 +6,19 @@ from types import SimpleNamespace
 from typing import Any
 
 from relplan.compare.build import align
+from relplan.compare.model import RunFigures, RunWindow
 
 
 def _run(phases: list[tuple[str, float, float]], overload: str | None) -> Any:
-    ctx = SimpleNamespace(
-        phases=[SimpleNamespace(name=n, start_s=a, end_s=b) for n, a, b in phases],
+    figures = RunFigures(
+        phases=[RunWindow(name=n, start_s=a, end_s=b) for n, a, b in phases],
         steady=None,
         overload_phase=overload,
+        verdict=None,
+        figures={},
+        series=[],
     )
-    return SimpleNamespace(result=SimpleNamespace(context=ctx))
+    return SimpleNamespace(figures=figures)
 
 
 def _side(*runs: Any) -> Any:

@@ -1,11 +1,15 @@
 """`relplan compare` on the real lab incidents (tests/data/lab/README.md): the drill's own
 attempt logs of a recovered and a metastable run give the directions that really happened, the
-gate fails the real regression and passes a run compared with itself."""
+gate fails the real regression and passes a run compared with itself; and the same from the
+operator's files alone (vLLM log, nginx log, Prometheus), checked against the client's record."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -43,3 +47,146 @@ def test_a_retry_budget_is_better_than_retries_where_it_really_was() -> None:
     assert diff["direction"] == "better"
     assert diff["beyond_noise"] is True
     assert diff["diff"] == pytest.approx(1.0)  # 0 % on time in the hold, against 100 %
+
+
+# --- the operator's files (tests/data/lab/*/operator), checked against the client's truth ---
+
+INCIDENTS = ("no-retries", "retries-no-cancel", "retries-cancel", "retry-budget")
+OPERATOR_FILES = ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
+
+
+@pytest.fixture(scope="module")
+def operator(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One workspace per incident from what an operator has: the vLLM log, nginx's JSON access
+    log (its call-key and attempt headers named as in tests/test_lab_incidents.py) and the
+    Prometheus export, plus the drill's plan (client/run.json: phases, Ĉ, D; no outcome is
+    read from it). The attempts the client logged are the truth, read only by the checks."""
+    from relplan.ingest import IngestOptions, ingest_paths
+
+    root = tmp_path_factory.mktemp("lab-operator")
+    opts = IngestOptions(
+        call_key="http_x_relplan_call", attempt_field="http_x_relplan_attempt", year=2026
+    )
+    out = {}
+    for name in INCIDENTS:
+        files = [LAB / name / "operator" / f for f in OPERATOR_FILES]
+        out[name] = root / f"{name}.duckdb"
+        ingest_paths(out[name], [*files, LAB / name / "client" / "run.json"], opts)
+    return out
+
+
+def truth(name: str, phase: str) -> dict[str, float]:
+    """On-time share and attempts per call of the calls planned in `phase`, from the client."""
+    plan = json.loads((LAB / name / "client" / "run.json").read_text("utf-8"))
+    p = next(p for p in plan["phases"] if p["name"] == phase)
+    lo, hi = plan["t0"] + p["start"], plan["t0"] + p["end"]
+    raw = gzip.decompress((LAB / name / "client" / "attempts.jsonl.gz").read_bytes())
+    rows = [r for r in map(json.loads, raw.splitlines()) if lo <= r["t_planned"] < hi]
+    calls = {r["call_id"] for r in rows}
+    on_time = {
+        r["call_id"]
+        for r in rows
+        if r["outcome"] == "delivered" and r["t_end"] - r["t_planned"] <= plan["deadline_s"]
+    }
+    sent = [r for r in rows if r["outcome"] != "shed"]  # a refused retry never left the client
+    return {"on_time": len(on_time) / len(calls), "executions_per_call": len(sent) / len(calls)}
+
+
+def _figures(*dbs: Path, gate: tuple[str, ...] = ()) -> tuple[int, dict[str, Any]]:
+    code, out = compare(*map(str, dbs), *gate, "--format", "json")
+    return code, {f["name"]: f for f in json.loads(out)["figures"]}
+
+
+@pytest.mark.parametrize(
+    ("worse", "better"),
+    [
+        ("retries-no-cancel", "no-retries"),
+        ("retries-no-cancel", "retry-budget"),
+        ("retries-cancel", "no-retries"),
+        ("retries-cancel", "retry-budget"),
+    ],
+)
+def test_retries_without_a_budget_are_worse_in_the_hold_as_the_client_saw(
+    operator: dict[str, Path], worse: str, better: str
+) -> None:
+    _, figures = _figures(operator[better], operator[worse])
+    for figure, sense in (("on_time", "worse"), ("executions_per_call", "worse")):
+        d = figures[f"{figure}.hold"]["differences"][0]
+        assert (d["direction"], d["beyond_noise"]) == (sense, True), figure
+        # the same sign as the client's own record, and within 5 points / 10 % of its size
+        t = truth(worse, "hold")[figure] - truth(better, "hold")[figure]
+        assert d["diff"] * t > 0
+        assert d["diff"] == pytest.approx(t, abs=0.05, rel=0.1)
+
+
+def test_a_retry_budget_and_no_retries_deliver_the_hold_alike(
+    operator: dict[str, Path],
+) -> None:
+    """The budget let 3.5 % of the hold's executions be retries: beyond noise, and tiny."""
+    _, figures = _figures(operator["no-retries"], operator["retry-budget"])
+    d = figures["retry_share.hold"]["differences"][0]
+    assert (d["direction"], d["beyond_noise"]) == ("worse", True)
+    assert 0 < d["diff"] < 0.05
+    epc = figures["executions_per_call.hold"]["differences"][0]
+    assert epc["beyond_noise"] is False
+
+
+def test_an_operator_run_compared_with_itself_shows_nothing_beyond_noise(
+    operator: dict[str, Path], tmp_path: Path
+) -> None:
+    for name in ("no-retries", "retries-no-cancel"):
+        again = shutil.copy(operator[name], tmp_path / f"{name}-again.duckdb")
+        code, figures = _figures(operator[name], again)
+        assert code == 0
+        assert figures
+        for f in figures.values():
+            d = f["differences"][0]
+            assert (d["diff"], d["beyond_noise"] is True) == (0, False), f["name"]
+
+
+def test_the_gate_on_operator_files_fails_the_regression_and_passes_a_rerun(
+    operator: dict[str, Path], tmp_path: Path
+) -> None:
+    gate = ("--fail-if", "on_time.hold < -5pt", "--fail-if", "executions_per_call.hold > +10%")
+    code, _ = _figures(operator["no-retries"], operator["retries-no-cancel"], gate=gate)
+    assert code == 1
+    rerun = shutil.copy(operator["no-retries"], tmp_path / "rerun.duckdb")
+    code, _ = _figures(operator["no-retries"], rerun, gate=gate)
+    assert code == 0
+
+
+def test_histogram_percentiles_and_drained_after_come_from_the_real_metrics(
+    operator: dict[str, Path],
+) -> None:
+    _, figures = _figures(operator["no-retries"], operator["retries-no-cancel"])
+    for name in ("ttft_p90.hold", "queue_p90.hold", "e2e_p90.hold", "drain_s"):
+        d = figures[name]["differences"][0]
+        assert (d["direction"], d["beyond_noise"]) == ("worse", None), name
+    assert figures["drain_s"]["values"][0]["method"].startswith("none: ")
+
+
+def seeds(name: str) -> str:
+    """Seeds 1-3 of a policy as one side: seed 1's client record and the paper's seeds 2, 3."""
+    return ",".join([side(name), *(str(LAB / "paper" / f"{name}-s{s}") for s in (2, 3))])
+
+
+def test_real_seeds_widen_the_band_where_the_outcome_really_varied() -> None:
+    """Three real runs a side: retries with cancellation stay down in all three and are worse
+    beyond noise; without cancellation the third seed recovered, so the spread of the three
+    covers the baseline's and the difference is within noise, not called a regression."""
+    code, out = compare(
+        seeds("no-retries"), seeds("retries-no-cancel"), seeds("retries-cancel"), "--format", "json"
+    )
+    assert code == 0
+    c = json.loads(out)
+    verdicts = [[r["verdict"] for r in s["runs"]] for s in c["sides"]]
+    assert verdicts == [
+        ["recovered"] * 3,
+        ["metastable", "metastable", "recovered"],
+        ["metastable"] * 3,
+    ]
+    hold = next(f for f in c["figures"] if f["name"] == "on_time.hold")
+    assert [v["method"] for v in hold["values"]] == ["spread of 3 runs"] * 3
+    no_cancel, cancel = hold["differences"]
+    assert (no_cancel["direction"], no_cancel["beyond_noise"]) == ("worse", False)
+    assert (cancel["direction"], cancel["beyond_noise"]) == ("worse", True)

@@ -293,7 +293,7 @@ def test_a_trickling_server_cannot_hold_a_pull_past_its_deadline(
 
     server.handler = trickle
     started = time.monotonic()
-    with pytest.raises(InputError, match="did not answer within the deadline"):
+    with pytest.raises(InputError, match=r"no complete answer within 2\.5 s \(--timeout\)"):
         _pull(server, tmp_path, timeout=2.5)
     assert time.monotonic() - started < 5.0
     assert state(tmp_path / "w.duckdb")["sources"] == []
@@ -313,7 +313,7 @@ def test_a_response_too_large_is_refused_with_a_message(
         _send_json(h, {"status": "success", "data": {"resultType": "matrix", "result": [doc]}})
 
     server.handler = big
-    with pytest.raises(InputError, match="larger than 0 MiB"):
+    with pytest.raises(InputError, match=r"larger than [\d.]+ MiB; pull a narrower --match"):
         _pull(server, tmp_path)
 
 

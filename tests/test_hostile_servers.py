@@ -66,6 +66,10 @@ class _Hostile(BaseHTTPRequestHandler):
             body = FORGED.encode()
             self._head(200, text, len(body))
             self.wfile.write(body)
+        elif self.path == "/deep-json":
+            body = b"[" * 100_000 + b"]" * 100_000
+            self._head(200, "application/json", len(body))
+            self.wfile.write(body)
         elif self.path == "/html-as-text":
             body = b"<html><body>Welcome</body></html>\n"
             self._head(200, "text/plain", len(body))
@@ -128,3 +132,8 @@ def test_forged_scrape_markers_stay_data(hostile: str, tmp_path: Path) -> None:
     )
     # the three samples all take the one real scrape time; none lands in 2001 or 2002
     assert got == [(1, 1.0, 999.0)]
+
+
+def test_a_live_answer_nested_without_bound_is_one_clean_error(hostile: str) -> None:
+    with pytest.raises(InputError, match=r"JSON nested too deeply"):
+        get_json(hostile, "/deep-json", {}, deadline=time.monotonic() + 30.0)

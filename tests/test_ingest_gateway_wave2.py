@@ -287,8 +287,9 @@ def test_lab_nginx_json_joins_the_lab_vllm_log(tmp_path: Path) -> None:
     assert (src.format, src.rows, src.rejected) == ("nginx_json", 60, 0)
     assert any(n.startswith("3 lines without the call key X-Relplan-Call") for n in src.notes)
     eng = ingest(db, LAB / "vllm-head.log", year=2026)
-    # events, request ids, engine_stats rows, elapsed-time samples, 2 stats lines x 6 gauges
-    assert eng.sources[0].rows == 58 + 58 + 3 + 3 + 2 * 6
+    # events, request ids, engine_stats rows, 5 samples of each of the 3 iteration lines
+    # (elapsed time, context/generation requests and tokens), 2 stats lines x 6 gauges
+    assert eng.sources[0].rows == 58 + 58 + 3 + 3 * 5 + 2 * 6
     assert rows(db, "select outcome, count(*) from attempts group by 1") == [("delivered", 60)]
     assert rows(
         db,

@@ -8,6 +8,7 @@ vllm/benchmarks/serve.py, and says so.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -96,3 +97,40 @@ def test_appended_runs_are_one_per_line_and_a_run_without_start_times_is_refused
         ingest(tmp_path / "w.duckdb", p)
     rep = ingest(tmp_path / "s.duckdb", p, on_error="skip")
     assert (rep.sources[0].rows, rep.sources[0].rejected) == (9, 1)
+
+
+# A real result (tests/data/published/SOURCES.md, section 7): vLLM's
+# benchmarks/benchmark_serving.py --save-result --request-rate inf --num-prompts=200, run
+# 2025-04-20 against DeepSeek-V2.5, published in github.com/surajssd/llm-k8s. It has
+# per-request ttfts/itls/input_lens/errors but no start_times and no `failed`.
+REAL = PUB / "vllm_benchmark_serving_save_result_rate_inf_llm-k8s.json.gz"
+
+
+def test_a_published_result_without_start_times_at_rate_inf_starts_every_request_at_once(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, REAL)
+    src = rep.sources[0]
+    assert (src.format, src.rows, src.rejected) == ("vllm_bench", 200, 0)
+    assert any("every request starts at the run's start" in n for n in src.notes)
+    got = rows(
+        db,
+        "select count(*), count(distinct t_sent), count(*) filter (where outcome = 'delivered'),"
+        " sum(prompt_tokens), round(max(t_end) - min(t_sent), 3), round(min(t_end - t_sent), 3)"
+        " from attempts",
+    )
+    # 200 completed, 0 errors; total_input_tokens 47195; the longest request (ttft + sum of
+    # its itls) 126.682 s within the run's duration of 126.717 s; the shortest 0.557 s
+    assert got == [(200, 1, 200, 47195, 126.682, 0.557)]
+    # placed so the last end falls on the file's date, 20250420-190207 (taken as UTC)
+    assert rows(db, "select max(t_end) from attempts") == [(pytest.approx(1745175727.0),)]
+
+
+def test_a_result_without_start_times_at_a_finite_rate_is_refused(tmp_path: Path) -> None:
+    run = json.loads(gzip.decompress(REAL.read_bytes()))
+    run["request_rate"] = 1.0  # a Poisson run: its requests' start times are not in the file
+    p = tmp_path / "rate1.json"
+    p.write_text(json.dumps(run))
+    with pytest.raises(InputError, match=r"rate1\.json:1: no start_times .* request_rate 1\.0"):
+        ingest(tmp_path / "w.duckdb", p)

@@ -1,6 +1,8 @@
 """The recipe of docs/development.md ("Adding an input format"), proven: the toy `ping` format
 of tests/toy_format/ping.py, registered inside these tests only, is detected, named in the
-`--format` help, the catch-all message and `relplan inspect --formats`, and ingests."""
+`--format` help, the catch-all message and `relplan inspect --formats`, and ingests; its own
+input option (`--ping-unit`, declared in that module only) is a flag of every command that
+reads inputs and reaches its reader."""
 
 from __future__ import annotations
 
@@ -48,6 +50,34 @@ def test_a_registered_format_appears_in_the_help_and_inspect() -> None:
     listed = runner.invoke(app, ["inspect", "--formats"], terminal_width=400)
     assert listed.exit_code == 0, listed.output
     assert any(line.split()[:2] == ["ping", "proxy"] for line in listed.output.splitlines())
+
+
+@pytest.mark.usefixtures("toy")
+@pytest.mark.parametrize("command", ["ingest", "report"])
+def test_a_formats_own_option_is_a_flag_of_every_command_reading_inputs(command: str) -> None:
+    out = CliRunner().invoke(app, [command, "--help"], terminal_width=400).output
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("--ping-unit"))
+    assert "s|ms" in line
+    assert "the unit of the duration field" in line
+
+
+def test_a_formats_own_option_is_no_flag_while_it_is_not_registered(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, ["ingest", "--help"], terminal_width=400).output
+    assert "--ping-unit" not in out
+    with pytest.raises(TypeError, match="no input option ping_unit"):
+        ingest(tmp_path / "w.duckdb", EXAMPLE, ping_unit=0.001)
+
+
+@pytest.mark.usefixtures("toy")
+def test_a_formats_own_option_reaches_its_reader(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    res = CliRunner().invoke(app, ["ingest", str(EXAMPLE), "--db", str(db), "--ping-unit", "ms"])
+    assert res.exit_code == 0, res.output
+    got = rows(db, "select call_id, attempt, round(t_end - t_sent, 4) from attempts order by 1, 2")
+    assert got == [("c1", 0, 0.0005), ("c1", 1, 0.002), ("c2", 0, 0.0015)]
+    bad = CliRunner().invoke(app, ["ingest", str(EXAMPLE), "--db", str(db), "--ping-unit", "h"])
+    assert bad.exit_code == 2
+    assert "relplan: error: --ping-unit: expected s or ms, got 'h'" in bad.stderr
 
 
 @pytest.mark.usefixtures("toy")

@@ -11,15 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan.cli import app
-from relplan.cli.options import INPUT_FLAGS
-from relplan.errors import InputError
+from relplan.cli.options import GENERAL_FLAGS, input_flag_names
+from relplan.errors import InputError, UsageError
 from relplan.ingest import registry
 from relplan.workspace import TABLES
 from tests.helpers.ingest import ingest
 
 ROOT = Path(__file__).resolve().parent.parent
-# Flags every format honours (not one format's own).
-GENERAL = {"--kind", "--format", "--on-error"}
 
 
 def test_the_docs_index_is_the_registry() -> None:
@@ -47,11 +45,25 @@ def test_the_kind_and_format_help_name_every_registered_one() -> None:
 
 
 def test_every_input_flag_is_general_or_a_formats_own() -> None:
-    flags = {"--" + f.replace("_", "-") for f in INPUT_FLAGS}
-    flags = {"--format" if f == "--fmt" else "--map" if f == "--map-file" else f for f in flags}
-    claimed = {o for a in registry.adapters().values() for o in a.options}
-    assert claimed <= flags
-    assert flags - GENERAL <= claimed
+    claimed = {o.field for a in registry.adapters().values() for o in a.options}
+    assert set(input_flag_names()) == set(GENERAL_FLAGS) | claimed
+    assert not set(GENERAL_FLAGS) & claimed
+
+
+def test_an_option_declared_twice_is_refused() -> None:
+    """Two formats that read one flag share one declaration; a second one is an error."""
+    from dataclasses import replace
+
+    from relplan.ingest.vllm.log import ADAPTERS, YEAR
+
+    twin = replace(ADAPTERS[0], name="vllm_log_twin", options=(replace(YEAR),))
+    with registry.registered(twin), pytest.raises(ValueError, match="declared by vllm_log"):
+        registry.input_options()
+    clash = replace(
+        ADAPTERS[0], name="vllm_log_twin", options=(replace(YEAR, field="yr", flags=("--year",)),)
+    )
+    with registry.registered(clash), pytest.raises(ValueError, match="the flag --year"):
+        registry.input_options()
 
 
 def test_the_tables_a_format_fills_exist() -> None:
@@ -94,3 +106,15 @@ def test_a_run_summary_is_recognised_and_reported_as_such(tmp_path: Path) -> Non
     assert "completed 199, failed 1" in note
     assert "request throughput 0.9733 req/s" in note
     assert "--save-detailed" in note
+
+
+def test_options_that_choose_two_formats_need_the_format(tmp_path: Path) -> None:
+    """`--map` chooses `mapped` and an nginx `--log-format` chooses `nginx` (their adapters'
+    `chosen`): given both, relplan asks which instead of picking one."""
+    mapping = tmp_path / "gw.toml"
+    mapping.write_text("")
+    log = tmp_path / "access.log"
+    log.write_text('10.0.0.1 [1764460800.000] "GET / HTTP/1.1" 200\n')
+    opts = {"map_file": mapping, "log_format": '$remote_addr [$msec] "$request" $status'}
+    with pytest.raises(UsageError, match=r"--format: .*more than one format \(mapped, nginx\)"):
+        ingest(tmp_path / "w.duckdb", log, **opts)

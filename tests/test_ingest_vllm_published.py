@@ -32,9 +32,14 @@ EXPECTED: dict[str, tuple[dict[str, int], int, int, int]] = {
     "vllm_v1_server_log_pr37307.txt": ({}, 5, 30, 0),
     # issue 23: a viewer's dated prefix, iteration details, DP = 2 with MFU, stern's prefix
     "vllm_v1_server_log_issue18916.txt": ({"arrived": 1}, 1, 6, 1),  # 1 uvicorn access line
-    "vllm_v1_server_log_pr31193.txt": ({}, 3, 3, 0),  # iteration lines: elapsed-time samples
+    # iteration lines: per line an elapsed-time sample and its four counts apart
+    "vllm_v1_server_log_pr31193.txt": ({}, 3, 15, 0),
     "vllm_v1_server_log_pr30738.txt": ({}, 4, 24, 0),  # MFU noted, not stored
     "vllm_v1_server_log_pr39064.txt": ({}, 3, 18, 4),  # 4 /metrics access lines
+    # issue 23 part 2: kubectl --timestamps stamps; Deferred and External prefix cache hit
+    # rate (noted, not stored), 2 SpecDecoding lines and 1 uvicorn access line ignored
+    "vllm_v1_server_log_kubectl_timestamps_tt3359.txt": ({}, 4, 24, 0),
+    "vllm_v1_server_log_deferred_external_prefix_ascend11876.txt": ({}, 2, 12, 3),
 }
 
 

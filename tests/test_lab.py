@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,74 @@ def test_lab_up_refuses_a_bad_cancel_value() -> None:
     )
     assert done.returncode == 2
     assert "--cancel: expected on or off" in done.stderr
+
+
+def test_trace_sets_the_plugin_environment_and_changing_it_restarts_vllm(tmp_path: Path) -> None:
+    from relplan.lab.lifecycle import _env_changed
+
+    plain, traced = LabSettings(root=tmp_path), LabSettings(root=tmp_path, trace=True)
+    assert "RELPLAN_TRACE_DIR" not in plain.vllm_env()
+    assert traced.vllm_env()["RELPLAN_TRACE_DIR"] == str(tmp_path / "trace")
+    assert traced.vllm_env()["VLLM_CPU_KVCACHE_SPACE"] == "2"
+    assert not _env_changed({}, plain)  # a state from before the environment was kept
+    assert _env_changed({}, traced)
+    assert not _env_changed({"vllm_env": traced.vllm_env()}, traced)
+
+
+def test_collect_cuts_the_plugin_trace_at_the_mark(tmp_path: Path) -> None:
+    s = LabSettings(root=tmp_path, trace=True)
+    s.logs.mkdir(parents=True)
+    s.trace_dir.mkdir()
+    state = read_state(tmp_path)
+    state["vllm_env"] = s.vllm_env()
+    write_state(tmp_path, state)
+    marked = float(capture.mark(s)["time"])
+    recs = [
+        {"type": "stats", "step": 1, "t_issue": marked - 5},
+        {"type": "stats", "step": 2, "t_issue": marked + 1},
+        {"type": "event", "t": marked - 1, "execution_id": "a", "event": "arrived"},
+        {"type": "event", "t": marked + 2, "execution_id": "a", "event": "finished"},
+    ]
+    (s.trace_dir / "engine-1-1-00001.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (s.trace_dir / "engine-1-1-00002.part").write_text('{"half"')
+    written = capture.collect(s, tmp_path / "out", prometheus=False, settle=0)
+    assert written[-1] == tmp_path / "out" / "trace.jsonl"
+    got = [json.loads(x) for x in written[-1].read_text().splitlines()]
+    assert [(r["type"], r.get("step"), r.get("event")) for r in got] == [
+        ("stats", 2, None),
+        ("event", None, "finished"),
+    ]
+
+
+def _capacity_bench() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "lab_capacity.py"
+    spec = importlib.util.spec_from_file_location("bench_lab_capacity", path)
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_capacity_bench_reads_a_word_level_vocabulary_and_prints_its_table(
+    tmp_path: Path,
+) -> None:
+    from relplan.drill.capacity import Level
+
+    b = _capacity_bench()
+    vocab = {"<unk>": 0, "<s>": 1, "w0": 2, "w1": 3}
+    (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"vocab": vocab}}))
+    assert b.model_words(tmp_path) == ["w0", "w1"]
+    from relplan.drill.client import Record
+
+    def rec(sent: float, end: float, outcome: str = "delivered") -> Record:
+        return Record("r", 0, sent, sent, end, outcome, 200, "m", None, 32, None)
+
+    levels = [[rec(0, 2), rec(0, 3), rec(1, 9, "client_gone")], []]
+    rows = [Level(4, 30.0, 54, 1, 1.8, 2.25), Level(8, 30.0, 0, 3, 0.0, None)]
+    text = b.table(rows, "500", "32", levels)
+    # c / mean latency of the delivered calls: 4 / 2.5 s
+    assert "| 4 | 30 s | 54 | 1 | 1.80 | 2.2 s | 3 | 1.60 |" in text
+    assert "| 8 | 30 s | 0 | 3 | 0.00 | - | 0 | - |" in text

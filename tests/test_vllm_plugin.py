@@ -276,3 +276,81 @@ def test_the_entry_point_names_the_plugin_class() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     assert '[project.entry-points."vllm.stat_logger_plugins"]' in text
     assert 'relplan_trace = "relplan.vllm_plugin.logger:RelplanTraceLogger"' in text
+
+
+def test_the_trace_joins_the_gateway_attempts_through_the_client_request_id(
+    tmp_path: Path,
+) -> None:
+    """vLLM hands a stat logger its external id (`cmpl-<X-Request-Id>-<i>`); ingest stores a
+    request_ids row per arrived execution, so nginx's attempts (X-Request-Id `<call>-<attempt>`)
+    take the plugin's execution ids."""
+    from tests.helpers.ingest import ingest, rows, write_lines
+    from tests.test_ingest_gateway_wave2 import _lab_line
+
+    trace = []
+    for attempt, (reason, end) in enumerate(
+        [(FinishReason.ABORT, 1764460811.0), (FinishReason.LENGTH, 1764460812.0)]
+    ):
+        f = FinishedRequestStats(
+            reason,
+            request_id=f"cmpl-c1-{attempt}-0",
+            e2e_latency=1.0,
+            num_prompt_tokens=10,
+            num_generation_tokens=4 * attempt,
+            decode_time=0.1 * attempt,
+        )
+        trace += [json.dumps(r) for r in w.request_rows(f, end, None)]
+    db = tmp_path / "w.duckdb"
+    ingest(db, write_lines(tmp_path / "trace.jsonl", trace))
+    gw = [_lab_line("c1", 0, 504, 1764460811.0), _lab_line("c1", 1, 200, 1764460812.0)]
+    ingest(
+        db,
+        write_lines(tmp_path / "nginx.jsonl", gw),
+        call_key="X-Relplan-Call",
+        attempt_field="X-Relplan-Attempt",
+    )
+    assert rows(db, "select * exclude (source_id, source_row) from request_ids order by 1") == [
+        ("cmpl-c1-0-0", "cmpl-c1-0-0", "c1-0"),
+        ("cmpl-c1-1-0", "cmpl-c1-1-0", "c1-1"),
+    ]
+    assert rows(db, "select attempt, execution_id from attempts order by attempt") == [
+        (0, "cmpl-c1-0-0"),
+        (1, "cmpl-c1-1-0"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "external",
+    ["cmpl-c1-0-0", "cmpl-r001-00005-0-0", "chatcmpl-abc-1", "chat-x", "cmpl-plain", "c1-0", "e17"],
+)
+def test_the_ingest_query_reads_the_client_id_as_ids_client_id_does(
+    tmp_path: Path, external: str
+) -> None:
+    from relplan.ingest.vllm.ids import client_id
+    from tests.helpers.ingest import ingest, rows, write_lines
+
+    rec = {"type": "event", "t": 1764460800.0, "execution_id": external, "event": "arrived",
+           "prompt_tokens": 3}  # fmt: skip
+    db = tmp_path / "w.duckdb"
+    ingest(db, write_lines(tmp_path / "t.jsonl", [json.dumps(rec)]))
+    got = rows(db, "select client_id from request_ids")
+    assert got == ([] if client_id(external) is None else [(client_id(external),)])
+
+
+def test_once_details_were_seen_a_call_without_them_is_not_a_step(tmp_path: Path) -> None:
+    """On the lab (the first traced run, 2026-12-04 02:12, before this rule) 16 of 1,110 record calls carried no
+    iteration details and no tokens: idle outputs, not steps; vLLM logged no line for them."""
+    writer = w.TraceWriter(tmp_path, seconds=60)
+    rec = w.TraceRecorder(writer)
+    done = FinishedRequestStats(FinishReason.STOP, request_id="cmpl-a-0", num_generation_tokens=1)
+    rec.record(SchedulerStats(), IterationStats())  # before any details: a step (details off)
+    on = SchedulerStats(iteration_details=SchedulerIterationDetails(0, 1, 8, 0, 0, 1.0))
+    rec.record(on, IterationStats())
+    rec.record(SchedulerStats(), IterationStats(finished_requests=[done]))
+    writer.close()
+    rows = _read(tmp_path)
+    assert [(r["step"], r.get("vllm_iteration")) for r in rows if r["type"] == "stats"] == [
+        (1, None),
+        (2, 0),
+    ]
+    assert [r["event"] for r in rows if r["type"] == "event"][-1] == "finished"

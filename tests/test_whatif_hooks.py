@@ -3,9 +3,10 @@ before their execution produced a token."""
 
 from __future__ import annotations
 
+from relplan.sim.clients import RetryWhileAttemptsLeft
 from relplan.sim.run import prepare
 from relplan.sim.simulator import Simulation
-from relplan.whatif.hooks import apply, available
+from relplan.whatif.hooks import RetryBeforeFirstToken, apply
 
 # A short pulse with a 5 s deadline: attempts time out both before and after their first token.
 SETS = [
@@ -31,8 +32,14 @@ def _retries_after_a_first_token(hooks: tuple[str, ...]) -> tuple[int, int]:
     return after_token, retries
 
 
-def test_hook_is_available_on_this_simulator() -> None:
-    assert available()
+def test_the_hook_sets_the_clients_public_retry_policy_and_nothing_else() -> None:
+    p = prepare("pulse-retry", SETS, 1)
+    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
+    before = {k: v for k, v in vars(sim.clients).items() if k != "retry_policy"}
+    assert type(sim.clients.retry_policy) is RetryWhileAttemptsLeft
+    apply(sim, ("retry-before-first-token",))
+    assert isinstance(sim.clients.retry_policy, RetryBeforeFirstToken)
+    assert {k: v for k, v in vars(sim.clients).items() if k != "retry_policy"} == before
 
 
 def test_without_the_hook_calls_are_retried_after_their_first_token() -> None:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from relplan.whatif.controls import builtin_controls
-from relplan.whatif.settings import Sizing, blocks_for, envoy_cluster, gateway_policy
+from relplan.whatif.settings import Sizing, envoy_cluster, gateway_policy
 
 SCHEMAS = Path(__file__).parent / "data" / "schemas"
 ENVOY = json.loads((SCHEMAS / "envoy-cluster-circuit-breakers.schema.json").read_text())
@@ -40,7 +40,7 @@ SIZING = Sizing(
 def _all_blocks() -> list[Any]:
     out = []
     for c in builtin_controls(DATA):
-        out += blocks_for(c.name, c.label, c.sets, SIZING)
+        out += c.blocks(SIZING)
     return out
 
 

@@ -179,6 +179,36 @@ def test_plain_memory_limits_are_accepted(monkeypatch: pytest.MonkeyPatch, value
     assert workspace.memory_limit() == value.strip()
 
 
+@pytest.mark.parametrize("value", ["512MB", "2GiB", "1.5GB", "64 KiB", "1TB"])
+def test_the_memory_limit_in_bytes_has_duckdbs_units(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """One reader, one unit: DuckDB's (KB, MB, GB, TB powers of 1000; KiB, GiB powers of 1024),
+    so the staging threshold and DuckDB's own limit agree (1GB was read as 1 GiB before)."""
+    monkeypatch.setenv("RELPLAN_MEMORY_LIMIT", value)
+    expected = {
+        "512MB": 512 * 10**6,
+        "2GiB": 2 * 2**30,
+        "1.5GB": 15 * 10**8,
+        "64 KiB": 64 * 1024,
+        "1TB": 10**12,
+    }[value]
+    assert workspace.memory_limit_bytes() == expected
+
+
+def test_the_memory_limit_is_read_when_a_workspace_opens_not_at_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RELPLAN_MEMORY_LIMIT", "300MB")
+    con = workspace.connect(tmp_path / "w.duckdb")
+    try:
+        shown = con.execute("select current_setting('memory_limit')").fetchone()
+    finally:
+        con.close()
+    assert shown == ("286.1 MiB",)  # DuckDB's own rendering of 300 * 10**6 bytes
+    assert workspace.memory_limit_bytes() == 300 * 10**6
+
+
 @pytest.mark.parametrize("value", ["", "lots", "1GB;", "-1GB", "80%", "1 G B"])
 def test_odd_memory_limits_are_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("RELPLAN_MEMORY_LIMIT", value)

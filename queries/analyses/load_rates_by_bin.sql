@@ -8,8 +8,13 @@
 -- inside the bin, and the mean and last num_requests_waiting sample in it. One family per
 -- quantity: the waiting gauge comes from the scrapes when they hold it, else from vLLM's stats
 -- log line (sources.format = 'vllm_log'), never both added together.
+-- For the Ĉ estimate (relplan/analyses/overload.py): busy_s, the engine's busy seconds in the
+-- bin (vLLM's per-iteration `iteration elapsed time`, vllm_log:iteration_elapsed_seconds,
+-- summed) over `engines` (engines that logged one); cut, work the client or engine cut in the
+-- bin (attempts ended client_gone, plus executions' first `aborted` event).
 -- Columns: i, start, proxy_calls, proxy_delivered, proxy_in_flight, eng_arrived, eng_finished,
--- eng_waiting, m_queries, m_prompt, m_success, m_waiting_mean, m_waiting_last, m_samples.
+-- eng_waiting, m_queries, m_prompt, m_success, m_waiting_mean, m_waiting_last, m_samples,
+-- busy_s, engines, cut.
 -- params: origin, width, n
 with bins as (
     select i, $origin + i * $width as a, $origin + (i + 1) * $width as b
@@ -51,6 +56,15 @@ waiting as (
 ),
 waiting_bin as (
     select i, sum(mean_v) as mean_v, sum(last_v) as last_v, sum(n) as n from waiting group by i
+),
+busy as (
+    select floor((t - $origin) / $width)::bigint as i, sum(value) as busy_s,
+           count(distinct labels::varchar) as engines
+    from metric_samples where name = 'vllm_log:iteration_elapsed_seconds'
+    group by all
+),
+aborted as (
+    select min(t) as t from events where event = 'aborted' group by execution_id, replica
 )
 select b.i, b.a as start,
        (select count(*) from attempts x where x.attempt = 0 and x.t_planned >= b.a and x.t_planned < b.b) as proxy_calls,
@@ -62,6 +76,9 @@ select b.i, b.a as start,
        coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prefix_cache_queries_total'), 0) as m_queries,
        coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prompt_tokens_total'), 0) as m_prompt,
        coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:request_success_total'), 0) as m_success,
-       w.mean_v as m_waiting_mean, w.last_v as m_waiting_last, coalesce(w.n, 0) as m_samples
-from bins b left join waiting_bin w on w.i = b.i
+       w.mean_v as m_waiting_mean, w.last_v as m_waiting_last, coalesce(w.n, 0) as m_samples,
+       u.busy_s, coalesce(u.engines, 0) as engines,
+       (select count(*) from attempts x where x.outcome = 'client_gone' and x.t_end >= b.a and x.t_end < b.b)
+         + (select count(*) from aborted x where x.t >= b.a and x.t < b.b) as cut
+from bins b left join waiting_bin w on w.i = b.i left join busy u on u.i = b.i
 order by b.i

@@ -5,7 +5,9 @@
 -- execution when the engine trace has one (steps' decode_tokens summed, null otherwise),
 -- partial_tokens = the most tokens any of the call's executions generated (a lower bound on
 -- its length when none finished; null without steps), source_id and source_row of the first
--- attempt (for errors). Ordered by t_planned, call_id.
+-- attempt (for errors), engine_prompt_tokens = the prompt length the engine trace logged for
+-- one of the call's executions (`arrived` events' prompt_tokens: vLLM's log when it logs
+-- prompt token ids; null otherwise). Ordered by t_planned, call_id.
 -- params:
 with first as (
     select call_id, t_planned, prompt_tokens, max_tokens, source_id, source_row,
@@ -33,9 +35,16 @@ partial as (
     join (select distinct call_id, execution_id from attempts where execution_id is not null) a
       using (execution_id)
     group by a.call_id
+),
+engine_prompt as (
+    select a.call_id, max(e.prompt_tokens) as engine_prompt_tokens
+    from (select distinct call_id, execution_id from attempts where execution_id is not null) a
+    join events e on e.execution_id = a.execution_id and e.event = 'arrived'
+    group by a.call_id
 )
 select f.call_id, f.tp as t_planned, f.prompt_tokens, f.max_tokens, o.output_tokens,
-       p.partial_tokens, f.source_id, f.source_row
+       p.partial_tokens, ep.engine_prompt_tokens, f.source_id, f.source_row
 from first f left join call_output o using (call_id) left join partial p using (call_id)
+     left join engine_prompt ep using (call_id)
 where f.k = 1
 order by f.tp, f.call_id

@@ -5,8 +5,10 @@
 -- after the client left), finished_after_gone (executions that still finished after the
 -- client left), the median and p90 (quantile_cont) of the delay from the attempt's end to
 -- the engine's first `aborted` event, shed (attempts refused by the proxy or engine:
--- outcome shed or error).
--- params:
+-- outcome shed or error). An abort counts as after the client left when logged no earlier than
+-- `resolution_s` before the attempt's end: vLLM's log stamps whole seconds (the delay is then
+-- at least 0).
+-- params: resolution_s
 with gone as (
     select a.execution_id, a.t_end
     from attempts a
@@ -27,11 +29,11 @@ j as (
 select (select count(*) from attempts where attempt > 0) as retries,
        (select count(*) from attempts where attempt > 0 and attached) as attached_retries,
        (select count(*) from gone) as gone_with_execution,
-       count(*) filter (where t_abort >= t_end - 1e-6) as aborted_after_gone,
+       count(*) filter (where t_abort >= t_end - $resolution_s - 1e-6) as aborted_after_gone,
        count(*) filter (where t_finish > t_end) as finished_after_gone,
-       quantile_cont(t_abort - t_end, 0.5) filter (where t_abort >= t_end - 1e-6)
-           as abort_delay_median_s,
-       quantile_cont(t_abort - t_end, 0.9) filter (where t_abort >= t_end - 1e-6)
-           as abort_delay_p90_s,
+       quantile_cont(greatest(t_abort - t_end, 0), 0.5)
+           filter (where t_abort >= t_end - $resolution_s - 1e-6) as abort_delay_median_s,
+       quantile_cont(greatest(t_abort - t_end, 0), 0.9)
+           filter (where t_abort >= t_end - $resolution_s - 1e-6) as abort_delay_p90_s,
        (select count(*) from attempts where outcome in ('shed', 'error')) as shed
 from j

@@ -2,11 +2,14 @@
 -- a failed attempt's end and the call's next attempt (t_sent of attempt n+1 - t_end of n),
 -- and how many attempts calls made. Columns: calls, max_attempt (highest attempt number),
 -- retries (attempts with attempt > 0), gaps (gaps measured), gap_min_s, gap_max_s,
--- gap_median_s (quantile_cont).
--- params:
+-- gap_median_s (quantile_cont). The client left an attempt at its deadline `deadline_s` at
+-- the latest: with cancellation off the proxy logs the attempt until the engine finished it,
+-- so the gap is measured from min(end, start + deadline_s) (null: from the logged end).
+-- params: deadline_s
 with seq as (
     select call_id, attempt, t_sent,
-           lag(t_end) over (partition by call_id order by attempt) as prev_end
+           lag(least(t_end, t_sent + coalesce($deadline_s, 'inf'::double)))
+               over (partition by call_id order by attempt) as prev_end
     from attempts
 ),
 g as (select t_sent - prev_end as gap from seq where prev_end is not null)

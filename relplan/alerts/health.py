@@ -40,7 +40,6 @@ from relplan.alerts.promql_series import (
 )
 from relplan.alerts.rules import (
     METRIC_ALTERNATIVES,
-    REPLICA_LABELS,
     AlertRule,
     RecordingRule,
     Thresholds,
@@ -49,7 +48,7 @@ from relplan.alerts.rules import (
 )
 from relplan.alerts.samples import BATCH_SAMPLES, label_values, stream_stores
 from relplan.errors import NoDataError, UsageError
-from relplan.models import StrictModel
+from relplan.models import REPLICA_LABELS, StrictModel
 
 DEFAULT_STEP_S = 15.0
 # Bounds on the evaluation grid (bounded_window): a stated limit on evaluations per rule,

@@ -41,7 +41,6 @@ from relplan.alerts import promql_ast, promql_parser
 from relplan.errors import QueryError, UsageError
 from relplan.models import StrictModel
 
-REPLICA_LABELS = ("replica", "pod", "instance")
 EXPORT_REPLICA_LABEL = "instance"
 HEALTH_GROUP = "relplan-vllm-health"
 PROXY_GROUP = "relplan-proxy"

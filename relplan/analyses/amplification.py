@@ -16,11 +16,10 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
-from relplan.analyses.common import WindowRow, per_capacity, ratio
+from relplan.analyses.common import FINDING, WindowRow, per_capacity, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.values import pct
 
 ENGINE = "engine trace"
 PROXY = "proxy log"
@@ -109,7 +108,7 @@ class Amplification(StrictModel):
     replica_series_source: str | None = Field(
         default=None, description="engine trace (executions) | proxy log (attempts)"
     )
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def amplification_windows(
@@ -246,7 +245,6 @@ def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Am
         series_bin_s=ctx.bin_s,
         series=series,
         **_replica_series(con, ctx),
-        finding=_finding(windows, ctx),
     )
 
 
@@ -323,31 +321,6 @@ def _by_replica(
                 )
             )
     return out
-
-
-def _finding(windows: list[AmplificationWindow], ctx: RunContext) -> str:
-    run = windows[0]
-    parts = []
-    if run.retry_share is not None:
-        parts.append(f"retries created {pct(run.retry_share, 0)} of executions")
-    if run.executions_per_call is not None and run.attempts_per_call is not None:
-        parts.append(
-            f"{run.executions_per_call:.2f} executions and"
-            f" {run.attempts_per_call:.2f} attempts per call"
-        )
-    peak = max(
-        (w for w in windows[1:] if w.accepted_x_capacity is not None),
-        key=lambda w: w.accepted_x_capacity or 0.0,
-        default=None,
-    )
-    if peak is not None and peak.accepted_x_capacity is not None:
-        parts.append(
-            f"accepted executions peaked at {peak.accepted_x_capacity:.2f} × Ĉ in {peak.window}"
-        )
-    if not parts:
-        return "Not enough input to measure amplification."
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
 
 
 def missing(i: Inputs) -> str | None:

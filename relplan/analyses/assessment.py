@@ -30,6 +30,7 @@ workspace cannot give names an input it lacks, never one it holds (`contradictio
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import duckdb
@@ -39,6 +40,7 @@ from relplan import sql
 from relplan.analyses import coverage, drain, histograms, metrics_figures, overload
 from relplan.analyses.context import RunContext
 from relplan.analyses.coverage import DataWindow
+from relplan.analyses.delivery import RECOVERY_BIN_S
 from relplan.analyses.drain import Drain
 from relplan.analyses.evidence import (
     Figure,
@@ -51,6 +53,7 @@ from relplan.analyses.evidence import (
 )
 from relplan.analyses.histograms import LatencyHistogram
 from relplan.models import StrictModel
+from relplan.values import plural
 
 VerdictName = Literal[
     "metastable", "draining", "overloaded", "recovered", "healthy", "failing", "cannot tell"
@@ -258,33 +261,88 @@ def _capacity_figure(
             ),
             cal.capacity_calls_per_s,
         )
-    est = overload.capacity_estimate(s)
+    est = overload.capacity_estimate(s, width)
     if est is None:
         return (
             missing(
                 "capacity",
                 "Ĉ, calls per second",
                 "per_s",
-                "--capacity or a run.json (no completion rate under a standing queue to estimate it)",
+                "--capacity or a run.json (no completions in balance with the work done,"
+                " under a standing queue or in calm bins with the engine's busy time, to"
+                " estimate it)",
             ),
             None,
         )
-    rate, lo, hi, at = est
+    sources = [s.completions_source or "completions"]
+    if est.method.startswith("utilization"):
+        sources.append("vllm_log:iteration_elapsed_seconds")
     return (
         estimated(
             "capacity",
             "Ĉ, calls per second",
-            rate,
+            est.rate,
             "per_s",
-            [s.completions_source or "completions"],
-            low=lo,
-            high=hi,
+            sources,
+            low=est.low,
+            high=est.high,
             needs="--capacity or a run.json",
-            note=f"method: peak completion rate ({s.completions_source}) sustained over"
-            f" {overload.SUSTAIN_BINS} bins of {width:g} s from {at:g} s while work waited"
-            f" ({s.queue_source}); bins ranged {lo:.3g}–{hi:.3g}/s",
+            note=f"method: {est.method}",
         ),
-        rate,
+        est.rate,
+    )
+
+
+PREFILL_COMPUTED = "vllm:request_prefill_kv_computed_tokens_sum"
+
+
+def _aborted_prefill_from_counters(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext
+) -> Figure | None:
+    """Without step records: the computed prefill of executions that never finished, from
+    vLLM's counters over the window. Every computed prompt token is a prefix-cache query that
+    missed (prefix_cache_queries_total - prefix_cache_hits_total); the finished requests'
+    share is request_prefill_kv_computed_tokens (observed when a request finishes); the rest
+    went to executions that did not finish: aborted ones, when the engine log's abort lines
+    name some (work still running at the end of the data counts too); None without them."""
+    rises = {
+        str(r["name"]): float(r["rise"])
+        for r in sql.rows(
+            con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+        )
+        if r["le"] is None and r["finished_reason"] is None
+    }
+    queries = rises.get("vllm:prefix_cache_queries_total")
+    hits = rises.get("vllm:prefix_cache_hits_total")
+    finished = rises.get(PREFILL_COMPUTED)
+    if queries is None or hits is None or finished is None or queries - hits <= 0:
+        return None
+    computed = queries - hits
+    share = max(0.0, 1.0 - finished / computed)
+    ab = sql.one(
+        con, "analyses/aborted_executions_in_window", {"a": ctx.window_start, "b": ctx.window_end}
+    )
+    aborted = int(ab["aborted"]) if ab is not None else 0
+    if not aborted:
+        return None  # no abort line: the rest may be work still running at the end
+    sources = [
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_hits_total",
+        PREFILL_COMPUTED,
+    ]
+    sources.append("engine log (abort lines)")
+    return estimated(
+        "aborted_prefill",
+        "computed prefill that went to aborted executions",
+        share,
+        "share",
+        sources,
+        needs="an engine trace with step records (per execution)",
+        note=f"method: 1 - {finished:,.0f} prompt tokens computed for finished requests ÷"
+        f" {computed:,.0f} computed in all (prefix-cache queries - hits); "
+        f"{aborted:,} executions aborted by the engine log's abort lines"
+        f" ({computed - finished:,.0f} tokens, {(computed - finished) / aborted:,.0f} each;"
+        " work still running at the end of the data counts here too)",
     )
 
 
@@ -611,6 +669,11 @@ def assess(
     figures = _ctx_figures(ctx)
     series, width = overload.series(con, ctx.t0, ctx.t_end)
     cap = ctx.capacity
+    if cap is not None and (ctx.capacity_source or "").startswith("estimated:"):
+        # the detection's estimate: the same figure with its spread and method
+        full, value = _capacity_figure(ctx, series, width, res)
+        if value is not None and math.isclose(value, cap):
+            figures = [full if f.key == "capacity" else f for f in figures]
     if cap is None:
         cap_fig, cap = _capacity_figure(ctx, series, width, res)
         figures.append(cap_fig)
@@ -627,11 +690,17 @@ def assess(
     fail = _failure_run(late, None if ov is None else ctx.t0 + ov.start_s) if late else None
     recovered_after: float | None = None
     recovered_src: str | None = None
+    need_after: str | None = None
     w_text = _window_text(win, ctx)
 
     if rec is not None and rec.verdict != "insufficient data":
         verdict, suspected, basis, reasons, evidence = _from_gateway(ctx, res, rec, late, w_text)
-        recovered_after = rec.recovery_s
+        recovered_after = rec.recovery_s if verdict == "recovered" else None
+        if verdict == "cannot tell":
+            need_after = (
+                f"{MIN_AFTER_BINS} bins of {RECOVERY_BIN_S:g} s with >= {MIN_CALLS} calls after"
+                " the overload (data that goes on longer after it)"
+            )
         recovered_src = (
             "gateway log: first 30 s planned-arrival bin from which every bin is >= 90 % on time"
         )
@@ -720,7 +789,7 @@ def assess(
         reasons,
         recovered_after,
         recovered_src,
-        None,
+        need_after,
     )
 
 
@@ -744,6 +813,12 @@ def _finish(
     missing_in: str | None,
 ) -> Assessment:
     figures.extend(_result_figures(res, present))
+    from_counters = _aborted_prefill_from_counters(con, ctx)
+    if from_counters is not None:
+        figures = [
+            from_counters if f.key == "aborted_prefill" and f.status == "not available" else f
+            for f in figures
+        ]
     figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present))
     if ctx.overload_phase is not None or recovered_after is not None:
         figures.append(_recovered_figure(recovered_after, recovered_src))
@@ -954,11 +1029,24 @@ def _from_gateway(
                 + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
                 + "): that is not draining",
             )
-    if verdict == "recovered" and rec.bins_with_enough_calls < MIN_AFTER_BINS:
-        suspected = True
-        reasons.append(
-            f"judged on {rec.bins_with_enough_calls} bin of >= {MIN_CALLS} calls after the"
-            " overload: too little to be sure it lasted"
+    again = (
+        [
+            b
+            for b in rec.bins
+            if b.calls >= MIN_CALLS and b.start_s >= rec.overload_end_s + rec.recovery_s
+        ]
+        if verdict == "recovered" and rec.recovery_s is not None
+        else []
+    )
+    if verdict == "recovered" and len(again) < MIN_AFTER_BINS:
+        # One bin (often the data's last, short one) is not a recovery: it may hold only the
+        # retries of earlier calls once new calls stopped (issue 24: a verdict is earned).
+        verdict = "cannot tell"
+        reasons.insert(
+            0,
+            f"on time again in {plural(len(again), 'bin')} of >= {MIN_CALLS} calls after the"
+            f" overload, fewer than the {MIN_AFTER_BINS} a recovery needs: too little to say"
+            " it recovered",
         )
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence

@@ -21,10 +21,10 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
+from relplan.analyses.common import FINDING
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.values import num
 
 STAGE = re.compile(r"^stage[-_ ]?(\d+)$")
 SLOPE_TOLERANCE = 0.05
@@ -57,7 +57,7 @@ class CapacityCalibration(StrictModel):
     saturated_completed_per_s: float | None = Field(
         description="completed rate of the first growing stage"
     )
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def stage_phases(ctx: RunContext) -> list[Window]:
@@ -124,19 +124,7 @@ def analyze_capacity(
         capacity_calls_per_s=cap,
         bound=bound,
         saturated_completed_per_s=sat,
-        finding=_finding(out, cap, bound),
     )
-
-
-def _finding(stages: list[CapacityStage], cap: float | None, bound: str) -> str:
-    if bound == "within" and cap is not None:
-        return f"Ĉ ≈ {cap:.3g} calls/s: the waiting queue starts to grow in the next stage."
-    if bound == "below_first_stage":
-        first = num(stages[0].offered_per_s, 3)
-        return f"Ĉ lies below the first stage ({first} calls/s): the queue already grows there."
-    if bound == "at_or_above_last_stage" and cap is not None:
-        return f"Ĉ is at least {cap:.3g} calls/s: the queue did not grow in any stage; ramp higher."
-    return "Ĉ unknown: some stage has no waiting-count data."
 
 
 def missing(i: Inputs) -> str | None:

@@ -7,6 +7,10 @@ from pydantic import Field
 
 from relplan.models import StrictModel
 
+# Every analysis model's `finding`: filled by analyze() from the registry row's text function,
+# so the analyses themselves return data only.
+FINDING = "one sentence, worded by relplan/text/findings.py (filled by analyze())"
+
 
 class WindowRow(StrictModel):
     """Base of every per-window row: which window, where it lies, and why figures are null."""

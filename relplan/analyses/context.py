@@ -45,11 +45,18 @@ from relplan.analyses.bounds import (
     window_in_data,
 )
 from relplan.analyses.coverage import ADJACENT_S
-from relplan.analyses.overload import STEADY, deadline_from_attempts, overload_phase, steady_window
+from relplan.analyses.overload import (
+    STEADY,
+    deadline_from_attempts,
+    deadline_from_retries,
+    overload_phase,
+    steady_window,
+)
 from relplan.analyses.overload import detect as detect_overload
 from relplan.analyses.windows import SEGMENT_CASE_CUTS, Window, segments, window_params
-from relplan.errors import NoDataError, UsageError
-from relplan.models import StrictModel
+from relplan.errors import NoDataError
+from relplan.models import REPLICA_LABELS, StrictModel
+from relplan.values import resolve_time
 from relplan.workspace.facts import latest_manifest
 
 __all__ = [
@@ -60,16 +67,10 @@ __all__ = [
     "SourceSpan",
     "Span",
     "Window",
-    "parse_phases",
-    "parse_time",
     "resolve_context",
     "segments",
     "window_params",
 ]
-
-# A command-line time larger than this is an absolute epoch time, not seconds from t0.
-ABSOLUTE_TIME_THRESHOLD = 1e8
-DEFAULT_REPLICA_LABELS = ("replica", "pod", "instance")
 
 
 class PhaseSpan(StrictModel):
@@ -197,40 +198,6 @@ class Span(NamedTuple):
         return float(self.t_min), float(self.t_max)
 
 
-def parse_time(value: float, t0: float) -> float:
-    return value if abs(value) > ABSOLUTE_TIME_THRESHOLD else t0 + value
-
-
-def parse_phases(text: str) -> list[tuple[str, float, float]]:
-    """`base=0:120,pulse=120:227` -> [(name, start, end)]; raw numbers (relative or epoch)."""
-    out: list[tuple[str, float, float]] = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        name, eq, span = part.partition("=")
-        start, colon, end = span.partition(":")
-        try:
-            a, b = float(start), float(end)
-        except ValueError:
-            a = b = float("nan")
-        if not eq or not colon or not name.strip() or math.isnan(a) or math.isnan(b):
-            raise UsageError(
-                "--phases", f"expected NAME=START:END[,NAME=START:END...], got {part!r}"
-            )
-        if b <= a:
-            raise UsageError(
-                "--phases", f"phase {name.strip()!r}: end {b:g} must be after start {a:g}"
-            )
-        out.append((name.strip(), a, b))
-    if not out:
-        raise UsageError("--phases", "expected at least one NAME=START:END")
-    names = [n for n, _, _ in out]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise UsageError("--phases", f"phase names must be unique, repeated: {', '.join(dup)}")
-    return out
-
-
 def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     """Build the RunContext from run.json (manifests/phases tables) and the flags in `opts`
     (an AnalyzeOptions). Raises NoDataError when the workspace holds no proxy or engine data."""
@@ -279,11 +246,10 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         maxs = [metrics_range[1]]
 
     if opts.phases:
-        phases = []
-        for name, a, b in parse_phases(opts.phases):
-            phases.append(
-                PhaseSpan(name=name, start_s=parse_time(a, t0) - t0, end_s=parse_time(b, t0) - t0)
-            )
+        phases = [
+            PhaseSpan(name=name, start_s=resolve_time(a, t0) - t0, end_s=resolve_time(b, t0) - t0)
+            for name, a, b in opts.phases
+        ]
         phases_source = "--phases"
     elif man_phases:
         phases, phases_source = man_phases, "run.json"
@@ -301,9 +267,9 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
 
     window_start, window_end = t0, t_end
     if opts.t_from is not None:
-        window_start = parse_time(opts.t_from, t0)
+        window_start = resolve_time(opts.t_from, t0)
     if opts.t_to is not None:
-        window_end = parse_time(opts.t_to, t0)
+        window_end = resolve_time(opts.t_to, t0)
     data_lo = min([*mins, *([metrics_range[0]] if metrics_range else []), t0])
     window_start, window_end = window_in_data(
         window_start,
@@ -335,6 +301,8 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
             capacity_source = f"estimated: {detected.capacity_rule}"
     if deadline_s is None and spans["proxy"].n:
         deadline_s, deadline_source = deadline_from_attempts(con)
+        if deadline_s is None:
+            deadline_s, deadline_source = deadline_from_retries(con)
 
     steady_span = steady_window(
         [(p.name, p.start_s, p.end_s) for p in phases], overload, rule, deadline_s, notes
@@ -354,7 +322,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         for k in ("proxy", "events", "steps", "stats", "metrics")
     ]
     notes.extend(_clock_notes(spans))
-    labels = [opts.replica_label] if opts.replica_label else list(DEFAULT_REPLICA_LABELS)
+    labels = [opts.replica_label] if opts.replica_label else list(REPLICA_LABELS)
     return RunContext(
         t0=t0,
         t_end=t_end,

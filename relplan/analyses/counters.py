@@ -31,12 +31,11 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
-from relplan.analyses.common import WindowRow, ratio
+from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
-from relplan.values import clock_span_list, num, pct
 
 PROMPT_NAMES = ("vllm:prompt_tokens_total", "vllm:prompt_tokens")
 QUERY_NAMES = (
@@ -103,7 +102,7 @@ class Counters(StrictModel):
     windows: list[CounterWindow]
     series: list[CounterPoint]
     alarms: list[AlarmInterval]
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def counter_names(con: duckdb.DuckDBPyConnection) -> tuple[str | None, str | None]:
@@ -208,7 +207,6 @@ def analyze_counters(
         windows=out,
         series=series,
         alarms=alarms,
-        finding=_finding(out[0], alarms, blocks, query, ctx),
     )
 
 
@@ -273,34 +271,6 @@ def _close(run: list[CounterPoint], alarms: list[AlarmInterval]) -> None:
                 max_shortfall=max(p.shortfall or 0.0 for p in run),
             )
         )
-
-
-def _finding(
-    run: CounterWindow, alarms: list[AlarmInterval], blocks: bool, query: str, ctx: RunContext
-) -> str:
-    text = (
-        f"The prompt-token counter rose {num(run.prompt_rise)} while prefix-cache queries rose"
-        f" {num(run.query_rise)}: a shortfall of {pct(run.shortfall)}"
-    )
-    if run.truth_shortfall is not None:
-        text += f" (engine trace: {pct(run.truth_shortfall)})"
-    if run.trace_computed_tokens and run.counter_share_of_computed is not None:
-        text += (
-            f"; the engine trace prefilled {num(run.trace_computed_tokens)} prompt tokens,"
-            f" of which the counter shows {pct(run.counter_share_of_computed, 0)}"
-        )
-    total = [a for a in alarms if a.replica is None]
-    if total:
-        spans = clock_span_list([(ctx.t0 + a.start_s, ctx.t0 + a.end_s) for a in total])
-        text += f"; alarm (shortfall > {pct(DEFAULT_THRESHOLD, 0)}) during {spans}"
-    else:
-        text += "; no alarm"
-    if blocks:
-        text += (
-            f". Only {query} exists: early V1 builds counted blocks there, not tokens,"
-            " so compare with care"
-        )
-    return text + "."
 
 
 def pick_counter_names(present: frozenset[str]) -> tuple[str | None, str | None]:

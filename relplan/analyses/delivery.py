@@ -27,11 +27,10 @@ from pydantic import Field
 
 from relplan import sql
 from relplan.analyses.amplification import amplification_windows
-from relplan.analyses.common import WindowRow, ratio
+from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.values import clock_span, pct, plural
 
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
@@ -70,7 +69,10 @@ class Recovery(StrictModel):
         description="seconds from the end of the overload to the recovery bin"
     )
     verdict: Verdict
-    because: str = Field(description="the figures behind the verdict, in words")
+    because: str = Field(
+        default="",
+        description="the figures behind the verdict, in words (relplan/text/findings.py)",
+    )
     calls_x_capacity_after: float | None
     accepted_x_capacity_after: float | None
     accepted_source: str | None
@@ -90,7 +92,7 @@ class Delivery(StrictModel):
     series: list[DeliveryBin] = Field(description="on-time share by planned-arrival bin")
     recovery: Recovery | None
     recovery_null_reason: str | None
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def _query(
@@ -177,7 +179,6 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
         series=series,
         recovery=recovery,
         recovery_null_reason=why_none,
-        finding=_finding(out, recovery, why_none),
     )
 
 
@@ -210,49 +211,21 @@ def _recovery(
     arr = after.calls_x_capacity
     acc = after.accepted_x_capacity
     ov_end_s = ctx.s(ov_end)
-    figures = (
-        f"after the {ctx.overload_phase} ({clock_span(ov_end, end)}): calls arrived"
-        f" at {_x(arr)} Ĉ, executions accepted at {_x(acc)} Ĉ"
-        f" ({after.accepted_source or 'no source'}), on-time share {pct(on_time_after)}"
-        f" over {plural(len(enough), 'bin')} of >= {plural(RECOVERY_MIN_CALLS, 'call')}"
-    )
     recovery_s: float | None = None
     verdict: Verdict
     if not enough:
-        verdict, because = (
-            "insufficient data",
-            f"no {RECOVERY_BIN_S:g} s bin after the overload has"
-            f" {plural(RECOVERY_MIN_CALLS, 'call')}; " + figures,
-        )
+        verdict = "insufficient data"
     elif recovery_bin is not None:
         recovery_s = recovery_bin.start_s - ov_end_s
         verdict = "recovered"
-        because = (
-            f"on-time share >= {pct(RECOVERY_THRESHOLD, 0)} in every bin from {recovery_s:g} s"
-            " after the overload on; " + figures
-        )
     elif arr is None or acc is None:
         verdict = "insufficient data"
-        because = (
-            "not recovered, but capacity unknown (give --capacity) or no accepted executions"
-            " to judge why; " + figures
-        )
     elif arr > 1.0:
-        verdict, because = (
-            "overloaded",
-            "not recovered while calls kept arriving above capacity; " + figures,
-        )
+        verdict = "overloaded"
     elif acc > 1.0:
-        verdict, because = (
-            "metastable",
-            "not recovered although calls arrived at or below capacity, while executions"
-            " were accepted above it; " + figures,
-        )
+        verdict = "metastable"
     else:
-        verdict, because = (
-            "draining",
-            "not recovered yet, accepted executions stayed at or below capacity; " + figures,
-        )
+        verdict = "draining"
     return (
         Recovery(
             overload_phase=ctx.overload_phase,
@@ -262,7 +235,6 @@ def _recovery(
             min_calls=RECOVERY_MIN_CALLS,
             recovery_s=recovery_s,
             verdict=verdict,
-            because=because,
             calls_x_capacity_after=arr,
             accepted_x_capacity_after=acc,
             accepted_source=after.accepted_source,
@@ -273,23 +245,6 @@ def _recovery(
         ),
         None,
     )
-
-
-def _x(v: float | None) -> str:
-    return "?" if v is None else f"{v:.2f} ×"
-
-
-def _finding(windows: list[DeliveryWindow], rec: Recovery | None, why_none: str | None) -> str:
-    run = windows[0]
-    text = (
-        f"{pct(run.delivered_share, 0)} of {plural(run.calls, 'call')} delivered,"
-        f" {pct(run.on_time_share, 0)} on time"
-    )
-    if rec is None:
-        return f"{text}; no recovery verdict: {why_none}."
-    if rec.verdict == "recovered":
-        return f"{text}; recovered {rec.recovery_s:g} s after the {rec.overload_phase}."
-    return f"{text}; verdict {rec.verdict.replace('_', ' ')}: {rec.because}."
 
 
 def missing(i: Inputs) -> str | None:

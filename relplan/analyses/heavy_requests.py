@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from relplan import sql
+from relplan.analyses.common import FINDING
 from relplan.analyses.inputs import Inputs
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
@@ -114,7 +115,7 @@ class HeavyRequests(StrictModel):
     cut_attempts: list[CutAttempt] = Field(description=f"the first {LISTED_CUTS} by send time")
     cut_attempts_total: int
     null_reasons: dict[str, str] = Field(default_factory=dict)
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def classify(row: dict[str, Any], has_engine: bool) -> tuple[CutKind, str]:
@@ -291,46 +292,8 @@ def analyze_heavy_requests(i: Inputs) -> HeavyRequests:
         cut_attempts=cuts[:LISTED_CUTS],
         cut_attempts_total=len(cuts),
         null_reasons=why,
-        finding="",
     )
-    res.finding = _finding(res)
     return res
-
-
-def _finding(h: HeavyRequests) -> str:
-    parts = []
-    if h.by_prefill:
-        top = h.by_prefill[0]
-        parts.append(
-            f"the heaviest prefill was {top.execution_id} ({top.prefill_tokens or 0:,} prompt"
-            f" tokens computed, {top.prefill_gpu_s or 0:.1f} s of prefill steps)"
-        )
-    if h.by_duration:
-        top = h.by_duration[0]
-        name = top.call_id or top.execution_id
-        parts.append(f"the longest ran {top.duration_s or 0:.1f} s ({name})")
-    for x in h.limits:
-        if x.tier is None and x.limit is not None and x.cuts_top:
-            parts.append(
-                f"a {x.measure} limit of {x.limit:,} would cut {x.cuts_top} of the top"
-                f" {x.top_n} and {x.cuts_rest:,} others"
-            )
-    words = {
-        "first_token": "before their first token",
-        "between_tokens": "between tokens",
-        "total": "by a total timeout",
-    }
-    seen = [
-        f"{t.attempts:,} {words[t.kind]} (median {t.median_s:.1f} s)"
-        for t in h.timeouts
-        if t.attempts and t.kind in words and t.median_s is not None
-    ]
-    if seen:
-        parts.append("attempts cut " + ", ".join(seen))
-    if not parts:
-        return "No request stood out: the data holds no steps, durations or cut attempts."
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
 
 
 def missing(i: Inputs) -> str | None:

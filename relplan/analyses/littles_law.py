@@ -22,7 +22,7 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
-from relplan.analyses.common import WindowRow, ratio
+from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
@@ -63,7 +63,7 @@ class LittlesLaw(StrictModel):
     windows: list[LittleWindow]
     series_bin_s: float
     series: list[LittleBin]
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 Key = tuple[str, str | None]
@@ -229,35 +229,7 @@ def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: 
         windows=windows,
         series_bin_s=ctx.bin_s,
         series=series,
-        finding=_finding(windows),
     )
-
-
-def _finding(windows: list[LittleWindow]) -> str:
-    windows = [w for w in windows if w.replica is None]
-    worst = max(
-        (w for w in windows if w.deadline_saturation is not None),
-        key=lambda w: w.deadline_saturation or 0.0,
-        default=None,
-    )
-    run = windows[0]
-    parts = []
-    if run.consistency is not None:
-        parts.append(f"Little's law holds to {run.consistency:.2f} over the run ({run.source})")
-    if worst is not None and worst.deadline_saturation is not None and worst.waiting_l is not None:
-        parts.append(
-            f"the waiting queue held {worst.deadline_saturation:.2f} deadlines' worth of"
-            f" arrivals in {_window_words(worst.window)} (L = {worst.waiting_l:.1f})"
-            + (
-                "; near 1 means executions wait out their whole deadline"
-                if worst.deadline_saturation >= 0.8
-                else ""
-            )
-        )
-    if not parts:
-        return "Not enough input for Little's law."
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
 
 
 def missing(i: Inputs) -> str | None:
@@ -268,9 +240,3 @@ def missing(i: Inputs) -> str | None:
 
 def run(i: Inputs) -> LittlesLaw:
     return analyze_littles_law(i.con, i.ctx, GAUGE in i.metric_names)
-
-
-def _window_words(name: str) -> str:
-    """`the run`, `the hold`; the detected windows `before` and `after` as `the time after
-    the overload`."""
-    return f"the time {name} the overload" if name in ("before", "after") else f"the {name}"

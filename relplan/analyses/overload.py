@@ -12,22 +12,37 @@ detected from per-bin rates (queries/analyses/load_rates_by_bin.sql):
 - queue: the waiting gauge, else executions arrived and not yet scheduled, else attempts in
   flight.
 
-Ĉ (when `--capacity` and run.json give none) is estimated as the highest completion rate
-sustained over SUSTAIN_BINS consecutive bins while work was waiting in each. The overload is
+Ĉ (when `--capacity` and run.json give none) is estimated from bins in flow balance, where
+the work done in a bin is the work completed in it (capacity_estimate):
+1. under a standing queue: the median completion rate over at least SUSTAIN_BINS whole bins in
+   each of which work waited, little work was cut (client_gone attempts and aborted
+   executions at most CUT_SHARE of the completions: cut work kept the engine busy without
+   completing) and at least COLLAPSE of the best such bin completed (below it the engine
+   spends itself on work that completes later or never: the bin where the queue forms, work
+   cancelled or timed out). The median, not
+   the best bins: a backlog that drains completes in a burst work done earlier, and retried
+   prompts hit the prefix cache;
+2. else, by the utilization law (capacity = throughput ÷ busy share), from whole bins in which
+   nothing waited and the engine was busy at least MIN_BUSY of the time: completions ÷ busy
+   seconds, the busy seconds from vLLM's per-iteration log (`iteration elapsed time`,
+   --enable-logging-iteration-details). It counts each call's busy time at the batch sizes
+   of the calm bins; more batching under load makes a call cheaper, so it leans low.
+The spread of the bins' rates is the estimate's uncertainty. The overload is
 the first run of consecutive bins whose arrivals exceed Ĉ while work was waiting; without an
 arrival series, the first run of bins in which the waiting queue grew.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 import duckdb
 
 from relplan import sql
 from relplan.analyses.windows import Window, window_params
+from relplan.values import plural
 
-SUSTAIN_BINS = 3
 MIN_BIN_S = 30.0
 MAX_DETECT_BINS = 400
 
@@ -54,6 +69,26 @@ class Series:
     completions_source: str | None
     queue_source: str | None
     mean_prompt: float | None
+    busy: list[float | None] | None = None  # busy share of the engine(s), 0..1
+    cut: list[float] | None = None  # attempts cut by the client + executions aborted, per second
+    whole: list[bool] | None = None  # the bin lies wholly inside the data
+
+
+@dataclass(frozen=True)
+class CapacityEstimate:
+    rate: float  # calls per second
+    low: float  # the lowest bin's rate among those used
+    high: float
+    start_s: float  # first bin used, seconds from t0
+    bins: int
+    method: str  # how, in words (the figure's note)
+    rule: str  # short, for context.capacity_source
+
+
+SUSTAIN_BINS = 3
+CUT_SHARE = 0.1
+MIN_BUSY = 0.2
+COLLAPSE = 0.5  # a standing-queue bin completing less than this share of the best one wastes work
 
 
 def _width(span_s: float) -> float:
@@ -112,7 +147,30 @@ def series(con: duckdb.DuckDBPyConnection, t0: float, t_end: float) -> tuple[Ser
                 "admissions estimated from prefix_cache_queries ÷ mean prompt length"
                 f" ({mean_prompt:,.0f} tokens) plus the waiting gauge's growth"
             )
-    return Series(start, arr, comp, queue, a_src, c_src, q_src, mean_prompt), width
+    span = t_end - t0
+    busy = [
+        None if r["busy_s"] is None else float(r["busy_s"]) / (width * max(1, r["engines"]))
+        for r in rows
+    ]
+    cut = [float(r["cut"]) / width for r in rows]
+    whole = [x + width <= span + 1e-9 for x in start]
+    has_busy = any(b is not None for b in busy)
+    return (
+        Series(
+            start,
+            arr,
+            comp,
+            queue,
+            a_src,
+            c_src,
+            q_src,
+            mean_prompt,
+            busy if has_busy else None,
+            cut,
+            whole,
+        ),
+        width,
+    )
 
 
 def _mean_prompt(rows: list[dict[str, float]]) -> float | None:
@@ -124,39 +182,84 @@ def _mean_prompt(rows: list[dict[str, float]]) -> float | None:
 
 
 def estimate_capacity(s: Series) -> float | None:
-    est = capacity_estimate(s)
-    return None if est is None else est[0]
+    est = capacity_estimate(s, MIN_BIN_S)
+    return None if est is None else est.rate
 
 
-def capacity_estimate(s: Series) -> tuple[float, float, float, float] | None:
-    """Ĉ as the highest completion rate sustained over SUSTAIN_BINS consecutive bins while
-    work waited in each: (rate, lowest bin rate, highest bin rate of that run, its start in
-    seconds from t0) — the spread of the bins is the estimate's uncertainty."""
+def _balanced(s: Series, i: int) -> bool:
+    """Bin i is whole and little of its work was cut (module docstring)."""
+    comp = s.completions[i] if s.completions is not None else 0.0
+    cut = s.cut[i] if s.cut is not None else 0.0
+    whole = s.whole[i] if s.whole is not None else True
+    return whole and cut <= CUT_SHARE * comp
+
+
+def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
+    """Ĉ from the bins in flow balance (module docstring): under a standing queue, else by
+    the utilization law in calm bins; None when neither has the bins it needs."""
     if s.completions is None or s.queue is None:
         return None
-    best: tuple[float, float, float, float] | None = None
-    k = SUSTAIN_BINS
-    for i in range(len(s.completions) - k + 1):
-        if all(q > 0 for q in s.queue[i : i + k]):
-            run = s.completions[i : i + k]
-            rate = sum(run) / k
-            if rate > 0 and (best is None or rate > best[0]):
-                best = (rate, min(run), max(run), s.start_s[i])
-    return best
+    comp, queue = s.completions, s.queue
+    standing = [k for k in range(len(comp)) if queue[k] > 0 and _balanced(s, k)]
+    peak = max((comp[k] for k in standing), default=0.0)
+    used = [k for k in standing if comp[k] >= COLLAPSE * peak]
+    if peak > 0 and len(used) >= SUSTAIN_BINS:
+        rates = sorted(comp[k] for k in used)
+        rate = statistics.median(rates)
+        return CapacityEstimate(
+            rate=rate,
+            low=rates[0],
+            high=rates[-1],
+            start_s=s.start_s[used[0]],
+            bins=len(used),
+            method=f"median completion rate ({s.completions_source}) over {len(used)} bins of"
+            f" {width:g} s in each of which work waited ({s.queue_source}), at most {CUT_SHARE:.0%} of the work was cut and at least"
+            f" {COLLAPSE:.0%} of the best such bin completed; bins ranged"
+            f" {rates[0]:.3g}–{rates[-1]:.3g}/s",
+            rule=f"median {s.completions_source} rate over {len(used)} bins of {width:g} s"
+            f" while work was waiting ({s.queue_source})",
+        )
+    if s.busy is None:
+        return None
+    calm = [
+        k
+        for k, u in enumerate(s.busy)
+        if u is not None and u >= MIN_BUSY and queue[k] == 0 and comp[k] > 0 and _balanced(s, k)
+    ]
+    if not calm:
+        return None
+    done = sum(comp[k] for k in calm)
+    busy = sum(s.busy[k] or 0.0 for k in calm)
+    per_bin = [comp[k] / (s.busy[k] or 1.0) for k in calm]
+    rate = done / busy
+    return CapacityEstimate(
+        rate=rate,
+        low=min(per_bin),
+        high=max(per_bin),
+        start_s=s.start_s[calm[0]],
+        bins=len(calm),
+        method=f"utilization law: completions ({s.completions_source}) ÷ the engine's busy"
+        f" share (vLLM's iteration elapsed times) over {plural(len(calm), 'calm bin')} of"
+        f" {width:g} s (nothing waiting, busy {busy / len(calm):.0%} of the time on average); "
+        + (
+            f"bins ranged {min(per_bin):.3g}–{max(per_bin):.3g}/s"
+            if len(calm) > 1
+            else "one bin, so no spread to show"
+        )
+        + "; leans low: batching under load makes a call cheaper",
+        rule=f"utilization law: {s.completions_source} ÷ the engine's busy share over"
+        f" {plural(len(calm), 'calm bin')} of {width:g} s",
+    )
 
 
 def detect(
     con: duckdb.DuckDBPyConnection, t0: float, t_end: float, capacity: float | None
 ) -> Detection | None:
     s, width = series(con, t0, t_end)
-    c_hat = estimate_capacity(s)
+    est = capacity_estimate(s, width)
+    c_hat = None if est is None else est.rate
     cap = capacity if capacity is not None else c_hat
-    cap_rule = (
-        None
-        if capacity is not None or c_hat is None
-        else f"highest {s.completions_source} rate sustained over {SUSTAIN_BINS} bins of"
-        f" {width:g} s while work was waiting ({s.queue_source})"
-    )
+    cap_rule = None if capacity is not None or est is None else est.rule
     run = _first_run(s, cap)
     if run is None:
         return None
@@ -287,4 +390,21 @@ def deadline_from_attempts(con: duckdb.DuckDBPyConnection) -> tuple[float | None
     return mode, (
         f"from the data: {r['at_mode']:,} of {r['gone']:,} attempts the client left"
         f" lasted {mode:g} s"
+    )
+
+
+def deadline_from_retries(con: duckdb.DuckDBPyConnection) -> tuple[float | None, str | None]:
+    """An upper bound of the client deadline where cancellation was off: most retries of a
+    call started one gap after the previous attempt, which was still running (the client had
+    left it at D and waited before retrying): D <= that gap."""
+    r = sql.one(con, "analyses/client_deadline_from_retries")
+    if r is None or r["mode_s"] is None or r["pairs"] < MIN_GONE_ATTEMPTS:
+        return None, None
+    if r["at_mode"] < DEADLINE_SHARE * r["pairs"]:
+        return None, None
+    gap = float(r["mode_s"])
+    return gap, (
+        f"from the data, an upper bound: {r['at_mode']:,} of {r['pairs']:,} retries started {gap:g} s"
+        " after the previous attempt of their call, which was still running (the client left"
+        f" it at D, then waited): D <= {gap:g} s"
     )

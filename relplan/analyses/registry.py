@@ -9,11 +9,14 @@ A row says everything the rest of relplan needs to know about an analysis:
   with that message);
 - `render`: "module:function" of its text for `relplan analyze`, `(model, ctx) -> str`
   (default `relplan.text.analyze:render_default`: title, a table of its `windows`, its finding);
+- `finding`: "module:function" that words its one-sentence finding, `(model, ctx) -> str`
+  (relplan/text/findings.py); `analyze()` stores it in the model's `finding` field. None when
+  the model words nothing (or, like a toy analysis, fills its own);
 - `section`: "module:attribute" of its report section (a `relplan.report.section.Section`),
   or None when the report does not show it;
 - `data_checks`: optional, edge-case counts it finds on the way (fields of `DataChecks`).
 
-`render` and `section` are import strings, resolved when used, so that this layer never
+`render`, `finding` and `section` are import strings, resolved when used, so that this layer never
 imports the text renderer or the report (layering: analyses import neither relplan.report nor
 relplan.sim). tests/test_analyses_registry.py resolves every row.
 
@@ -47,6 +50,7 @@ from relplan.analyses import (
 from relplan.analyses.common import SkippedAnalysis
 from relplan.analyses.inputs import Inputs
 from relplan.analyses.result import AnalyzeResult
+from relplan.errors import UsageError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -59,6 +63,7 @@ class Analysis(Generic[M]):
     missing: Callable[[Inputs], str | None]
     run: Callable[[Inputs], M]
     render: str = "relplan.text.analyze:render_default"
+    finding: str | None = None
     section: str | None = None
     data_checks: Callable[[M], dict[str, int]] | None = None
 
@@ -70,6 +75,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=amplification.Amplification,
         missing=amplification.missing,
         run=amplification.run,
+        finding="relplan.text.findings:amplification",
         render="relplan.text.analyze:render_amplification",
         section="relplan.report.sections.amplification:SECTION",
     ),
@@ -79,6 +85,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=delivery.Delivery,
         missing=delivery.missing,
         run=delivery.run,
+        finding="relplan.text.findings:delivery",
         render="relplan.text.analyze:render_delivery",
         section="relplan.report.sections.delivery:SECTION",
     ),
@@ -88,6 +95,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=wasted_prefill.WastedPrefill,
         missing=wasted_prefill.missing,
         run=wasted_prefill.run,
+        finding="relplan.text.findings:wasted_prefill",
         render="relplan.text.analyze:render_wasted_prefill",
         section="relplan.report.sections.wasted_prefill:SECTION",
         data_checks=wasted_prefill.data_checks,
@@ -98,6 +106,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=counters.Counters,
         missing=counters.missing,
         run=counters.run,
+        finding="relplan.text.findings:counters",
         render="relplan.text.analyze:render_counters",
         section="relplan.report.sections.counters:SECTION",
     ),
@@ -107,6 +116,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=littles_law.LittlesLaw,
         missing=littles_law.missing,
         run=littles_law.run,
+        finding="relplan.text.findings:littles_law",
         render="relplan.text.analyze:render_littles_law",
         section="relplan.report.sections.littles_law:SECTION",
     ),
@@ -116,6 +126,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=retry_timing.RetryTiming,
         missing=retry_timing.missing,
         run=retry_timing.run,
+        finding="relplan.text.findings:retry_timing",
         render="relplan.text.analyze:render_retry_timing",
         section="relplan.report.sections.retry_timing:SECTION",
     ),
@@ -125,6 +136,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=capacity.CapacityCalibration,
         missing=capacity.missing,
         run=capacity.run,
+        finding="relplan.text.findings:capacity",
         render="relplan.text.analyze:render_capacity",
     ),
     Analysis(
@@ -133,6 +145,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=restarts.Restarts,
         missing=restarts.missing,
         run=restarts.run,
+        finding="relplan.text.findings:restarts",
         render="relplan.text.restarts:render_restarts",
         section="relplan.report.sections.restarts:SECTION",
     ),
@@ -151,6 +164,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=heavy_requests.HeavyRequests,
         missing=heavy_requests.missing,
         run=heavy_requests.run,
+        finding="relplan.text.findings:heavy_requests",
         render="relplan.text.heavy:render_heavy_requests",
         section="relplan.report.sections.heavy_requests:SECTION",
     ),
@@ -160,6 +174,7 @@ ANALYSES: tuple[Analysis[Any], ...] = (
         model=stuck.StuckEpisodes,
         missing=stuck.missing,
         run=stuck.run,
+        finding="relplan.text.findings:stuck",
         render="relplan.text.heavy:render_stuck",
         section="relplan.report.sections.heavy_requests:STUCK_SECTION",
     ),
@@ -173,6 +188,17 @@ def analyses() -> tuple[Analysis[Any], ...]:
 
 def names() -> tuple[str, ...]:
     return tuple(a.name for a in analyses())
+
+
+def check_names(only: list[str]) -> list[str]:
+    """`--only`'s names, refused (naming the flag) unless each is a registered analysis."""
+    known = names()
+    bad = [n for n in only if n not in known]
+    if bad:
+        raise UsageError(
+            "--only", f"unknown analysis {', '.join(bad)}; expected one of {', '.join(known)}"
+        )
+    return only
 
 
 def by_model(model: type[BaseModel]) -> Analysis[Any]:
@@ -204,4 +230,5 @@ def _result_model(rows: tuple[Analysis[Any], ...]) -> type[AnalyzeResult]:
     model: type[AnalyzeResult] = create_model(
         "AnalyzeResult", __base__=AnalyzeResult, __module__=AnalyzeResult.__module__, **fields
     )
+    model.field_of_model = {a.model: a.name for a in rows}
     return model

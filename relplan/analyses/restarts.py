@@ -27,6 +27,7 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
+from relplan.analyses.common import FINDING
 from relplan.analyses.context import RunContext
 from relplan.analyses.inputs import Inputs
 from relplan.analyses.restarts_episodes import (
@@ -133,7 +134,7 @@ class Restarts(StrictModel):
     nodes: list[NodeRestarts]
     rollouts: list[Rollout]
     inputs: list[str]
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def missing(i: Inputs) -> str | None:
@@ -199,9 +200,7 @@ def analyze_restarts(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Restart
         nodes=_nodes(restarts, gpu),
         rollouts=ro,
         inputs=_inputs(samples, events, gpu, ctx.has_proxy),
-        finding="",
     )
-    res.finding = _finding(res)
     return res
 
 
@@ -366,25 +365,3 @@ def _inputs(
     if gateway:
         out.append("gateway log")
     return out
-
-
-def _finding(r: Restarts) -> str:
-    if not r.restarts:
-        return f"No restart in the window on the {r.replicas_seen} pod(s) with restart signals."
-    text = (
-        f"{r.crashes} crash(es) and {r.planned} planned restart(s) on {r.replicas_seen} pod(s)"
-        f" ({r.crashes_per_replica:.2f} crashes per replica in the window)"
-    )
-    if r.streams_killed_per_crash is not None:
-        text += f"; {r.streams_killed_per_crash:.1f} streams killed per crash"
-    if r.mean_down_to_ready_s is not None:
-        text += f"; {r.mean_down_to_ready_s:.0f} s down per crash"
-    if r.crash_loops:
-        text += f"; crash loop on {', '.join(r.crash_loops)}"
-    if r.rollouts:
-        drained = sum(1 for x in r.rollouts if x.drained)
-        text += f"; {len(r.rollouts)} rollout(s), {drained} drained"
-    cordon = [n.node for n in r.nodes if n.cordon_candidate]
-    if cordon:
-        text += f"; cordon candidate(s): {', '.join(cordon)}"
-    return text + "."

@@ -10,7 +10,7 @@ the base every built class derives from: use it in annotations and read an analy
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -43,6 +43,9 @@ class AnalyzeResult(StrictModel):
     verdict: Assessment | None = Field(
         default=None, description="the verdict and the evidence ladder behind it"
     )
+    # The field of each analysis' model, filled by the registry when it builds the class
+    # (registry.result_model), so this module need not import the registry (no circle).
+    field_of_model: ClassVar[dict[type[BaseModel], str]] = {}
 
     if TYPE_CHECKING:  # fields the registry adds when it builds the class
         skipped: list[SkippedAnalysis]
@@ -50,8 +53,10 @@ class AnalyzeResult(StrictModel):
         def __getattr__(self, name: str) -> Any: ...
 
     def get(self, model: type[M]) -> M | None:
-        """The result of the analysis whose model is `model`, None when it did not run."""
-        from relplan.analyses import registry
-
-        value = getattr(self, registry.by_model(model).name, None)
+        """The result of the analysis whose model is `model`, None when it did not run.
+        KeyError when no registered analysis returns `model`."""
+        name = type(self).field_of_model.get(model)
+        if name is None:
+            raise KeyError(f"no registered analysis returns {model.__name__}")
+        value = getattr(self, name, None)
         return value if isinstance(value, model) else None

@@ -13,7 +13,7 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
-from relplan.analyses.common import WindowRow
+from relplan.analyses.common import FINDING, WindowRow
 from relplan.analyses.context import RunContext, window_params
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
@@ -46,7 +46,7 @@ class RetryTimingWindow(WindowRow):
 class RetryTiming(StrictModel):
     deadline_s: float | None
     windows: list[RetryTimingWindow]
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def analyze_retry_timing(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> RetryTiming:
@@ -89,28 +89,7 @@ def analyze_retry_timing(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Ret
                 null_reasons=why,
             )
         )
-    return RetryTiming(deadline_s=ctx.deadline_s, windows=out, finding=_finding(out[0]))
-
-
-def _finding(run: RetryTimingWindow) -> str:
-    if run.retries_after_abort == 0:
-        if run.retries:
-            return (
-                f"{run.retries:,} retries in the attempts table; {run.retries_with_execution:,}"
-                " created an execution after an earlier one, and none of those followed an"
-                " execution the engine trace shows aborted."
-            )
-        return "No retry created an execution after an aborted one."
-    text = f"{run.retries_after_abort:,} retries re-ran an aborted execution"
-    if run.gap_median_s is not None:
-        text += f"; median {run.gap_median_s:.1f} s from the abort to the retry's scheduling"
-    if run.slack_median_s is not None:
-        text += f"; median slack {run.slack_median_s:.1f} s before the retry's own deadline"
-        if run.slack_negative:
-            text += f", {run.slack_negative:,} reached the GPU after their client had gone"
-    if run.never_scheduled:
-        text += f"; {run.never_scheduled:,} never scheduled"
-    return text + "."
+    return RetryTiming(deadline_s=ctx.deadline_s, windows=out)
 
 
 def missing(i: Inputs) -> str | None:

@@ -42,6 +42,7 @@ from relplan.alerts.health import (
 )
 from relplan.alerts.rules import AlertRule, health_rules
 from relplan.alerts.samples import load_store
+from relplan.analyses.common import FINDING
 from relplan.analyses.inputs import Inputs
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
@@ -77,7 +78,7 @@ class StuckEpisodes(StrictModel):
     step_s: float
     replica_label: str | None
     episodes: list[StuckEpisode]
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def stuck_rule(label: str, names: dict[str, str]) -> AlertRule:
@@ -140,7 +141,6 @@ def _from_trace(i: Inputs) -> StuckEpisodes:
         step_s=i.opts.step,
         replica_label=None,
         episodes=episodes,
-        finding=_finding(episodes, range_s),
     )
 
 
@@ -208,7 +208,6 @@ def _from_metrics(i: Inputs) -> StuckEpisodes:
         step_s=step,
         replica_label=label,
         episodes=episodes,
-        finding=_finding(episodes, range_s),
     )
 
 
@@ -252,19 +251,3 @@ def _add_streams(i: Inputs, episodes: list[StuckEpisode]) -> None:
                 f"no proxy attempt names replica {e.replica}: the gateway names replicas"
                 " differently from the metrics' replica label"
             )
-
-
-def _finding(episodes: list[StuckEpisode], range_s: float) -> str:
-    if not episodes:
-        return f"No replica had requests running without generating a token for {range_s:g} s."
-    longest = max(episodes, key=lambda e: e.duration_s)
-    caught = [e.streams_caught for e in episodes if e.streams_caught is not None]
-    text = (
-        f"{len(episodes)} stuck episode{'s' if len(episodes) > 1 else ''}"
-        f" (requests running, no token for {range_s:g} s or more)"
-        f" on {len({e.replica for e in episodes})} replica(s); the longest"
-        f" {longest.duration_s:.0f} s on {longest.replica or 'the only replica'}"
-    )
-    if caught:
-        text += f"; {sum(caught):,} streams caught"
-    return text + "."

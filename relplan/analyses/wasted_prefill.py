@@ -19,11 +19,10 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
-from relplan.analyses.common import WindowRow, ratio
+from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, segments
 from relplan.analyses.inputs import Inputs
 from relplan.models import StrictModel
-from relplan.values import pct
 
 FATES = ("delivered", "finished_for_nobody", "finished", "aborted", "unfinished", "unknown")
 
@@ -57,7 +56,7 @@ class WastedPrefill(StrictModel):
     windows: list[WastedPrefillWindow] = Field(
         description="whole run and phases (replica null), then per replica"
     )
-    finding: str
+    finding: str = Field(default="", description=FINDING)
 
 
 def analyze_wasted_prefill(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> WastedPrefill:
@@ -79,7 +78,7 @@ def analyze_wasted_prefill(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> W
     for rep in keys:
         for w in windows:
             out.append(_row(ctx, w.name, w.a, w.b, rep, groups.get((w.name, rep), [])))
-    return WastedPrefill(source="engine trace", windows=out, finding=_finding(out[0]))
+    return WastedPrefill(source="engine trace", windows=out)
 
 
 def _row(
@@ -129,23 +128,6 @@ def _row(
         recomputed_share=ratio(rec, total, why, "recomputed_share", none),
         null_reasons=why,
     )
-
-
-def _finding(run: WastedPrefillWindow) -> str:
-    if run.computed_tokens == 0:
-        return "No prompt tokens were computed in the window."
-    wasted = run.tokens_by_fate["aborted"] + run.tokens_by_fate["finished_for_nobody"]
-    text = (
-        f"{pct(run.aborted_share, 0)} of computed prefill went to executions"
-        " that were later aborted"
-        f" ({pct(wasted / run.computed_tokens, 0)} including responses finished for nobody)"
-    )
-    if run.before_first_output_share:
-        text += (
-            f"; {pct(run.before_first_output_share, 0)} was aborted before its first output,"
-            " which vLLM's prompt-token counter never records"
-        )
-    return text + "."
 
 
 def missing(i: Inputs) -> str | None:

@@ -83,8 +83,9 @@ def analyze(
     Example: relplan analyze --db incident.duckdb --phases base=0:120,pulse=120:227
     """
     from relplan import analyses as analyses_mod
-    from relplan.analyses.findings import findings, parse_fail_on
+    from relplan.analyses.findings import parse_fail_on
     from relplan.text.analyze import render_analysis
+    from relplan.text.findings import fail_on_findings
     from relplan.workspace import open_workspace, resolve_db
     from relplan.workspace.attached import narrow
 
@@ -99,7 +100,9 @@ def analyze(
         t_to=time_flag(t_to, "--to"),
         replica_label=replica_label,
         prometheus_url=prometheus_url,
-        only=[n.strip() for item in (only or []) for n in item.split(",") if n.strip()],
+        only=analyses_mod.registry.check_names(
+            [n.strip() for item in (only or []) for n in item.split(",") if n.strip()]
+        ),
     )
     # The analyses word their findings too: their times follow --tz as well.
     with use_tz(zone), open_workspace(resolve_db(db), read_only=True) as con:
@@ -109,6 +112,6 @@ def analyze(
         result = analyses_mod.analyze(con, opts)
         out = result.model_dump_json(indent=2) if json_out else render_analysis(result)
     typer.echo(out)
-    found = findings(result, gates)
+    found = fail_on_findings(result, gates)
     if found:
         raise FindingError("; ".join(found))

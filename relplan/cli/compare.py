@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from relplan.cli.options import input_flags_but_format
 from relplan.errors import FindingError, UsageError
 
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
+
+@input_flags_but_format
 def compare(
     sides: Annotated[
         list[str] | None,
@@ -39,9 +44,14 @@ def compare(
         bool,
         typer.Option("--list-figures", help="List the figure names (of these sides, if given)."),
     ] = False,
+    *,
+    inputs: IngestOptions,
 ) -> None:
     """Compare incidents, runs or builds: verdicts, every shared figure's difference, its
     direction and whether it is beyond noise.
+
+    Input folders are ingested with the input flags (all but `--format`, which is the
+    output's here), as `relplan ingest` would.
 
     Example: relplan compare before.duckdb after.duckdb --fail-if "on_time.hold < -5pt"
     """
@@ -53,7 +63,7 @@ def compare(
     if list_figures and not sides:
         typer.echo(render_figure_list())
         return
-    result = run_compare(list(sides or []), fail_if=fail_if or [])
+    result = run_compare(list(sides or []), fail_if=fail_if or [], inputs=inputs)
     if list_figures:
         typer.echo(render_figure_list([r.name for r in result.figures]))
         return

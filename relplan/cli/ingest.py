@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -93,7 +92,7 @@ def ingest(
             raise UsageError("--start", "a live pull needs --start and --end")
         t_start = parse_instant(start, "--start")
         t_end = parse_instant(end, "--end")
-        opts = dataclasses.replace(opts, timeout=parse_duration(timeout, "--timeout"))
+        opts = opts.replace(timeout=parse_duration(timeout, "--timeout"))
         rep = ingest_mod.pull_prometheus(
             target, prometheus_url, match, t_start, t_end, parse_duration(step, "--step"), opts
         )

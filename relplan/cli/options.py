@@ -3,6 +3,9 @@
 The input flags of `relplan ingest` and `relplan report PATH` are one group: `@input_flags`
 adds every one of them to a command and hands the command one `inputs: IngestOptions`
 (relplan/ingest/base.py), so the two commands cannot drift apart (tests/test_cli_inputs.py).
+Only `--kind`, `--format` and `--on-error` are named here; every other input flag is declared
+by the input format that reads it (relplan/ingest/adapter.InputOption) and made into a flag
+from the registry by `InputsCommand`.
 The run-context flags of `relplan analyze` and `relplan report` (`--phases`, `--capacity`,
 `--deadline`, `--delivery-window`) are another: `@run_flags` hands the command `run: RunFlags`.
 
@@ -19,10 +22,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer import _click as click
+from typer._click.globals import get_current_context
 from typer.core import TyperCommand
 
 from relplan.errors import UsageError
-from relplan.values import parse_duration, parse_instant, parse_time_flag, positive
+from relplan.values import (
+    PhaseBounds,
+    parse_duration,
+    parse_phases,
+    parse_time_flag,
+    positive,
+)
 
 if TYPE_CHECKING:
     from relplan.ingest.base import IngestOptions
@@ -127,8 +137,15 @@ def _finding_names() -> str:
     return ", ".join(FAIL_ON)
 
 
+def _control_names() -> str:
+    from relplan.whatif.controls import control_names
+
+    return ", ".join(control_names())
+
+
 LAZY_HELP: dict[str, Callable[[], str]] = {
     "{analyses}": _analysis_names,
+    "{controls}": _control_names,
     "{findings}": _finding_names,
     "{formats}": _format_names,
     "{kinds}": _kind_names,
@@ -158,9 +175,9 @@ def _flag(name: str, default: Any, annotation: Any) -> inspect.Parameter:
     return inspect.Parameter(name, _KW, default=default, annotation=annotation)
 
 
-# One row per IngestOptions field a user sets. `{formats}` and `{kinds}` are filled in by
-# LazyHelpCommand from the input-format registry (relplan/ingest/registry.py; a heavy import,
-# done only for --help and the reference).
+# The general input flags, which every format honours. `{formats}` and `{kinds}` are filled in
+# by LazyHelpCommand from the input-format registry (relplan/ingest/registry.py; a heavy
+# import, done only for --help and the reference).
 _PARAMS = [
     _flag(
         "kind",
@@ -184,94 +201,19 @@ _PARAMS = [
             ),
         ],
     ),
-    _flag(
-        "year",
-        None,
-        Annotated[int | None, typer.Option(help="Year of vLLM log timestamps that carry none.")],
-    ),
-    _flag(
-        "at",
-        None,
-        Annotated[
-            str | None,
-            typer.Option(
-                metavar="TIME",
-                help="When a timestamp-less /metrics scrape was taken (RFC 3339 with an offset"
-                " or epoch seconds), for files whose names carry no time.",
-            ),
-        ],
-    ),
-    _flag(
-        "map_file",
-        None,
-        Annotated[
-            Path | None,
-            typer.Option(
-                "--map",
-                metavar="FILE",
-                exists=True,
-                dir_okay=False,
-                help="TOML mapping file for any other gateway's log (docs/formats.md).",
-            ),
-        ],
-    ),
-    _flag(
-        "call_key",
-        None,
-        Annotated[
-            str | None,
-            typer.Option(
-                metavar="HEADER",
-                help="Gateway logs without a per-call key: the header the caller sets per call"
-                " (Idempotency-Key, X-Request-Id); its lines are the tries of one call.",
-            ),
-        ],
-    ),
-    _flag(
-        "attempt_field",
-        None,
-        Annotated[
-            str | None,
-            typer.Option(
-                metavar="FIELD",
-                help="Gateway logs: the field giving the attempt number (x-stainless-retry-count).",
-            ),
-        ],
-    ),
-    _flag(
-        "log_format",
-        None,
-        Annotated[
-            str | None,
-            typer.Option(
-                "--log-format",
-                "--nginx-format",
-                metavar="STRING",
-                help="The access log's format string: nginx `log_format` ($remote_addr ...,"
-                " or an nginx.conf to read it from) or Envoy's (%START_TIME% ...).",
-            ),
-        ],
-    ),
-    _flag(
-        "bench_start",
-        None,
-        Annotated[
-            str | None,
-            typer.Option(
-                metavar="TIME",
-                help="`vllm bench serve` results: wall-clock time of the first request"
-                " (default: the run's `date`).",
-            ),
-        ],
-    ),
-    _flag(
-        "call_id_field",
-        "x-request-id",
-        Annotated[str, typer.Option(help="Envoy JSON access logs: the field holding the call id.")],
-    ),
 ]
 
-INPUT_FLAGS = tuple(p.name for p in _PARAMS)
+GENERAL_FLAGS = tuple(p.name for p in _PARAMS)
+# Where InputsCommand leaves the values of the formats' own flags for the command.
+_OWN_VALUES = "relplan.input_options"
+
+
+def input_flag_names() -> tuple[str, ...]:
+    """The parameter names of every input flag: the general ones, then each format's own
+    (declared by its adapter, relplan/ingest/adapter.InputOption)."""
+    from relplan.ingest import registry
+
+    return GENERAL_FLAGS + tuple(registry.input_options())
 
 
 def build_inputs(
@@ -279,34 +221,67 @@ def build_inputs(
     kind: str | None = None,
     fmt: str | None = None,
     on_error: str = "fail",
-    year: int | None = None,
-    at: str | None = None,
-    map_file: Path | None = None,
-    call_key: str | None = None,
-    attempt_field: str | None = None,
-    log_format: str | None = None,
-    bench_start: str | None = None,
-    call_id_field: str = "x-request-id",
+    own: dict[str, Any] | None = None,
 ) -> IngestOptions:
-    """IngestOptions from the flags' values, each checked and named in its error."""
+    """IngestOptions from the flags' values, each checked and named in its error; `own` holds
+    the formats' own flags by field (a value given is converted by its declaration)."""
+    from relplan.ingest import registry
     from relplan.ingest.base import IngestOptions
-    from relplan.ingest.metrics.scrape_time import parse_at
 
     if on_error not in ("fail", "skip"):
         raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")
-    return IngestOptions(
-        kind=kind,
-        fmt=fmt,
-        on_error=on_error,
-        year=year,
-        at=None if at is None else parse_at(at),
-        call_id_field=call_id_field,
-        call_key=call_key,
-        attempt_field=attempt_field,
-        log_format=log_format,
-        map_file=map_file,
-        bench_start=None if bench_start is None else parse_instant(bench_start, "--bench-start"),
-    )
+    declared = registry.input_options()
+    values: dict[str, Any] = {}
+    for name, value in (own or {}).items():
+        o = declared[name]
+        if value is not None and value != o.default:  # a flag given
+            values[name] = o.convert(value) if o.convert is not None else value
+    return IngestOptions(kind=kind, fmt=fmt, on_error=on_error, **values)
+
+
+def _own_params() -> list[click.Parameter]:
+    """The formats' own input flags as click parameters, made by typer from their declarations
+    (so they read and show as every other flag does)."""
+    from typer.main import get_command
+
+    from relplan.ingest import registry
+
+    params = []
+    for o in registry.input_options().values():
+        info = typer.Option(*o.names, help=o.help, metavar=o.metavar)
+        if o.exists:
+            info = typer.Option(
+                *o.names, help=o.help, metavar=o.metavar, exists=True, dir_okay=False
+            )
+        annotation = o.type if o.default is not None else o.type | None
+        params.append(_flag(o.field, o.default, Annotated[annotation, info]))
+
+    def holder(**values: Any) -> None:
+        """Only carries the signature."""
+
+    holder.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    app = typer.Typer(add_completion=False)
+    app.command()(holder)
+    return list(get_command(app).params)
+
+
+class InputsCommand(LazyHelpCommand):
+    """A command given the input flags by `@input_flags`: the formats' own flags come from the
+    input-format registry when the command's parameters are first used (its run, its --help,
+    the CLI reference), so loading the CLI imports no reader."""
+
+    _own: list[click.Parameter] | None = None
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if self._own is None:
+            self._own = _own_params()
+            self.params = [*self.params, *self._own]
+        return super().get_params(ctx)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        own = {p.name for p in self._own or () if p.name}
+        ctx.meta[_OWN_VALUES] = {n: ctx.params.pop(n) for n in list(ctx.params) if n in own}
+        return super().invoke(ctx)
 
 
 def _flag_group(
@@ -338,12 +313,29 @@ def _flag_group(
 
 
 def input_flags(func: Callable[..., None]) -> Callable[..., None]:
-    """Give a command the input flags; it receives them as `inputs: IngestOptions`.
+    """Give a command the input flags; it receives them as `inputs: IngestOptions`. Register
+    it with `cls=InputsCommand` (relplan/cli/root.py), which adds the formats' own flags.
 
     The command's own parameters keep their order; the input flags follow them. typer reads
     the signature set here (`__signature__`), so the flags exist in --help and the reference.
     """
-    return _flag_group(func, "inputs", _PARAMS, build_inputs)
+    return _input_flags(func, _PARAMS)
+
+
+def input_flags_but_format(func: Callable[..., None]) -> Callable[..., None]:
+    """`@input_flags` for a command whose own `--format` is its output's (`relplan
+    compare`): every input flag but the forced input format."""
+    return _input_flags(func, [p for p in _PARAMS if p.name != "fmt"])
+
+
+def _input_flags(func: Callable[..., None], params: list[inspect.Parameter]) -> Callable[..., None]:
+    def build(**general: Any) -> IngestOptions:
+        own = get_current_context().meta.get(_OWN_VALUES)
+        if own is None:
+            raise TypeError(f"{func.__name__} takes input flags: register it with InputsCommand")
+        return build_inputs(**general, own=own)
+
+    return _flag_group(func, "inputs", params, build)
 
 
 # The run-context flags: what a user knows about the run and would otherwise put in run.json.
@@ -354,7 +346,7 @@ class RunFlags:
     """`--phases`, `--capacity`, `--deadline`, `--delivery-window`, checked; None when not
     given (run.json's value, or the one found in the data, then applies)."""
 
-    phases: str | None = None
+    phases: list[PhaseBounds] | None = None
     capacity: float | None = None
     deadline: float | None = None
     delivery_window: float | None = None
@@ -378,7 +370,7 @@ def build_run_flags(
 ) -> RunFlags:
     """RunFlags from the flags' text, each checked and named in its error."""
     return RunFlags(
-        phases=phases,
+        phases=None if phases is None else parse_phases(phases),
         capacity=positive_flag(capacity, "--capacity"),
         deadline=duration_flag(deadline, "--deadline"),
         delivery_window=duration_flag(delivery_window, "--delivery-window"),

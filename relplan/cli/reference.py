@@ -1,6 +1,6 @@
 """docs/cli.md, generated from the typer app: every command's `--help`, and the value syntax.
 
-    python -m relplan.cli.reference --write     # rewrite docs/cli.md
+    python -m relplan.cli.reference --write     # rewrite docs/cli.md (and whatif's controls)
     python -m relplan.cli.reference             # print it
 
 tests/test_cli_reference.py regenerates it and fails when docs/cli.md differs. The help text is
@@ -24,6 +24,7 @@ from relplan.errors import ExitCode
 
 WIDTH = 100
 DOC = Path("docs/cli.md")
+WHATIF_DOC = Path("docs/whatif.md")  # its Controls table (relplan/text/whatif.py)
 REGENERATE = "python -m relplan.cli.reference --write"
 
 
@@ -95,6 +96,11 @@ def main(argv: list[str]) -> int:
     if argv == ["--write"]:
         DOC.write_text(text, encoding="utf-8")
         print(f"wrote {DOC}")
+        from relplan.text.whatif import with_controls_table
+
+        doc = WHATIF_DOC.read_text(encoding="utf-8")
+        WHATIF_DOC.write_text(with_controls_table(doc), encoding="utf-8")
+        print(f"wrote {WHATIF_DOC} (the controls table)")
     elif not argv:
         sys.stdout.write(text)
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -101,7 +100,7 @@ def report(
 
     when = datetime.now(timezone.utc).replace(microsecond=0)
     settings = {
-        **dataclasses.asdict(inputs),
+        **inputs.as_dict(),
         **run.options(),
         "whatif": whatif,
         "tz": tz,

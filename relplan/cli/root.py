@@ -149,22 +149,23 @@ def _root(
 
 # The command table, in the order of `relplan -h`: (name, module in relplan.cli, attribute,
 # what it is). "group" is a typer app of subcommands; "lazy-help" a command whose option help
-# names the format registry (options.LazyHelpCommand). A module is imported only when its
+# names the format registry (options.LazyHelpCommand); "inputs" one that also takes every input
+# format's own flags from the registry (options.InputsCommand). A module is imported only when its
 # command is built, so `relplan budget` imports and builds budget alone (see main()).
 COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ("budget", "planning", "budget", "command"),
     ("pulse", "planning", "pulse", "command"),
     ("analyze", "analyze", "analyze", "lazy-help"),
     ("simulate", "simulate", "simulate_app", "group"),
-    ("ingest", "ingest", "ingest", "lazy-help"),
+    ("ingest", "ingest", "ingest", "inputs"),
     ("inspect", "ingest", "inspect", "command"),
     ("record", "record", "record", "command"),
     ("alerts", "alerts", "alerts_app", "group"),
-    ("report", "report", "report", "lazy-help"),
+    ("report", "report", "report", "inputs"),
     ("whatif", "whatif", "whatif_app", "group"),
     ("drill", "drill", "drill", "command"),
     ("lab", "lab", "lab_app", "group"),
-    ("compare", "compare", "compare", "command"),
+    ("compare", "compare", "compare", "inputs"),
 )
 COMMAND_NAMES = frozenset(name for name, *_ in COMMANDS)
 
@@ -181,10 +182,11 @@ def build_app(only: str | None = None) -> typer.Typer:
         target = getattr(importlib.import_module(f"relplan.cli.{module}"), attr)
         if kind == "group":
             new.add_typer(target, name=name)
-        elif kind == "lazy-help":
-            from relplan.cli.options import LazyHelpCommand
+        elif kind in ("lazy-help", "inputs"):
+            from relplan.cli.options import InputsCommand, LazyHelpCommand
 
-            new.command(name, cls=LazyHelpCommand)(target)
+            cls = InputsCommand if kind == "inputs" else LazyHelpCommand
+            new.command(name, cls=cls)(target)
         else:
             new.command(name)(target)
     return new

@@ -10,7 +10,14 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from relplan.cli.options import CapacityOption, DbOption, DeadlineOption, JsonFlag, duration_flag
+from relplan.cli.options import (
+    CapacityOption,
+    DbOption,
+    DeadlineOption,
+    JsonFlag,
+    LazyHelpCommand,
+    duration_flag,
+)
 from relplan.cli.progress import ProgressBar
 
 
@@ -87,14 +94,18 @@ def _whatif() -> None:
     """
 
 
-@whatif_app.command("run")
+@whatif_app.command("run", cls=LazyHelpCommand)
 def whatif_run(
     db: DbOption = None,
     seeds: Annotated[int, typer.Option(help="Seeds per control (1..N).")] = 3,
     jobs: Annotated[int, typer.Option(help="Parallel processes.")] = 2,
     control: Annotated[
         list[str] | None,
-        typer.Option("--control", metavar="NAME", help="Replay only these controls (repeatable)."),
+        typer.Option(
+            "--control",
+            metavar="NAME",
+            help="Replay only these controls (repeatable or comma-separated): {controls}.",
+        ),
     ] = None,
     scenario: Annotated[
         list[str] | None,

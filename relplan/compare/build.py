@@ -3,7 +3,9 @@ differences, the figures only some sides have, and the gate."""
 
 from __future__ import annotations
 
-from relplan.analyses.options import AnalyzeOptions
+from typing import TYPE_CHECKING
+
+from relplan.compare import extract as X
 from relplan.compare import figures as F
 from relplan.compare import gate as G
 from relplan.compare import noise
@@ -16,6 +18,7 @@ from relplan.compare.model import (
     NotCompared,
     PhaseAlignment,
     RunInfo,
+    RunValue,
     SeriesPoint,
     SideInfo,
     SideValue,
@@ -23,11 +26,13 @@ from relplan.compare.model import (
 from relplan.compare.sides import Run, Side, load_sides
 from relplan.errors import UsageError
 
+if TYPE_CHECKING:
+    from relplan.analyses.options import AnalyzeOptions
+    from relplan.ingest.base import IngestOptions
+
 
 def _phases(run: Run) -> list[F.Window]:
-    ctx = run.result.context
-    out = [F.Window(p.name, p.start_s, p.end_s) for p in ctx.phases]
-    return out
+    return [F.Window(p.name, p.start_s, p.end_s) for p in run.figures.phases]
 
 
 def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | None]]]]]:
@@ -39,7 +44,7 @@ def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | 
     aligned: list[tuple[str, list[list[F.Window | None]]]] = [
         ("run", [[None for _ in s.runs] for s in sides])
     ]
-    steady = [[r.result.context.steady for r in s.runs] for s in sides]
+    steady = [[r.figures.steady for r in s.runs] for s in sides]
     if all(x is not None for row in steady for x in row):
         aligned.append(
             (
@@ -50,7 +55,7 @@ def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | 
                 ],
             )
         )
-    overloads = [r.result.context.overload_phase for r in runs]
+    overloads = [r.figures.overload_phase for r in runs]
     if common and (len(common) == len(names[0]) or None in overloads):
         how = "by name"
         for n in common:
@@ -64,7 +69,7 @@ def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | 
     for si, s in enumerate(sides):
         for ri, r in enumerate(s.runs):
             ph = _phases(r)
-            k = [w.name for w in ph].index(r.result.context.overload_phase or "")
+            k = [w.name for w in ph].index(r.figures.overload_phase or "")
             for i, w in enumerate(ph):
                 grid = offsets.setdefault(i - k, [[None] * len(x.runs) for x in sides])
                 grid[si][ri] = w
@@ -99,12 +104,14 @@ def _rows(
     for fam in F.FAMILIES:
         for wname, grid in windows if fam.per_window else whole:
             name = f"{fam.name}.{wname}" if fam.per_window else fam.name
-            per_side: list[list[F.Measured | None]] = []
+            per_side: list[list[RunValue | None]] = []
             reasons: dict[str, str] = {}
             for s, row in zip(sides, grid, strict=True):
-                got: list[F.Measured | None] = []
+                got: list[RunValue | None] = []
                 for run, w in zip(s.runs, row, strict=True):
-                    m = fam.read(run.result, w)
+                    m = run.figures.figures.get(
+                        X.key(fam, w.name if w else None), "no such window in the run"
+                    )
                     if isinstance(m, str):
                         reasons.setdefault(s.label, m)
                         got.append(None)
@@ -113,7 +120,11 @@ def _rows(
                 per_side.append(got)
             have = [s.label for s, got in zip(sides, per_side, strict=True) if any(got)]
             if len(have) < len(sides):
-                why = "; ".join(f"{k}: {v}" for k, v in reasons.items() if k not in have)
+                by_reason: dict[str, list[str]] = {}
+                for label, reason in reasons.items():
+                    if label not in have:
+                        by_reason.setdefault(reason, []).append(label)
+                why = "; ".join(f"{', '.join(ls)}: {r}" for r, ls in by_reason.items())
                 missing.append(NotCompared(name=name, reason=why, supported_by=have))
                 continue
             bands = [noise.side_band(got) for got in per_side]
@@ -217,48 +228,25 @@ def check_gates(gates: list[G.Gate], rows: list[FigureRow], labels: list[str]) -
 
 
 def series(sides: list[Side]) -> list[SeriesPoint]:
-    """The paired charts' rows, from the analyses' series of each side's first run."""
-    out: list[SeriesPoint] = []
-    for s in sides:
-        res = s.runs[0].result
-        amp, ll = res.amplification, res.littles_law
-        if amp is not None:
-            for b in amp.series:
-                done = b.completed_for_waiting
-                out.append(
-                    SeriesPoint(
-                        side=s.label,
-                        measure="delivered_per_s",
-                        t_s=b.start_s,
-                        value=None if done is None else done / amp.series_bin_s,
-                    )
-                )
-                epc = (
-                    b.executions_accepted / b.calls
-                    if b.calls and b.executions_accepted is not None
-                    else None
-                )
-                out.append(
-                    SeriesPoint(
-                        side=s.label, measure="executions_per_call", t_s=b.start_s, value=epc
-                    )
-                )
-        if ll is not None:
-            out += [
-                SeriesPoint(side=s.label, measure="waiting", t_s=b.start_s, value=b.waiting_l)
-                for b in ll.series
-            ]
-    return out
+    """The paired charts' rows: the analyses' series of each side's first run."""
+    return [
+        SeriesPoint(side=s.label, measure=p.measure, t_s=p.t_s, value=p.value)
+        for s in sides
+        for p in s.runs[0].figures.series
+    ]
 
 
 def compare(
-    specs: list[str], opts: AnalyzeOptions | None = None, fail_if: list[str] | None = None
+    specs: list[str],
+    opts: AnalyzeOptions | None = None,
+    fail_if: list[str] | None = None,
+    inputs: IngestOptions | None = None,
 ) -> Comparison:
     """Compare the sides named by `specs` (the first is the baseline)."""
     if len(specs) < 2:
         raise UsageError("SIDES", "expected at least two sides (the first is the baseline)")
     gates = [G.parse_gate(e) for e in fail_if or []]  # usage errors before any work
-    sides = load_sides(specs, opts or AnalyzeOptions())
+    sides = load_sides(specs, opts, inputs)
     how, windows = align(sides)
     rows, missing = _rows(sides, windows)
     lines = check_gates(gates, rows, [s.label for s in sides])
@@ -272,7 +260,7 @@ def compare(
                     RunInfo(
                         source=str(r.spec.path),
                         kind=r.spec.kind,
-                        verdict=r.result.verdict.verdict if r.result.verdict else None,
+                        verdict=r.figures.verdict,
                     )
                     for r in s.runs
                 ],

@@ -3,6 +3,8 @@ for each a resampler for its noise band where the model holds the unit to resamp
 
 A family is either per window (`on_time.hold`: one value per aligned phase, `run` and
 `steady`) or whole-run (`capacity`). `FAMILIES` is the catalogue `--list-figures` prints.
+The readers run once per run, in relplan/compare/extract.py; the analyses are imported there
+only, so that a comparison served from the cache never loads them.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from relplan.analyses.result import AnalyzeResult
-
 if TYPE_CHECKING:
     import numpy as np
+
+    from relplan.analyses.result import AnalyzeResult
 
 Sampler = Callable[["np.random.Generator", int], "np.ndarray[Any, Any]"]
 
@@ -33,7 +35,7 @@ class Window:
     end_s: float
 
 
-Reader = Callable[[AnalyzeResult, Window | None], "Measured | str"]
+Reader = Callable[["AnalyzeResult", "Window | None"], "Measured | str"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ def _share(field: str, count: str) -> Reader:
         if row is None or row.calls == 0:
             return "no calls arrived in the window"
         share = getattr(row, field)
+        if share is None:
+            return row.null_reasons.get(field) or f"{field} is null in the window"
         draw, method = _binomial(row.calls, share, "calls")
         return Measured(share, draw, method)
 
@@ -214,6 +218,64 @@ def _verdict_figure(key: str) -> Reader:
     return read
 
 
+def _drain(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    v = res.verdict
+    if v is None:
+        return "no verdict"
+    dr = v.drain
+    if dr is None:
+        return "no overload phase: nothing to drain"
+    if dr.drained_after_s is None:
+        return dr.null_reason or "not drained"
+    return Measured(
+        float(dr.drained_after_s), None, "none: one crossing time per run (needs several runs)"
+    )
+
+
+# vLLM's latency histograms compare reads (relplan.analyses.histograms.BASES keys).
+HISTOGRAMS: tuple[tuple[str, str, str], ...] = (
+    ("ttft", "time to first token", "vllm:time_to_first_token_seconds"),
+    ("queue", "queue time", "vllm:request_queue_time_seconds"),
+    ("e2e", "end-to-end latency", "vllm:e2e_request_latency_seconds"),
+)
+QUANTILES: tuple[float, ...] = (0.5, 0.9, 0.99)
+
+
+def _latency(key: str, metric: str, q: float) -> Reader:
+    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+        v = res.verdict
+        h = next((h for h in v.latency if h.key == key), None) if v is not None else None
+        if h is None:
+            return f"no {metric} histogram"
+        name = "run" if w is None else w.name
+        row = next((x for x in h.windows if x.window == name), None)
+        p = next((p for p in row.percentiles if p.q == q), None) if row is not None else None
+        if row is None or not row.requests or p is None:
+            return h.null_reason or "no request finished in the window (the histogram did not rise)"
+        return Measured(
+            p.value,
+            None,
+            "none: a histogram estimate within its bucket (per window, no unit to resample)",
+        )
+
+    return read
+
+
+def _restarts(field: str, why_none: str = "") -> Reader:
+    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+        r = _need(res, "restarts")
+        if isinstance(r, str):
+            return r
+        value = getattr(r, field)
+        if value is None:
+            return why_none
+        return Measured(
+            float(value), None, "none: counts of restarts over the window (needs several runs)"
+        )
+
+    return read
+
+
 FAMILIES: tuple[Family, ...] = (
     Family(
         "delivered",
@@ -317,17 +379,76 @@ FAMILIES: tuple[Family, ...] = (
         False,
         _verdict_figure("preemptions"),
     ),
+    Family(
+        "drain_s",
+        "drained after: backlog back to its pre-pulse level",
+        "s",
+        "lower",
+        "verdict",
+        False,
+        _drain,
+    ),
+    *(
+        Family(
+            f"{key}_p{round(q * 100)}",
+            f"{label}, p{round(q * 100)} (estimate from {metric})",
+            "s",
+            "lower",
+            "verdict",
+            True,
+            _latency(key, metric, q),
+        )
+        for key, label, metric in HISTOGRAMS
+        for q in QUANTILES
+    ),
+    Family(
+        "crashes_per_30d",
+        "crashes per replica per 30 days (the error budget's C; burn grows with it)",
+        "count",
+        "lower",
+        "restarts",
+        False,
+        _restarts("crashes_per_replica_per_30d"),
+    ),
+    Family(
+        "planned_restarts_per_30d",
+        "planned restarts per replica per 30 days (the error budget's P)",
+        "count",
+        "lower",
+        "restarts",
+        False,
+        _restarts("planned_per_replica_per_30d"),
+    ),
+    Family(
+        "streams_killed_per_crash",
+        "streams a crash killed (gateway log)",
+        "ratio",
+        "lower",
+        "restarts",
+        False,
+        _restarts(
+            "streams_killed_per_crash", "no crash, or no gateway log to see the streams it cut"
+        ),
+    ),
+    Family(
+        "break_even_stream_s",
+        "longest stream a 99.9 % budget over 30 days survives on crashes alone",
+        "s",
+        "higher",
+        "restarts",
+        False,
+        _restarts("break_even_stream_s", "no crash in the window"),
+    ),
 )
 
 # Asked for, but no analysis reports them: listed, never computed here.
 NOT_IN_ANALYSES: tuple[tuple[str, str], ...] = (
     (
-        "queue_p50/p99",
-        "no analysis reports queue-time percentiles (Little's law gives the mean wait: queue_wait)",
+        "error_budget_burn",
+        "the restarts analysis gives the budget's inputs, not a burn (that needs the stream"
+        " duration d): compare crashes_per_30d and break_even_stream_s; streams of d seconds"
+        " burn d / break_even_stream_s of a 99.9 % budget on crashes alone (relplan budget)",
     ),
-    ("ttft_p50/p99", "no analysis reports TTFT percentiles (the verdict has the mean: ttft_mean)"),
-    ("drain_s", "no analysis reports a drain time"),
-    ("error_budget_burn", "no analysis reports an error-budget burn"),
 )
 
 

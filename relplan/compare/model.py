@@ -82,6 +82,42 @@ class SeriesPoint(StrictModel):
     value: float | None
 
 
+class RunValue(StrictModel):
+    """One run's figure in one of its windows, with the run's own noise band."""
+
+    value: float
+    low: float | None = Field(description="low end of the run's band (bootstrap), null: none")
+    high: float | None
+    method: str = Field(description="what was resampled, or why nothing could be")
+
+
+class RunWindow(StrictModel):
+    name: str = Field(description="the run's own name of the window")
+    start_s: float
+    end_s: float
+
+
+class RunPoint(StrictModel):
+    measure: Literal["delivered_per_s", "waiting", "executions_per_call"]
+    t_s: float
+    value: float | None
+
+
+class RunFigures(StrictModel):
+    """What compare needs of one analysed run (relplan/compare/extract.py): its windows, its
+    verdict, every figure per window (a RunValue, or the reason it has none) and the charts'
+    series. Compare's cache keeps this (relplan/compare/cache.py)."""
+
+    phases: list[RunWindow]
+    steady: RunWindow | None
+    overload_phase: str | None
+    verdict: str | None
+    figures: dict[str, RunValue | str] = Field(
+        description="key FAMILY (whole run) or FAMILY.WINDOW (the run's own window name)"
+    )
+    series: list[RunPoint]
+
+
 class Comparison(StrictModel):
     schema_version: Literal[1] = 1
     baseline: str = Field(description="label of the first side")

@@ -16,8 +16,12 @@ rather misses a small change than calls noise a regression.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from relplan.compare.figures import Measured
+from relplan.compare.model import RunValue
+
+if TYPE_CHECKING:
+    from relplan.compare.figures import Measured
 
 RESAMPLES = 400
 LEVEL = 0.95
@@ -33,26 +37,43 @@ class Band:
     runs: list[float | None]
 
 
-def side_band(measured: list[Measured | None]) -> Band:
-    values = [m.value if m is not None else None for m in measured]
-    have = [v for v in values if v is not None]
-    if not have:
-        return Band(None, None, None, "none: no run has it", values)
-    mean = sum(have) / len(have)
-    if len(have) > 1:
-        return Band(mean, min(have), max(have), f"spread of {len(have)} runs", values)
-    m = next(m for m in measured if m is not None)
+def run_band(m: Measured) -> RunValue:
+    """One run's band: the bootstrap of its sampler, or none when it has none."""
     if m.sampler is None:
-        return Band(mean, None, None, m.method, values)
+        return RunValue(value=m.value, low=None, high=None, method=m.method)
     import numpy as np
 
     draws = m.sampler(np.random.default_rng(SEED), RESAMPLES)
     draws = draws[np.isfinite(draws)]
     if len(draws) == 0:
-        return Band(mean, None, None, "none: every resample was empty", values)
+        return RunValue(value=m.value, low=None, high=None, method="none: every resample was empty")
     tail = (1 - LEVEL) / 2 * 100
     low, high = (float(x) for x in np.percentile(draws, [tail, 100 - tail]))
-    return Band(mean, min(low, mean), max(high, mean), f"{m.method}, {RESAMPLES} resamples", values)
+    return RunValue(
+        value=m.value,
+        low=min(low, m.value),
+        high=max(high, m.value),
+        method=f"{m.method}, {RESAMPLES} resamples",
+    )
+
+
+def side_band(per_run: list[RunValue | None]) -> Band:
+    """A side's band: the spread of its runs when it has several, else its one run's band."""
+    values = [r.value if r is not None else None for r in per_run]
+    have = [r for r in per_run if r is not None]
+    if not have:
+        return Band(None, None, None, "none: no run has it", values)
+    mean = sum(r.value for r in have) / len(have)
+    if len(have) > 1:
+        return Band(
+            mean,
+            min(r.value for r in have),
+            max(r.value for r in have),
+            f"spread of {len(have)} runs",
+            values,
+        )
+    one = have[0]
+    return Band(one.value, one.low, one.high, one.method, values)
 
 
 def difference_band(base: Band, other: Band) -> tuple[float | None, float | None, bool | None]:

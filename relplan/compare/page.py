@@ -17,7 +17,7 @@ from typing import Any
 
 from relplan import __version__
 from relplan.compare.model import Comparison
-from relplan.compare.render import band, fmt
+from relplan.compare.render import band, fmt, not_compared_lines
 
 CHARTS = (
     ("delivered_per_s", "calls delivered per second (to a waiting client), per side"),
@@ -50,7 +50,12 @@ def chart_specs(c: Comparison) -> dict[str, dict[str, Any]]:
             alt.Chart(alt.Data(values=rows))  # type: ignore[no-untyped-call]
             .mark_line(point=True)
             .encode(
-                x=alt.X("t:Q", title="seconds from the run's start"),
+                # few ticks: a long run's four-digit seconds would otherwise collide
+                x=alt.X(
+                    "t:Q",
+                    title="seconds from the run's start",
+                    axis=alt.Axis(tickCount=4, labelOverlap=True),
+                ),
                 y=alt.Y("v:Q", title=name.replace("_", " ")),
                 color=alt.Color("side:N", sort=labels, legend=None),
                 tooltip=["side:N", "t:Q", "v:Q"],
@@ -82,6 +87,7 @@ def render_page(c: Comparison) -> str:
         fmt=fmt,
         band=band,
         methods=methods,
+        not_compared=not_compared_lines(c),
         charts=[(n, cap) for n, cap in CHARTS if n in specs],
         version=__version__,
         report_style=Markup(report_style()),

@@ -63,7 +63,7 @@ def render_comparison(c: Comparison) -> str:
         out += [f"  {m}" for m in methods]
     if c.not_compared:
         out.append("\nnot compared:")
-        out += [f"  {n.name}: {n.reason}" for n in c.not_compared]
+        out += [f"  {names}: {reason}" for names, reason in not_compared_lines(c)]
     if c.gate:
         out.append("\ngate:")
         out += [
@@ -71,6 +71,44 @@ def render_comparison(c: Comparison) -> str:
             for g in c.gate
         ]
     return "\n".join(out)
+
+
+_PER_WINDOW = sorted((f.name for f in FAMILIES if f.per_window), key=len, reverse=True)
+
+
+def _split(name: str) -> tuple[str, str | None]:
+    """(family, window) of a figure name; the window is None for a whole-run family."""
+    for family in _PER_WINDOW:
+        if name.startswith(family + "."):
+            return family, name[len(family) + 1 :]
+    return name, None
+
+
+def not_compared_lines(c: Comparison) -> list[tuple[str, str]]:
+    """The figures not compared, one line per reason: the families sharing it, each with
+    its windows in braces (`(ttft_p50, ttft_p90).{run, hold}`), in the comparison's order."""
+    by_reason: dict[str, dict[str, list[str]]] = {}
+    for n in c.not_compared:
+        family, window = _split(n.name)
+        by_reason.setdefault(n.reason, {}).setdefault(family, [])
+        if window is not None:
+            by_reason[n.reason][family].append(window)
+    lines = []
+    for reason, families in by_reason.items():
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for family, windows in families.items():
+            groups.setdefault(tuple(windows), []).append(family)
+        parts = []
+        for group, names in groups.items():
+            if not group:
+                parts.append(", ".join(names))
+            elif len(group) == 1:
+                parts.append(", ".join(f"{n}.{group[0]}" for n in names))
+            else:
+                head = names[0] if len(names) == 1 else f"({', '.join(names)})"
+                parts.append(f"{head}.{{{', '.join(group)}}}")
+        lines.append(("; ".join(parts), reason))
+    return lines
 
 
 def render_figure_list(names: list[str] | None = None) -> str:

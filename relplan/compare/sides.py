@@ -8,7 +8,8 @@ A side is one argument. It names one run or several (whose spread is then its no
 - `A1,A2,A3`: those runs, grouped;
 - a folder of runs (every subfolder is one of the above, e.g. one per seed).
 
-Each run is analysed by relplan.analyses (the analyses compare reads, and the verdict).
+Each run is analysed by relplan.analyses (the analyses compare reads, and the verdict), and
+what compare reads of it extracted (relplan/compare/extract.py), or found in compare's cache.
 """
 
 from __future__ import annotations
@@ -18,14 +19,24 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from relplan.analyses.options import AnalyzeOptions
-from relplan.analyses.result import AnalyzeResult
+from relplan.compare.model import RunFigures
 from relplan.errors import InputError
 
+if TYPE_CHECKING:
+    from relplan.analyses.options import AnalyzeOptions
+    from relplan.ingest.base import IngestOptions
+
 # The analyses compare reads figures from (relplan/analyses/registry.py names).
-USED_ANALYSES = ["amplification", "delivery", "wasted_prefill", "counters", "littles_law"]
+USED_ANALYSES = [
+    "amplification",
+    "delivery",
+    "wasted_prefill",
+    "counters",
+    "littles_law",
+    "restarts",
+]
 
 RunKind = Literal["workspace", "input folder", "drill output"]
 _INPUT_SUFFIXES = (".parquet", ".jsonl", ".json", ".log", ".txt", ".gz", ".csv", ".om")
@@ -40,7 +51,7 @@ class RunSpec:
 @dataclass(frozen=True)
 class Run:
     spec: RunSpec
-    result: AnalyzeResult
+    figures: RunFigures
 
 
 @dataclass(frozen=True)
@@ -103,43 +114,100 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 @contextmanager
-def workspace_of(run: RunSpec) -> Iterator[Path]:
-    """The workspace file of a run; an input folder is ingested into a temporary one."""
+def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[Path]:
+    """The workspace file of a run; an input folder is ingested (with `inputs`, the input
+    flags of `relplan compare`) once into compare's cache (relplan/compare/cache.py, keyed by
+    the folder and the flags), else into a temporary workspace removed afterwards."""
     if run.kind == "workspace":
         yield run.path
     elif run.kind == "drill output":
         yield run.path / "drill.duckdb"
     else:
+        from relplan.compare import cache
         from relplan.ingest import IngestOptions, ingest_paths
 
+        given = inputs or IngestOptions()
+
+        def ingest(db: Path) -> None:
+            ingest_paths(db, [run.path], given)
+
+        kept = cache.ingested(run.path, ingest, repr(given))
+        if kept is not None:
+            yield kept
+            return
         with tempfile.TemporaryDirectory(prefix="relplan-compare-") as tmp:
             db = Path(tmp) / "side.duckdb"
-            ingest_paths(db, [run.path], IngestOptions())
+            ingest(db)
             yield db
 
 
-def analyse(run: RunSpec, opts: AnalyzeOptions) -> Run:
-    from relplan.analyses import analyze
-    from relplan.analyses.assessment import assess
-    from relplan.workspace import open_workspace
+def _options(opts: AnalyzeOptions | None) -> str:
+    return "defaults" if opts is None else opts.model_dump_json()
+
+
+def cached(
+    run: RunSpec, opts: AnalyzeOptions | None, inputs: IngestOptions | None = None
+) -> Run | None:
+    """The run's figures if compare's cache has them (nothing is ingested or analysed)."""
+    from relplan.compare import cache
+    from relplan.ingest import IngestOptions
+
+    if run.kind == "input folder":
+        db = cache.ingested_before(run.path, repr(inputs or IngestOptions()))
+        if db is None:
+            return None
+    else:
+        db = run.path if run.kind == "workspace" else run.path / "drill.duckdb"
+    body = cache.load(cache.result_key(db, _options(opts), USED_ANALYSES))
+    return None if body is None else Run(run, RunFigures.model_validate_json(body))
+
+
+def analyse(run: RunSpec, opts: AnalyzeOptions | None, inputs: IngestOptions | None = None) -> Run:
+    """The run's figures: from compare's cache when this workspace, these options and this
+    relplan were analysed before, else analysed (relplan.analyses, then the verdict),
+    extracted and kept. The analyses are imported only when a run is analysed."""
+    from relplan.compare import cache
 
     with ExitStack() as stack:
-        db = stack.enter_context(workspace_of(run))
+        db = stack.enter_context(workspace_of(run, inputs))
+        key = cache.result_key(db, _options(opts), USED_ANALYSES)
+        body = cache.load(key)
+        if body is not None:
+            return Run(run, RunFigures.model_validate_json(body))
+        from relplan.analyses import AnalyzeOptions, analyze
+        from relplan.analyses.assessment import assess
+        from relplan.compare.extract import extract
+        from relplan.workspace import open_workspace
+
+        used = (opts or AnalyzeOptions()).model_copy(update={"only": USED_ANALYSES})
         con = stack.enter_context(open_workspace(db, read_only=True))
-        result = analyze(con, opts.model_copy(update={"only": USED_ANALYSES}))
+        result = analyze(con, used)
         result.verdict = assess(con, result.context, result)
-    return Run(run, result)
+        figures = extract(result)
+    cache.store(key, figures.model_dump_json())
+    return Run(run, figures)
 
 
-def load_sides(specs: list[str], opts: AnalyzeOptions) -> list[Side]:
+def load_sides(
+    specs: list[str], opts: AnalyzeOptions | None = None, inputs: IngestOptions | None = None
+) -> list[Side]:
     resolved = [(s, resolve(s)) for s in specs]  # every path checked before any work
-    from concurrent.futures import ThreadPoolExecutor
-
-    # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
     flat = [r for _, runs in resolved for r in runs]
-    with ThreadPoolExecutor(max_workers=min(4, len(flat))) as pool:
-        done = iter(list(pool.map(lambda r: analyse(r, opts), flat)))
+    done = [cached(r, opts, inputs) for r in flat]
+    todo = [i for i, d in enumerate(done) if d is None]
+    if len(todo) == 1:
+        done[todo[0]] = analyse(flat[todo[0]], opts, inputs)
+    elif todo:
+        from concurrent.futures import ThreadPoolExecutor
+
+        # Runs are analysed side by side: DuckDB releases the GIL while a query runs.
+        with ThreadPoolExecutor(max_workers=min(4, len(todo))) as pool:
+            for i, run in zip(
+                todo, pool.map(lambda i: analyse(flat[i], opts, inputs), todo), strict=True
+            ):
+                done[i] = run
+    it = iter(done)
     return [
-        Side(label, spec, [next(done) for _ in runs])
+        Side(label, spec, [r for _ in runs if (r := next(it)) is not None])
         for label, (spec, runs) in zip(labels_of(specs), resolved, strict=True)
     ]

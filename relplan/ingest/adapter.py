@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 if TYPE_CHECKING:
     import duckdb
@@ -40,6 +40,43 @@ def never(head: Head, kind: str | None) -> float:
     return 0.0
 
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class InputOption(Generic[T]):
+    """One input flag a format reads, declared once, in the module of the format that owns it
+    (or, for a flag several formats of a family share, in that family's `options.py`).
+
+    Every command that reads inputs (`relplan ingest`, `relplan report PATH`) offers it, made
+    from the registry (relplan/cli/options.py); `IngestOptions(field=value)` sets it from
+    Python, and the reader reads it with `OPTION.of(opts)`.
+    """
+
+    field: str  # the IngestOptions keyword, and the flag's name with `-` for `_`
+    type: type  # the flag's value as typed: str, int, float or Path
+    help: str
+    default: T
+    flags: tuple[str, ...] = ()  # default: `--<field with - for _>`; the first is its name
+    metavar: str | None = None
+    # The flag's text -> the stored value, raising relplan.errors.UsageError naming the flag
+    # (a time flag to epoch seconds); applied to values given on the command line.
+    convert: Callable[[Any], T] | None = None
+    exists: bool = False  # a Path flag: the file must exist
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.flags or ("--" + self.field.replace("_", "-"),)
+
+    @property
+    def flag(self) -> str:
+        return self.names[0]
+
+    def of(self, opts: IngestOptions) -> T:
+        """This option's value in `opts` (its default when not set)."""
+        return cast(T, opts.given.get(self.field, self.default))
+
+
 @dataclass(frozen=True)
 class Example:
     """A file of this format under tests/data/ and where it was published or recorded."""
@@ -59,9 +96,8 @@ class Adapter:
     tables: tuple[str, ...]  # canonical tables it fills (docs/workspace.md)
     recognise: Recogniser
     read: Reader
-    # Input options it reads (relplan/ingest/input_options.py names; every command that reads
-    # inputs offers them).
-    options: tuple[str, ...] = ()
+    # The input options it reads (every command that reads inputs offers them as flags).
+    options: tuple[InputOption[Any], ...] = ()
     examples: tuple[Example, ...] = ()
     doc: str = ""  # anchor in docs/formats.md
     # proxy or engine by content, for a format holding either (canonical records).
@@ -75,3 +111,9 @@ class Adapter:
     # Text lines that are no record are passed over as prose (a server log), not refused.
     prose: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # The options name this format whatever the files hold (a mapping file, a format string);
+    # `--format` still wins.
+    chosen: Callable[[IngestOptions], bool] | None = None
+    # Its times may be whole seconds (vLLM's log): where a finer source tells the same event
+    # inside that second, the finer time is stored (queries/ingest/whole_second_witnesses.sql).
+    whole_seconds: bool = False

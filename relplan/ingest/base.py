@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if (
     TYPE_CHECKING
@@ -21,36 +20,80 @@ class FastPathFailed(Exception):
     again the exact way."""
 
 
-@dataclass
+# The options every format honours; each format's own are declared by its adapter
+# (relplan/ingest/adapter.InputOption) and set here by keyword.
+GENERAL = ("kind", "fmt", "on_error", "timeout", "exact")
+
+
 class IngestOptions:
-    kind: str | None = None
-    fmt: str | None = None
-    on_error: str = "fail"  # fail | skip
-    year: int | None = None  # for vLLM log timestamps that lack one
-    # When a timestamp-less /metrics scrape was taken (epoch seconds; `--at`), for files whose
-    # names carry no time (relplan/ingest/metrics/scrape_time.py).
-    at: float | None = None
-    call_id_field: str = "x-request-id"  # Envoy access logs: the field holding the call id
-    # Gateway logs (docs/formats.md): a header/field naming the call when the log
-    # has no stable per-call key (Idempotency-Key, X-Request-Id set by the caller), and the
-    # field giving the attempt number (x-stainless-retry-count).
-    call_key: str | None = None
-    attempt_field: str | None = None
-    log_format: str | None = None  # nginx `log_format` / Envoy format string of the log
-    map_file: Path | None = None  # a TOML mapping file for any other gateway's log
-    # `vllm bench serve` results: wall-clock time (epoch s) of the run's first request start;
-    # without it the run is anchored to its `date` field.
-    bench_start: float | None = None
-    # A live Prometheus pull (`--prometheus-url`) must finish within this many seconds
-    # (`--timeout`), however slowly the server answers.
-    timeout: float = 180.0
-    # Set by the driver on its second attempt, after a fast reader failed: read every file
-    # the exact way (line by line / converting), which names the bad record.
-    exact: bool = False
+    """How to read the inputs: the general options, and the values of the formats' own input
+    options by their `field` (`IngestOptions(year=2025, call_key="Idempotency-Key")`). The
+    driver refuses a field no registered format declares (registry.check_options); a format
+    reads its own with `OPTION.of(opts)` (relplan/ingest/adapter.InputOption)."""
+
+    __slots__ = ("exact", "fmt", "given", "kind", "on_error", "timeout")
+
+    def __init__(
+        self,
+        *,
+        kind: str | None = None,
+        fmt: str | None = None,
+        on_error: str = "fail",  # fail | skip
+        # A live Prometheus pull (`--prometheus-url`) must finish within this many seconds
+        # (`--timeout`), however slowly the server answers.
+        timeout: float = 180.0,
+        # Set by the driver on its second attempt, after a fast reader failed: read every
+        # file the exact way (line by line / converting), which names the bad record.
+        exact: bool = False,
+        **given: Any,
+    ) -> None:
+        self.kind = kind
+        self.fmt = fmt
+        self.on_error = on_error
+        self.timeout = timeout
+        self.exact = exact
+        # The formats' own options given (InputOption.of falls back to the default).
+        self.given: dict[str, Any] = dict(given)
 
     @property
     def skip(self) -> bool:
         return self.on_error == "skip"
+
+    def replace(self, **changes: Any) -> IngestOptions:
+        """A copy with some options changed (general or a format's own)."""
+        general = {name: getattr(self, name) for name in GENERAL}
+        own = dict(self.given)
+        for name, value in changes.items():
+            (general if name in GENERAL else own)[name] = value
+        return IngestOptions(**general, **own)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every option set, general and formats' own, by field name (a cache key's part)."""
+        return {**{n: getattr(self, n) for n in GENERAL}, **self.given}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IngestOptions):
+            return NotImplemented
+        mine = [getattr(self, n) for n in GENERAL]
+        return mine == [getattr(other, n) for n in GENERAL] and self.given == other.given
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        set_ = {
+            **{n: getattr(self, n) for n in GENERAL if getattr(self, n) != _DEFAULTS[n]},
+            **self.given,
+        }
+        return f"IngestOptions({', '.join(f'{k}={v!r}' for k, v in set_.items())})"
+
+
+_DEFAULTS: dict[str, Any] = {
+    "kind": None,
+    "fmt": None,
+    "on_error": "fail",
+    "timeout": 180.0,
+    "exact": False,
+}
 
 
 @dataclass

@@ -275,7 +275,7 @@ def input_formats() -> FormatsReport:
                 family=a.family,
                 summary=a.summary,
                 tables=list(a.tables),
-                options=list(a.options),
+                options=[o.flag for o in a.options],
             )
             for a in registry.adapters().values()
         ]

@@ -11,7 +11,6 @@ directory walk skips it and lists it).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from relplan.errors import InputError, UsageError
@@ -25,7 +24,6 @@ __all__ = [
     "UnknownContent",
     "detect",
     "envoy_key",
-    "from_log_format",
     "parquet_columns",
 ]
 
@@ -52,22 +50,6 @@ class UnknownContent(InputError):
 class Detected:
     kind: str
     format: str
-
-
-def from_log_format(log_format: str | None) -> str | None:
-    """The format a given format string is written for: nginx's `$variable` or Envoy's
-    `%COMMAND%` syntax (the file is then read with it, whatever its first line looks like)."""
-    if not log_format:
-        return None
-    from relplan.ingest.gateways.nginx import given_formats, is_json_template
-
-    if re.search(r"%[A-Z_]+(\([^)]*\))?%", log_format):
-        return "envoy_text"
-    fmts = given_formats(log_format)  # a format string, or an nginx.conf's log_formats
-    if "$" not in "".join(fmts):
-        return None
-    json_ = {is_json_template(f) for f in fmts}
-    return None if len(json_) > 1 else "nginx_json" if json_ == {True} else "nginx"
 
 
 def detect(info: FileInfo, kind: str | None = None, fmt: str | None = None) -> Detected:

@@ -26,7 +26,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,12 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest import foreign, registry
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
-from relplan.ingest.detect import UnknownContent, detect, from_log_format
+from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.same_records import refuse_same_records
-from relplan.ingest.stage import create_stage, drop_stage, memory_limit_bytes
+from relplan.ingest.stage import create_stage, drop_stage
+from relplan.workspace import memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
 Progress = Callable[[int, int, str], None]
@@ -52,6 +52,7 @@ _INSERTS = (
     ("events", "ingest/insert_events"),
     ("steps", "ingest/insert_steps"),
     ("engine_stats", "ingest/insert_engine_stats"),
+    ("request_ids", "ingest/insert_engine_request_ids"),
     ("metric_samples", "ingest/insert_metric_samples"),
 )
 
@@ -189,10 +190,11 @@ def in_transaction(
     """Stage with `stage` and commit, all in one transaction; once more with exact readers
     if a fast reader gave up. With `progress`, storing is a second pass of the bar (its
     current path ''): Parquet in the canonical types is read only then."""
+    registry.check_options(opts)
     for exact in (False, True):
         con.begin()
         try:
-            session = Session(con, replace(opts, exact=exact), input_bytes)
+            session = Session(con, opts.replace(exact=exact), input_bytes)
             stage(session)
             with within_file(con, progress, 0, input_bytes, input_bytes, ""):
                 report = commit(session)
@@ -221,8 +223,7 @@ def stage_file(
     info = FileInfo(path, size, gz, head, pool.submit(digest, path))
     # A mapping file (--map) or a log format string (--log-format) says how to read the
     # inputs, unless --format says otherwise.
-    o = session.opts
-    fmt = o.fmt or ("mapped" if o.map_file is not None else from_log_format(o.log_format))
+    fmt = registry.chosen_by(session.opts)
     try:
         det = detect(info, session.opts.kind, fmt)
     except UnknownContent as exc:
@@ -346,10 +347,78 @@ def commit(session: Session) -> IngestReport:
         for fn in s.finish:
             fn(con)
     sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
+    _drop_whole_second_twins(con, reports, counts)
+    _refine_whole_seconds(con, reports)
     refuse_same_records(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
+
+
+# Formats one server may write twice for the same requests (nginx's `access_log` lines).
+_TWIN_FORMATS = ["nginx", "nginx_json"]
+
+
+def _drop_whole_second_twins(
+    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], counts: dict[str, int]
+) -> None:
+    """A gateway log that tells, in whole seconds, the same requests as a finer log of the
+    same server (nginx's `combined` beside its `$msec` JSON log) keeps its source row and
+    drops its attempts, so each request is counted once, at the finer time."""
+    ids = [r.source_id for r in reports if r.kind == "proxy"]
+    if not ids:
+        return
+    mine = {r.source_id: r for r in reports}
+    dropped: set[int] = set()
+    for t in sql.rows(con, "ingest/whole_second_twins", {"formats": _TWIN_FORMATS, "sources": ids}):
+        coarse, fine = int(t["coarse"]), int(t["fine"])
+        if coarse in dropped or fine in dropped:
+            continue
+        dropped.add(coarse)
+        n = sql.affected(con, "ingest/drop_source_attempts", {"source_id": coarse})
+        sql.run(con, "ingest/set_source_rows", {"source_id": coarse, "rows": 0})
+        note = (
+            f"its {n} attempts are the requests of source {fine} told in whole seconds"
+            f" ({int(t['matched'])} pair by end second, status and outcome): source {fine}'s"
+            " finer times are kept, these are not stored"
+        )
+        sql.run(con, "ingest/append_source_note", {"source_id": coarse, "note": note})
+        if coarse in mine:
+            mine[coarse].notes.append(note)
+            mine[coarse].rows = 0
+            counts["attempts"] = counts.get("attempts", 0) - n
+        if fine in mine:
+            mine[fine].notes.append(
+                f"source {coarse} tells the same requests in whole seconds; its attempts were"
+                " dropped"
+            )
+
+
+def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
+    """Whole-second event times (vLLM's log) take a finer source's time of the same event
+    inside that second; the note goes on the source of this ingest the pair involves."""
+    formats = [a.name for a in registry.adapters().values() if a.whole_seconds]
+    ids = [r.source_id for r in reports]
+    if not formats or not ids:
+        return
+    if not (sql.one(con, "ingest/any_source_of_formats", {"formats": formats}) or {}).get("found"):
+        return
+    sql.run(con, "ingest/whole_second_witnesses", {"formats": formats, "sources": ids})
+    counts = sql.rows(con, "ingest/refined_counts")
+    if counts:
+        sql.run(con, "ingest/refine_whole_seconds")
+    sql.run(con, "ingest/drop_refined")
+    mine = {r.source_id: r for r in reports}
+    for c in counts:
+        coarse, fine = int(c["coarse_source"]), int(c["fine_source"])
+        what = "engine events" if c["by_kind"] == "engine" else "gateway attempts they joined"
+        note = (
+            f"{c['refined']} whole-second event times of source {coarse} set to the finer"
+            f" times of the same events inside that second, from the {what} (source {fine})"
+        )
+        where = mine.get(coarse) or mine[fine]
+        where.notes.append(note)
+        sql.run(con, "ingest/append_source_note", {"source_id": where.source_id, "note": note})
 
 
 def _insert_direct(

@@ -13,8 +13,12 @@ import importlib
 import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from relplan.ingest.adapter import FAMILIES, Adapter
+from relplan.ingest.adapter import FAMILIES, Adapter, InputOption
+
+if TYPE_CHECKING:
+    from relplan.ingest.base import IngestOptions
 
 # Kinds in the order the help names them.
 KIND_ORDER = ("proxy", "engine", "metrics", "manifest", "cluster")
@@ -73,6 +77,65 @@ def registered(adapter: Adapter) -> Iterator[Adapter]:
         unregister(adapter.name)
 
 
+# IngestOptions' own fields and the flags of every command that reads inputs: no format may
+# declare an option by these names.
+GENERAL_FIELDS = ("kind", "fmt", "on_error", "timeout", "exact")
+GENERAL_FLAGS = ("--kind", "--format", "--on-error", "--timeout")
+
+
+def input_options() -> dict[str, InputOption[Any]]:
+    """Every input option the registered formats declare, by field, in registry order. An
+    option several formats read is one declaration they share; two declarations of one field
+    or flag are an error."""
+    found: dict[str, InputOption[Any]] = {}
+    owner: dict[str, str] = {}
+    for a in adapters().values():
+        for o in a.options:
+            if o.field in GENERAL_FIELDS or set(o.names) & set(GENERAL_FLAGS):
+                raise ValueError(f"{a.name} declares {o.flag}, a general input option")
+            have = found.get(o.field)
+            if have is not None and have is not o:
+                raise ValueError(
+                    f"input option {o.field!r} is declared by {owner[o.field]} and again by"
+                    f" {a.name}; declare it once and name that declaration in both"
+                )
+            if have is None:
+                clash = [f for f in o.names for other in found.values() if f in other.names]
+                if clash:
+                    raise ValueError(f"{a.name} declares the flag {clash[0]} a second time")
+                found[o.field] = o
+                owner[o.field] = a.name
+    return found
+
+
+def check_options(opts: IngestOptions) -> None:
+    """Refuse an option no registered format declares (a misspelt keyword from Python)."""
+    known = input_options()
+    unknown = sorted(set(opts.given) - set(known))
+    if unknown:
+        raise TypeError(
+            f"IngestOptions: no input option {', '.join(unknown)};"
+            f" the formats declare {', '.join(known)}"
+        )
+
+
+def chosen_by(opts: IngestOptions) -> str | None:
+    """The format the options name (`--format`, else a format whose own options choose it,
+    as `--map` does `mapped`), None to detect it from the content."""
+    if opts.fmt:
+        return opts.fmt
+    named = [a for a in adapters().values() if a.chosen is not None and a.chosen(opts)]
+    if len(named) > 1:
+        from relplan.errors import UsageError
+
+        raise UsageError(
+            "--format",
+            f"the input options name more than one format ({', '.join(a.name for a in named)});"
+            " say which with --format",
+        )
+    return named[0].name if named else None
+
+
 def kinds() -> tuple[str, ...]:
     have = {k for a in adapters().values() for k in a.kinds}
     return tuple(k for k in KIND_ORDER if k in have) + tuple(sorted(have - set(KIND_ORDER)))
@@ -99,7 +162,7 @@ def docs_index() -> str:
     ]
     for a in adapters().values():
         name = f"[`{a.name}`](#{a.doc})" if a.doc else f"`{a.name}`"
-        opts = ", ".join(f"`{o}`" for o in a.options) or "—"
+        opts = ", ".join(f"`{o.flag}`" for o in a.options) or "—"
         rows.append(
             f"| {name} | {'/'.join(a.kinds)} | {FAMILIES[a.family]} | {a.summary} |"
             f" {', '.join(f'`{t}`' for t in a.tables) or '—'} | {opts} |"

@@ -8,7 +8,6 @@ held whole in Python objects.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import duckdb
@@ -16,7 +15,6 @@ import pyarrow as pa
 
 from relplan import sql
 from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG, STAGE_PREFIX, Column, stage_type
-from relplan.workspace import DEFAULT_MEMORY_LIMIT
 
 BATCH_ROWS = 50_000
 
@@ -61,15 +59,6 @@ _APPEND = {
     "stage_engine": "ingest/append_batch_stage_engine",
     "stage_metrics": "ingest/append_batch_stage_metrics",
 }
-
-
-def memory_limit_bytes() -> int:
-    """The workspace's DuckDB memory limit in bytes ("1GB", "512MB", "2GiB"; 1 GiB if odd)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", DEFAULT_MEMORY_LIMIT, re.IGNORECASE)
-    if not m:
-        return 1 << 30
-    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
-    return int(float(m.group(1)) * scale)
 
 
 def create_stage(con: duckdb.DuckDBPyConnection, *, on_disk: bool = False) -> None:

@@ -3,7 +3,9 @@
 `mark` notes each log's current size and the time; `collect OUT` copies what each log gained
 since (whole lines only), and with Prometheus running, exports every `vllm:*` series over the
 marked span at a 1 s step as one `query_range` response (gzipped). What an operator has after
-an incident: the vLLM log, nginx's JSON and combined access logs, Prometheus's data.
+an incident: the vLLM log, nginx's JSON and combined access logs, Prometheus's data. With the
+lab up `--trace`, also the engine trace the relplan plugin wrote since the mark, as one
+`trace.jsonl`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from relplan.errors import InputError
-from relplan.lab.settings import LabSettings, read_state, write_state
+from relplan.lab.settings import TRACE_SECONDS, LabSettings, read_state, write_state
 
 MAX_EXPORT_BYTES = 512 * 1024 * 1024
 
@@ -34,7 +36,11 @@ def mark(s: LabSettings) -> dict[str, object]:
     return marked
 
 
-def collect(s: LabSettings, out: Path, prometheus: bool) -> list[Path]:
+def collect(
+    s: LabSettings, out: Path, prometheus: bool, settle: float = TRACE_SECONDS + 0.5
+) -> list[Path]:
+    """Copy what the logs gained since the mark into `out`; with the trace on, wait `settle`
+    seconds first (the plugin closes a part every TRACE_SECONDS) and cut it too."""
     state = read_state(s.root)
     marked = state.get("mark")
     if not isinstance(marked, dict):
@@ -49,7 +55,27 @@ def collect(s: LabSettings, out: Path, prometheus: bool) -> list[Path]:
         written.append(out / name)
     if prometheus:
         written.append(export_prometheus(s, float(marked["time"]), time.time(), out))
+    env = state.get("vllm_env")
+    if isinstance(env, dict) and env.get("RELPLAN_TRACE_DIR"):
+        time.sleep(settle)
+        written.append(collect_trace(Path(env["RELPLAN_TRACE_DIR"]), float(marked["time"]), out))
     return written
+
+
+def collect_trace(trace_dir: Path, since: float, out: Path) -> Path:
+    """The plugin's closed parts (`*.jsonl`, in the order written) cut to the records from
+    `since` on (a stats record's `t_issue`, an event's `t`), as OUT/trace.jsonl. An execution
+    that arrived before the mark and ended after it keeps only its later events."""
+    path = out / "trace.jsonl"
+    parts = sorted(trace_dir.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name))
+    with path.open("w", encoding="utf-8") as fh:
+        for part in parts:
+            for line in part.read_text(encoding="utf-8").splitlines():
+                rec = json.loads(line)
+                t = rec.get("t_issue") if rec.get("type") == "stats" else rec.get("t")
+                if isinstance(t, (int, float)) and t >= since:
+                    fh.write(line + "\n")
+    return path
 
 
 def export_prometheus(s: LabSettings, start: float, end: float, out: Path) -> Path:

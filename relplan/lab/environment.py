@@ -11,6 +11,7 @@ from pathlib import Path
 
 from relplan.lab.processes import LabError
 from relplan.lab.settings import (
+    PLUGIN_ENTRY_POINT,
     TORCH_REQUIREMENT,
     TORCH_WHEEL_GLOB,
     UNWANTED,
@@ -52,6 +53,45 @@ def ensure_model(s: LabSettings, say: Say) -> None:
     say(f"writing the tiny model to {s.model_dir}")
     script = Path(__file__).with_name("make_model.py")
     _run([str(s.python), str(script), str(s.model_dir)])
+
+
+# Exit 0 when the relplan plugin's entry point is installed in vLLM's group and its class
+# imports there (relplan/vllm_plugin/logger.py needs vLLM's StatLoggerBase).
+_PLUGIN_CHECK = f"""
+from importlib.metadata import entry_points
+eps = [e for e in entry_points(group="vllm.stat_logger_plugins") if e.name == "{PLUGIN_ENTRY_POINT}"]
+raise SystemExit(0 if eps and eps[0].load() else 1)
+"""
+
+
+def plugin_installed(s: LabSettings) -> bool:
+    return _run([str(s.python), "-c", _PLUGIN_CHECK], check=False) == 0
+
+
+def ensure_plugin(s: LabSettings, say: Say) -> None:
+    """Install relplan's stat-logger plugin into the lab's vLLM environment unless it is there.
+
+    From a source checkout (this relplan's pyproject.toml beside its package) the checkout is
+    installed editable, so the plugin the lab runs is the code being worked on; else the same
+    relplan version from pip's index. `--no-deps`: the plugin needs only the standard library
+    and vLLM, and relplan's own dependencies must not move vLLM's (docs/vllm-plugin.md).
+    """
+    if plugin_installed(s):
+        return
+    import relplan
+
+    checkout = Path(relplan.__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file():
+        target = ["-e", str(checkout)]
+    else:
+        target = [f"relplan[vllm]=={relplan.__version__}"]
+    say(f"installing the relplan plugin into {s.venv} ({' '.join(target)})")
+    _run([str(s.python), "-m", "pip", "install", "-q", "--no-deps", *target])
+    if not plugin_installed(s):
+        raise LabError(
+            f"the relplan plugin does not load in {s.venv}: its entry point "
+            f"{PLUGIN_ENTRY_POINT!r} (group vllm.stat_logger_plugins) is missing"
+        )
 
 
 def _run(args: list[str], check: bool = True) -> int:

@@ -46,17 +46,19 @@ def up(s: LabSettings, say: Say) -> Status:
     s.logs.mkdir(parents=True, exist_ok=True)
     environment.ensure_venv(s, say)
     environment.ensure_model(s, say)
+    if s.trace:
+        environment.ensure_plugin(s, say)
     state = read_state(s.root)
     pids = {k: int(v) for k, v in dict(state.get("pids", {})).items()}  # type: ignore[call-overload]
     pids = {k: v for k, v in pids.items() if processes.alive(v)}
-    if "vllm" in pids and state.get("vllm_args") != s.vllm_args():
+    if "vllm" in pids and (state.get("vllm_args") != s.vllm_args() or _env_changed(state, s)):
         say("vLLM flags changed: restarting vLLM")
         processes.stop(pids.pop("vllm"))
     if "vllm" not in pids:
         say(f"starting vLLM on {s.vllm_url} (log {s.vllm_log})")
-        pids["vllm"] = processes.start(
-            s.vllm_args(), s.vllm_log, env={"VLLM_CPU_KVCACHE_SPACE": str(s.kv_cache_gib)}
-        )
+        if s.trace:
+            say(f"the relplan plugin writes the engine trace into {s.trace_dir}")
+        pids["vllm"] = processes.start(s.vllm_args(), s.vllm_log, env=s.vllm_env())
         _save(s, pids)
         processes.wait_http(
             f"{s.vllm_url}/health", pids["vllm"], s.vllm_log, "vLLM", VLLM_START_TIMEOUT
@@ -97,12 +99,20 @@ def up(s: LabSettings, say: Say) -> Status:
     return status(s.root)
 
 
+def _env_changed(state: dict[str, object], s: LabSettings) -> bool:
+    """Whether vLLM runs with another environment than `s` gives (a state written before the
+    environment was kept had the KV-cache size only)."""
+    before = state.get("vllm_env", {"VLLM_CPU_KVCACHE_SPACE": str(s.kv_cache_gib)})
+    return before != s.vllm_env()
+
+
 def _save(s: LabSettings, pids: dict[str, int]) -> None:
     state = read_state(s.root)
     state.update(
         pids=pids,
         settings=settings_dict(s),
         vllm_args=s.vllm_args(),
+        vllm_env=s.vllm_env(),
         versions={"vllm": VLLM_PACKAGE, "nginx": _version([tool("nginx"), "-v"])},
     )
     write_state(s.root, state)

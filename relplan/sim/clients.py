@@ -9,19 +9,25 @@ closed (`t_planned + delivery_window_s`). The end of the last phase only ends th
 new calls: retries go on by the client's policy after it, as a real client's would, and the
 simulation stops once every call has resolved (delivered, out of attempts, or its delivery
 window closed).
+
+Hooks (what a control may change without touching private methods):
+- `Clients.retry_policy`: a `RetryPolicy` deciding whether a failed attempt may be followed by
+  another (default `RetryWhileAttemptsLeft`: while the call has retries left). The backoff,
+  the delivery window and the bookkeeping stay the clients' own, so a policy only says no.
+- `Clients.proxy`: any `Upstream` (receive an attempt; hear that its client left), so this
+  module does not import the proxy (no import circle; relplan/sim/proxy.py imports it).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from relplan.sim.events import EventKind
 
 if TYPE_CHECKING:
     from relplan.sim.execution import Execution
-    from relplan.sim.proxy import Proxy
 
 
 class Call:
@@ -105,6 +111,28 @@ class ClientConfig:
         self.delivery_window_s = delivery_window_s
 
 
+class Upstream(Protocol):
+    """What the clients send to: the proxy (relplan/sim/proxy.py)."""
+
+    def receive(self, att: Attempt, t: float) -> None: ...
+
+    def client_gone(self, att: Attempt, t: float) -> None: ...
+
+
+class RetryPolicy(Protocol):
+    """Whether a failed attempt (timeout, 429, 503) may be followed by another attempt of its
+    call. Asked once per failed attempt, before any backoff is drawn; False ends the call."""
+
+    def may_retry(self, att: Attempt, cfg: ClientConfig) -> bool: ...
+
+
+class RetryWhileAttemptsLeft:
+    """The scenario's client: retry while the call has retries left (`max_retries`)."""
+
+    def may_retry(self, att: Attempt, cfg: ClientConfig) -> bool:
+        return att.number < cfg.max_retries
+
+
 class Clients:
     def __init__(
         self,
@@ -115,7 +143,8 @@ class Clients:
         self.cfg = cfg
         self.push = push
         self.rng = backoff_rng
-        self.proxy: Proxy | None = None
+        self.proxy: Upstream | None = None
+        self.retry_policy: RetryPolicy = RetryWhileAttemptsLeft()
         self.attempts: list[Attempt] = []
         self.open_calls = 0
 
@@ -161,7 +190,7 @@ class Clients:
     def _failed(self, att: Attempt, t: float) -> None:
         call = att.call
         cfg = self.cfg
-        if att.number < cfg.max_retries:
+        if self.retry_policy.may_retry(att, cfg):
             t_next = t + self.rng.uniform(cfg.backoff_min_s, cfg.backoff_max_s)
             if t_next <= call.t_planned + cfg.delivery_window_s:
                 self.push(t_next, EventKind.RETRY, call)

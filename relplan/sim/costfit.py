@@ -1,5 +1,15 @@
 """Fit the step-cost model from a recorded engine trace (docs/simulate.md, Fitting the engine
-from a trace: `relplan simulate fit-engine --db FILE`).
+from a trace: `relplan simulate fit-engine --db FILE`; `relplan whatif` uses it too).
+
+Sources, the first the workspace holds: step records (`steps`), vLLM's iteration-detail lines
+(`--enable-logging-iteration-details`: each line gives the iteration's own elapsed time and its
+context tokens and generation requests apart, queries/sim/iteration_costs.sql), scheduler stats
+(`engine_stats` without those counts).
+With iteration lines: step_ms = a + b * context (prefill) tokens + bd * generation requests,
+by least squares over the iterations; the fit's error is given per step (median and p90 of
+|fit - measured| / measured). KV capacity is read from
+vllm:cache_config_info (block_size x num_gpu_blocks) when the metrics hold it; the batch
+limit is the most requests running while others waited, a limit only when it was held there.
 
 With step records (`steps`, what the simulator writes): the plain linear part of the model
 (relplan/sim/costmodel.py), step_ms = a + b * prefill tokens + bd * decoding executions, by
@@ -11,7 +21,8 @@ steps and the fit's design has full rank; the prefix-cache and attention terms (
 memory floor are not fitted (a trace's token counts cannot separate them from b at these
 sizes). Batch limits are the largest batch and token count seen: lower bounds of
 --max-num-seqs and --max-num-batched-tokens, not the settings. KV capacity is not constrained
-by either table (it needs per-execution context lengths at the moment of a preemption).
+by either table (it needs per-execution context lengths at the moment of a preemption): only
+vllm:cache_config_info gives it.
 """
 
 from __future__ import annotations
@@ -46,8 +57,16 @@ class EngineFit(StrictModel):
     max_tokens_seen: int | None = Field(
         description="lower bound of the engine's --max-num-batched-tokens"
     )
-    kv_capacity_tokens: int | None = Field(description="always null: not constrained by a trace")
+    kv_capacity_tokens: int | None = Field(
+        description="block_size x num_gpu_blocks from vllm:cache_config_info; null without it"
+    )
     notes: list[str]
+    block_size: int | None = None
+    num_blocks: int | None = None
+    max_running_held: int | None = Field(
+        default=None,
+        description="requests running while others waited, when held there (the batch limit)",
+    )
 
 
 def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> EngineFit:
@@ -58,6 +77,7 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
     batch: int | None
     tokens: int | None
     rows = sql.rows(con, "sim/step_costs")
+    its = [] if rows else sql.rows(con, "sim/iteration_costs")
     if rows:
         source = "steps"
         x1 = [float(r["prefill_tokens"]) for r in rows]
@@ -66,6 +86,18 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
         batch = max(int(r["executions"]) for r in rows)
         tokens = max(int(r["prefill_tokens"]) + int(r["decodes"]) for r in rows)
         names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
+    elif its:
+        source = "iteration lines"
+        x1 = [float(r["context_tokens"]) for r in its]
+        x2 = [float(r["generation_requests"]) for r in its]
+        y = [1000.0 * float(r["seconds"]) for r in its]
+        batch = max(int(r["generation_requests"] + (r["context_requests"] or 0)) for r in its)
+        tokens = max(int(r["context_tokens"] + (r["generation_tokens"] or 0)) for r in its)
+        names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
+        notes.append(
+            "durations are the iterations' logged elapsed times; b is per context (prefill) "
+            "token computed, cached prompt tokens excluded; bd per generation request"
+        )
     else:
         source = "engine_stats"
         st = [
@@ -130,7 +162,8 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
                     name=name, value_ms=values[i], constrained=note is None, note=note
                 )
             )
-    notes.append("KV capacity: not constrained by a trace (needs contexts at each preemption)")
+    kv = _kv(con, notes)
+    held = _held(con, notes)
     return EngineFit(
         source=source,
         steps_used=n,
@@ -139,9 +172,47 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
         p90_abs_error_pct=float(np.percentile(rel, 90)),
         max_batch_seen=batch,
         max_tokens_seen=tokens,
-        kv_capacity_tokens=None,
+        kv_capacity_tokens=kv[0],
         notes=notes,
+        block_size=kv[1],
+        num_blocks=kv[2],
+        max_running_held=held,
     )
+
+
+def _kv(con: duckdb.DuckDBPyConnection, notes: list[str]) -> tuple[int | None, ...]:
+    r = sql.one(con, "sim/kv_capacity")
+    if r is None or r["block_size"] is None or r["num_blocks"] is None:
+        notes.append(
+            "KV capacity: not constrained (no vllm:cache_config_info; a trace alone would "
+            "need the contexts at each preemption)"
+        )
+        return (None, None, None)
+    size = int(r["block_size"]) * int(r["num_blocks"])
+    notes.append(
+        f"KV capacity {size:,} tokens: {r['num_blocks']} blocks of {r['block_size']} "
+        "(vllm:cache_config_info)"
+    )
+    return (size, int(r["block_size"]), int(r["num_blocks"]))
+
+
+def _held(con: duckdb.DuckDBPyConnection, notes: list[str]) -> int | None:
+    """The batch limit when the scrapes show running held at its most while work waited."""
+    r = sql.one(con, "sim/running_while_waiting")
+    if r is None or r["max_running_while_waiting"] is None:
+        return None
+    n = int(r["max_running_while_waiting"])
+    if r["max_running"] is not None and int(r["max_running"]) > n:
+        notes.append(
+            f"batch limit: at most {n} ran while work waited, {int(r['max_running'])} at "
+            "another time: not held at a limit, not constrained"
+        )
+        return None
+    notes.append(
+        f"batch limit {n}: the most requests running while others waited "
+        f"(vllm:num_requests_running over {r['scrapes_waiting']} scrapes with waiting > 0)"
+    )
+    return n
 
 
 def render_fit(fit: EngineFit) -> str:

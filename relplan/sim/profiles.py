@@ -24,6 +24,7 @@ from pydantic import Field, ValidationError
 
 from relplan.errors import InputError
 from relplan.models import StrictModel
+from relplan.settings_file import read_settings
 from relplan.sim.costmodel import CostModel
 
 if TYPE_CHECKING:
@@ -107,10 +108,7 @@ def load_profile(ref: str) -> tuple[Profile, str]:
     """A built-in profile NAME or a profile FILE (.toml); returns it and where it came from."""
     path, _ = _profile_path(ref)
     if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read engine profile: {exc.strerror}", ref) from None
+        text = read_settings(path, "engine profile")
         label = str(path)
     else:
         res = resources.files("relplan.sim") / "profiles" / f"{ref}.toml"
@@ -123,6 +121,8 @@ def load_profile(ref: str) -> tuple[Profile, str]:
         return Profile.model_validate(data), label
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", label) from None
+    except RecursionError:
+        raise InputError("TOML nested too deeply; expected an engine profile", label) from None
     except ValidationError as exc:
         msgs = "; ".join(".".join(str(x) for x in e["loc"]) + ": " + e["msg"] for e in exc.errors())
         raise InputError(f"invalid engine profile: {msgs}", label) from None

@@ -29,6 +29,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from relplan.errors import InputError
 from relplan.models import StrictModel
+from relplan.settings_file import read_settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -206,15 +207,16 @@ def builtin_names() -> list[str]:
 
 
 def _read_mapping(path: Path, label: str) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read scenario: {exc.strerror}", label) from None
+    text = read_settings(path, "scenario file")
     if path.suffix in (".yaml", ".yml"):
         import yaml
 
         try:
             data = yaml.safe_load(text)
+        except RecursionError:
+            raise InputError(
+                "YAML nested too deeply; expected a table of settings", label
+            ) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
@@ -224,6 +226,10 @@ def _read_mapping(path: Path, label: str) -> dict[str, Any]:
     else:
         try:
             data = tomllib.loads(text)
+        except RecursionError:
+            raise InputError(
+                "TOML nested too deeply; expected a table of settings", label
+            ) from None
         except tomllib.TOMLDecodeError as exc:
             m = re.search(r"line (\d+)", str(exc))
             raise InputError(

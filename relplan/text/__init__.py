@@ -7,6 +7,8 @@ function, `relplan.values.num` (with `pct` for shares and `human_duration` for s
 
 - `analyze`: the text of `relplan analyze` and `relplan alerts eval` (one renderer per
   analysis, named by its registry row);
+- `findings`: each analysis' one-sentence finding, from its model (named by its registry row,
+  filled in by `analyze()`);
 - `heavy`, `restarts`, `verdict`: the heavy-request, stuck, restart and verdict text;
 - `budget`, `pulse`: the text of `relplan budget` and `relplan pulse`;
 - `slo`: the SLO alert rules' descriptions and the `relplan alerts slo` summary;

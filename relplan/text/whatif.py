@@ -131,3 +131,33 @@ def render_whatif(w: WhatIf) -> str:
             render_settings(w),
         ]
     )
+
+
+# docs/whatif.md's Controls table, generated from the declarations (relplan/whatif/controls.py)
+# by `python -m relplan.cli.reference --write`; tests/test_whatif_controls.py checks the file.
+CONTROLS_TABLE_HEAD = "| control | what it replays | the real setting |"
+
+
+def controls_markdown() -> str:
+    """The Controls table: one row per declared control, then the `--scenario FILE` row."""
+    from relplan.whatif.controls import CONTROLS
+
+    rows = [CONTROLS_TABLE_HEAD, "| --- | --- | --- |"]
+    for c in CONTROLS:
+        real = "; ".join(r.text() for r in c.real)
+        rows.append(f"| `{c.name}` | {c.replays} | {real} |")
+    rows.append(
+        "| a `--scenario FILE` | the file's `client`, `proxy` and `engine` tables applied over"
+        " the fit | the settings its overrides name (relplan/whatif/settings.py) |"
+    )
+    return "\n".join(rows)
+
+
+def with_controls_table(doc: str) -> str:
+    """`doc` (docs/whatif.md) with its Controls table replaced by `controls_markdown()`."""
+    lines = doc.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(CONTROLS_TABLE_HEAD[:18]))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return "".join(lines[:start]) + controls_markdown() + "\n" + "".join(lines[end:])

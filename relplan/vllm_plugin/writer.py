@@ -275,17 +275,26 @@ class TraceRecorder:
         self.replica = replica
         self.step = 0
         self.disabled = False
+        self.details_seen = False  # a call with iteration details was seen
 
     def record(self, scheduler_stats: Any, iteration_stats: Any) -> None:
         """Turn one iteration's stats into records; never raises."""
         if self.disabled or self.writer.disabled:
             return
         try:
-            self.step += 1
             rows: list[Row] = []
-            row = step_row(self.step, scheduler_stats, iteration_stats, self.replica)
-            if row is not None:
-                rows.append(row)
+            details = getattr(scheduler_stats, "iteration_details", None)
+            self.details_seen = self.details_seen or details is not None
+            # With iteration details on, vLLM attaches them to every step that scheduled
+            # tokens (0.32: EngineCore.capture_iteration_details); a call without them then
+            # carries only finished requests or idle stats and is not a step.
+            if details is not None or not self.details_seen:
+                self.step += 1
+                row = step_row(self.step, scheduler_stats, iteration_stats, self.replica)
+                if row is not None:
+                    rows.append(row)
+                else:
+                    self.step -= 1
             if iteration_stats is not None:
                 t_end = _num(iteration_stats, "iteration_timestamp", 0.0) or time.time()
                 for f in getattr(iteration_stats, "finished_requests", None) or ():

@@ -1,46 +1,456 @@
-"""The one list of controls `relplan whatif` replays, each sized from the fitted incident.
+"""The controls `relplan whatif` replays: each one declared once, as a typed, validated model.
 
-A control is a name, a label and the scenario overrides (`--set key=value`, as `relplan
-simulate` takes them) that apply it to the as-observed scenario. docs/whatif.md (Controls)
-explains each; sizes come from the fit:
-- `no-retries`: the client does not retry;
-- `retry-budget-10`: the proxy lets retries be at most 10 % of first attempts over 60 s (the
-  SRE book's budget);
-- `retry-budget-pulse`: the same budget at the ratio the pulse arithmetic says the hold can
-  absorb, 1/H - 1 for a hold at H × Ĉ (relplan/planning/pulse.py);
-- `coalesce-deferred`: retries attach to the call's running execution, cancellation deferred
-  past the client's largest backoff (so the retry finds it still running);
-- `coalesce-immediate`: coalescing with immediate cancellation (shows why not: the execution
-  is gone before the retry arrives);
-- `proxy-cap-newest`: the proxy keeps at most ⌈Ĉ·D/3⌉ executions at the engine (a third of a
-  deadline's work) and serves its queue newest first, cancelling immediately;
-- `vllm-queue-cap`: vLLM refuses arrivals while ⌈Ĉ·D/3⌉ requests wait (`--max-num-queued-reqs`);
-- `steps-2048`: 2,048-token steps (`--max-num-batched-tokens 2048`);
-- `longer-timeout`: the client waits twice its deadline per attempt;
-- `retry-before-first-token`: retry only before the first token. The simulator's client has
-  no such setting, so the replay applies a hook to the simulation (relplan/whatif/hooks.py).
-A user's scenario FILE adds a control named after it, its settings applied over the fit.
+A control is a pydantic model (`Declared`) whose fields are its sizes, with their units in
+their names (`_s` seconds, ratios as fractions, counts as int), and whose class says:
+- `name`: the `--control` choice and the table's row;
+- `replays`: what the replay changes, one sentence (the docs table, docs/whatif.md Controls,
+  is generated from these: relplan/text/whatif.py `controls_markdown`, checked by a test);
+- `real`: the real settings it corresponds to (vLLM flag, Envoy field, Gateway API field, SDK
+  parameter) and how closely;
+- `size(fit)`: the control sized from the fitted incident (or `Unavailable` with the reason,
+  or None where it does not apply);
+- `label()`, `sets()` (the `relplan simulate --set` overrides it applies to the fitted
+  scenario) and `hooks` (simulation hooks, relplan/whatif/hooks.py, for what the scenario has
+  no setting for);
+- `blocks(sizing)`: the settings to deploy (relplan/whatif/settings.py builders).
+`CONTROLS` lists them once, in table order; `--control`'s help names them from it.
+
+Sizes come from the fit: the pulse budget's ratio is 1/H - 1 for a hold at H × Ĉ
+(relplan/planning/pulse.py); the caps are ⌈Ĉ·D/3⌉ (a third of a deadline's work); the
+deferral is past the client's largest backoff. A user's scenario FILE adds a control named
+after it, its settings applied over the fit (`file_control`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from pydantic import ConfigDict, Field
+
+from relplan.errors import UsageError
+from relplan.models import StrictModel
 from relplan.planning.pulse import PulseInputs, plan_pulse
+from relplan.whatif.model import SettingBlock
+from relplan.whatif.settings import (
+    Sizing,
+    blocks_for,
+    client_block,
+    coalescing_block,
+    first_token_block,
+    proxy_cap_block,
+    queued_reqs_block,
+    retry_budget_blocks,
+    step_tokens_block,
+)
+
+AS_OBSERVED = "as-observed"
+
+
+@dataclass(frozen=True)
+class RealSetting:
+    """A setting of a real system a control corresponds to, and how closely."""
+
+    system: str  # vLLM | Envoy | Gateway API | OpenAI Python client | client code
+    setting: str
+    note: str = ""
+
+    def text(self) -> str:
+        return f"{self.system} `{self.setting}`" + (f" ({self.note})" if self.note else "")
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    label: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Fit:
+    """What the controls are sized from, read once from the fitted scenario's raw data."""
+
+    capacity: float  # Ĉ, calls/s (1 when the fit has none)
+    deadline_s: float  # the client's per-attempt deadline; inf when it never gives up
+    max_retries: int
+    backoff_max_s: float
+    pulse_ratio: float | None  # retries per call the hold absorbs (plan_pulse); None unknown
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Fit:
+        c = data["client"]
+        return cls(
+            capacity=float(data.get("capacity_calls_per_s") or 1.0),
+            deadline_s=float(c.get("deadline_s", 120.0)),
+            max_retries=int(c.get("max_retries", 0)),
+            backoff_max_s=float(c.get("backoff_max_s", 3.0)),
+            pulse_ratio=pulse_ratio(data),
+        )
+
+    @property
+    def queue_size(self) -> int:
+        """A third of one deadline's work at Ĉ: ⌈Ĉ·D/3⌉ (at least 1; D 120 s if unbounded)."""
+        d = self.deadline_s if math.isfinite(self.deadline_s) else 120.0
+        return max(1, math.ceil(self.capacity * d / 3.0))
+
+    @property
+    def deferred_delay_s(self) -> float:
+        """Past the client's largest backoff, rounded up to a whole second, plus one."""
+        return float(math.ceil(self.backoff_max_s) + 1)
+
+
+class Declared(StrictModel):
+    """One control: its sizes are the fields; the class names what it is."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: ClassVar[str]
+    replays: ClassVar[str]
+    real: ClassVar[tuple[RealSetting, ...]]
+    hooks: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        raise NotImplementedError
+
+    def label(self) -> str:
+        raise NotImplementedError
+
+    def sets(self) -> list[str]:
+        return []
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        raise NotImplementedError
+
+    def control(self) -> Control:
+        return Control(self.name, self.label(), self.sets(), hooks=self.hooks, declared=self)
+
+
+class NoRetries(Declared):
+    name = "no-retries"
+    replays = "the client does not retry"
+    real = (RealSetting("OpenAI Python client", "max_retries=0"),)
+
+    @classmethod
+    def size(cls, fit: Fit) -> NoRetries:
+        return cls()
+
+    def label(self) -> str:
+        return "no client retries"
+
+    def sets(self) -> list[str]:
+        return ["client.max_retries=0"]
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return [client_block(self.name, sizing, max_retries=0, timeout_s=None)]
+
+
+_BUDGET_REAL = (
+    RealSetting(
+        "Envoy",
+        "circuit_breakers.thresholds[].retry_budget.budget_percent",
+        "with min_retry_concurrency",
+    ),
+    RealSetting("Gateway API", "XBackendTrafficPolicy retryConstraint.budget.percent"),
+)
+
+
+class RetryBudget10(Declared):
+    name = "retry-budget-10"
+    replays = (
+        "the proxy admits retries up to 10 % of first attempts over 60 s (the SRE book's budget)"
+    )
+    real = _BUDGET_REAL
+
+    ratio: float = Field(default=0.1, gt=0, description="retries per first attempt, a fraction")
+    window_s: float = Field(default=60.0, gt=0, description="the window the ratio holds over")
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        return cls()
+
+    def label(self) -> str:
+        return "retry budget 10 %"
+
+    def sets(self) -> list[str]:
+        return [
+            f"proxy.retry_budget.ratio={round(self.ratio, 3)}",
+            f"proxy.retry_budget.window_s={self.window_s:g}",
+        ]
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return retry_budget_blocks(self.name, sizing, round(self.ratio, 3) * 100.0)
+
+
+class RetryBudgetPulse(RetryBudget10):
+    name = "retry-budget-pulse"
+    replays = (
+        "the same at the ratio the pulse arithmetic says the hold can absorb, 1/H − 1 for a"
+        " hold at H × Ĉ ([planning.md](planning.md), pulse)"
+    )
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        if fit.pulse_ratio is None:
+            return Unavailable(
+                "retry budget sized by the pulse arithmetic",
+                "no phase after the overload, or its load is at or above Ĉ",
+            )
+        return cls(ratio=fit.pulse_ratio)
+
+    def label(self) -> str:
+        return f"retry budget {self.ratio:.0%} (from the pulse)"
+
+
+_COALESCE_REAL = (
+    RealSetting(
+        "client and proxy",
+        "Idempotency-Key",
+        "an HTTP header, one value per call repeated on each retry, that the proxy keys on;"
+        " IETF httpapi draft",
+    ),
+)
+
+
+class CoalesceDeferred(Declared):
+    name = "coalesce-deferred"
+    replays = (
+        "retries attach to the call's running execution; cancellation deferred past the"
+        " client's largest backoff (⌈backoff max⌉ + 1 s)"
+    )
+    real = _COALESCE_REAL
+
+    cancel_delay_s: float = Field(ge=0, description="how long the proxy waits before aborting")
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        return cls(cancel_delay_s=fit.deferred_delay_s)
+
+    def label(self) -> str:
+        return f"coalesce, cancel deferred {self.cancel_delay_s:g} s"
+
+    def sets(self) -> list[str]:
+        return ["proxy.coalesce=true", f'proxy.cancellation="deferred({self.cancel_delay_s:g})"']
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return [coalescing_block(self.name, f"deferred({self.cancel_delay_s:g})")]
+
+
+class CoalesceImmediate(Declared):
+    name = "coalesce-immediate"
+    replays = (
+        "coalescing with immediate cancellation: the execution is gone before the retry"
+        " arrives, which shows why the deferral matters"
+    )
+    real = _COALESCE_REAL
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        return cls()
+
+    def label(self) -> str:
+        return "coalesce, cancel immediately"
+
+    def sets(self) -> list[str]:
+        return ["proxy.coalesce=true", 'proxy.cancellation="immediate"']
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return [coalescing_block(self.name, "immediate")]
+
+
+class ProxyCapNewest(Declared):
+    name = "proxy-cap-newest"
+    replays = (
+        "the proxy keeps at most ⌈Ĉ·D/3⌉ executions at the engine and serves its queue newest first"
+    )
+    real = (
+        RealSetting(
+            "Envoy",
+            "circuit_breakers.thresholds[].max_requests",
+            "the cap only: no Envoy setting serves a queue newest first",
+        ),
+    )
+
+    max_outstanding: int = Field(ge=1, description="executions at the engine, at most")
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        return cls(max_outstanding=fit.queue_size)
+
+    def label(self) -> str:
+        return f"proxy cap {self.max_outstanding}, newest first"
+
+    def sets(self) -> list[str]:
+        return [
+            f"proxy.max_outstanding={self.max_outstanding}",
+            'proxy.queue_order="newest_first"',
+            'proxy.cancellation="immediate"',
+        ]
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return [proxy_cap_block(self.name, sizing, self.max_outstanding)]
+
+
+class VllmQueueCap(Declared):
+    """Replayed as the simulator's `engine.waiting_cap` (refuse while that many *wait*), which
+    is not a vLLM flag. vLLM's `--max-num-queued-reqs` counts running requests too, so the
+    settings hand it over as the waiting cap plus the peak running count of the trace."""
+
+    name = "vllm-queue-cap"
+    replays = (
+        "the engine refuses arrivals (503) while ⌈Ĉ·D/3⌉ requests wait (the simulator's"
+        " `engine.waiting_cap`)"
+    )
+    real = (
+        RealSetting(
+            "vLLM",
+            "--max-num-queued-reqs",
+            "counts waiting and running requests: handed over as the cap plus the peak running",
+        ),
+    )
+
+    waiting_cap: int = Field(ge=1, description="requests waiting at the engine, at most")
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        return cls(waiting_cap=fit.queue_size)
+
+    def label(self) -> str:
+        return f"engine waiting cap {self.waiting_cap}"
+
+    def sets(self) -> list[str]:
+        return [f"engine.waiting_cap={self.waiting_cap}"]
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return [queued_reqs_block(self.name, sizing, self.waiting_cap)]
+
+
+class Steps2048(Declared):
+    name = "steps-2048"
+    replays = "2,048-token steps"
+    real = (RealSetting("vLLM", "--max-num-batched-tokens 2048"),)
+
+    max_num_batched_tokens: int = Field(default=2048, ge=16, description="tokens per step")
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        return cls()
+
+    def label(self) -> str:
+        return f"{self.max_num_batched_tokens:,}-token steps"
+
+    def sets(self) -> list[str]:
+        return [f"engine.max_num_batched_tokens={self.max_num_batched_tokens}"]
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return [step_tokens_block(self.name, self.max_num_batched_tokens)]
+
+
+class LongerTimeout(Declared):
+    name = "longer-timeout"
+    replays = "the client waits 2 D per attempt (not listed when the client never gives up)"
+    real = (RealSetting("OpenAI Python client", "timeout"),)
+
+    deadline_s: float = Field(gt=0, description="the client's per-attempt deadline")
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        if not math.isfinite(fit.deadline_s):
+            return None
+        return cls(deadline_s=2 * fit.deadline_s)
+
+    def label(self) -> str:
+        return f"client timeout {self.deadline_s:g} s"
+
+    def sets(self) -> list[str]:
+        return [f"client.deadline_s={self.deadline_s:g}"]
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        timeout = float(f"{self.deadline_s:g}")
+        return [client_block(self.name, sizing, max_retries=None, timeout_s=timeout)]
+
+
+class RetryBeforeFirstToken(Declared):
+    name = "retry-before-first-token"
+    replays = (
+        "a failed attempt whose execution had produced its first token is not retried; one"
+        " that failed before is. The scenario has no such setting: the replay sets the"
+        " clients' retry policy (a simulator hook, relplan/whatif/hooks.py)"
+    )
+    real = (
+        RealSetting(
+            "client code",
+            "the caller's retry loop",
+            "re-send a call only while its stream has not started; no SDK parameter says it",
+        ),
+    )
+    hooks = ("retry-before-first-token",)
+
+    @classmethod
+    def size(cls, fit: Fit) -> Declared | Unavailable | None:
+        return cls()
+
+    def label(self) -> str:
+        return "retry only before the first token"
+
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        return [first_token_block(self.name, sizing)]
+
+
+# The one list, in the order the table shows them.
+CONTROLS: tuple[type[Declared], ...] = (
+    NoRetries,
+    RetryBudget10,
+    RetryBudgetPulse,
+    CoalesceDeferred,
+    CoalesceImmediate,
+    ProxyCapNewest,
+    VllmQueueCap,
+    Steps2048,
+    LongerTimeout,
+    RetryBeforeFirstToken,
+)
+
+
+def control_names() -> tuple[str, ...]:
+    return tuple(c.name for c in CONTROLS)
+
+
+def file_control_name(path: str) -> str:
+    """A `--scenario FILE` control's name: the file's name up to its first dot."""
+    from pathlib import Path
+
+    return Path(path).name.split(".")[0]
+
+
+def check_names(only: list[str], scenario_files: list[str]) -> None:
+    """`--control`'s names, refused before any fitting unless each names a declared control
+    or a `--scenario` file."""
+    known = [*control_names(), *(file_control_name(f) for f in scenario_files)]
+    bad = [n for n in only if n not in known]
+    if bad:
+        raise UsageError(
+            "--control",
+            f"unknown control {', '.join(bad)}; expected one of {', '.join(sorted(set(known)))}",
+        )
 
 
 @dataclass(frozen=True)
 class Control:
+    """A control as replayed: a sized declaration, a scenario file, or as-observed."""
+
     name: str
     label: str
     sets: list[str] = field(default_factory=list)
     unavailable: str = ""  # why it cannot be replayed ("" when it can)
     hooks: tuple[str, ...] = ()  # simulation hooks (relplan/whatif/hooks.py)
+    declared: Declared | None = None
 
-
-AS_OBSERVED = "as-observed"
+    def blocks(self, sizing: Sizing) -> list[SettingBlock]:
+        """The settings to deploy: the declaration's own, else those its overrides name."""
+        if self.declared is not None:
+            return self.declared.blocks(sizing)
+        return blocks_for(self.name, self.sets, sizing)
 
 
 def _hold_x(data: dict[str, Any]) -> float | None:
@@ -80,104 +490,26 @@ def pulse_ratio(data: dict[str, Any]) -> float | None:
     return res.max_retry_ratio
 
 
-def queue_size(data: dict[str, Any]) -> int:
-    """A third of one deadline's work at Ĉ: ⌈Ĉ·D/3⌉ (at least 1)."""
-    cap = float(data.get("capacity_calls_per_s") or 1.0)
-    d = float(data["client"].get("deadline_s", 120.0))
-    if not math.isfinite(d):
-        d = 120.0
-    return max(1, math.ceil(cap * d / 3.0))
-
-
-def deferred_delay(data: dict[str, Any]) -> float:
-    """Past the client's largest backoff, rounded up to a whole second, plus one."""
-    return float(math.ceil(float(data["client"].get("backoff_max_s", 3.0))) + 1)
-
-
 def builtin_controls(data: dict[str, Any]) -> list[Control]:
     """The controls for a fitted scenario's raw settings, in the order the table shows them."""
-    c = data["client"]
-    d = float(c.get("deadline_s", 120.0))
-    ratio = pulse_ratio(data)
-    q = queue_size(data)
-    delay = deferred_delay(data)
-    out = [
-        Control("no-retries", "no client retries", ["client.max_retries=0"]),
-        Control(
-            "retry-budget-10",
-            "retry budget 10 %",
-            ["proxy.retry_budget.ratio=0.1", "proxy.retry_budget.window_s=60"],
-        ),
-    ]
-    if ratio is not None:
-        out.append(
-            Control(
-                "retry-budget-pulse",
-                f"retry budget {ratio:.0%} (from the pulse)",
-                [f"proxy.retry_budget.ratio={round(ratio, 3)}", "proxy.retry_budget.window_s=60"],
-            )
-        )
-    else:
-        out.append(
-            Control(
-                "retry-budget-pulse",
-                "retry budget sized by the pulse arithmetic",
-                unavailable="no phase after the overload, or its load is at or above Ĉ",
-            )
-        )
-    out += [
-        Control(
-            "coalesce-deferred",
-            f"coalesce, cancel deferred {delay:g} s",
-            ["proxy.coalesce=true", f'proxy.cancellation="deferred({delay:g})"'],
-        ),
-        Control(
-            "coalesce-immediate",
-            "coalesce, cancel immediately",
-            ["proxy.coalesce=true", 'proxy.cancellation="immediate"'],
-        ),
-        Control(
-            "proxy-cap-newest",
-            f"proxy cap {q}, newest first",
-            [
-                f"proxy.max_outstanding={q}",
-                'proxy.queue_order="newest_first"',
-                'proxy.cancellation="immediate"',
-            ],
-        ),
-        Control("vllm-queue-cap", f"vLLM queue cap {q}", [f"engine.waiting_cap={q}"]),
-        Control("steps-2048", "2,048-token steps", ["engine.max_num_batched_tokens=2048"]),
-    ]
-    if math.isfinite(d):
-        out.append(
-            Control(
-                "longer-timeout", f"client timeout {2 * d:g} s", [f"client.deadline_s={2 * d:g}"]
-            )
-        )
-    from relplan.whatif.hooks import available
-
-    out.append(
-        Control(
-            "retry-before-first-token",
-            "retry only before the first token",
-            hooks=("retry-before-first-token",),
-            unavailable=""
-            if available()
-            else "the simulator's clients changed: the hook needs updating",
-        )
-    )
+    fit = Fit.of(data)
+    out: list[Control] = []
+    for kind in CONTROLS:
+        sized = kind.size(fit)
+        if isinstance(sized, Unavailable):
+            out.append(Control(kind.name, sized.label, unavailable=sized.reason))
+        elif sized is not None:
+            out.append(sized.control())
     return out
 
 
 def file_control(path: str, data: dict[str, Any]) -> Control:
     """A user's scenario file as a control: its client, proxy and engine tables as overrides."""
-    from pathlib import Path
-
     sets: list[str] = []
     for table in ("client", "proxy", "engine"):
         for key, value in (data.get(table) or {}).items():
             sets += _flatten(f"{table}.{key}", value)
-    name = Path(path).name.split(".")[0]
+    name = file_control_name(path)
     return Control(name, f"{name} (file)", sets)
 
 

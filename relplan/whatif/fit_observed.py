@@ -23,6 +23,10 @@ from relplan import sql
 from relplan.analyses import RunContext
 from relplan.whatif.model import Provenance
 
+# vLLM's log stamps whole seconds: an abort logged up to this long before the proxy's end of the
+# attempt still came after it.
+LOG_RESOLUTION_S = 1.0
+
 
 @dataclass(frozen=True)
 class ClientFlags:
@@ -75,7 +79,12 @@ def fit_client(
             )
         )
 
-    gaps = sql.one(con, "whatif/retry_gaps") if ctx.has_proxy else None
+    d = client["deadline_s"]
+    gaps = (
+        sql.one(con, "whatif/retry_gaps", {"deadline_s": d if math.isfinite(d) else None})
+        if ctx.has_proxy
+        else None
+    )
     if flags.max_retries is not None:
         client["max_retries"] = flags.max_retries
         prov.append(
@@ -100,7 +109,8 @@ def fit_client(
         lo = float(gaps["gap_min_s"]) if lo is None else lo
         hi = float(gaps["gap_max_s"]) if hi is None else hi
         source = (
-            f"smallest and largest of {gaps['gaps']} gaps between an attempt's end and the next"
+            f"smallest and largest of {gaps['gaps']} gaps between an attempt's end (at the "
+            "latest its start + the deadline: the client left then) and the next"
         )
     if lo is not None and hi is not None:
         lo, hi = round(max(0.0, lo), 3), round(max(lo, hi), 3)
@@ -132,7 +142,7 @@ def fit_proxy(
             )
         )
         return {"cancellation": "off", "coalesce": False}
-    r = sql.one(con, "whatif/proxy_controls_observed")
+    r = sql.one(con, "whatif/proxy_controls_observed", {"resolution_s": LOG_RESOLUTION_S})
     assert r is not None
     gone = int(r["gone_with_execution"])
     aborted = int(r["aborted_after_gone"])

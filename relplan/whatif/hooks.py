@@ -1,49 +1,44 @@
-"""Client behaviours the simulator has no scenario setting for, applied to a built simulation.
+"""Client behaviours the simulator's scenario has no setting for, applied to a built simulation
+through the hooks the simulator exposes (relplan/sim/clients.py: `Clients.retry_policy`).
 
 `retry-before-first-token`: a failed attempt whose execution had already produced its first
-token is not retried (the call ends there); one that failed before is retried as usual. It
-wraps the clients' failure handler of one `Simulation` (relplan.sim.clients.Clients._failed):
-while the wrapped handler runs, such an attempt counts as the call's last allowed one, so the
-simulator's own bookkeeping ends the call. When the simulator's clients change shape, the
-hook says so (`available()` is False) and the control is listed as not replayed.
+token is not retried (the call ends there); one that failed before is retried as usual (while
+the call has retries left, after the client's own backoff).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-HOOKS = ("retry-before-first-token",)
+from relplan.sim.clients import Attempt, ClientConfig, RetryWhileAttemptsLeft
 
-
-def available() -> bool:
-    from relplan.sim.clients import Attempt, Clients
-
-    return hasattr(Clients, "_failed") and "number" in Attempt.__slots__
+if TYPE_CHECKING:
+    from relplan.sim.simulator import Simulation
 
 
-def retry_before_first_token(sim: Any) -> None:
-    clients = sim.clients
-    original: Callable[[Any, float], None] = clients._failed
+class RetryBeforeFirstToken(RetryWhileAttemptsLeft):
+    """Retry only an attempt whose execution produced no token (or that never reached one)."""
 
-    def failed(att: Any, t: float) -> None:
+    def may_retry(self, att: Attempt, cfg: ClientConfig) -> bool:
         ex = att.ex
-        if ex is None or not getattr(ex, "first_token_seen", False):
-            original(att, t)
-            return
-        number = att.number
-        att.number = clients.cfg.max_retries  # no retry left: the call ends
-        try:
-            original(att, t)
-        finally:
-            att.number = number
-
-    clients._failed = failed
+        if ex is not None and ex.first_token_seen:
+            return False
+        return super().may_retry(att, cfg)
 
 
-def apply(sim: Any, hooks: tuple[str, ...]) -> None:
+def retry_before_first_token(sim: Simulation) -> None:
+    sim.clients.retry_policy = RetryBeforeFirstToken()
+
+
+HOOKS: dict[str, Callable[[Simulation], None]] = {
+    "retry-before-first-token": retry_before_first_token,
+}
+
+
+def apply(sim: Simulation, hooks: tuple[str, ...]) -> None:
     for name in hooks:
-        if name == "retry-before-first-token":
-            retry_before_first_token(sim)
-        else:  # pragma: no cover - HOOKS lists every name a Task may carry
+        hook = HOOKS.get(name)
+        if hook is None:  # pragma: no cover - a Task carries only names from HOOKS
             raise ValueError(f"unknown simulation hook {name!r}")
+        hook(sim)

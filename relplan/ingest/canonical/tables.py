@@ -292,7 +292,7 @@ def _parquet(head: sniff.Head, kind: str | None) -> float:
     return sniff.CERTAIN if _either(_canonical_kind(head, kind)) else 0.0
 
 
-_TABLES = ("attempts", "events", "steps", "engine_stats")
+_TABLES = ("attempts", "events", "steps", "engine_stats", "request_ids")
 ADAPTERS = (
     Adapter(
         name="jsonl",

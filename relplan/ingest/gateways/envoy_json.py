@@ -33,10 +33,11 @@ from typing import Any
 import duckdb
 
 from relplan.ingest import sniff
-from relplan.ingest.adapter import Adapter, Example
+from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, json_loads, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries, tries_refused
+from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY
 from relplan.ingest.sniff import envoy_key
 from relplan.values import parse_number, parse_time
 
@@ -137,6 +138,14 @@ def stage_envoy(
     stage_envoy_records(con, staged, opts, records(), "envoy")
 
 
+CALL_ID_FIELD = InputOption[str](
+    field="call_id_field",
+    type=str,
+    default="x-request-id",
+    help="Envoy JSON access logs: the field holding the call id.",
+)
+
+
 def stage_envoy_records(
     con: duckdb.DuckDBPyConnection,
     staged: Staged,
@@ -146,8 +155,9 @@ def stage_envoy_records(
 ) -> None:
     """Stage Envoy records (JSON objects, or fields read from text lines; a string is the
     reason the line is no record) and number their attempts within each call."""
-    call_field = opts.call_key or opts.call_id_field
-    attempt_key = envoy_key(opts.attempt_field) if opts.attempt_field else None
+    call_key, attempt_field = CALL_KEY.of(opts), ATTEMPT_FIELD.of(opts)
+    call_field = call_key or CALL_ID_FIELD.of(opts)
+    attempt_key = envoy_key(attempt_field) if attempt_field else None
     sink = AttemptSink(con, staged.source_id, origin, opts.skip, renumber=attempt_key is None)
     used = _USED | {envoy_key(call_field)} | ({attempt_key} if attempt_key else set())
     unknown: set[str] = set()
@@ -166,7 +176,7 @@ def stage_envoy_records(
         if attempt_key is not None:
             given = as_int(_text({envoy_key(k): v for k, v in rec.items()}.get(attempt_key)))
             if given is None or given < 0:
-                sink.reject(n, line, f"{opts.attempt_field} is missing or not a whole number >= 0")
+                sink.reject(n, line, f"{attempt_field} is missing or not a whole number >= 0")
                 continue
             first = float(given)
         n_tries = max(int(cols.pop("upstream_tries")), 1)
@@ -179,7 +189,7 @@ def stage_envoy_records(
     staged.unknown_columns = sorted(unknown)
     staged.notes.append(
         "one entry per downstream request = one client attempt, numbered by "
-        + (f"{opts.attempt_field}" if attempt_key else "START_TIME")
+        + (f"{attempt_field}" if attempt_key else "START_TIME")
         + f" within each call (the call is {call_field}); execution_id unknown from Envoy logs"
     )
     if upstream_retried:
@@ -187,7 +197,7 @@ def stage_envoy_records(
             f"{upstream_retried} entries were retried upstream by Envoy"
             " (UPSTREAM_REQUEST_ATTEMPT_COUNT > 1)"
         )
-    if envoy_key(call_field) == "x_request_id" and not opts.call_key:
+    if envoy_key(call_field) == "x_request_id" and not call_key:
         staged.notes.append(
             "calls are grouped by x-request-id: Envoy makes a fresh one per downstream request"
             " unless the caller sends it, so client retries group into one call only when the"
@@ -222,7 +232,7 @@ ADAPTERS = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_envoy,
-        options=("--call-id-field",),
+        options=(CALL_ID_FIELD, CALL_KEY, ATTEMPT_FIELD),
         examples=(
             Example(
                 "tests/data/ingest/adapters/envoy.jsonl",

@@ -26,6 +26,8 @@ from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateways.envoy_json import stage_envoy_records
+from relplan.ingest.gateways.nginx import written_for
+from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
 
 ENVOY_DEFAULT = (
     '[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%"'
@@ -96,7 +98,8 @@ class EnvoyTextFormat:
 
 
 def formats(opts: IngestOptions) -> list[EnvoyTextFormat]:
-    given = [opts.log_format] if opts.log_format else [ISTIO_DEFAULT, ENVOY_DEFAULT]
+    log_format = LOG_FORMAT.of(opts)
+    given = [log_format] if log_format else [ISTIO_DEFAULT, ENVOY_DEFAULT]
     return [EnvoyTextFormat(f) for f in given]
 
 
@@ -108,7 +111,7 @@ def stage_envoy_text(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     fmts = formats(opts)
-    which = "the given format" if opts.log_format else "Istio's or Envoy's default format"
+    which = "the given format" if LOG_FORMAT.of(opts) else "Istio's or Envoy's default format"
 
     faults = faults_for(opts.skip)
 
@@ -169,7 +172,8 @@ ADAPTERS = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_envoy_text,
-        options=("--log-format", "--call-key", "--attempt-field"),
+        options=(LOG_FORMAT, CALL_KEY, ATTEMPT_FIELD),
+        chosen=lambda opts: written_for(LOG_FORMAT.of(opts)) == "envoy_text",
         examples=(
             Example(
                 "tests/data/published/envoy_default_text_doc_example.log",

@@ -37,6 +37,7 @@ from relplan.ingest.gateway_rows import (
     refusal,
     text,
 )
+from relplan.ingest.gateways.options import CALL_KEY
 
 
 def _ms(value: Any) -> float | None:
@@ -57,16 +58,17 @@ def map_request(
     status = as_int(dig(rec, "response.status"))
     if status is None:
         return [], "response.status is missing; expected the HTTP status sent to the client"
-    if opts.call_key:
+    call_key = CALL_KEY.of(opts)
+    if call_key:
         headers = dig(rec, "request.headers") or {}
-        key = opts.call_key.lower()
+        key = call_key.lower()
         call_id = text(
             next((v for k, v in headers.items() if str(k).lower() == key), None)
             if isinstance(headers, dict)
             else None
         )
         if call_id is None:
-            return [], f"request header {opts.call_key} (the call key) is missing or empty"
+            return [], f"request header {call_key} (the call key) is missing or empty"
     else:
         call_id = text(dig(rec, "request.id")) or text(
             dig(rec, "response.headers.x-kong-request-id")
@@ -123,7 +125,7 @@ def map_request(
 def stage_kong(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
-    grouped = bool(opts.call_key)
+    grouped = bool(CALL_KEY.of(opts))
     sink = AttemptSink(con, staged.source_id, "kong", opts.skip, renumber=grouped)
     for n, raw, rec in json_records(info.path, opts.skip):
         if not isinstance(rec, dict):
@@ -168,7 +170,7 @@ ADAPTERS = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_kong,
-        options=("--call-key", "--attempt-field"),
+        options=(CALL_KEY,),
         examples=(
             Example(
                 "tests/data/published/kong_http_log_doc_sample_3.7plus.json",

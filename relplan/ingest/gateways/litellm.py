@@ -194,7 +194,6 @@ ADAPTERS = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_litellm,
-        options=("--call-key", "--attempt-field"),
         examples=(
             Example(
                 "tests/data/published/litellm_spend_logs_payload_fixture.json",

@@ -47,7 +47,7 @@ import duckdb
 from pydantic import Field, ValidationError, model_validator
 
 from relplan.errors import InputError
-from relplan.ingest.adapter import Adapter, never
+from relplan.ingest.adapter import Adapter, InputOption, never
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import (
@@ -63,6 +63,7 @@ from relplan.ingest.gateway_rows import (
     text,
 )
 from relplan.models import StrictModel
+from relplan.settings_file import read_settings
 from relplan.values import parse_time
 
 if sys.version_info >= (3, 11):
@@ -164,10 +165,9 @@ def compile_pattern(pattern: str) -> Any:
 
 
 def load_mapping(path: Path) -> Mapping:
+    text = read_settings(path, "mapping file")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read the mapping file: {exc.strerror or exc}", str(path)) from exc
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", str(path)) from exc
     except RecursionError as exc:
@@ -281,12 +281,24 @@ def _records(info: FileInfo, m: Mapping, skip: bool) -> Iterator[tuple[int, str,
             yield from faults.drain()
 
 
+MAP_FILE = InputOption[Path | None](
+    field="map_file",
+    type=Path,
+    default=None,
+    flags=("--map",),
+    metavar="FILE",
+    exists=True,
+    help="TOML mapping file for any other gateway's log (docs/formats.md).",
+)
+
+
 def stage_mapped(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
-    if opts.map_file is None:
-        raise InputError("format mapped needs a mapping file (map_file)", str(info.path))
-    m = load_mapping(opts.map_file)
+    map_file = MAP_FILE.of(opts)
+    if map_file is None:
+        raise InputError("format mapped needs a mapping file (--map)", str(info.path))
+    m = load_mapping(map_file)
     sink = AttemptSink(
         con, staged.source_id, "mapped", opts.skip, renumber=m.fields.attempt is None
     )
@@ -303,7 +315,7 @@ def stage_mapped(
             sink.call(n, raw, [cols])
     sink.finish(staged.notes)
     staged.notes.append(
-        f"read through the mapping {opts.map_file.name}; attempts numbered by "
+        f"read through the mapping {map_file.name}; attempts numbered by "
         + (f"{m.fields.attempt}" if m.fields.attempt else "start time within each call")
     )
     if m.fields.first_byte:
@@ -322,8 +334,9 @@ ADAPTERS = (
         summary="any other gateway's log, read through a TOML mapping file (`--map`)",
         tables=("attempts",),
         recognise=never,
+        chosen=lambda opts: MAP_FILE.of(opts) is not None,
         read=stage_mapped,
-        options=("--map", "--call-key", "--attempt-field"),
+        options=(MAP_FILE,),
         doc="any-other-gateway-a-mapping-file-mapped",
     ),
 )

@@ -23,8 +23,10 @@ A line with no upstream (`$upstream_addr` is `-`) is one attempt answered by ngi
 shed for 429/503, client_gone for 499, else by `$status`.
 The call id is `$request_id`/`$req_id`/`$http_x_request_id` when logged, or the variable
 named by call_key (e.g. `$http_idempotency_key`): then lines with the same key are tries of
-one call, numbered by time (or by attempt_field). With none, each line is its own call and
-retries by the client across lines are not measurable (a note says so).
+one call, numbered by time (or by attempt_field). Without call_key, relplan drill's own
+headers (`$http_x_relplan_call`, `$http_x_relplan_attempt`, logged by relplan lab's nginx) are
+used when the log carries them. With none, each line is its own call and retries by the client
+across lines are not measurable (a note says so).
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ from typing import Any
 
 import duckdb
 
+from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, outcome_of, text
+from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
 
 UPSTREAMINFO = (
     '$remote_addr - $remote_user [$time_local] "$request_method $uri $server_protocol" '
@@ -184,7 +188,8 @@ def compiled(fmt: str) -> NginxFormat:
 
 
 def formats(opts: IngestOptions) -> list[NginxFormat]:
-    given = given_formats(opts.log_format) if opts.log_format else list(BUILT_IN)
+    log_format = LOG_FORMAT.of(opts)
+    given = given_formats(log_format) if log_format else list(BUILT_IN)
     return [compiled(f) for f in given if not is_json_template(f)]
 
 
@@ -274,7 +279,8 @@ def map_line(
     if status is None:
         return [], f"$status {f.get('status')!r} is not an HTTP status"
     # A line without the caller's header (a health check, a probe) is a call of its own.
-    call_id = text(field(f, opts.call_key)) if opts.call_key else None
+    call_key = CALL_KEY.of(opts)
+    call_id = text(field(f, call_key)) if call_key else None
     if call_id is None:
         call_id = next((text(f[v]) for v in _ID_VARS if text(f.get(v))), None)
         call_id = call_id or f"{path_tag}:{ln}"
@@ -345,7 +351,7 @@ def stage_nginx(
     fmts = formats(opts)
     which = (
         "the given log_format"
-        if opts.log_format
+        if LOG_FORMAT.of(opts)
         else "ingress-nginx upstreaminfo, combined or combined with timings"
     )
 
@@ -354,7 +360,7 @@ def stage_nginx(
     def parse(line: str) -> dict[str, str] | str:
         nonlocal by_tail
         f = next((p for p in (fm.parse(line) for fm in fmts) if p is not None), None)
-        if f is None and not opts.log_format:
+        if f is None and not LOG_FORMAT.of(opts):
             f = parse_combined_tail(line)
             by_tail += f is not None
         return (
@@ -382,9 +388,19 @@ def stage_records(
     parse: Callable[[str], dict[str, str] | str],
 ) -> None:
     """Stage a log whose lines `parse` turns into nginx variables (or the reason it cannot)."""
-    grouped = bool(opts.call_key)
+    auto = None if CALL_KEY.of(opts) else drill_headers(info, parse, LOG_FORMAT.of(opts))
+    if auto is not None:
+        opts = opts.replace(call_key=auto[0], attempt_field=auto[1])
+        staged.notes.append(
+            f"calls linked by {auto[0]}"
+            + (f" (attempt number: {auto[1]})" if auto[1] else "")
+            + ": the call-key header relplan drill sends, logged by relplan lab's nginx;"
+            " --call-key names another"
+        )
+    call_key, attempt_field = CALL_KEY.of(opts), ATTEMPT_FIELD.of(opts)
+    grouped = bool(call_key)
     sink = AttemptSink(
-        con, staged.source_id, origin, opts.skip, renumber=grouped and not opts.attempt_field
+        con, staged.source_id, origin, opts.skip, renumber=grouped and not attempt_field
     )
     with_id = 0
     seconds_only = False
@@ -406,12 +422,12 @@ def stage_records(
             sink.reject(n, line, err)
             continue
         with_id += any(text(f.get(v)) for v in _ID_VARS)
-        keyed = grouped and text(field(f, opts.call_key or "")) is not None
+        keyed = grouped and text(field(f, call_key or "")) is not None
         unkeyed += grouped and not keyed
-        if keyed and opts.attempt_field:
-            base = as_int(field(f, opts.attempt_field))
+        if keyed and attempt_field:
+            base = as_int(field(f, attempt_field))
             if base is None:
-                sink.reject(n, line, f"{opts.attempt_field} is missing or not a whole number")
+                sink.reject(n, line, f"{attempt_field} is missing or not a whole number")
                 continue
             for i, t in enumerate(tries):
                 t["attempt"] = float(base + i)
@@ -427,7 +443,7 @@ def stage_records(
         staged.notes.append("times from $time_local/$time_iso8601 have whole-second resolution")
     if unkeyed:
         staged.notes.append(
-            f"{unkeyed} lines without the call key {opts.call_key} (health checks, probes):"
+            f"{unkeyed} lines without the call key {call_key} (health checks, probes):"
             " each is a call of its own"
         )
     if no_duration:
@@ -452,6 +468,37 @@ def stage_records(
         )
 
 
+# The headers relplan drill sends (relplan/drill/client.py) and relplan lab's nginx logs
+# (relplan/lab/configs.py): with them in the log, attempts are linked into calls without
+# --call-key.
+DRILL_CALL_KEY = "http_x_relplan_call"
+DRILL_ATTEMPT = "http_x_relplan_attempt"
+DRILL_SCAN_LINES = 200
+
+
+def drill_headers(
+    info: FileInfo, parse: Callable[[str], dict[str, str] | str], log_format: str | None
+) -> tuple[str, str | None] | None:
+    """(call key, attempt field) when one of the first DRILL_SCAN_LINES lines carries relplan
+    drill's call-key header with a value (probes before the drill's first call carry none).
+    Only lines that can hold it are parsed: JSON lines naming the key, or every line when
+    the given log_format logs it."""
+    named = DRILL_CALL_KEY in (log_format or "").lower()
+    try:
+        for n, line in open_text_lines(info.path):
+            if n > DRILL_SCAN_LINES:
+                break
+            if not named and DRILL_CALL_KEY not in line.lower():
+                continue
+            f = parse(line)
+            if isinstance(f, dict) and text(field(f, DRILL_CALL_KEY)) is not None:
+                attempt = DRILL_ATTEMPT if field(f, DRILL_ATTEMPT) is not None else None
+                return DRILL_CALL_KEY, attempt
+    except InputError:
+        return None  # the full read names the bad line
+    return None
+
+
 _NGINX_LOOSE = re.compile(r"\[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\]")
 
 
@@ -464,6 +511,21 @@ def _recognise(head: sniff.Head, kind: str | None) -> float:
     return 0.0
 
 
+def written_for(log_format: str | None) -> str | None:
+    """The format a given format string (`--log-format`) is written for: nginx's `$variable`
+    or Envoy's `%COMMAND%` syntax; the file is then read with it, whatever its first line
+    looks like."""
+    if not log_format:
+        return None
+    if re.search(r"%[A-Z_]+(\([^)]*\))?%", log_format):
+        return "envoy_text"
+    fmts = given_formats(log_format)  # a format string, or an nginx.conf's log_formats
+    if "$" not in "".join(fmts):
+        return None
+    json_ = {is_json_template(f) for f in fmts}
+    return None if len(json_) > 1 else "nginx_json" if json_ == {True} else "nginx"
+
+
 ADAPTERS = (
     Adapter(
         name="nginx",
@@ -473,7 +535,8 @@ ADAPTERS = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_nginx,
-        options=("--log-format", "--call-key", "--attempt-field"),
+        options=(LOG_FORMAT, CALL_KEY, ATTEMPT_FIELD),
+        chosen=lambda opts: written_for(LOG_FORMAT.of(opts)) == "nginx",
         examples=(
             Example(
                 "tests/data/published/nginx_ingress_upstreaminfo_issue4312_499_retries.log",

@@ -29,7 +29,13 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, json_loads
-from relplan.ingest.gateways.nginx import given_formats, is_json_template, stage_records
+from relplan.ingest.gateways.nginx import (
+    given_formats,
+    is_json_template,
+    stage_records,
+    written_for,
+)
+from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
 
 # The variables relplan reads (gateway_nginx.map_line), longest first for suffix matches.
 VARIABLES = (
@@ -162,7 +168,7 @@ def variables(rec: dict[str, Any], given: dict[str, str] | None) -> dict[str, st
 def stage_nginx_json(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
-    given = template_keys(opts.log_format)
+    given = template_keys(LOG_FORMAT.of(opts))
 
     def parse(line: str) -> dict[str, str] | str:
         try:
@@ -197,7 +203,8 @@ ADAPTERS = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_nginx_json,
-        options=("--log-format", "--call-key", "--attempt-field"),
+        options=(LOG_FORMAT, CALL_KEY, ATTEMPT_FIELD),
+        chosen=lambda opts: written_for(LOG_FORMAT.of(opts)) == "nginx_json",
         examples=(
             Example(
                 "tests/data/published/nginx_json_openresty_goaccess2810.jsonl",

@@ -15,7 +15,12 @@ request end falls on `date` (`%Y%m%d-%H%M%S`, written after the run, in the loca
 the machine that ran it, taken as UTC), i.e. t = date - (max end - start_times[i]). The
 absolute time is then right to a second plus that machine's UTC offset; relative times are
 exact. IngestOptions.bench_start (the wall-clock time of the first request) overrides it.
-Files without start_times (before 2026-01) cannot place requests and are refused.
+
+Files without start_times (before 2026-01; `benchmarks/benchmark_serving.py --save-result`
+wrote the per-request lists without them): a run with `request_rate` inf and no
+`max_concurrency` sent every request at once (vLLM's request generator waits 0 between
+requests at an infinite rate), so each starts at the run's start, placed as above; any other
+run cannot place its requests and is refused.
 """
 
 from __future__ import annotations
@@ -26,20 +31,52 @@ from typing import Any
 import duckdb
 
 from relplan.ingest import sniff
-from relplan.ingest.adapter import Adapter, Example
+from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
+from relplan.values import parse_instant
 
 BENCH_KEYS = {"date", "start_times", "num_prompts", "duration", "completed"}
 
 
 def is_bench(keys: set[str]) -> bool:
-    return {"date", "completed", "failed"} <= keys and bool(keys & {"ttfts", "start_times"})
+    """Per-request results: `failed` since 2025, the lists `ttfts`/`start_times` (older
+    files have no `failed`, but `input_lens` and `ttfts`)."""
+    return {"date", "completed"} <= keys and (
+        ("failed" in keys and bool(keys & {"ttfts", "start_times"}))
+        or {"input_lens", "ttfts"} <= keys
+    )
+
+
+def _all_at_once(run: dict[str, Any]) -> int | None:
+    """The number of requests of a run without start_times that sent them all at once
+    (`request_rate` inf, no `max_concurrency`), None for any other run."""
+    rate = run.get("request_rate")
+    inf = rate == "inf" or (isinstance(rate, float) and rate == float("inf"))
+    ttfts = run.get("ttfts")
+    if not inf or run.get("max_concurrency") is not None or not isinstance(ttfts, list):
+        return None
+    return len(ttfts) or None
 
 
 def _item(values: Any, i: int) -> Any:
     return values[i] if isinstance(values, list) and i < len(values) else None
+
+
+def _bench_start(text: str) -> float:
+    return parse_instant(text, "--bench-start")
+
+
+BENCH_START = InputOption[float | None](
+    field="bench_start",
+    type=str,
+    default=None,
+    metavar="TIME",
+    convert=_bench_start,
+    help="`vllm bench serve` results: wall-clock time of the first request (default: the"
+    " run's `date`).",
+)
 
 
 def map_run(
@@ -47,15 +84,21 @@ def map_run(
 ) -> tuple[list[dict[str, Any]], str | None, str | None]:
     """The attempts of one run, why it cannot be read, and how it was placed in time."""
     starts = run.get("start_times")
+    at_once = None
     if not isinstance(starts, list) or not starts:
-        return (
-            [],
-            (
-                "no start_times (vllm bench serve writes them with --save-detailed since 2026-01);"
-                " requests cannot be placed in time"
-            ),
-            None,
-        )
+        at_once = _all_at_once(run)
+        if at_once is None:
+            return (
+                [],
+                (
+                    "no start_times (vllm bench serve writes them with --save-detailed since"
+                    f" 2026-01) and request_rate {run.get('request_rate')!r} (only a run at"
+                    " inf without max_concurrency sends every request at once); requests"
+                    " cannot be placed in time"
+                ),
+                None,
+            )
+        starts = [0.0] * at_once
     date = text(run.get("date"))
     n = len(starts)
     ends: list[float] = []
@@ -70,17 +113,23 @@ def map_run(
             lat = ttft + sum(as_float(x) or 0.0 for x in itl) if isinstance(itl, list) else ttft
         ends.append(s + max(lat, 0.0))
     first, last_end = min(float(x) for x in starts), max(ends)
-    if opts.bench_start is not None:
-        shift, how = opts.bench_start - first, "by bench_start"
+    bench_start = BENCH_START.of(opts)
+    if bench_start is not None:
+        shift, how = bench_start - first, "by --bench-start"
     else:
         if date is None:
-            return [], "no date and no bench_start; cannot place the run in time", None
+            return [], "no date and no --bench-start; cannot place the run in time", None
         try:
             anchor = dt.datetime.strptime(date, "%Y%m%d-%H%M%S").replace(tzinfo=dt.timezone.utc)
         except ValueError:
             return [], f"date {date!r} is not %Y%m%d-%H%M%S", None
         shift = anchor.timestamp() - last_end
         how = f"by its date {date} (local time of the benchmark machine, taken as UTC)"
+    if at_once is not None:
+        how += (
+            "; no start_times: request_rate inf without max_concurrency, so every request"
+            " starts at the run's start"
+        )
     tag = "-".join(x for x in (text(run.get("label")) or "vllm-bench", date) if x)
     out: list[dict[str, Any]] = []
     for i in range(n):
@@ -106,6 +155,7 @@ def stage_vllm_bench(
 ) -> None:
     sink = AttemptSink(con, staged.source_id, "vllm_bench", opts.skip)
     placed: list[str] = []
+    timed = False
     for n, raw, run in json_records(info.path):
         short = raw[:500]
         if not isinstance(run, dict):
@@ -115,15 +165,18 @@ def stage_vllm_bench(
         if err is not None:
             sink.reject(n, short, err)
             continue
+        timed = timed or isinstance(run.get("start_times"), list)
         for t in tries:
             sink.call(n, short, [t])
         placed.append(f"run on line {n} ({len(tries)} requests) placed {how}")
     sink.finish(staged.notes)
     staged.notes.extend(placed)
-    staged.notes.append(
-        "start_times are time.perf_counter() (monotonic): relative times are exact, the"
-        " absolute placement is not; no HTTP status, replica or request id in the file"
-    )
+    if timed:
+        staged.notes.append(
+            "start_times are time.perf_counter() (monotonic): relative times are exact, the"
+            " absolute placement is not"
+        )
+    staged.notes.append("no HTTP status, replica or request id in the file")
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:
@@ -143,7 +196,13 @@ ADAPTERS: tuple[Adapter, ...] = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_vllm_bench,
-        options=("--bench-start",),
+        options=(BENCH_START,),
+        examples=(
+            Example(
+                "tests/data/published/vllm_benchmark_serving_save_result_rate_inf_llm-k8s.json.gz",
+                "tests/data/published/SOURCES.md",
+            ),
+        ),
         doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
         lines=False,
     ),

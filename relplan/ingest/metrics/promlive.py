@@ -78,6 +78,8 @@ def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> t
         return json.loads(reply.body, object_pairs_hook=unique_keys), reply.body
     except DuplicateKey as exc:
         raise InputError(f"{exc} in the server's answer (a label name twice?)", url) from exc
+    except RecursionError:
+        raise InputError("the server's answer is JSON nested too deeply", url) from None
     except ValueError as exc:
         raise InputError(
             "the server's answer is not JSON; is this a Prometheus API URL?", url

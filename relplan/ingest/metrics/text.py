@@ -36,10 +36,10 @@ import pyarrow as pa
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest import sniff
-from relplan.ingest.adapter import Adapter, Example
+from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
-from relplan.ingest.metrics.scrape_time import time_from_name
+from relplan.ingest.metrics.scrape_time import parse_at, time_from_name
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
 
@@ -349,12 +349,23 @@ NO_TIME = (
 )
 
 
+AT = InputOption[float | None](
+    field="at",
+    type=str,
+    default=None,
+    metavar="TIME",
+    convert=parse_at,
+    help="When a timestamp-less /metrics scrape was taken (RFC 3339 with an offset or epoch"
+    " seconds), for files whose names carry no time.",
+)
+
+
 def stage_exposition(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     path = str(info.path)
     named = time_from_name(info.path)
-    t = named[0] if named is not None else opts.at
+    t = named[0] if named is not None else AT.of(opts)
     w = StageWriter(con, "stage_metrics")
     st = _State()
     tally = {"stored": 0, "created": 0, "rejected": 0, "meta": 0, "comment": 0, "blank": 0}
@@ -498,7 +509,7 @@ ADAPTERS = (
         tables=_TABLES,
         recognise=_exposition,
         read=stage_exposition,
-        options=("--at",),
+        options=(AT,),
         examples=(
             Example(
                 "tests/data/published/vllm_metrics_v1_prodstack318.prom",

@@ -49,7 +49,7 @@ import duckdb
 
 from relplan.errors import InputError
 from relplan.ingest import sniff
-from relplan.ingest.adapter import Adapter, Example
+from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.stage import StageWriter
@@ -127,6 +127,15 @@ def prompt_tokens(msg: str) -> int | None:
     return None if not isinstance(text, str) or len(text) == count else count
 
 
+YEAR = InputOption[int | None](
+    field="year",
+    type=int,
+    default=None,
+    help="Year of vLLM log timestamps that carry none (default: from the file, else its"
+    " modification time, with a note).",
+)
+
+
 class _Reader:
     """State of one log file: pending arrivals, id maps, tallies."""
 
@@ -138,7 +147,7 @@ class _Reader:
         self.opts = opts
         self.engine = StageWriter(con, "stage_engine")
         self.metrics = StageWriter(con, "stage_metrics")
-        year = year_of(opts.year, info.head.decode("utf-8", errors="replace"), info.path)
+        year = year_of(YEAR.of(opts), info.head.decode("utf-8", errors="replace"), info.path)
         self.clock = Clock(year.year, year.how)
         self.ids = RequestIds(staged.source_id)
         # external id -> (line, time, raw, prompt_tokens) of a Received line awaiting Added
@@ -292,6 +301,20 @@ class _Reader:
             )
             self.stats.names.add(name)
             self.stats.samples += 1
+        for what, name in vllm_stats.ITERATION_COUNTS.items():
+            if what in it.counts:
+                self.metrics.add(
+                    source_id=self.staged.source_id,
+                    ln=n,
+                    raw=line if self.opts.skip else None,
+                    perr=None,
+                    t=t,
+                    name=name,
+                    labels=it.labels,
+                    value=float(it.counts[what]),
+                )
+                self.stats.names.add(name)
+                self.stats.samples += 1
         return "stored: iteration"
 
     def received(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
@@ -510,7 +533,8 @@ ADAPTERS = (
         tables=("events", "request_ids", "engine_stats", "metric_samples"),
         recognise=_recognise,
         read=stage_vllm_log,
-        options=("--year",),
+        options=(YEAR,),
+        whole_seconds=True,
         examples=(
             Example(
                 "tests/data/ingest/adapters/vllm_v1.log",

@@ -79,6 +79,22 @@ HELP: dict[str, str] = {
 }
 
 
+# an iteration line's counts -> the metric samples that keep them apart (engine_stats holds the
+# sums only); joined to the step by the line's source row (queries/sim/iteration_costs.sql)
+ITERATION_COUNTS: dict[str, str] = {
+    "context requests": "vllm_log:iteration_context_requests",
+    "context tokens": "vllm_log:iteration_context_tokens",
+    "generation requests": "vllm_log:iteration_generation_requests",
+    "generation tokens": "vllm_log:iteration_generation_tokens",
+}
+HELP.update(
+    {
+        metric: f"{name} of one engine iteration (--enable-logging-iteration-details)"
+        for name, metric in ITERATION_COUNTS.items()
+    }
+)
+
+
 def is_stats(msg: str) -> bool:
     return _ENGINE.sub("", msg, count=1).startswith("Avg prompt throughput:")
 
@@ -187,6 +203,9 @@ class Iteration:
     elapsed_s: float | None
     kv_usage: float | None
     dummy: bool
+    # the line's own counts by name ("context requests", "context tokens", "generation
+    # requests", "generation tokens"): stored as vllm_log:iteration_* samples (ITERATION_COUNTS)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 def parse_iteration(msg: str) -> Iteration | None:
@@ -229,6 +248,7 @@ def parse_iteration(msg: str) -> Iteration | None:
         elapsed,
         kv,
         dummy,
+        counts,
     )
 
 
@@ -275,7 +295,8 @@ class StatsTally:
                 f"{self.iterations} iteration-detail lines -> engine_stats rows (step ="
                 " Iteration(N), num_running = context + generation requests,"
                 " num_batched_tokens = context + generation tokens, kv_usage; t_issue = the"
-                " line's time, whole seconds) and vllm_log:iteration_elapsed_seconds samples"
+                " line's time, whole seconds), vllm_log:iteration_elapsed_seconds samples and"
+                " the counts apart as vllm_log:iteration_{context,generation}_{requests,tokens}"
                 + (
                     f"; {self.dummy_iterations} dummy iterations (DP padding) ignored"
                     if self.dummy_iterations

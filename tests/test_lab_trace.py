@@ -1,0 +1,154 @@
+"""A traced lab run (tests/data/lab/traced-no-retries, README there): vLLM's iteration-detail
+lines and the relplan plugin's trace, written by the same engine in the same run, give the
+same steps; and the trace alone is enough for `ingest` and `analyze`.
+
+Both come from the same call: vLLM's LoggingStatLogger prints the line and the plugin writes
+its record from the same SchedulerStats.iteration_details (vllm/v1/metrics/loggers.py, 0.32),
+so the counts must agree exactly; the tolerances below are only the log's rounding (KV cache
+usage to 0.1 %, elapsed time to 0.01 ms, the time to the whole second).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from relplan.cli import app
+from relplan.ingest.vllm.stats import parse_iteration
+
+RUN = Path(__file__).parent / "data" / "lab" / "traced-no-retries"
+OP = RUN / "operator"
+# `(APIServer pid=N) INFO 12-04 02:12:18 [loggers.py:199] Engine 000: Iteration(0): ...`
+LINE = re.compile(r"^\(APIServer pid=\d+\) INFO (\d\d-\d\d \d\d:\d\d:\d\d) \[[^]]+\] (.*)$")
+COUNTS = re.compile(r"(\d+) context tokens, \d+ generation requests, (\d+) generation tokens")
+YEAR = 2026  # the run's year (README); vLLM's log lines carry none
+
+
+def _lines(name: str) -> list[str]:
+    return gzip.decompress((OP / name).read_bytes()).decode().splitlines()
+
+
+def _trace() -> list[dict[str, Any]]:
+    return [json.loads(x) for x in _lines("trace.jsonl.gz")]
+
+
+def _log_iterations() -> dict[int, tuple[float, str]]:
+    """Iteration(N) -> (the line's time, UTC epoch; its message), dummy iterations left out."""
+    out: dict[int, tuple[float, str]] = {}
+    for line in _lines("vllm.log.gz"):
+        m = LINE.match(line)
+        if m is None or "Iteration(" not in m.group(2):
+            continue
+        it = parse_iteration(m.group(2))
+        assert it is not None, line
+        if it.dummy:
+            continue
+        stamp = dt.datetime.strptime(f"{YEAR}-{m.group(1)}", "%Y-%m-%d %H:%M:%S")
+        out[it.step] = (stamp.replace(tzinfo=dt.timezone.utc).timestamp(), m.group(2))
+    return out
+
+
+def test_iteration_lines_and_the_plugin_trace_give_the_same_steps() -> None:
+    log = _log_iterations()
+    stats = [r for r in _trace() if r["type"] == "stats"]
+    by_iteration = {r["vllm_iteration"]: r for r in stats}
+    # count: one stats record per iteration line, the same iterations
+    assert len(log) > 500
+    assert len(stats) == len(log)
+    assert set(by_iteration) == set(log)
+    assert [r["step"] for r in stats] == list(range(1, len(stats) + 1))
+    gaps = []
+    for n, (t_line, msg) in log.items():
+        r = by_iteration[n]
+        it = parse_iteration(msg)
+        assert it is not None
+        counts = COUNTS.search(msg)
+        assert counts is not None, msg
+        # tokens: exactly, split into prefill (context) and decode (generation)
+        assert (r["prompt_computed"], r["decode_tokens"]) == (
+            int(counts.group(1)),
+            int(counts.group(2)),
+        ), n
+        assert r["num_batched_tokens"] == it.batched_tokens
+        assert it.kv_usage is not None
+        assert it.elapsed_s is not None
+        assert r["kv_usage"] == pytest.approx(it.kv_usage, abs=0.0005)  # printed to 0.1 %
+        assert r["elapsed_ms"] == pytest.approx(it.elapsed_s * 1000, abs=0.005)
+        gaps.append(r["t_issue"] - t_line)
+    # time: the line is printed in the same call, its time cut to the second
+    assert min(gaps) >= 0.0
+    assert max(gaps) < 1.0
+    total = sum(r["prompt_computed"] + r["decode_tokens"] for r in stats)
+    assert total == sum(it.batched_tokens or 0 for it in map(parse_iteration, _msgs(log)))
+
+
+def _msgs(log: dict[int, tuple[float, str]]) -> list[str]:
+    return [msg for _t, msg in log.values()]
+
+
+def test_the_plugin_saw_every_request_the_client_sent() -> None:
+    attempts = [json.loads(x) for x in gzip.decompress((RUN / "client" / "attempts.jsonl.gz").read_bytes()).splitlines()]  # fmt: skip
+    events = [r for r in _trace() if r["type"] == "event"]
+    arrived = {r["execution_id"] for r in events if r["event"] == "arrived"}
+    finished = {r["execution_id"] for r in events if r["event"] == "finished"}
+    # the drill's probe (X-Request-Id drill-probe) and every attempt; cancellation off at
+    # nginx, so vLLM finished them all
+    assert arrived == finished
+    assert arrived == {"cmpl-drill-probe-0"} | {
+        f"cmpl-{a['call_id']}-{a['attempt']}-0" for a in attempts
+    }
+
+
+def _cli(args: list[str]) -> Any:
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    return out
+
+
+@pytest.mark.slow
+def test_ingest_and_analyze_use_the_trace_with_no_other_input(tmp_path: Path) -> None:
+    trace = shutil.copy(OP / "trace.jsonl.gz", tmp_path / "trace.jsonl.gz")
+    db = str(tmp_path / "ws.duckdb")
+    _cli(["ingest", str(trace), "--db", db])
+    result = json.loads(_cli(["analyze", "--db", db, "--json"]).stdout)
+    events = [r for r in _trace() if r["type"] == "event"]
+    n = sum(1 for r in events if r["event"] == "arrived")
+    amp = next(w for w in result["amplification"]["windows"] if w["window"] == "run")
+    assert (amp["executions_accepted"], amp["executions_completed"]) == (n, n)
+    assert amp["accepted_source"] == "engine trace"
+    little = next(w for w in result["littles_law"]["windows"] if w["window"] == "run")
+    assert little["source"] == "engine trace"
+    assert little["arrivals"] == n
+    assert little["consistency"] == pytest.approx(1.0, abs=0.05)
+
+
+@pytest.mark.slow
+def test_the_trace_and_nginx_log_join_through_the_request_id(tmp_path: Path) -> None:
+    files = [shutil.copy(OP / f, tmp_path / f) for f in ("trace.jsonl.gz", "access.json.gz")]
+    db = str(tmp_path / "ws.duckdb")
+    _cli(["ingest", *map(str, files), "--db", db,
+          "--call-key", "http_x_relplan_call", "--attempt-field", "http_x_relplan_attempt"])  # fmt: skip
+    import duckdb
+
+    con = duckdb.connect(db, read_only=True)
+    try:
+        joined, total = con.execute(
+            "select count(*) filter (where execution_id in"
+            " (select execution_id from events where event = 'arrived')), count(*)"
+            " from attempts"
+        ).fetchone() or (0, 0)
+    finally:
+        con.close()
+    attempts = gzip.decompress((RUN / "client" / "attempts.jsonl.gz").read_bytes()).splitlines()
+    # every completion nginx logged (the drill's attempts and its probe) has its execution;
+    # the one line left is the drill's GET /v1/models, which reaches no engine
+    assert joined == len(attempts) + 1
+    assert total == joined + 1
