@@ -1,5 +1,5 @@
 """Single `/metrics` scrapes (text exposition: no timestamps, no `# EOF`): the published vLLM
-fragments in tests/data/published (sources in SOURCES.md there) with a time from IngestOptions.at
+fragments in tests/data/published (sources in SOURCES.md there) with a time from IngestOptions(at=...)
 (`--at`) or from the file name, every line accounted for, and the error without a time."""
 
 from __future__ import annotations

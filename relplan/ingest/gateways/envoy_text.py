@@ -1,6 +1,6 @@
 """Envoy text access logs (the default format, Istio's, or a format string) -> proxy attempts.
 
-The format string (IngestOptions.log_format; by default Envoy's documented default, then
+The format string (IngestOptions(log_format=...); by default Envoy's documented default, then
 Istio's) is compiled into a regular expression: `%COMMAND%` fields become groups (a quoted
 field matches up to the next quote, `[%START_TIME%]` up to the bracket, any other field up
 to the next space), the text between them literally. Each field is named as in the JSON

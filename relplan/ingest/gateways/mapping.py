@@ -1,4 +1,4 @@
-"""Any other gateway's log, read through a TOML mapping file (IngestOptions.map_file).
+"""Any other gateway's log, read through a TOML mapping file (IngestOptions(map_file=...)).
 
 In the spirit of GoAccess's `--log-format`: the file says how records are split (JSON Lines /
 JSON documents, CSV with a header, or a regular expression with named groups per line),

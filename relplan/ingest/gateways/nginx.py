@@ -1,6 +1,6 @@
 """nginx / ingress-nginx access logs with upstream variables -> proxy attempts.
 
-The `log_format` string (IngestOptions.log_format, as written in nginx.conf, quotes of the
+The `log_format` string (IngestOptions(log_format=...), as written in nginx.conf, quotes of the
 config joined) is compiled into a regular expression, the way GoAccess reads `--log-format`:
 `$variable` becomes a group, the text between variables is literal. Without one, the
 ingress-nginx `upstreaminfo` default is tried, then the older layout with a second address

@@ -14,7 +14,7 @@ is arbitrary; only differences are meaningful. The run is anchored so that its l
 request end falls on `date` (`%Y%m%d-%H%M%S`, written after the run, in the local time of
 the machine that ran it, taken as UTC), i.e. t = date - (max end - start_times[i]). The
 absolute time is then right to a second plus that machine's UTC offset; relative times are
-exact. IngestOptions.bench_start (the wall-clock time of the first request) overrides it.
+exact. IngestOptions(bench_start=...) (the wall-clock time of the first request) overrides it.
 
 Files without start_times (before 2026-01; `benchmarks/benchmark_serving.py --save-result`
 wrote the per-request lists without them): a run with `request_rate` inf and no

@@ -61,7 +61,7 @@ def time_from_name(path: Path) -> tuple[float, str] | None:
 
 
 def parse_at(text: str) -> float:
-    """`--at TIME` for IngestOptions.at: epoch seconds or RFC 3339 with an offset."""
+    """`--at TIME` for IngestOptions(at=...): epoch seconds or RFC 3339 with an offset."""
     t = parse_time(text)
     if t is None:
         raise UsageError(

@@ -12,7 +12,7 @@ time unless they carry their own timestamp (milliseconds in the text format; a v
 
 Single scrapes (`curl host:8000/metrics` saved to a file: text exposition 0.0.4, no sample
 timestamps, no `# EOF`; or OpenMetrics negotiated, with `# EOF`): every sample takes the time in
-the file's name (relplan/ingest/metrics/scrape_time.py), else `IngestOptions.at` (`--at`); without either
+the file's name (relplan/ingest/metrics/scrape_time.py), else `IngestOptions(at=...)` (`--at`); without either
 the file is refused with a message naming both and `relplan record` (with --on-error skip its
 samples are kept in rejects).
 
