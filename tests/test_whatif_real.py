@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 import statistics
 import sys
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from relplan.whatif.controls import Control
 from relplan.whatif.model import Figures
 from relplan.whatif.run import Replayed, WhatIfOptions, replay
 from relplan.workspace import connect
+from tests.helpers.lab import ingest_operator
 
 LAB = Path(__file__).parent / "data" / "lab"
 INCIDENT = LAB / "retries-no-cancel"
@@ -228,19 +228,7 @@ def predicted_row(runs: list[Figures]) -> Row:
 
 
 def _incident_db(tmp: Path) -> Path:
-    op = INCIDENT / "operator"
-    files = [
-        shutil.copy(op / f, tmp / f)
-        for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
-    ]
-    db = tmp / "incident.duckdb"
-    got = CliRunner().invoke(
-        app,
-        ["ingest", *map(str, files), "--db", str(db),
-         "--call-key", "http_x_relplan_call", "--attempt-field", "http_x_relplan_attempt"],
-    )  # fmt: skip
-    assert got.exit_code == 0, got.output
-    return db
+    return ingest_operator(INCIDENT, tmp, "incident.duckdb")
 
 
 def run_engines(db: Path, tmp: Path) -> dict[str, RunEngine]:

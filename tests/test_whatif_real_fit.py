@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from relplan.cli import app
 from relplan.sim.costfit import fit_engine
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
 from relplan.workspace import connect
+from tests.helpers.lab import ingest_operator
 
 LAB = Path(__file__).parent / "data" / "lab"
 RETRIES = {"retries-no-cancel": 3, "retries-cancel": 3, "retry-budget": 3, "no-retries": 0}
@@ -31,19 +31,7 @@ pytestmark = pytest.mark.slow
 
 
 def _ingest(name: str, tmp: Path) -> Path:
-    op = LAB / name / "operator"
-    files = [
-        shutil.copy(op / f, tmp / f)
-        for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
-    ]
-    db = tmp / "op.duckdb"
-    got = CliRunner().invoke(
-        app,
-        ["ingest", *map(str, files), "--db", str(db),
-         "--call-key", "http_x_relplan_call", "--attempt-field", "http_x_relplan_attempt"],
-    )  # fmt: skip
-    assert got.exit_code == 0, got.output
-    return db
+    return ingest_operator(LAB / name, tmp)
 
 
 @pytest.fixture(scope="module", params=sorted(RETRIES))

@@ -182,6 +182,21 @@ class _Reader:
             prompt_tokens=tokens,
         )
 
+    def _sample(
+        self, n: int, line: str, t: float, name: str, labels: dict[str, str], value: float
+    ) -> None:
+        """One metric sample read from line n (the line kept with it in skip mode)."""
+        self.metrics.add(
+            source_id=self.staged.source_id,
+            ln=n,
+            raw=line if self.opts.skip else None,
+            perr=None,
+            t=t,
+            name=name,
+            labels=labels,
+            value=value,
+        )
+
     def reject(self, n: int, raw: str, reason: str) -> str:
         self.engine.add(
             source_id=self.staged.source_id, ln=n, raw=raw, perr=reason, origin="vllm_log"
@@ -246,16 +261,7 @@ class _Reader:
             return "rejected"
         parsed = vllm_stats.parse_stats(msg)
         for name, value in parsed.samples:
-            self.metrics.add(
-                source_id=self.staged.source_id,
-                ln=n,
-                raw=line if self.opts.skip else None,
-                perr=None,
-                t=t,
-                name=name,
-                labels=parsed.labels,
-                value=value,
-            )
+            self._sample(n, line, t, name, parsed.labels, value)
         self.stats.add(parsed)
         return "stored: stats" if parsed.samples else "ignored: stats line without a known field"
 
@@ -289,30 +295,12 @@ class _Reader:
         self.stats.iterations += 1
         if it.elapsed_s is not None:
             name = "vllm_log:iteration_elapsed_seconds"
-            self.metrics.add(
-                source_id=self.staged.source_id,
-                ln=n,
-                raw=line if self.opts.skip else None,
-                perr=None,
-                t=t,
-                name=name,
-                labels=it.labels,
-                value=it.elapsed_s,
-            )
+            self._sample(n, line, t, name, it.labels, it.elapsed_s)
             self.stats.names.add(name)
             self.stats.samples += 1
         for what, name in vllm_stats.ITERATION_COUNTS.items():
             if what in it.counts:
-                self.metrics.add(
-                    source_id=self.staged.source_id,
-                    ln=n,
-                    raw=line if self.opts.skip else None,
-                    perr=None,
-                    t=t,
-                    name=name,
-                    labels=it.labels,
-                    value=float(it.counts[what]),
-                )
+                self._sample(n, line, t, name, it.labels, float(it.counts[what]))
                 self.stats.names.add(name)
                 self.stats.samples += 1
         return "stored: iteration"
