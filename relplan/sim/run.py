@@ -50,7 +50,30 @@ def prepare(ref: str, sets: list[str] | None = None, seed: int | None = None) ->
             "options), or give --set capacity_calls_per_s=VALUE",
             label,
         )
+    check_size(scn, cap, label)
     return Prepared(scn, label, profile, plabel, cap, source, list(sets or []))
+
+
+# The most calls one simulation plans (each is a few hundred bytes through the event queue,
+# the executions and the written files: 5 M calls is a few GB). More is refused before any
+# is drawn, with the estimate.
+MAX_CALLS = 5_000_000
+
+
+def check_size(scn: Scenario, cap: float | None, label: str) -> None:
+    """Refuse up front a scenario whose phases plan more calls than MAX_CALLS."""
+    if scn.workload.trace is not None:
+        return  # a trace's calls are its own, already bounded by its file
+    planned = 0.0
+    for ph in scn.workload.phases:
+        rate = ph.rate_per_s if ph.rate_per_s is not None else (ph.rate_x or 0.0) * (cap or 0.0)
+        planned += rate * ph.seconds
+    if planned > MAX_CALLS:
+        raise InputError(
+            f"the phases plan about {planned:,.0f} calls, more than the {MAX_CALLS:,} one"
+            " simulation holds in memory; shorten the phases or lower the rates",
+            label,
+        )
 
 
 def run_prepared(p: Prepared) -> Simulation:

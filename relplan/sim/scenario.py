@@ -47,9 +47,12 @@ REFERENCE_PHASES: list[dict[str, Any]] = [
 
 class PhaseSpec(StrictModel):
     name: str = Field(min_length=1)
-    seconds: float = Field(gt=0)
-    rate_x: float | None = Field(default=None, ge=0, description="calls/s as a multiple of C^")
-    rate_per_s: float | None = Field(default=None, ge=0, description="absolute calls/s")
+    # At most 30 days (and never inf): a phase longer is a unit mistake, not a run.
+    seconds: float = Field(gt=0, le=30 * 86400)
+    rate_x: float | None = Field(
+        default=None, ge=0, le=1e6, description="calls/s as a multiple of C^"
+    )
+    rate_per_s: float | None = Field(default=None, ge=0, le=1e6, description="absolute calls/s")
 
     @model_validator(mode="after")
     def _one_rate(self) -> PhaseSpec:
@@ -146,7 +149,7 @@ class EngineSpec(StrictModel):
     profile: str = "h100-7b"
     max_num_batched_tokens: int = Field(default=8192, ge=16)
     max_num_seqs: int = Field(default=256, ge=1)
-    block_size: int = Field(default=16, ge=1)
+    block_size: int = Field(default=16, ge=1, le=1024)  # vLLM's are 1-256 tokens
     num_blocks: int = Field(default=62_500, ge=1)
     waiting_cap: int | None = Field(
         default=None, ge=0, description="refuse while this many wait (not a vLLM flag)"
