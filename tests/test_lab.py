@@ -195,3 +195,42 @@ def test_the_capacity_bench_reads_a_word_level_vocabulary_and_prints_its_table(
     # c / mean latency of the delivered calls: 4 / 2.5 s
     assert "| 4 | 30 s | 54 | 1 | 1.80 | 2.2 s | 3 | 1.60 |" in text
     assert "| 8 | 30 s | 0 | 3 | 0.00 | - | 0 | - |" in text
+
+
+def test_the_lab_tokenizer_knows_every_drill_word_as_itself() -> None:
+    """On a tokenizer that knew only w0..w2039, every drill word was `<unk>`: every prompt of
+    one length was the same tokens and the prefix cache served 76 % of them (the traced run
+    in tests/data/lab/README.md). Each drill word must be its own token."""
+    from relplan.drill.prompts import WORDS
+    from relplan.lab.make_model import SPECIALS, VOCAB, vocabulary
+
+    vocab = vocabulary(WORDS)
+    assert len(vocab) == VOCAB
+    assert sorted(vocab.values()) == list(range(VOCAB))
+    assert all(w in vocab for w in WORDS)
+    assert [vocab[s] for s in SPECIALS] == list(range(len(SPECIALS)))
+
+
+def test_a_model_written_without_the_drill_words_is_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from relplan.lab import environment
+
+    s = LabSettings(root=tmp_path, words=("time", "year"))
+    s.model_dir.mkdir(parents=True)
+    for name in ("model.safetensors", "tokenizer.json"):
+        (s.model_dir / name).write_text("x")
+    (s.model_dir / "relplan-lab.json").write_text(json.dumps({"vocab": 2048, "words": 2040}))
+    runs: list[list[str]] = []
+    monkeypatch.setattr(environment, "_run", lambda args, check=True: runs.append(args) or 0)
+    said: list[str] = []
+    environment.ensure_model(s, said.append)
+    assert len(runs) == 1
+    assert runs[0][-1].endswith("prompt-words.txt")
+    assert (s.model_dir / "prompt-words.txt").read_text().split() == ["time", "year"]
+    assert "lacks the drill's words" in said[0]
+    # written with these words: nothing to do
+    meta = {"vocab": 2048, "words": 2040, "prompt_words": ["time", "year"]}
+    (s.model_dir / "relplan-lab.json").write_text(json.dumps(meta))
+    environment.ensure_model(s, said.append)
+    assert len(runs) == 1

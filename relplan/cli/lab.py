@@ -81,8 +81,11 @@ def up(
 
     if cancel not in ("on", "off"):
         raise UsageError("--cancel", f"expected on or off, got {cancel!r}")
+    from relplan.drill.prompts import WORDS
+
     s = LabSettings(
         root=_root(dir),
+        words=tuple(WORDS),
         cancel=cancel == "on",
         prometheus=prometheus,
         queue_cap=queue_cap,

@@ -16,6 +16,7 @@ from relplan.cli.options import (
     DeadlineOption,
     JsonFlag,
     LazyHelpCommand,
+    PhasesOption,
     duration_flag,
 )
 from relplan.cli.progress import ProgressBar
@@ -82,6 +83,16 @@ def _flags(deadline: str | None, retries: int | None, backoff: str | None) -> An
     )
 
 
+def _analyze_opts(phases: str | None) -> Any:
+    """The incident's phases as given (`--phases`, over run.json and the detected overload)."""
+    if phases is None:
+        return None
+    from relplan.analyses import AnalyzeOptions
+    from relplan.values import parse_phases
+
+    return AnalyzeOptions(phases=parse_phases(phases))
+
+
 @whatif_app.callback()
 def _whatif() -> None:
     """What would have kept us up: replay the incident under each control.
@@ -124,6 +135,7 @@ def whatif_run(
     profile: ProfileOption = None,
     capacity: CapacityOption = None,
     deadline: DeadlineOption = None,
+    phases: PhasesOption = None,
     max_retries: RetriesOption = None,
     backoff: BackoffOption = None,
     json_out: JsonFlag = False,
@@ -152,7 +164,7 @@ def whatif_run(
         workspace.open_workspace(workspace.resolve_db(db), read_only=True) as con,
         ProgressBar("whatif (runs)") as bar,
     ):
-        result = whatif(con, opts, work_dir=keep, progress=bar)
+        result = whatif(con, opts, work_dir=keep, progress=bar, analyze_opts=_analyze_opts(phases))
     typer.echo(
         json.dumps(result.model_dump(mode="json"), indent=2) if json_out else render_whatif(result)
     )
@@ -167,6 +179,7 @@ def whatif_fit(
     profile: ProfileOption = None,
     capacity: CapacityOption = None,
     deadline: DeadlineOption = None,
+    phases: PhasesOption = None,
     max_retries: RetriesOption = None,
     backoff: BackoffOption = None,
     json_out: JsonFlag = False,
@@ -191,6 +204,7 @@ def whatif_fit(
             flags=_flags(deadline, max_retries, backoff),
             profile=profile,
             capacity=capacity,
+            opts=_analyze_opts(phases),
         )
     if json_out:
         payload = {

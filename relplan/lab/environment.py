@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -47,12 +48,30 @@ def torch_requirement() -> str:
 
 
 def ensure_model(s: LabSettings, say: Say) -> None:
-    """Write the tiny random-weight model unless it is there."""
+    """Write the tiny random-weight model unless it is there with a tokenizer that knows
+    `s.words` (a model written before its tokenizer knew the drill's words is rewritten:
+    on it every drill prompt was `<unk>` tokens, served by the prefix cache)."""
     if (s.model_dir / "model.safetensors").exists() and (s.model_dir / "tokenizer.json").exists():
-        return
-    say(f"writing the tiny model to {s.model_dir}")
+        if _model_words(s.model_dir) == list(s.words):
+            return
+        say(f"rewriting the tiny model in {s.model_dir}: its tokenizer lacks the drill's words")
+    else:
+        say(f"writing the tiny model to {s.model_dir}")
     script = Path(__file__).with_name("make_model.py")
-    _run([str(s.python), str(script), str(s.model_dir)])
+    s.model_dir.mkdir(parents=True, exist_ok=True)
+    words = s.model_dir / "prompt-words.txt"
+    words.write_text("\n".join(s.words) + "\n", encoding="utf-8")
+    _run([str(s.python), str(script), str(s.model_dir), str(words)])
+
+
+def _model_words(model_dir: Path) -> list[str] | None:
+    """The prompt words the model's tokenizer was written with (None: unknown, older)."""
+    try:
+        meta = json.loads((model_dir / "relplan-lab.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    words = meta.get("prompt_words") if isinstance(meta, dict) else None
+    return [str(w) for w in words] if isinstance(words, list) else None
 
 
 # Exit 0 when the relplan plugin's entry point is installed in vLLM's group and its class

@@ -43,6 +43,9 @@ class LabSettings:
     kv_cache_gib: int = 2
     dtype: str = "float32"  # bfloat16 falls back to slow kernels on CPUs without AVX512-BF16
     trace: bool = False  # the relplan plugin writes the engine trace into trace_dir
+    # Words the lab tokenizer must know as themselves: relplan drill's prompt words (the CLI
+    # passes relplan/drill/prompts.py's list), so a fresh prompt is fresh to the prefix cache.
+    words: tuple[str, ...] = ()
     extra_vllm_args: list[str] = field(default_factory=list)
 
     @property
