@@ -22,14 +22,16 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.files import Faults, faults_for, json_loads, open_text_lines
 from relplan.ingest.stage import BATCH_ROWS, StageWriter
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 OUTCOMES = ("delivered", "client_gone", "shed", "error")
 

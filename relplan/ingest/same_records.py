@@ -10,11 +10,14 @@ with the earlier sources of the same kind and row count.
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
 
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.outcome import SourceReport, display_path
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def refuse_same_records(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:

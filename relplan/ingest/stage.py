@@ -8,13 +8,16 @@ held whole in Python objects.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pyarrow as pa
 
 from relplan import sql
 from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG, STAGE_PREFIX, Column, stage_type
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 BATCH_ROWS = 50_000
 

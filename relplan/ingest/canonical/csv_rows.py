@@ -26,8 +26,8 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 
 from relplan import sql
@@ -37,6 +37,11 @@ from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 # Column names DuckDB's CSV reader adds itself (queries/ingest/macros.sql, rp_csv_rows): a
 # header holding one of them is read here.
+
+if TYPE_CHECKING:
+    import duckdb
+
+
 RESERVED = frozenset({"ordinality", "_ln"})
 MAX_FIELD = 16 * 1024 * 1024  # as the DuckDB reader's max_line_size
 

@@ -7,8 +7,8 @@ The file is validated by `RunManifest` (unknown keys refused; provenance belongs
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-import duckdb
 from pydantic import ValidationError
 
 from relplan import sql
@@ -18,6 +18,9 @@ from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, load_document, read_document
 from relplan.models import RunManifest
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def stage_manifest(

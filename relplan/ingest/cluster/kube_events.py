@@ -23,9 +23,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan import sql
 from relplan.errors import InputError
@@ -34,6 +32,10 @@ from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.values import implausible_time
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 _FIELD_PATH = re.compile(r"spec\.(?:init|ephemeral)?[cC]ontainers\{([^}]*)\}")
 _ITEMS = re.compile(r'"items"\s*:\s*\[')

@@ -28,9 +28,7 @@ default text format is read by gateway_envoy_text.py into the same records.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
@@ -40,6 +38,10 @@ from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries, tries
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY
 from relplan.ingest.sniff import envoy_key
 from relplan.values import parse_number, parse_time
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 _USED = {
     "start_time",

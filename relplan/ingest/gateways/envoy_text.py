@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
@@ -28,6 +26,10 @@ from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateways.envoy_json import stage_envoy_records
 from relplan.ingest.gateways.nginx import written_for
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 ENVOY_DEFAULT = (
     '[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%"'

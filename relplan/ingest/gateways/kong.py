@@ -19,9 +19,7 @@ code (Kong issue 6820): it then takes response.status.
 
 from __future__ import annotations
 
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
@@ -38,6 +36,9 @@ from relplan.ingest.gateway_rows import (
     text,
 )
 from relplan.ingest.gateways.options import CALL_KEY
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def _ms(value: Any) -> float | None:

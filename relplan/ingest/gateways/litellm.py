@@ -23,9 +23,7 @@ A payload with a trace_id is one attempt of the call trace_id (numbered by start
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
@@ -43,6 +41,10 @@ from relplan.ingest.gateway_rows import (
     tries_refused,
 )
 from relplan.values import parse_time
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 SPEND_KEYS = {"request_id", "spend", "startTime"}
 PAYLOAD_KEYS = {"id", "call_type", "startTime", "response_cost"}

@@ -36,9 +36,7 @@ import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.errors import InputError
 from relplan.ingest import sniff
@@ -47,6 +45,10 @@ from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, outcome_of, text
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 UPSTREAMINFO = (
     '$remote_addr - $remote_user [$time_local] "$request_method $uri $server_protocol" '

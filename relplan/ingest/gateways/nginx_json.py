@@ -21,9 +21,7 @@ JSON numbers, strings and null (`-`) are all accepted (values written as strings
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
@@ -38,6 +36,11 @@ from relplan.ingest.gateways.nginx import (
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
 
 # The variables relplan reads (gateway_nginx.map_line), longest first for suffix matches.
+
+if TYPE_CHECKING:
+    import duckdb
+
+
 VARIABLES = (
     "upstream_response_time",
     "upstream_status",

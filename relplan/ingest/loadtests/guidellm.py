@@ -18,15 +18,17 @@ The document is read whole (a benchmark report, not a log).
 
 from __future__ import annotations
 
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, dig, json_records, text
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 _OUTCOME = {"successful": "delivered", "errored": "error", "incomplete": "client_gone"}
 

@@ -26,9 +26,7 @@ run cannot place its requests and is refused.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
@@ -36,6 +34,10 @@ from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
 from relplan.values import parse_instant
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 BENCH_KEYS = {"date", "start_times", "num_prompts", "duration", "completed"}
 

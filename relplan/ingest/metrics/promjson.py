@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.errors import InputError
 from relplan.ingest import sniff
@@ -23,6 +21,9 @@ from relplan.ingest.files import FileInfo, load_document, read_document
 from relplan.ingest.metrics.text import drop_aliases
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def stage_query_range_file(

@@ -22,9 +22,7 @@ import json
 import re
 import time
 import urllib.parse
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan import httpget
 from relplan.errors import InputError, UsageError
@@ -32,6 +30,10 @@ from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import DuplicateKey, unique_keys
 from relplan.ingest.metrics.promjson import Window, stage_response
 from relplan.ingest.stage import StageWriter
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 MAX_POINTS = 11_000
 # One response larger than this is refused: it is parsed whole in memory (about ten times

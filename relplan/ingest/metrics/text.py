@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 
 from relplan import sql
@@ -42,6 +42,10 @@ from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
 from relplan.ingest.metrics.scrape_time import parse_at, time_from_name
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,?)\s*')

@@ -30,9 +30,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from relplan.errors import InputError
 from relplan.ingest import sniff
@@ -45,6 +43,10 @@ from relplan.ingest.otel.spans import WALKS, BadOut, Span
 from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm.ids import RequestIds
 from relplan.values import misread_unit
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 SPAN_NAME = "llm_request"
 REPLICA_KEYS = ("k8s.pod.name", "service.instance.id", "host.name")

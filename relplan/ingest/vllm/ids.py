@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 
 from relplan import sql
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 _SUFFIX = re.compile(r"^(.+)-[0-9a-f]{8}$")
 _CHAT = re.compile(r"^(?:chatcmpl|chat|embd)-(.+)$")

@@ -44,8 +44,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from relplan.errors import InputError
 from relplan.ingest import sniff
@@ -56,6 +55,10 @@ from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm import stats as vllm_stats
 from relplan.ingest.vllm.clock import BadTime, Clock, Stamp, year_of
 from relplan.ingest.vllm.ids import RequestIds, strip_engine_suffix
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 _LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 # vLLM's own header, wherever the line's prefix (journald `Apr 22 15:35:31 host bash[6277]: `,

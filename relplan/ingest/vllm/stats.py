@@ -31,11 +31,14 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from relplan.ingest.metrics import text as metrics_text
 from relplan.values import parse_number
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 _ENGINE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): ")
 _V0_PREFIX_RATE = re.compile(
