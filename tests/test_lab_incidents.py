@@ -230,6 +230,42 @@ def test_per_phase_delivered_on_time_and_executions_per_call(
     phased: tuple[str, dict[str, Any]],
 ) -> None:
     name, result = phased
+    check_phases(name, result)
+
+
+# The metastable incident recorded again with prompts fresh to the engine (its README section:
+# the lab tokenizer knows the drill's words since 7bd7f58). The operator's files also hold the
+# drill's capacity ramp, so only the verdict and the figures inside the drill's phases are
+# checked here; its Ĉ estimate (5.2 against the ramp's 2.13 calls/s) is a known gap.
+FRESH = "fresh-retries-no-cancel"
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> str:
+    tmp = tmp_path_factory.mktemp(FRESH)
+    op = LAB / FRESH / "operator"
+    files = [
+        shutil.copy(op / f, tmp / f)
+        for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
+    ]
+    db = str(tmp / "op.duckdb")
+    ingest = run_cli(["ingest", *map(str, files), "--db", db])
+    assert ingest.exit_code == 0, ingest.output
+    return db
+
+
+def test_fresh_prompts_the_verdict_is_down_from_the_operator_files_alone(fresh: str) -> None:
+    verdict = analyze(fresh)["verdict"]
+    assert verdict["verdict"] in DOWN, verdict
+
+
+def test_fresh_prompts_per_phase_figures_match_the_client_record(fresh: str) -> None:
+    check_phases(FRESH, analyze(fresh, "--deadline", str(D), "--phases", drill_phases(FRESH)))
+
+
+def check_phases(name: str, result: dict[str, Any]) -> None:
+    """Per phase: calls exact, delivered and on-time shares within 2 points, executions per
+    call within 5 % of the client's record."""
     got = {w["window"]: w for w in result["delivery"]["windows"]}
     amp = {w["window"]: w for w in result["amplification"]["windows"]}
     truth = phase_truth(name)
