@@ -96,12 +96,14 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     ):
         secs, rows = best(path, opts, args.repeat)
         mb = path.stat().st_size / 1e6
+        # three significant digits, not a fixed number of decimals: a small file on a loaded
+        # machine reads at well under 0.01 MB/s and must not print as 0
         results[label] = {
             "rows": rows,
-            "mb": round(mb, 2),
-            "seconds": round(secs, 3),
-            "rows_per_s": round(rows / secs),
-            "mb_per_s": round(mb / secs, 2),
+            "mb": float(f"{mb:.3g}"),
+            "seconds": float(f"{secs:.3g}"),
+            "rows_per_s": float(f"{rows / secs:.3g}"),
+            "mb_per_s": float(f"{mb / secs:.3g}"),
         }
     print(json.dumps(results, indent=2))
     return results
