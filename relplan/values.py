@@ -48,7 +48,9 @@ ABSOLUTE_TIME_THRESHOLD = 1e8
 # seconds land after the year 50,000) or a placeholder (Go's zero time, year 1), never data.
 LATEST_TIME = 4102444800.0  # 2100-01-01T00:00:00Z
 TIME_RANGE = "between 1973-03-03 and 2100-01-01"
-_FINER_UNITS = (("milliseconds", 1e3), ("microseconds", 1e6), ("nanoseconds", 1e9))
+# Epoch time in each unit, per second; the names errors use for them.
+_UNITS_OF_TIME = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+_UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*$")
@@ -183,15 +185,28 @@ def parse_time_flag(text: str, flag: str) -> float:
     raise UsageError(flag, f"expected {TIME_SYNTAX}, got {text!r}")
 
 
+def _in_range(epoch: float) -> bool:
+    return ABSOLUTE_TIME_THRESHOLD < epoch < LATEST_TIME
+
+
+def _unit_that_fits(value: float, unit: str) -> tuple[str, dt.date] | None:
+    """Another unit (its name, and the date `value` is in it) under which `value`, written
+    as epoch time in `unit`, falls in TIME_RANGE; None when no other unit does."""
+    for name, scale in _UNITS_OF_TIME.items():
+        if name != unit and _in_range(value / scale):
+            when = dt.datetime.fromtimestamp(value / scale, dt.timezone.utc).date()
+            return _UNIT_NAMES[name], when
+    return None
+
+
 def implausible_time(epoch: float) -> str | None:
     """Why an absolute time (epoch seconds) cannot be a real one, or None when it can be:
     outside TIME_RANGE, naming the finer unit it reads as when one fits."""
-    if ABSOLUTE_TIME_THRESHOLD < epoch < LATEST_TIME:
+    if _in_range(epoch):
         return None
-    for unit, scale in _FINER_UNITS:
-        if ABSOLUTE_TIME_THRESHOLD < epoch / scale < LATEST_TIME:
-            when = dt.datetime.fromtimestamp(epoch / scale, dt.timezone.utc).date()
-            return f"{epoch:.15g} s is not {TIME_RANGE}; as {unit} it is {when}: give seconds"
+    fits = _unit_that_fits(epoch, "s")
+    if fits is not None:
+        return f"{epoch:.15g} s is not {TIME_RANGE}; as {fits[0]} it is {fits[1]}: give seconds"
     return f"{epoch:.15g} s (epoch seconds) is not {TIME_RANGE}"
 
 
@@ -199,21 +214,11 @@ def misread_unit(value: float, unit: str) -> str | None:
     """Why `value`, documented as epoch time in `unit` (s, ms, us, ns), cannot be a real
     time, or None when it can: outside TIME_RANGE, naming the unit it reads as when one fits
     (an OTLP start in milliseconds, where nanoseconds are expected, reads as 1970)."""
-    scale = _SCALES[unit]
-    if implausible_time(value / scale) is None:
+    if _in_range(value / _UNITS_OF_TIME[unit]):
         return None
-    for name, other in _SCALES.items():
-        if other != scale and implausible_time(value / other) is None:
-            when = dt.datetime.fromtimestamp(value / other, dt.timezone.utc).date()
-            return (
-                f"{value:.15g} is not {TIME_RANGE} as epoch {_UNIT_NAMES[unit]}; as"
-                f" {_UNIT_NAMES[name]} it is {when}"
-            )
-    return f"{value:.15g} is not {TIME_RANGE} as epoch {_UNIT_NAMES[unit]}"
-
-
-_SCALES = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
-_UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+    said = f"{value:.15g} is not {TIME_RANGE} as epoch {_UNIT_NAMES[unit]}"
+    fits = _unit_that_fits(value, unit)
+    return said if fits is None else f"{said}; as {fits[0]} it is {fits[1]}"
 
 
 def parse_instant(text: str, flag: str) -> float:
