@@ -129,15 +129,16 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
         _refuse_copied(con, files, hashes)
         sid = next_id
         next_id += 1
-        report, by_table = _check_rows(con, sid, full, pattern, files, partitions)
+        report, by_table = _check_rows(con, sid, full, pattern, files, partitions, sha)
+        stats = [os.stat(f) for f in files]
         sql.run(
             con,
             "workspace/insert_attached_files",
             {
                 "source_id": sid,
                 "paths": files,
-                "sizes": [os.stat(f).st_size for f in files],
-                "mtimes": [os.stat(f).st_mtime_ns for f in files],
+                "sizes": [st.st_size for st in stats],
+                "mtimes": [st.st_mtime_ns for st in stats],
                 "hashes": hashes,
             },
         )
@@ -222,6 +223,7 @@ def _check_rows(
     pattern: str,
     files: list[str],
     partitions: list[str],
+    sha: str,
 ) -> tuple[SourceReport, dict[str, int]]:
     ids = [sid] + [int(r["source_id"]) for r in _existing(con)]
     globs = [full] + [str(r["pattern"]) for r in _existing(con)]
@@ -249,7 +251,7 @@ def _check_rows(
             "path": full,
             "kind": "engine",
             "format": FORMAT,
-            "sha256": attached.fingerprint(files),
+            "sha256": sha,
             "rows": rows,
             "rejected": 0,
             "t_min": row.get("t_min"),
