@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from relplan import record as record_mod
 from relplan.errors import InputError
 from relplan.ingest.metrics.promlive import get_json
 from relplan.record import record, scrape
+from tests.helpers.http import serving
 from tests.helpers.ingest import ingest, rows
 
 STOP = threading.Event()
@@ -84,13 +85,11 @@ class _Hostile(BaseHTTPRequestHandler):
 @pytest.fixture
 def hostile() -> Iterator[str]:
     STOP.clear()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    STOP.set()
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Hostile) as url:
+        try:
+            yield url
+        finally:
+            STOP.set()  # the endless handlers end before the server shuts down
 
 
 def test_a_trickling_server_ends_at_the_deadline_not_at_a_socket_timeout(hostile: str) -> None:

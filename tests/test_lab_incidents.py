@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.lab import ingest_operator
 
 LAB = Path(__file__).parent / "data" / "lab"
 D = 10.0
@@ -64,16 +64,8 @@ def workspace(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, str]:
     name: str = request.param
-    tmp = tmp_path_factory.mktemp(name)
-    op = LAB / name / "operator"
-    files = [
-        shutil.copy(op / f, tmp / f)
-        for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
-    ]
-    db = str(tmp / "op.duckdb")
-    ingest = run_cli(["ingest", *map(str, files), "--db", db])
-    assert ingest.exit_code == 0, ingest.output
-    return name, db
+    # no --call-key: the nginx log's drill headers link the calls by themselves
+    return name, str(ingest_operator(LAB / name, tmp_path_factory.mktemp(name), flags=()))
 
 
 def analyze(db: str, *flags: str) -> dict[str, Any]:
@@ -242,16 +234,7 @@ FRESH = "fresh-retries-no-cancel"
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> str:
-    tmp = tmp_path_factory.mktemp(FRESH)
-    op = LAB / FRESH / "operator"
-    files = [
-        shutil.copy(op / f, tmp / f)
-        for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
-    ]
-    db = str(tmp / "op.duckdb")
-    ingest = run_cli(["ingest", *map(str, files), "--db", db])
-    assert ingest.exit_code == 0, ingest.output
-    return db
+    return str(ingest_operator(LAB / FRESH, tmp_path_factory.mktemp(FRESH), flags=()))
 
 
 def test_fresh_prompts_the_verdict_is_down_from_the_operator_files_alone(fresh: str) -> None:

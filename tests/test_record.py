@@ -7,11 +7,10 @@ import itertools
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from relplan.cli import app
 from relplan.errors import InputError
 from relplan.record import record, scrape_block
 from relplan.values import parse_time
+from tests.helpers.http import serving
 from tests.helpers.ingest import ingest, rows
 from tests.helpers.prometheus import free_port, serving_prometheus
 
@@ -59,13 +59,8 @@ class _Metrics(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    handler = type("Handler", (_Metrics,), {"hits": 0})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(type("Handler", (_Metrics,), {"hits": 0})) as url:
+        yield url
 
 
 class FakeTime:
