@@ -227,8 +227,7 @@ def test_per_phase_delivered_on_time_and_executions_per_call(
 
 # The metastable incident recorded again with prompts fresh to the engine (its README section:
 # the lab tokenizer knows the drill's words since 7bd7f58). The operator's files also hold the
-# drill's capacity ramp, so only the verdict and the figures inside the drill's phases are
-# checked here; its Ĉ estimate (5.2 against the ramp's 2.13 calls/s) is a known gap.
+# drill's capacity ramp (closed-loop levels: nothing waits in them) before its phases.
 FRESH = "fresh-retries-no-cancel"
 
 
@@ -240,6 +239,22 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_fresh_prompts_the_verdict_is_down_from_the_operator_files_alone(fresh: str) -> None:
     verdict = analyze(fresh)["verdict"]
     assert verdict["verdict"] in DOWN, verdict
+
+
+def test_fresh_prompts_the_estimated_capacity_is_within_15_percent_of_the_ramp(
+    fresh: str,
+) -> None:
+    """With cancellation off, the hold's retries resend prompts the prefix cache still holds:
+    vLLM completed 4.9-6.1 executions/s there (its prefix-cache hit share rose from 0 % in the
+    ramp to 58-70 %) against the ramp's 2.13 fresh calls/s. Weighed by the share of the
+    queried prompt tokens vLLM computed, the standing-queue bins give Ĉ within 15 % of the
+    ramp (2.13 calls/s when measured)."""
+    result = analyze(fresh)
+    ctx = result["context"]
+    assert ctx["capacity_source"].startswith("estimated:")
+    assert ctx["capacity"] == pytest.approx(run_json(FRESH)["capacity_calls_per_s"], rel=0.15)
+    fig = next(f for f in result["verdict"]["figures"] if f["key"] == "capacity")
+    assert "share of its queried prompt tokens the engine" in fig["note"]
 
 
 def test_fresh_prompts_per_phase_figures_match_the_client_record(fresh: str) -> None:

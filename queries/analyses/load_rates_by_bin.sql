@@ -3,7 +3,7 @@
 -- Proxy: calls (attempt 0 by t_planned), delivered attempts (by t_end), attempts in flight at
 -- the bin's end. Engine: arrived and finished events (by t), executions arrived but not yet
 -- scheduled at the bin's end (waiting). Metrics (all series summed): the rise of
--- prefix-cache queries, prompt tokens and completions (request_success_total with
+-- prefix-cache queries and hits, prompt tokens and completions (request_success_total with
 -- finished_reason stop or length; a drop counts the new value, a reset) over sample pairs
 -- inside the bin, and the mean and last num_requests_waiting sample in it. One family per
 -- quantity: the waiting gauge comes from the scrapes when they hold it, else from vLLM's stats
@@ -13,7 +13,7 @@
 -- summed) over `engines` (engines that logged one); cut, work the client or engine cut in the
 -- bin (attempts ended client_gone, plus executions' first `aborted` event).
 -- Columns: i, start, proxy_calls, proxy_delivered, proxy_in_flight, eng_arrived, eng_finished,
--- eng_waiting, m_queries, m_prompt, m_success, m_waiting_mean, m_waiting_last, m_samples,
+-- eng_waiting, m_queries, m_hits, m_prompt, m_success, m_waiting_mean, m_waiting_last, m_samples,
 -- busy_s, engines, cut.
 -- params: origin, width, n
 with bins as (
@@ -30,7 +30,8 @@ pairs as (
            case when lead(value) over w >= value then lead(value) over w - value
                 else lead(value) over w end as inc
     from metric_samples
-    where name in ('vllm:prefix_cache_queries_total', 'vllm:prompt_tokens_total')
+    where name in ('vllm:prefix_cache_queries_total', 'vllm:prefix_cache_hits_total',
+                   'vllm:prompt_tokens_total')
        or (name = 'vllm:request_success_total'
            and coalesce(labels['finished_reason'], 'stop') in ('stop', 'length'))
     window w as (partition by name, labels::varchar order by t)
@@ -74,6 +75,7 @@ select b.i, b.a as start,
        (select count(*) from events e where e.event = 'finished' and e.t >= b.a and e.t < b.b) as eng_finished,
        (select count(*) from first_sched f where f.t_arr < b.b and coalesce(f.t_out, 'infinity'::double) >= b.b) as eng_waiting,
        coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prefix_cache_queries_total'), 0) as m_queries,
+       coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prefix_cache_hits_total'), 0) as m_hits,
        coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prompt_tokens_total'), 0) as m_prompt,
        coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:request_success_total'), 0) as m_success,
        w.mean_v as m_waiting_mean, w.last_v as m_waiting_last, coalesce(w.n, 0) as m_samples,

@@ -387,7 +387,7 @@ def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -
     per = gen / done
     return estimated(
         "capacity_from_throughput",
-        "Ĉ from the stats line's generation throughput, calls per second",
+        "ceiling on Ĉ from the stats line's decode throughput, calls per second",
         best[0] / per,
         "per_s",
         ["vLLM stats log line", "vllm:generation_tokens_total", "vllm:request_success_total"],
@@ -396,7 +396,8 @@ def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -
         needs="--capacity or a run.json",
         note=f"method: peak generation throughput sustained over {k} stats lines while"
         f" requests waited ({best[0]:,.1f} tokens/s) ÷ {per:,.1f} generated tokens per"
-        " finished request",
+        " finished request; it weighs decode only, which batches, and no prefill, so it reads"
+        " high: a ceiling, not the Ĉ the verdict uses",
     )
 
 

@@ -21,7 +21,9 @@ the work done in a bin is the work completed in it (capacity_estimate):
    spends itself on work that completes later or never: the bin where the queue forms, work
    cancelled or timed out). The median, not
    the best bins: a backlog that drains completes in a burst work done earlier, and retried
-   prompts hit the prefix cache;
+   prompts hit the prefix cache. Each bin's rate is weighed by the share of its queried prompt
+   tokens the engine computed against the calm bins' share, where it fell by more than
+   CACHE_NOISE (_work_scale): a retried prompt served from the cache is a cheaper completion;
 2. else, by the utilization law (capacity = throughput ÷ busy share), from whole bins in which
    nothing waited and the engine was busy at least MIN_BUSY of the time: completions ÷ busy
    seconds, the busy seconds from vLLM's per-iteration log (`iteration elapsed time`,
@@ -72,6 +74,10 @@ class Series:
     busy: list[float | None] | None = None  # busy share of the engine(s), 0..1
     cut: list[float] | None = None  # attempts cut by the client + executions aborted, per second
     whole: list[bool] | None = None  # the bin lies wholly inside the data
+    # prompt tokens computed (prefix-cache queries - hits) and queried, per bin, from the
+    # scrapes; None without prefix-cache hits
+    computed: list[float] | None = None
+    queried: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,7 @@ class CapacityEstimate:
 SUSTAIN_BINS = 3
 CUT_SHARE = 0.1
 MIN_BUSY = 0.2
+CACHE_NOISE = 0.1  # a bin's computed share within this of the calm bins' is not weighed
 COLLAPSE = 0.5  # a standing-queue bin completing less than this share of the best one wastes work
 
 
@@ -155,6 +162,9 @@ def series(con: duckdb.DuckDBPyConnection, t0: float, t_end: float) -> tuple[Ser
     cut = [float(r["cut"]) / width for r in rows]
     whole = [x + width <= span + 1e-9 for x in start]
     has_busy = any(b is not None for b in busy)
+    has_hits = any(r["m_hits"] for r in rows)
+    computed = [float(r["m_queries"] - r["m_hits"]) for r in rows] if has_hits else None
+    queried = [float(r["m_queries"]) for r in rows] if has_hits else None
     return (
         Series(
             start,
@@ -168,6 +178,8 @@ def series(con: duckdb.DuckDBPyConnection, t0: float, t_end: float) -> tuple[Ser
             busy if has_busy else None,
             cut,
             whole,
+            computed,
+            queried,
         ),
         width,
     )
@@ -194,18 +206,56 @@ def _balanced(s: Series, i: int) -> bool:
     return whole and cut <= CUT_SHARE * comp
 
 
+def _work_scale(s: Series) -> dict[int, float] | None:
+    """Per bin: the share of the prompt tokens queried that the engine computed (prefix-cache
+    queries - hits, ÷ queries) ÷ that share in the calm bins (nothing waiting), from the
+    scrapes, at most 1. A completion whose prompt the prefix cache served (a retried prompt)
+    costs the engine less than the calls' own mix, so its bin completes more per second than
+    the engine's capacity for fresh calls. A share, not tokens per request, so that a bin of
+    shorter prompts is not mistaken for cached ones. None without prefix-cache hits or calm
+    bins to compare with."""
+    if s.computed is None or s.queried is None or s.queue is None:
+        return None
+    calm = [k for k, q in enumerate(s.queue) if q == 0 and s.queried[k] > 0]
+    queried = sum(s.queried[k] for k in calm)
+    ref = sum(s.computed[k] for k in calm) / queried if queried else 0.0
+    if ref <= 0:
+        return None
+    # never above 1: a bin that computed more of its prompts than the calm bins did is not
+    # completing dearer work for it (the cache was warm in the calm bins)
+    # and within CACHE_NOISE of it, the mix of prompts moved, not the cache: left as it is
+    out = {}
+    for k in range(len(s.queue)):
+        if s.queried[k] > 0:
+            f = s.computed[k] / s.queried[k] / ref
+            out[k] = f if f < 1.0 - CACHE_NOISE else 1.0
+    return out
+
+
 def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
     """Ĉ from the bins in flow balance (module docstring): under a standing queue, else by
     the utilization law in calm bins; None when neither has the bins it needs."""
     if s.completions is None or s.queue is None:
         return None
     comp, queue = s.completions, s.queue
+    scale = _work_scale(s)
     standing = [k for k in range(len(comp)) if queue[k] > 0 and _balanced(s, k)]
-    peak = max((comp[k] for k in standing), default=0.0)
-    used = [k for k in standing if comp[k] >= COLLAPSE * peak]
+    weighed = {k: comp[k] * (scale.get(k, 1.0) if scale else 1.0) for k in standing}
+    peak = max(weighed.values(), default=0.0)
+    used = [k for k in standing if weighed[k] >= COLLAPSE * peak]
     if peak > 0 and len(used) >= SUSTAIN_BINS:
-        rates = sorted(comp[k] for k in used)
+        rates = sorted(weighed[k] for k in used)
         rate = statistics.median(rates)
+        factors = sorted(scale[k] for k in used if k in scale) if scale else []
+        scaled = (
+            "; each bin's rate weighed by the share of its queried prompt tokens the engine"
+            " computed (prefix-cache queries - hits) against the calm bins' share"
+            f" (×{factors[0]:.2f}–×{factors[-1]:.2f}: retried prompts served from the prefix"
+            " cache make a completion cheaper than a fresh call; leans low where decode is"
+            " much of the work)"
+            if factors and factors[0] < 1.0
+            else ""
+        )
         return CapacityEstimate(
             rate=rate,
             low=rates[0],
@@ -215,9 +265,10 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             method=f"median completion rate ({s.completions_source}) over {len(used)} bins of"
             f" {width:g} s in each of which work waited ({s.queue_source}), at most {CUT_SHARE:.0%} of the work was cut and at least"
             f" {COLLAPSE:.0%} of the best such bin completed; bins ranged"
-            f" {rates[0]:.3g}–{rates[-1]:.3g}/s",
+            f" {rates[0]:.3g}–{rates[-1]:.3g}/s" + scaled,
             rule=f"median {s.completions_source} rate over {len(used)} bins of {width:g} s"
-            f" while work was waiting ({s.queue_source})",
+            f" while work was waiting ({s.queue_source})"
+            + (", weighed by the prompt share computed" if scaled else ""),
         )
     if s.busy is None:
         return None
