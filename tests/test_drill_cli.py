@@ -66,6 +66,10 @@ def test_the_drill_prints_plan_and_verdict_and_analyze_reads_its_folder(tmp_path
     delivered_calls = {json.loads(x)["call_id"] for x in lines if '"delivered"' in x}
     assert run["delivered"] == len(delivered_calls)
     assert res["context"]["capacity"] == 10.0
+    # run.json records the flags as given, nothing else (it once held module reprs)
+    flags = json.loads((out / "run.json").read_text())["meta"]["flags"]
+    assert {"run_mod", "text"}.isdisjoint(flags)
+    assert flags["retry"] == "openai" and flags["deadline"] == "1s"
 
 
 @pytest.mark.slow

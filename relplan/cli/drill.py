@@ -248,10 +248,10 @@ def drill(
 
     Example: relplan drill http://127.0.0.1:8000 --capacity 0.75 --retry fixed:3:0 --no-cancel --out runs/d1
     """
+    args = dict(locals())  # the flags only: taken before any import binds a local
     from relplan.drill import run as run_mod
     from relplan.drill import text
 
-    args = dict(locals())
     for k in ("sweep", "sweep_seeds", "sweep_vary", "down_below", "progress"):
         args.pop(k)
     opts = _opts(**args)
