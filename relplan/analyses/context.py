@@ -261,7 +261,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
     detected = None
     if not phases and t_end > t0:
         detected = detect_overload(con, t0, t_end, opts.capacity)
-        if detected is not None:
+        if detected is not None and detected.phases:
             phases = [PhaseSpan(name=n, start_s=a, end_s=b) for n, a, b in detected.phases]
             phases_source = "detected"
 
@@ -295,7 +295,8 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         con, man.overload_phase if man else None, [(p.name, p.start_s, p.end_s) for p in phases], t0
     )
     if detected is not None:
-        overload, rule = "overload", detected.rule
+        if detected.phases:
+            overload, rule = "overload", detected.rule
         if capacity is None and detected.capacity is not None:
             capacity = detected.capacity
             capacity_source = f"estimated: {detected.capacity_rule}"

@@ -51,8 +51,8 @@ MAX_DETECT_BINS = 400
 
 @dataclass(frozen=True)
 class Detection:
-    phases: list[tuple[str, float, float]]  # (name, start_s, end_s) from t0
-    rule: str
+    phases: list[tuple[str, float, float]]  # (name, start_s, end_s) from t0; [] for none
+    rule: str  # "" when no overload was found
     capacity: float | None
     capacity_rule: str | None
     arrivals_source: str | None
@@ -313,7 +313,11 @@ def detect(
     cap_rule = None if capacity is not None or est is None else est.rule
     run = _first_run(s, cap)
     if run is None:
-        return None
+        # no overload found; Ĉ, when estimated, still stands (the verdict's figure shows it)
+        if est is None:
+            return None
+        return Detection([], "", c_hat, cap_rule, s.arrivals_source, s.completions_source,
+                         s.queue_source, width)  # fmt: skip
     i, j, rule = run
     end_s = max(t_end - t0, s.start_s[-1] + width)
     a, b = s.start_s[i], min(s.start_s[j] + width, end_s)
