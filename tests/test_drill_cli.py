@@ -69,7 +69,8 @@ def test_the_drill_prints_plan_and_verdict_and_analyze_reads_its_folder(tmp_path
     # run.json records the flags as given, nothing else (it once held module reprs)
     flags = json.loads((out / "run.json").read_text())["meta"]["flags"]
     assert {"run_mod", "text"}.isdisjoint(flags)
-    assert flags["retry"] == "openai" and flags["deadline"] == "1s"
+    assert flags["retry"] == "openai"
+    assert flags["deadline"] == "1s"
 
 
 @pytest.mark.slow
