@@ -81,6 +81,9 @@ def up(s: LabSettings, say: Say) -> Status:
         yml = s.root / "prometheus.yml"
         yml.write_text(configs.prometheus_yml(s))
         say(f"starting Prometheus on {s.prometheus_url}, scraping vLLM every 1 s")
+        # a fresh store each start: within its 5-minute lookback a kept store answers a query
+        # with the previous vLLM's last counter values, a reset in every export
+        shutil.rmtree(s.root / "prometheus-data", ignore_errors=True)
         pids["prometheus"] = processes.start(
             [
                 prometheus,
