@@ -10,7 +10,7 @@ Ingests sample_data/pulse-retry-cancel and pulse-retry-coalesce once (not timed)
 - `relplan compare A B` as a user runs it, in a new Python process (interpreter start and
   imports included), cache off and cache filled;
 - with `--against DIR`: the same command run with DIR's relplan (`PYTHONPATH=DIR`, e.g. the
-  main checkout), for a before/after ratio under the same load.
+  main checkout), cache off and cache filled, for a before/after ratio under the same load.
 
 The cache lives in a temporary folder of the run. Goal: compare under 1 s.
 
@@ -100,8 +100,12 @@ def main() -> None:
         rows.append(("relplan compare, new process, cache off", _median(cli(off), args.repeat)))
         rows.append(("relplan compare, new process, cached", _median(cli(on), args.repeat)))
         if args.against is not None:
-            label = f"relplan compare, new process, {args.against}"
-            rows.append((label, _median(cli({}, args.against.resolve()), args.repeat)))
+            other = args.against.resolve()
+            label = f"relplan compare, new process, cache off, {args.against}"
+            rows.append((label, _median(cli(off, other), args.repeat)))
+            cli(on, other)()  # fills the cache for that checkout's code
+            label = f"relplan compare, new process, cached, {args.against}"
+            rows.append((label, _median(cli(on, other), args.repeat)))
     floor = rows[0][1]
     width = max(len(n) for n, _ in rows)
     print(f"{'step':{width}} {'seconds':>8} {'ratio':>7}  goal {GOAL_S:g} s")

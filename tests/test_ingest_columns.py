@@ -27,7 +27,7 @@ from relplan.ingest.columns import (
     Column,
     stage_type,
 )
-from relplan.ingest.stage import SCHEMAS, create_stage
+from relplan.ingest.stage import create_stage, schemas
 from tests.helpers.ingest import ingest, rows
 
 RECORDS = {"proxy": PROXY_LOG, "engine": ENGINE_TRACE}
@@ -58,7 +58,7 @@ def test_staging_tables_have_the_prefix_then_the_record_columns(kind: str, on_di
     create_stage(con, on_disk=on_disk)
     want = list(STAGE_PREFIX) + _staged_types(RECORDS[kind])
     assert _described(con, f"stage_{kind}") == want
-    assert SCHEMAS[f"stage_{kind}"].names == [name for name, _ in want]
+    assert schemas()[f"stage_{kind}"].names == [name for name, _ in want]
 
 
 def _template_type(kind: str) -> str:

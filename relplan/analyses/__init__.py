@@ -45,16 +45,23 @@ __all__ = [
 ANALYSES: tuple[str, ...] = registry.names()
 
 
-def analyze(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions) -> AnalyzeResult:
+def analyze(
+    con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions, *, detail: bool = True
+) -> AnalyzeResult:
     """Run every analysis of the registry that `opts.only` names (all when empty) and the
-    workspace supports; the others are listed in `skipped` with the input they lack."""
+    workspace supports; the others are listed in `skipped` with the input they lack.
+
+    `detail=False` (`relplan compare`) computes only what the verdict and compare read: no
+    per-replica breakdowns (amplification's `by_replica` and `replica_series`
+    stay empty), no engine-trace cross-checks of the counters (their `truth_*`,
+    `trace_computed_tokens` and `counter_share_of_computed` stay null)."""
     wanted = set(registry.check_names(opts.only) or registry.names())
     ctx = resolve_context(con, opts)
     checks = DataChecks(**sql.rows(con, "analyses/data_edge_cases")[0])
     if not ctx.has_steps:
         checks.steps_unknown_execution = 0
     present = frozenset(r["name"] for r in sql.rows(con, "analyses/metric_names_present"))
-    inputs = Inputs(con=con, ctx=ctx, opts=opts, metric_names=present)
+    inputs = Inputs(con=con, ctx=ctx, opts=opts, metric_names=present, detail=detail)
     results: dict[str, object] = {}
     skipped: list[SkippedAnalysis] = []
     for a in registry.analyses():

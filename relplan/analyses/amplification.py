@@ -225,7 +225,10 @@ def _abort_reason(why: dict[str, str], n: int, ctx: RunContext) -> dict[str, str
     return why
 
 
-def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Amplification:
+def analyze_amplification(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, *, detail: bool = True
+) -> Amplification:
+    """The analysis; `detail=False` leaves out the per-replica rows and series."""
     phases = ctx.phase_windows()
     rows = amplification_windows(con, ctx, phases + ctx.bins(ctx.bin_s))  # one query
     windows, bins = rows[: len(phases)], rows[len(phases) :]
@@ -241,10 +244,10 @@ def analyze_amplification(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Am
     ]
     return Amplification(
         windows=windows,
-        by_replica=_by_replica(con, ctx, phases),
+        by_replica=_by_replica(con, ctx, phases) if detail else [],
         series_bin_s=ctx.bin_s,
         series=series,
-        **_replica_series(con, ctx),
+        **(_replica_series(con, ctx) if detail else {}),
     )
 
 
@@ -330,4 +333,4 @@ def missing(i: Inputs) -> str | None:
 
 
 def run(i: Inputs) -> Amplification:
-    return analyze_amplification(i.con, i.ctx)
+    return analyze_amplification(i.con, i.ctx, detail=i.detail)

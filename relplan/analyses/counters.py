@@ -121,7 +121,11 @@ def analyze_counters(
     prompt: str,
     query: str,
     threshold: float = DEFAULT_THRESHOLD,
+    *,
+    detail: bool = True,
 ) -> Counters:
+    """The analysis; `detail=False` leaves out the engine trace's cross-checks (the
+    `truth_*`, `trace_computed_tokens` and `counter_share_of_computed` columns stay null)."""
     windows = ctx.phase_windows()
     names = {"prompt_name": prompt, "query_name": query} | _labels(ctx)
     rows = sql.rows(con, "analyses/counter_rise_by_window", window_params(windows) | names)
@@ -133,12 +137,12 @@ def analyze_counters(
             replicas.add(rep)
         by[(r["win_name"], rep)] = r
     truth: dict[tuple[str, str | None], dict[str, Any]] = {}
-    if ctx.has_events:
+    if ctx.has_events and detail:
         for r in sql.rows(con, "analyses/prompt_tokens_truth_by_window", window_params(windows)):
             rep = None if r["all_replicas"] else (r["replica"] or "")
             truth[(r["win_name"], rep)] = r
     computed: dict[tuple[str, str | None], int] = {}
-    if ctx.has_steps:
+    if ctx.has_steps and detail:
         for r in sql.rows(con, "analyses/computed_prefill_by_window", window_params(windows)):
             rep = None if r["all_replicas"] else (r["replica"] or "")
             computed[(r["win_name"], rep)] = int(r["computed_tokens"])
@@ -150,12 +154,14 @@ def analyze_counters(
             r = by.get((w.name, rep), {"prompt_rise": 0.0, "query_rise": 0.0, "resets": 0})
             why: dict[str, str] = {}
             t = truth.get((w.name, rep))
-            if not ctx.has_events:
+            if not detail:
+                why["truth_shortfall"] = why["counter_share_of_computed"] = "not computed"
+            elif not ctx.has_events:
                 why["truth_shortfall"] = "needs an engine trace"
             elif t is None:
                 why["truth_shortfall"] = f"no engine execution on replica {rep}"
-            done = computed.get((w.name, rep), 0 if ctx.has_steps else None)
-            if done is None:
+            done = computed.get((w.name, rep), 0 if ctx.has_steps and detail else None)
+            if done is None and detail:
                 why["counter_share_of_computed"] = "needs an engine trace with step records"
             out.append(
                 CounterWindow(
@@ -292,4 +298,4 @@ def run(i: Inputs) -> Counters:
     prompt, query = pick_counter_names(i.metric_names)
     if prompt is None or query is None:
         raise NoDataError(missing(i) or "counter divergence needs the counter metrics")
-    return analyze_counters(i.con, i.ctx, prompt, query)
+    return analyze_counters(i.con, i.ctx, prompt, query, detail=i.detail)

@@ -21,3 +21,6 @@ class Inputs:
     ctx: RunContext
     opts: AnalyzeOptions
     metric_names: frozenset[str]  # metric names present in the workspace
+    # False: only the run-wide figures (windows, series; what `relplan compare` and the
+    # verdict read): no per-replica breakdowns, no engine-trace cross-checks of the counters
+    detail: bool = True

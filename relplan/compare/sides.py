@@ -181,7 +181,7 @@ def analyse(run: RunSpec, opts: AnalyzeOptions | None, inputs: IngestOptions | N
 
         used = (opts or AnalyzeOptions()).model_copy(update={"only": USED_ANALYSES})
         con = stack.enter_context(open_workspace(db, read_only=True))
-        result = analyze(con, used)
+        result = analyze(con, used, detail=False)  # only what compare reads
         result.verdict = assess(con, result.context, result)
         figures = extract(result)
     cache.store(key, figures.model_dump_json())

@@ -8,54 +8,60 @@ held whole in Python objects.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
-
-import pyarrow as pa
 
 from relplan import sql
 from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG, STAGE_PREFIX, Column, stage_type
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
 
 
 BATCH_ROWS = 50_000
 
-_LABELS = pa.map_(pa.string(), pa.string())
-
-_ARROW = {
-    "VARCHAR": pa.string(),
-    "BOOLEAN": pa.bool_(),
-    "DOUBLE": pa.float64(),
-    "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(),
-}
-
 
 def _stage_schema(record: tuple[Column, ...]) -> pa.Schema:
     """A staging table's Arrow schema: the common prefix, then the record's columns."""
+    import pyarrow as pa
+
+    arrow = {
+        "VARCHAR": pa.string(),
+        "BOOLEAN": pa.bool_(),
+        "DOUBLE": pa.float64(),
+        "INTEGER": pa.int32(),
+        "BIGINT": pa.int64(),
+    }
     return pa.schema(
-        [(name, _ARROW[typ]) for name, typ in STAGE_PREFIX]
-        + [(c.name, _ARROW[stage_type(c.kind)]) for c in record]
+        [(name, arrow[typ]) for name, typ in STAGE_PREFIX]
+        + [(c.name, arrow[stage_type(c.kind)]) for c in record]
     )
 
 
-SCHEMAS: dict[str, pa.Schema] = {
-    "stage_proxy": _stage_schema(PROXY_LOG),
-    "stage_engine": _stage_schema(ENGINE_TRACE),
-    "stage_metrics": pa.schema(
-        [
-            ("source_id", pa.int32()),
-            ("ln", pa.int64()),
-            ("raw", pa.string()),
-            ("perr", pa.string()),
-            ("t", pa.float64()),
-            ("name", pa.string()),
-            ("labels", _LABELS),
-            ("value", pa.float64()),
-        ]
-    ),
-}
+@cache
+def schemas() -> dict[str, pa.Schema]:
+    """The staging tables' Arrow schemas, built on first use: pyarrow is imported only when
+    something is staged, not when the adapters are listed (every command's input flags)."""
+    import pyarrow as pa
+
+    return {
+        "stage_proxy": _stage_schema(PROXY_LOG),
+        "stage_engine": _stage_schema(ENGINE_TRACE),
+        "stage_metrics": pa.schema(
+            [
+                ("source_id", pa.int32()),
+                ("ln", pa.int64()),
+                ("raw", pa.string()),
+                ("perr", pa.string()),
+                ("t", pa.float64()),
+                ("name", pa.string()),
+                ("labels", pa.map_(pa.string(), pa.string())),
+                ("value", pa.float64()),
+            ]
+        ),
+    }
+
 
 _APPEND = {
     "stage_proxy": "ingest/append_batch_stage_proxy",
@@ -88,7 +94,7 @@ class StageWriter:
     def __init__(self, con: duckdb.DuckDBPyConnection, table: str) -> None:
         self.con = con
         self.table = table
-        self.schema = SCHEMAS[table]
+        self.schema = schemas()[table]
         self.names = self.schema.names
         self.rows: list[dict[str, Any]] = []
         self.count = 0
@@ -101,6 +107,8 @@ class StageWriter:
     def flush(self) -> None:
         if not self.rows:
             return
+        import pyarrow as pa
+
         cols = {n: [r.get(n) for r in self.rows] for n in self.names}
         batch = pa.table(cols, schema=self.schema)
         self.con.register("_relplan_batch", batch)

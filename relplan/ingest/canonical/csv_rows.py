@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.files import GZIP_MAGIC, UTF8_BOM, FileInfo, bounded_lines
@@ -165,6 +163,8 @@ def stage_csv_lines(
     def flush() -> None:
         if not lns:
             return
+        import pyarrow as pa  # here, not at import: listing the adapters needs no pyarrow
+
         batch = pa.table(
             {
                 "_ln": pa.array(lns, pa.int64()),

@@ -31,8 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest import sniff
@@ -186,6 +184,8 @@ def meta_store(
     def store(con: duckdb.DuckDBPyConnection) -> None:
         if not meta:
             return
+        import pyarrow as pa  # here, not at import: listing the adapters needs no pyarrow
+
         cols = list(zip(*meta, strict=True))
         batch = pa.table(
             {

@@ -15,8 +15,6 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from relplan import sql
 
 if TYPE_CHECKING:
@@ -26,16 +24,6 @@ if TYPE_CHECKING:
 _SUFFIX = re.compile(r"^(.+)-[0-9a-f]{8}$")
 _CHAT = re.compile(r"^(?:chatcmpl|chat|embd)-(.+)$")
 _COMPLETION = re.compile(r"^cmpl-(.+?)(?:-\d+)?$")
-
-_SCHEMA = pa.schema(
-    [
-        ("execution_id", pa.string()),
-        ("external_id", pa.string()),
-        ("client_id", pa.string()),
-        ("source_id", pa.int32()),
-        ("source_row", pa.int64()),
-    ]
-)
 
 
 def strip_engine_suffix(internal: str) -> str | None:
@@ -75,6 +63,17 @@ class RequestIds:
         def insert(con: duckdb.DuckDBPyConnection) -> None:
             if not rows:
                 return
+            import pyarrow as pa  # here, not at import: listing the adapters needs no pyarrow
+
+            schema = pa.schema(
+                [
+                    ("execution_id", pa.string()),
+                    ("external_id", pa.string()),
+                    ("client_id", pa.string()),
+                    ("source_id", pa.int32()),
+                    ("source_row", pa.int64()),
+                ]
+            )
             batch = pa.table(
                 {
                     "execution_id": [r[0] for r in rows],
@@ -83,7 +82,7 @@ class RequestIds:
                     "source_id": [self.source_id] * len(rows),
                     "source_row": [r[3] for r in rows],
                 },
-                schema=_SCHEMA,
+                schema=schema,
             )
             con.register("_relplan_request_ids", batch)
             try:
