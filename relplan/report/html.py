@@ -88,15 +88,15 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-# A token the browser could break inside although it has no space: a hyphen, a dash or a slash
-# is a line-break opportunity ("2025-11-" / "30", "2,048–" / "2,048").
-_BREAKABLE = re.compile(r"\S*[-\u2010-\u2014/]\S*")
+# A token the browser could break inside although it has no space: after a hyphen, a dash or a
+# slash, before an opening bracket ("2025-11-" / "30", "2,048–" / "2,048", "p99)." / "{run,").
+_BREAKABLE = re.compile(r"\S*[-\u2010-\u2014/([{]\S*")
 
 
 def whole_words(text: object) -> Markup:
-    """`text` escaped, each token holding a hyphen, dash or slash in `<span class="nw">` so a
-    cell that wraps (a header, long text) wraps between words only, never inside a date or a
-    range of numbers."""
+    """`text` escaped, each token with a hyphen, dash, slash or bracket in `<span class="nw">`:
+    a cell that wraps (a header, long text) wraps between words only, never inside a date or
+    a range of numbers."""
     escaped = str(Markup.escape(str(text)))
     return Markup(_BREAKABLE.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', escaped))
 
