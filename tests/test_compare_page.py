@@ -93,3 +93,9 @@ def test_no_table_cell_breaks_inside_a_word_or_number(
     assert got["broken"] == [], got["broken"][:10]
     assert got["page_width"] <= width
     assert len(got["charts"]) >= 2
+    for chart in got["charts"]:  # the report's CSS: each chart spans the column, legibly
+        assert chart["share"] >= 0.9, chart
+        assert not chart["overflows"], chart
+        # Side-by-side panels are drawn wider than the report's charts: at 800 px their 10 px
+        # labels shrink to 9 px.
+        assert chart["smallest_text_px"] >= 8.5, chart

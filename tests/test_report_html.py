@@ -11,7 +11,7 @@ import pytest
 from relplan.report import data as d
 from relplan.report.charts import chart_specs
 from relplan.report.export import export_images
-from relplan.report.html import render_html, script_json, vega_bundle
+from relplan.report.html import render_html, script_json, vega_bundle, whole_words
 from relplan.report.section import report_sections
 from relplan.report.sections import counters, delivery
 from tests.helpers.report_samples import HOSTILE, RenderedReport, sample_report
@@ -199,3 +199,15 @@ def test_every_chart_spec_validates_against_the_vega_lite_schema() -> None:
     validated = chart_specs(report, validate=True)
     assert validated == chart_specs(report)
     assert len(validated) >= 5
+
+
+def test_whole_words_keeps_dates_and_ranges_in_one_piece_and_escapes() -> None:
+    """Headers and long-text cells may wrap, but only between words: a token the browser could
+    break at a hyphen, a dash, a slash or a bracket is a nowrap span (checked in Chromium by
+    tests/test_report_layout.py)."""
+    got = str(whole_words("span (2025-11-30, UTC) cuts 0 of 5 (2,048–2,048) <b>a-b</b>"))
+    assert got == (
+        'span <span class="nw">(2025-11-30,</span> UTC) cuts 0 of 5 '
+        '<span class="nw">(2,048–2,048)</span> <span class="nw">&lt;b&gt;a-b&lt;/b&gt;</span>'
+    )
+    assert str(whole_words("delivered")) == "delivered"

@@ -72,9 +72,10 @@ def render_page(c: Comparison) -> str:
     import jinja2
     from markupsafe import Markup
 
-    from relplan.report.html import script_json, vega_bundle
+    from relplan.report.html import script_json, vega_bundle, whole_words
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["whole_words"] = whole_words
     text = resources.files("relplan.compare").joinpath("templates/compare.html").read_text("utf-8")
     specs = chart_specs(c)
     labels = [s.label for s in c.sides]

@@ -7,8 +7,8 @@ What the key holds (any change of any of these is a different key, hence a miss)
   included): its path relative to PATH, size, modification time and SHA-256;
 - the flags that shape the page: the input flags (and the content of a `--map` file), the
   run-context flags, `--whatif/--no-whatif`, `--tz`, and the run name taken from PATH;
-- relplan's code: the digest over its Python files and queries (relplan/whatif/cache.py),
-  so a new version or an edited checkout never reads an old page.
+- relplan's code: the digest over its Python files, queries and templates
+  (relplan/whatif/cache.py), so a new version or an edited checkout never reads an old page.
 
 A workspace file (or `--db`) as the input is never served from here: a workspace changes in
 place; the what-if cache still spares its replay. Nor are `--png`/`--svg` runs (the images

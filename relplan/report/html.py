@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from importlib import resources
 from typing import Any
 
@@ -83,7 +84,21 @@ def _environment() -> jinja2.Environment:
     env.filters["clock_span"] = _clock_span
     env.filters["clock"] = _clock
     env.filters["phase_spans"] = _phase_spans
+    env.filters["whole_words"] = whole_words
     return env
+
+
+# A token the browser could break inside although it has no space: after a hyphen, a dash or a
+# slash, before an opening bracket ("2025-11-" / "30", "2,048–" / "2,048", "p99)." / "{run,").
+_BREAKABLE = re.compile(r"\S*[-\u2010-\u2014/([{]\S*")
+
+
+def whole_words(text: object) -> Markup:
+    """`text` escaped, each token with a hyphen, dash, slash or bracket in `<span class="nw">`:
+    a cell that wraps (a header, long text) wraps between words only, never inside a date or
+    a range of numbers."""
+    escaped = str(Markup.escape(str(text)))
+    return Markup(_BREAKABLE.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', escaped))
 
 
 def _clock_span(data: ReportData, start_s: float, end_s: float) -> str:

@@ -7,7 +7,7 @@ relplan code give the same `WhatIf`. So its result is kept on disk, keyed by:
   rejected, time span and ingest notes; queries/whatif/fingerprint.sql): re-ingesting the same
   bytes the same way gives the same key, whichever path or temporary workspace they went to;
 - the analysis options (`AnalyzeOptions`, as JSON) and the replay's own settings (seeds);
-- the code: a SHA-256 over relplan's Python files and its queries, so any change of relplan
+- the code: a SHA-256 over relplan's Python files, queries and templates, so any change of relplan
   (a new version, or an edited checkout) is a different key.
 
 Where: `$RELPLAN_CACHE_DIR/whatif/<key>.json` (default `$XDG_CACHE_HOME/relplan`, else
@@ -62,6 +62,7 @@ def _code_files() -> Iterator[Path]:
     queries = Path(str(sql.queries_dir()))
     yield from sorted(queries.rglob("*.sql"))
     yield from sorted(root.rglob("*.toml"))
+    yield from sorted(root.rglob("*.html"))  # the report's and the comparison's templates
 
 
 def code_digest() -> str:

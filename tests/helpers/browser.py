@@ -220,16 +220,16 @@ def probe_result(dom: str) -> dict[str, Any]:
 
 
 # A script added (by the tests only) at the end of a report page: once every chart is drawn it
-# lays out each table cell's text and writes, into <body data-cells="...">, the cells whose
-# text broke inside a word or a number: the rendered lines (distinct tops of the text's
-# client rects, one rect per line box fragment) outnumber the cell's words. It also gives
-# each chart's width over its column's, and the widest table over its wrapper.
+# lays out each table cell's text and writes, into <body data-cells="...">, the cells with a
+# token (a run of non-space characters: a word, a number, a date) broken across lines: a Range
+# over the token has client rects (one per line box fragment) on more than one line. It also
+# gives each chart's width over the width of the page's column (main's content box), whether
+# it passes the column's right edge, and its smallest text as drawn (font size times the SVG's
+# scale), and whether the page itself is wider than the window.
 CELLS_PROBE = """
 <script>
 (function () {
-  function lines(cell) {
-    var range = document.createRange();
-    range.selectNodeContents(cell);
+  function lines(range) {
     var tops = [];
     Array.prototype.forEach.call(range.getClientRects(), function (r) {
       if (r.width < 0.5) { return; }
@@ -238,26 +238,49 @@ CELLS_PROBE = """
     });
     return tops.length;
   }
+  function brokenTokens(cell) {
+    var out = [], node, m;
+    var walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    while ((node = walker.nextNode())) {
+      var re = /\\S+/g;
+      while ((m = re.exec(node.data))) {
+        var range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        if (lines(range) > 1) { out.push(m[0]); }
+      }
+    }
+    return out;
+  }
   function probe() {
     var broken = [], cells = 0;
     document.querySelectorAll("main td, main th").forEach(function (cell) {
       var text = cell.textContent.trim();
       if (!text) { return; }
       cells += 1;
-      var words = text.split(/\\s+/).length;
-      var n = lines(cell);
-      if (n > words) { broken.push(text + " (" + n + " lines, " + words + " words)"); }
+      var split = brokenTokens(cell);
+      if (split.length) { broken.push(split.join(" ") + " in: " + text); }
     });
+    var main = document.querySelector("main"), style = getComputedStyle(main);
+    var left = main.getBoundingClientRect().left + parseFloat(style.paddingLeft);
+    var column = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     var charts = [];
     document.querySelectorAll(".chart").forEach(function (el) {
       var svg = el.querySelector("svg");
       if (!svg) { return; }
-      charts.push({id: el.id, share: svg.getBoundingClientRect().width / el.clientWidth,
-                   width: Math.round(svg.getBoundingClientRect().width)});
+      var r = svg.getBoundingClientRect();
+      var scale = r.width / svg.viewBox.baseVal.width;
+      var smallest = Infinity;
+      svg.querySelectorAll("text").forEach(function (t) {
+        if (!t.textContent.trim()) { return; }
+        smallest = Math.min(smallest, parseFloat(getComputedStyle(t).fontSize) * scale);
+      });
+      charts.push({id: el.id, share: r.width / column, width: Math.round(r.width),
+                   overflows: r.right > left + column + 0.5,
+                   smallest_text_px: smallest === Infinity ? null : smallest});
     });
     document.body.setAttribute("data-cells", JSON.stringify({
-      cells: cells, broken: broken, charts: charts,
-      column: Math.round(document.querySelector("main").clientWidth),
+      cells: cells, broken: broken, charts: charts, column: Math.round(column),
       window_width: document.documentElement.clientWidth,
       page_width: document.documentElement.scrollWidth
     }));
