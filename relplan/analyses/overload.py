@@ -25,10 +25,13 @@ the work done in a bin is the work completed in it (capacity_estimate):
    tokens the engine computed against the calm bins' share, where it fell by more than
    CACHE_NOISE (_work_scale): a retried prompt served from the cache is a cheaper completion;
 2. else, by the utilization law (capacity = throughput ÷ busy share), from whole bins in which
-   nothing waited and the engine was busy at least MIN_BUSY of the time: completions ÷ busy
-   seconds, the busy seconds from vLLM's per-iteration log (`iteration elapsed time`,
-   --enable-logging-iteration-details). It counts each call's busy time at the batch sizes
-   of the calm bins; more batching under load makes a call cheaper, so it leans low.
+   nothing waited and the engine was busy at least MIN_BUSY of the time, the busy seconds
+   from vLLM's per-iteration log (`iteration elapsed time`,
+   --enable-logging-iteration-details): the highest completions ÷ busy seconds among the
+   bins in flow balance (completions within FLOW of arrivals; a bin after a pulse completes
+   the running backlog and is not). The highest, not the pooled rate: batching grows with
+   load, so the most loaded bin prices a call closest to capacity (still a lower bound).
+   Without arrivals to show balance, the pooled rate over the calm bins, which leans low.
 The spread of the bins' rates is the estimate's uncertainty. The overload is
 the first run of consecutive bins whose arrivals exceed Ĉ while work was waiting; without an
 arrival series, the first run of bins in which the waiting queue grew.
@@ -95,6 +98,7 @@ SUSTAIN_BINS = 3
 CUT_SHARE = 0.1
 MIN_BUSY = 0.2
 CACHE_NOISE = 0.1  # a bin's computed share within this of the calm bins' is not weighed
+FLOW = 0.1  # a calm bin whose completions are within this of its arrivals is in flow balance
 COLLAPSE = 0.5  # a standing-queue bin completing less than this share of the best one wastes work
 
 
@@ -277,29 +281,48 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         for k, u in enumerate(s.busy)
         if u is not None and u >= MIN_BUSY and queue[k] == 0 and comp[k] > 0 and _balanced(s, k)
     ]
+    # in flow balance: the bin completed what arrived in it (a bin after a pulse completes
+    # the running backlog with nothing waiting, and is not)
+    arr = s.arrivals
+    flowing = [k for k in calm if arr is not None and abs(comp[k] - arr[k]) <= FLOW * arr[k]]
     if not calm:
         return None
+    per_bin = {k: comp[k] / (s.busy[k] or 1.0) for k in (flowing or calm)}
+    lo, hi = min(per_bin.values()), max(per_bin.values())
+    n = plural(len(per_bin), "calm bin")
+    spread = f"bins ranged {lo:.3g}–{hi:.3g}/s" if len(per_bin) > 1 else "one bin, so no spread"
+    if flowing:
+        # batching grows with load, so the busiest-per-second balanced bin is the closest to
+        # the engine's capacity (a ramp's highest level, read from the data)
+        best = max(flowing, key=lambda k: per_bin[k])
+        return CapacityEstimate(
+            rate=hi,
+            low=lo,
+            high=hi,
+            start_s=s.start_s[best],
+            bins=len(per_bin),
+            method=f"utilization law: the highest completion rate ({s.completions_source})"
+            f" per busy second of the engine (vLLM's iteration elapsed times) over {n} of"
+            f" {width:g} s in flow balance (nothing waiting, completions within {FLOW:.0%} of"
+            f" arrivals, busy at least {MIN_BUSY:.0%}); {spread}; batching grows with load,"
+            " so the most loaded bin is the closest to capacity and the estimate a lower bound",
+            rule=f"utilization law: the highest {s.completions_source} rate per busy second"
+            f" over {n} of {width:g} s in flow balance",
+        )
     done = sum(comp[k] for k in calm)
     busy = sum(s.busy[k] or 0.0 for k in calm)
-    per_bin = [comp[k] / (s.busy[k] or 1.0) for k in calm]
-    rate = done / busy
     return CapacityEstimate(
-        rate=rate,
-        low=min(per_bin),
-        high=max(per_bin),
+        rate=done / busy,
+        low=lo,
+        high=hi,
         start_s=s.start_s[calm[0]],
         bins=len(calm),
         method=f"utilization law: completions ({s.completions_source}) ÷ the engine's busy"
-        f" share (vLLM's iteration elapsed times) over {plural(len(calm), 'calm bin')} of"
-        f" {width:g} s (nothing waiting, busy {busy / len(calm):.0%} of the time on average); "
-        + (
-            f"bins ranged {min(per_bin):.3g}–{max(per_bin):.3g}/s"
-            if len(calm) > 1
-            else "one bin, so no spread to show"
-        )
-        + "; leans low: batching under load makes a call cheaper",
+        f" share (vLLM's iteration elapsed times) over {n} of {width:g} s (nothing waiting,"
+        f" busy {busy / len(calm):.0%} of the time on average; no arrival series to show"
+        f" flow balance); {spread}; leans low: batching under load makes a call cheaper",
         rule=f"utilization law: {s.completions_source} ÷ the engine's busy share over"
-        f" {plural(len(calm), 'calm bin')} of {width:g} s",
+        f" {n} of {width:g} s",
     )
 
 
