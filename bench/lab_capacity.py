@@ -16,11 +16,12 @@ call the level sent (those that ended after the window too).
     python bench/lab_capacity.py http://127.0.0.1:8080 --prompt-tokens 500 --levels 1,4,8,16
 
 With `--vocabulary MODEL_DIR` the prompts are words of that model's word-level tokenizer
-instead of the drill's English words. The lab's tiny model knows only `w0`..`w2039`
-(relplan/lab/make_model.py): every English word of the drill becomes `<unk>`, so every drill
-prompt is the same run of `<unk>` tokens and vLLM's prefix cache serves all its full blocks
-(on the lab: 76 % of the prompt tokens, tests/data/lab/traced-no-retries). Fresh prompts on
-the lab need the model's own words.
+instead of the drill's English words. Since commit 7bd7f58 the lab's tiny model knows every
+drill word (relplan/lab/make_model.py), so the drill's own prompts are fresh there (vLLM's
+stats line said "Prefix cache hit rate: 0.0 %" throughout the 2026-12-04 19:00 run); a model
+written before knew only `w0`..`w2039`, every English word became `<unk>`, and the prefix cache
+served 76 % of the prompt tokens (tests/data/lab/traced-no-retries). The option is for such a
+model, or any other word-level one.
 
 Prints a Markdown table. Talks to a live server only; nothing runs without one.
 """
