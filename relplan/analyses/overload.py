@@ -281,12 +281,12 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         for k, u in enumerate(s.busy)
         if u is not None and u >= MIN_BUSY and queue[k] == 0 and comp[k] > 0 and _balanced(s, k)
     ]
+    if not calm:
+        return None
     # in flow balance: the bin completed what arrived in it (a bin after a pulse completes
     # the running backlog with nothing waiting, and is not)
     arr = s.arrivals
-    flowing = [k for k in calm if arr is not None and abs(comp[k] - arr[k]) <= FLOW * arr[k]]
-    if not calm:
-        return None
+    flowing = [] if arr is None else [k for k in calm if abs(comp[k] - arr[k]) <= FLOW * arr[k]]
     per_bin = {k: comp[k] / (s.busy[k] or 1.0) for k in (flowing or calm)}
     lo, hi = min(per_bin.values()), max(per_bin.values())
     n = plural(len(per_bin), "calm bin")
