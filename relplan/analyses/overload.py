@@ -30,7 +30,7 @@ the work done in a bin is the work completed in it (capacity_estimate):
    --enable-logging-iteration-details): the highest completions ÷ busy seconds among the
    bins in flow balance (completions within FLOW of arrivals; a bin after a pulse completes
    the running backlog and is not). The highest, not the pooled rate: batching grows with
-   load, so the most loaded bin prices a call closest to capacity (still a lower bound).
+   load, so the most loaded bin prices a call closest to capacity (low when no bin reached the engine's limit).
    Without arrivals to show balance, the pooled rate over the calm bins, which leans low.
 The spread of the bins' rates is the estimate's uncertainty. The overload is
 the first run of consecutive bins whose arrivals exceed Ĉ while work was waiting; without an
@@ -305,7 +305,8 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             f" per busy second of the engine (vLLM's iteration elapsed times) over {n} of"
             f" {width:g} s in flow balance (nothing waiting, completions within {FLOW:.0%} of"
             f" arrivals, busy at least {MIN_BUSY:.0%}); {spread}; batching grows with load,"
-            " so the most loaded bin is the closest to capacity and the estimate a lower bound",
+            " so the most loaded bin is the closest to capacity; low when no bin reached the"
+            " engine's limit",
             rule=f"utilization law: the highest {s.completions_source} rate per busy second"
             f" over {n} of {width:g} s in flow balance",
         )
