@@ -247,4 +247,4 @@ def test_envoy_record_without_the_call_id_field_names_its_line(tmp_path: Path) -
     p = write_lines(tmp_path / "access.jsonl", [*lines[:2], json.dumps(rec)])
     with pytest.raises(InputError) as err:
         ingest(tmp_path / "w.duckdb", p)
-    assert str(err.value).startswith(f"{p}:3: x-request-id is missing or empty")
+    assert str(err.value).startswith(f"{p}:3: x-request-id or request_id is missing or empty")

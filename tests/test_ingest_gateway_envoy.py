@@ -76,7 +76,24 @@ def test_envoy_json_doc_example_without_the_call_id_is_rejected(tmp_path: Path) 
     db = tmp_path / "w.duckdb"
     rep = ingest(db, PUB / "envoy_json_format_doc_example.jsonl", kind="proxy", on_error="skip")
     assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == ("envoy", 0, 1)
-    assert rows(db, "select reason from rejects")[0][0].startswith("x-request-id is missing")
+    assert rows(db, "select reason from rejects")[0][0].startswith(
+        "x-request-id or request_id is missing"
+    )
+
+
+def test_all_string_envoy_json_with_request_id_and_timestamp_keys_is_one_delivered_attempt(
+    tmp_path: Path,
+) -> None:
+    # Contour's (and, for request_id, Istio's and Higress's) key names, every value a string.
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, PUB / "envoy_json_all_strings_contour_issue624.jsonl")
+    assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == ("envoy", 1, 0)
+    got = rows(db, "select call_id, t_sent, t_end - t_sent, status, outcome, replica from attempts")
+    assert got[0][0] == "b4ecadf1-8fc0-4e87-89d8-a3aa851196d4"
+    assert got[0][1] == pytest.approx(1556173867.162)  # 2019-04-25T06:31:07.162Z
+    assert got[0][2] == pytest.approx(0.001, abs=1e-6)  # "duration":"1" ms
+    assert got[0][3:] == (200, "delivered", "10.141.181.15:8080")
+    assert any("x-request-id or request_id" in n for n in rep.sources[0].notes)
 
 
 # Hand-made from the default format plus %UPSTREAM_REQUEST_ATTEMPT_COUNT% (no published line).

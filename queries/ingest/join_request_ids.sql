@@ -3,6 +3,9 @@
 -- gateway sent upstream takes the execution id vLLM derived from it (request_ids.client_id:
 -- `cmpl-<id>-0-<8 hex>`, `chatcmpl-<id>-<8 hex>`). Several executions of one X-Request-Id (a
 -- gateway retrying upstream with the same header) pair with that id's attempts in time order.
+-- An attempt may instead hold the id vLLM's response carried (load-test tools record it:
+-- GuideLLM's `response_id`): the external id itself (`chatcmpl-<id>`), or for completions the
+-- external id without its prompt index (`cmpl-<id>` for `cmpl-<id>-0`); it joins the same way.
 -- Runs after every ingest, so either file may come first; an id vLLM never logged stays.
 -- params:
 update attempts set execution_id = m.new_id
@@ -10,14 +13,24 @@ from (
     with arrivals as (
         select execution_id, min(t) as t from events where event = 'arrived' group by all
     ),
+    keyed as (
+        select distinct r.execution_id, r.source_id, r.source_row, u.key
+        from request_ids r,
+             unnest([
+                 r.client_id,
+                 r.external_id,
+                 case when r.external_id like 'cmpl-%'
+                      then regexp_replace(r.external_id, '-[0-9]+$', '') end
+             ]) as u(key)
+        where u.key is not null
+    ),
     ids as (
         select
-            r.execution_id, r.client_id,
+            r.execution_id, r.key as client_id,
             row_number() over (
-                partition by r.client_id order by v.t nulls last, r.source_id, r.source_row
+                partition by r.key order by v.t nulls last, r.source_id, r.source_row
             ) as k
-        from request_ids r left join arrivals v using (execution_id)
-        where r.client_id is not null
+        from keyed r left join arrivals v using (execution_id)
     ),
     att as (
         select

@@ -3,8 +3,10 @@
 One log record is one downstream request: one attempt of a call. Field names are matched
 case-insensitively with `%` and `-`/`_` differences ignored (START_TIME, %START_TIME%,
 start_time all work). Mapping:
-  call_id      the field named by --call-id-field (default x-request-id)
-  t_sent       START_TIME (RFC 3339, or epoch seconds)
+  call_id      the field named by --call-id-field (default x-request-id; with the default,
+               `request_id` too: Istio's, Higress's and Contour's default JSON formats
+               log %REQ(X-REQUEST-ID)% under that name)
+  t_sent       START_TIME (RFC 3339, or epoch seconds); `@timestamp` too (Contour's name)
   t_end        t_sent + DURATION (milliseconds)
   status       RESPONSE_CODE (0, "downstream disconnected", is stored as no status)
   outcome      client_gone if RESPONSE_CODE is 0 or RESPONSE_FLAGS has DC (the client went
@@ -53,6 +55,18 @@ _USED = {
     "upstream_request_attempt_count",
 }
 _SHED_FLAGS = {"RL", "UO", "UH"}
+# Names that Envoy distributions' default JSON formats give these operators (Istio, Higress and
+# Contour: `request_id` for %REQ(X-REQUEST-ID)%; Contour: `@timestamp` for %START_TIME%).
+_START_KEYS = ("start_time", "@timestamp")
+_DEFAULT_CALL_KEYS = ("x_request_id", "request_id")
+
+
+def _first(f: dict[str, Any], keys: Iterable[str]) -> str | None:
+    for key in keys:
+        value = _text(f.get(key))
+        if value is not None:
+            return value
+    return None
 
 
 def _flags(value: Any) -> set[str]:
@@ -70,15 +84,27 @@ def _text(value: Any) -> str | None:
     return None if s in ("", "-") else s
 
 
+def _call_keys(call_field: str) -> tuple[str, ...]:
+    key = envoy_key(call_field)
+    return _DEFAULT_CALL_KEYS if key == _DEFAULT_CALL_KEYS[0] else (key,)
+
+
+def _call_names(call_field: str) -> str:
+    """The call id's field as the user wrote it, and its alias with the default."""
+    return " or ".join([call_field, *(k for k in _call_keys(call_field)[1:])])
+
+
 def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], str | None]:
     """Stage columns for one record, and the reason it cannot be mapped (None when fine)."""
     f = {envoy_key(k): v for k, v in rec.items()}
-    call_id = _text(f.get(envoy_key(call_field)))
+    call_keys = _call_keys(call_field)
+    call_id = _first(f, call_keys)
     if call_id is None:
-        return {}, f"{call_field} is missing or empty; expected the call id (see --call-id-field)"
-    start = _text(f.get("start_time"))
+        named = _call_names(call_field)
+        return {}, f"{named} is missing or empty; expected the call id (see --call-id-field)"
+    start = _first(f, _START_KEYS)
     if start is None:
-        return {}, "START_TIME is missing; expected the request's start time"
+        return {}, "START_TIME (or @timestamp) is missing; expected the request's start time"
     t_sent = parse_time(start)
     if t_sent is None:
         return {}, f"START_TIME {start[:40]!r} is not RFC 3339 with an offset or epoch seconds"
@@ -161,7 +187,8 @@ def stage_envoy_records(
     call_field = call_key or CALL_ID_FIELD.of(opts)
     attempt_key = envoy_key(attempt_field) if attempt_field else None
     sink = AttemptSink(con, staged.source_id, origin, opts.skip, renumber=attempt_key is None)
-    used = _USED | {envoy_key(call_field)} | ({attempt_key} if attempt_key else set())
+    used = _USED | set(_START_KEYS) | set(_call_keys(call_field))
+    used |= {attempt_key} if attempt_key else set()
     unknown: set[str] = set()
     upstream_retried = 0
     for n, line, rec in records:
@@ -192,7 +219,8 @@ def stage_envoy_records(
     staged.notes.append(
         "one entry per downstream request = one client attempt, numbered by "
         + (f"{attempt_field}" if attempt_key else "START_TIME")
-        + f" within each call (the call is {call_field}); execution_id unknown from Envoy logs"
+        + f" within each call (the call is {_call_names(call_field)});"
+        " execution_id unknown from Envoy logs"
     )
     if upstream_retried:
         staged.notes.append(
@@ -242,6 +270,10 @@ ADAPTERS = (
             ),
             Example(
                 "tests/data/published/envoy_json_format_doc_example.jsonl",
+                "tests/data/published/SOURCES.md",
+            ),
+            Example(
+                "tests/data/published/envoy_json_all_strings_contour_issue624.jsonl",
                 "tests/data/published/SOURCES.md",
             ),
         ),

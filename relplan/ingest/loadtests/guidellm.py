@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from relplan.ingest import sniff
-from relplan.ingest.adapter import Adapter
+from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, dig, json_records, text
@@ -122,6 +122,12 @@ ADAPTERS = (
         tables=("attempts",),
         recognise=_recognise,
         read=stage_guidellm,
+        examples=(
+            Example(
+                "tests/data/lab/loadtests/guidellm-constant-3/benchmarks.json.gz",
+                "tests/data/lab/loadtests/README.md",
+            ),
+        ),
         doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
         lines=False,
     ),

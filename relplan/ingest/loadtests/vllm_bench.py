@@ -204,6 +204,10 @@ ADAPTERS: tuple[Adapter, ...] = (
                 "tests/data/published/vllm_benchmark_serving_save_result_rate_inf_llm-k8s.json.gz",
                 "tests/data/published/SOURCES.md",
             ),
+            Example(
+                "tests/data/lab/loadtests/vllm-bench-rate-6/bench.json",
+                "tests/data/lab/loadtests/README.md",
+            ),
         ),
         doc="load-tests-guidellm-guidellm-and-vllm-bench-serve-vllm_bench",
         lines=False,
