@@ -354,3 +354,18 @@ def test_once_details_were_seen_a_call_without_them_is_not_a_step(tmp_path: Path
         (2, 0),
     ]
     assert [r["event"] for r in rows if r["type"] == "event"][-1] == "finished"
+
+
+def test_the_recorder_measures_its_own_cost_and_says_it_in_one_line(tmp_path: Path) -> None:
+    writer = w.TraceWriter(tmp_path, rows=2, seconds=60)
+    rec = w.TraceRecorder(writer)
+    for i in range(5):
+        it = IterationStats(iteration_timestamp=1764460800.0 + i, num_generation_tokens=1)
+        rec.record(SchedulerStats(num_running_reqs=1), it)
+    writer.close()
+    assert rec.calls == 5
+    assert 0.0 < rec.busy_s < 1.0
+    assert writer.cpu_s > 0.0  # the writer thread wrote 3 parts
+    line = rec.cost()
+    assert line.startswith("relplan trace cost: 5 record() calls took ")
+    assert "for 5 rows" in line

@@ -49,5 +49,8 @@ class RelplanTraceLogger(StatLoggerBase):  # type: ignore[misc]
 
     def log(self) -> None:
         rec = self.recorder
-        if rec is not None and rec.writer.dropped:
+        if rec is None:
+            return
+        log.info("%s", rec.cost())
+        if rec.writer.dropped:
             log.warning("relplan trace: %d rows dropped so far (queue full)", rec.writer.dropped)

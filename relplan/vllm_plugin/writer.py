@@ -196,6 +196,7 @@ class TraceWriter:
         self.disabled = False
         self.dropped = 0
         self.written = 0
+        self.cpu_s = 0.0  # the writer thread's own CPU time (time.thread_time), after each write
         self.parts: list[Path] = []
         self._queue: queue.Queue[list[Row] | None] = queue.Queue(maxsize=max(1, queue_items))
         self._seq = 0
@@ -247,6 +248,7 @@ class TraceWriter:
                 except Exception as exc:  # the engine must never see this
                     self._disable(exc)
                 buf = []
+                self.cpu_s = time.thread_time()
             if due or not buf:
                 opened = time.monotonic()
             if end:
@@ -276,11 +278,28 @@ class TraceRecorder:
         self.step = 0
         self.disabled = False
         self.details_seen = False  # a call with iteration details was seen
+        # What the plugin costs, measured by itself: calls to record(), the time spent in them
+        # (on vLLM's output loop), and the wall time since it started.
+        self.calls = 0
+        self.busy_s = 0.0
+        self.started = time.monotonic()
+
+    def cost(self) -> str:
+        """One line on what the plugin has cost so far (logged with vLLM's stats line)."""
+        wall = max(time.monotonic() - self.started, 1e-9)
+        each = self.busy_s / self.calls * 1e6 if self.calls else 0.0
+        return (
+            f"relplan trace cost: {self.calls} record() calls took {self.busy_s * 1e3:.1f} ms"
+            f" on vLLM's output loop ({each:.0f} us each, {100 * self.busy_s / wall:.3f} % of"
+            f" {wall:.0f} s); the writer thread used {self.writer.cpu_s * 1e3:.1f} ms CPU"
+            f" ({100 * self.writer.cpu_s / wall:.3f} %) for {self.writer.written} rows"
+        )
 
     def record(self, scheduler_stats: Any, iteration_stats: Any) -> None:
         """Turn one iteration's stats into records; never raises."""
         if self.disabled or self.writer.disabled:
             return
+        began = time.perf_counter()
         try:
             rows: list[Row] = []
             details = getattr(scheduler_stats, "iteration_details", None)
@@ -303,6 +322,8 @@ class TraceRecorder:
         except Exception as exc:  # a vLLM release shaped differently: stop, say so once
             self.disabled = True
             log.error("relplan trace disabled: could not read vLLM's stats: %r", exc)
+        self.calls += 1
+        self.busy_s += time.perf_counter() - began
 
 
 def from_env(env: dict[str, str] | None = None) -> TraceRecorder | None:
