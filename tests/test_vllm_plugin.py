@@ -209,7 +209,7 @@ def test_a_write_error_disables_the_writer_with_one_log_line(
     tw = w.TraceWriter(tmp_path / "d", rows=1, seconds=60)
     (tmp_path / "d").rmdir()  # every part now fails to open
     rec = w.TraceRecorder(tw)
-    with caplog.at_level(logging.ERROR, logger="relplan.vllm_plugin"):
+    with caplog.at_level(logging.ERROR, logger="vllm.relplan_trace"):
         for i in range(5):
             rec.record(SchedulerStats(step_counter=i), IterationStats())
         tw.close()
@@ -228,7 +228,7 @@ def test_a_stats_object_that_raises_disables_the_recorder(
 
     tw = w.TraceWriter(tmp_path, rows=10, seconds=60)
     rec = w.TraceRecorder(tw)
-    with caplog.at_level(logging.ERROR, logger="relplan.vllm_plugin"):
+    with caplog.at_level(logging.ERROR, logger="vllm.relplan_trace"):
         rec.record(SchedulerStats(), Broken())
         rec.record(SchedulerStats(), Broken())
     tw.close()
@@ -250,7 +250,7 @@ def test_a_full_queue_drops_and_counts_instead_of_waiting(tmp_path: Path) -> Non
 
 
 def test_from_env_without_a_directory_writes_nothing(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="relplan.vllm_plugin"):
+    with caplog.at_level(logging.WARNING, logger="vllm.relplan_trace"):
         assert w.from_env({}) is None
     assert w.ENV_DIR in caplog.text
 

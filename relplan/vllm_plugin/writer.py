@@ -29,7 +29,8 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("relplan.vllm_plugin")
+# A child of vLLM's own logger, so the lines reach vLLM's handler (its log, its format, INFO).
+log = logging.getLogger("vllm.relplan_trace")
 
 ENV_DIR = "RELPLAN_TRACE_DIR"
 ENV_ROWS = "RELPLAN_TRACE_ROWS"
