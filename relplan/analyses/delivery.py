@@ -14,6 +14,10 @@ Verdict over [end of overload, T] (T = the window end), in this order:
 4. `metastable` when calls arrived at or below Ĉ but executions were accepted above it;
 5. `draining` otherwise (accepted executions stayed at or below Ĉ).
 Accepted executions follow the amplification analysis's definition and source (engine trace, else proxy log).
+A gateway log with no per-request duration (nginx's `combined` format: no $request_time)
+places every attempt at its end with zero length: the delivered share is then the calls
+answered, the on-time share and the recovery are unknown (not 100 %: every answer looked
+instant), and the verdict turns to other evidence (issue 24).
 Choices: a bin's on-time share counts every call planned in the bin (undelivered ones
 count as late); the last bin may be shorter than 30 s when T falls inside it.
 """
@@ -104,6 +108,18 @@ class Delivery(StrictModel):
     finding: str = Field(default="", description=FINDING)
 
 
+UNTIMED = (
+    "the gateway log has no request durations (nginx: no $request_time): the time to"
+    " delivery and the on-time share are unknown"
+)
+
+
+def proxy_untimed(con: duckdb.DuckDBPyConnection) -> bool:
+    """Attempts in the workspace, none of them with a duration (t_end > t_sent)."""
+    r = sql.one(con, "analyses/proxy_durations")
+    return r is not None and int(r["attempts"]) > 0 and int(r["timed"]) == 0
+
+
 def _query(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
 ) -> dict[str, dict[str, Any]]:
@@ -117,13 +133,13 @@ def _query(
 
 
 def _bins(
-    ctx: RunContext, windows: list[Window], rows: dict[str, dict[str, Any]]
+    ctx: RunContext, windows: list[Window], rows: dict[str, dict[str, Any]], untimed: bool
 ) -> list[DeliveryBin]:
     out = []
     for w in windows:
         r = rows[w.name]
         calls = int(r["calls"])
-        on_time = int(r["on_time"]) if ctx.deadline_s is not None else None
+        on_time = int(r["on_time"]) if ctx.deadline_s is not None and not untimed else None
         out.append(
             DeliveryBin(
                 start_s=ctx.s(w.a),
@@ -143,6 +159,7 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
         ctx.bins(RECOVERY_BIN_S, origin=ov_end, tag="recovery") if ov_end is not None else []
     )
     rows = _query(con, ctx, windows + series_bins + recovery_bins)  # one query
+    untimed = proxy_untimed(con)
     out = []
     for w in windows:
         r = rows[w.name]
@@ -154,10 +171,15 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
         if ctx.deadline_s is None:
             on_time = None
             why["on_time"] = "deadline unknown: give --deadline or a run.json with deadline_s"
+        elif untimed:
+            on_time = None
+            why["on_time"] = UNTIMED
         if ctx.delivery_window_s is None:
             why["delivery_window"] = "no delivery window known: any delivery by T counts"
         if delivered == 0:
             why["delivery_median_s"] = why["delivery_p99_s"] = "no call delivered"
+        elif untimed:
+            why["delivery_median_s"] = why["delivery_p99_s"] = UNTIMED
         out.append(
             DeliveryWindow(
                 window=w.name,
@@ -173,13 +195,18 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
                     else None
                 ),
                 window_open_at_end=int(r["window_open_at_end"]),
-                delivery_median_s=r["delivery_median_s"],
-                delivery_p99_s=r["delivery_p99_s"],
+                delivery_median_s=None if untimed else r["delivery_median_s"],
+                delivery_p99_s=None if untimed else r["delivery_p99_s"],
                 null_reasons=why,
             )
         )
-    series = _bins(ctx, series_bins, rows)
-    recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows))
+    series = _bins(ctx, series_bins, rows, untimed)
+    recovery: Recovery | None
+    why_none: str | None
+    if untimed and ctx.overload_phase is not None:
+        recovery, why_none = None, f"recovery is judged on the on-time share; {UNTIMED}"
+    else:
+        recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows, untimed))
     return Delivery(
         delivery_window_s=ctx.delivery_window_s,
         deadline_s=ctx.deadline_s,
