@@ -478,3 +478,16 @@ def test_a_gateway_log_without_durations_is_no_on_time_evidence(
         assert "an incident" in " ".join(v["reasons"])
     fig = next(f for f in v["figures"] if f["key"] == "delivered_share")
     assert "no durations" in fig["label"]
+
+
+def test_the_delivery_analysis_and_the_verdict_agree(
+    analysed: tuple[str, dict[str, Any]],
+) -> None:
+    """One verdict per output: on retries-no-cancel the delivery analysis said "verdict
+    draining" (and `--fail-on metastable` passed) under a verdict line "Metastable
+    (suspected): most calls were late until the end of the data: that is not draining"."""
+    _, result = analysed
+    rec = result["delivery"]["recovery"]
+    assert rec is not None
+    if rec["verdict"] != "insufficient data":
+        assert rec["verdict"] == result["verdict"]["verdict"], rec["because"]

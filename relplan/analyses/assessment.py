@@ -1023,16 +1023,10 @@ def _from_gateway(
             f"an incident: none of the {pulse.calls:,} calls planned during the {ov} was answered"
             " on time",
         )
-    if verdict == "draining":
-        tail = [b for b in rec.bins if b.calls >= 5][-2:]
-        if tail and all((b.on_time_share or 0.0) < LATE_SHARE for b in tail):
-            verdict, suspected = "metastable", True
-            reasons.insert(
-                0,
-                "most calls were late until the end of the data (on time in the last bins: "
-                + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
-                + "): that is not draining",
-            )
+    if verdict == "metastable" and (rec.accepted_x_capacity_after or 0.0) <= 1.0:
+        # delivery's late-to-the-end rule (its `because` says so): executions stayed within
+        # Ĉ, so that retries sustain it is a suspicion
+        suspected = True
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence
 

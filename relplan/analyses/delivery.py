@@ -12,7 +12,10 @@ Verdict over [end of overload, T] (T = the window end), in this order:
 2. `insufficient data` when no bin after the overload has 5 calls, or Ĉ or D is unknown;
 3. `overloaded` when calls arrived above Ĉ (mean rate over the window);
 4. `metastable` when calls arrived at or below Ĉ but executions were accepted above it;
-5. `draining` otherwise (accepted executions stayed at or below Ĉ).
+5. `metastable` too when most calls of the last two bins with >= 5 calls were late: a run
+   late until the end of the data is not draining (the verdict said so while this analysis
+   said `draining` on the lab's retries-no-cancel: issue 24);
+6. `draining` otherwise (accepted executions stayed at or below Ĉ).
 Accepted executions follow the amplification analysis's definition and source (engine trace, else proxy log).
 A gateway log with no per-request duration (nginx's `combined` format: no $request_time)
 places every attempt at its end with zero length: the delivered share is then the calls
@@ -41,6 +44,7 @@ RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
 RECOVERY_THRESHOLD = 0.9
 RECOVERY_MIN_BINS = 2  # on-time bins (>= RECOVERY_MIN_CALLS calls) a recovery needs
+LATE_TO_THE_END = 0.5  # on-time share below which the last bins say "not draining"
 
 Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient data"]
 
@@ -267,7 +271,9 @@ def _recovery(
     elif acc > 1.0:
         verdict = "metastable"
     else:
-        verdict = "draining"
+        tail = enough[-2:]
+        late_to_the_end = all((b.on_time_share or 0.0) < LATE_TO_THE_END for b in tail)
+        verdict = "metastable" if late_to_the_end else "draining"
     return (
         Recovery(
             overload_phase=ctx.overload_phase,
