@@ -249,8 +249,18 @@ def test_metastable_when_load_is_under_capacity_but_accepted_executions_are_abov
 
 
 def test_draining_when_accepted_executions_stay_under_capacity() -> None:
-    rec = _recovery(calls_per_s=0.5, late_until=None, accepted_per_s=0.8)
+    """Calls planned from 280 on are on time: the last bin [270, 300) is 10 of 15 on time
+    (>= half, < 90 %): not recovered, not late to the end, executions within Ĉ."""
+    rec = _recovery(calls_per_s=0.5, late_until=280, accepted_per_s=0.8)
     assert rec.verdict == "draining"
+
+
+def test_late_until_the_end_with_executions_under_capacity_is_not_draining() -> None:
+    """Every call late to the end of the data (issue 24: the delivery analysis said
+    "draining" on the lab's retries-no-cancel under a metastable verdict)."""
+    rec = _recovery(calls_per_s=0.5, late_until=None, accepted_per_s=0.8)
+    assert rec.verdict == "metastable"
+    assert "not draining" in rec.because
 
 
 def test_overloaded_when_calls_keep_arriving_above_capacity() -> None:

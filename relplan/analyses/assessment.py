@@ -58,6 +58,7 @@ VerdictName = Literal[
 ]
 COLLAPSE = 0.5
 GATEWAY = "a gateway log (attempt outcomes)"
+UNTIMED_NEED = "request durations in the gateway log (nginx: $request_time in log_format)"
 MIN_CALLS = 5  # calls a delivered share needs before it can call a run healthy
 MIN_SCRAPES = 3  # scrapes a counter's completions need (a rise needs two)
 HEALTHY_SHARE = 0.9
@@ -406,10 +407,13 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
     dl, amp = res.delivery, res.amplification
     if dl is not None:
         run = dl.windows[0]
+        untimed = "on_time" in run.null_reasons and dl.deadline_s is not None
         out.append(
             measured(
                 "delivered_share",
-                "calls delivered (answered within D)",
+                "calls answered (the gateway log has no durations to check them against D)"
+                if untimed
+                else "calls delivered (answered within D)",
                 run.delivered_share,
                 "share",
                 ["gateway log"],
@@ -611,7 +615,7 @@ def _late_bins(
             )
             for b in dl.series
         ]
-        if any(w for _, _, w in pts):
+        if any(w for _, sh, w in pts if sh is not None):
             return pts, "calls not on time (gateway log, by planned arrival)"
     if present["hist_e2e"]:
         bins = ctx.bins(width, tag="late")
@@ -1019,16 +1023,10 @@ def _from_gateway(
             f"an incident: none of the {pulse.calls:,} calls planned during the {ov} was answered"
             " on time",
         )
-    if verdict == "draining":
-        tail = [b for b in rec.bins if b.calls >= 5][-2:]
-        if tail and all((b.on_time_share or 0.0) < LATE_SHARE for b in tail):
-            verdict, suspected = "metastable", True
-            reasons.insert(
-                0,
-                "most calls were late until the end of the data (on time in the last bins: "
-                + ", ".join(f"{(b.on_time_share or 0) * 100:.0f} %" for b in tail)
-                + "): that is not draining",
-            )
+    if verdict == "metastable" and (rec.accepted_x_capacity_after or 0.0) <= 1.0:
+        # delivery's late-to-the-end rule (its `because` says so): executions stayed within
+        # Ĉ, so that retries sustain it is a suspicion
+        suspected = True
     evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
     return verdict, suspected, basis, reasons, evidence
 
@@ -1170,6 +1168,13 @@ def _no_overload(
             )
         if ctx.deadline_s is None:
             return _no_deadline(ev, f"{share:.0%} of {run.calls:,} calls answered")
+        if run.on_time is None:  # delivery.UNTIMED: every answer looked instant
+            return _no_deadline(
+                ev,
+                f"{share:.0%} of {run.calls:,} calls answered",
+                "no request durations in the gateway log",
+                UNTIMED_NEED,
+            )
         return (
             "healthy",
             False,
@@ -1285,21 +1290,27 @@ def _no_overload(
 
 
 def _no_deadline(
-    evidence: str, what: str
+    evidence: str,
+    what: str,
+    lacking: str = "D unknown",
+    need: str = "D, the client deadline (--deadline or a run.json)",
 ) -> tuple[VerdictName, bool, str, list[str], str, str | None, list[Figure]]:
-    """Answers or completions, but no client deadline to judge them by: a pulse of late
-    answers would look healthy, so the verdict cannot tell (the lab's 9 s pulses at 2.7 Ĉ
-    were called healthy from vLLM's log and Prometheus alone)."""
+    """Answers or completions, but no client deadline to judge them by (or, from a gateway
+    log without durations, no time to judge against it): a pulse of late answers would look
+    healthy, so the verdict cannot tell (the lab's 9 s pulses at 2.7 Ĉ were called healthy
+    from vLLM's log and Prometheus alone, and from nginx's `combined` log with D given)."""
     return (
         "cannot tell",
         False,
-        "work done, but no deadline to judge it by",
+        "work done, but no deadline to judge it by"
+        if lacking == "D unknown"
+        else "work done, but no duration to judge it by",
         [
-            f"{what}, but with D unknown nothing says it was in time, and no overload was"
+            f"{what}, but with {lacking} nothing says it was in time, and no overload was"
             " found to judge; a pulse of late answers looks like this"
         ],
         evidence,
-        "D, the client deadline (--deadline or a run.json)",
+        need,
         [],
     )
 

@@ -12,8 +12,15 @@ Verdict over [end of overload, T] (T = the window end), in this order:
 2. `insufficient data` when no bin after the overload has 5 calls, or Ĉ or D is unknown;
 3. `overloaded` when calls arrived above Ĉ (mean rate over the window);
 4. `metastable` when calls arrived at or below Ĉ but executions were accepted above it;
-5. `draining` otherwise (accepted executions stayed at or below Ĉ).
+5. `metastable` too when most calls of the last two bins with >= 5 calls were late: a run
+   late until the end of the data is not draining (the verdict said so while this analysis
+   said `draining` on the lab's retries-no-cancel: issue 24);
+6. `draining` otherwise (accepted executions stayed at or below Ĉ).
 Accepted executions follow the amplification analysis's definition and source (engine trace, else proxy log).
+A gateway log with no per-request duration (nginx's `combined` format: no $request_time)
+places every attempt at its end with zero length: the delivered share is then the calls
+answered, the on-time share and the recovery are unknown (not 100 %: every answer looked
+instant), and the verdict turns to other evidence (issue 24).
 Choices: a bin's on-time share counts every call planned in the bin (undelivered ones
 count as late); the last bin may be shorter than 30 s when T falls inside it.
 """
@@ -37,6 +44,7 @@ RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
 RECOVERY_THRESHOLD = 0.9
 RECOVERY_MIN_BINS = 2  # on-time bins (>= RECOVERY_MIN_CALLS calls) a recovery needs
+LATE_TO_THE_END = 0.5  # on-time share below which the last bins say "not draining"
 
 Verdict = Literal["recovered", "metastable", "draining", "overloaded", "insufficient data"]
 
@@ -104,6 +112,18 @@ class Delivery(StrictModel):
     finding: str = Field(default="", description=FINDING)
 
 
+UNTIMED = (
+    "the gateway log has no request durations (nginx: no $request_time): the time to"
+    " delivery and the on-time share are unknown"
+)
+
+
+def proxy_untimed(con: duckdb.DuckDBPyConnection) -> bool:
+    """Attempts in the workspace, none of them with a duration (t_end > t_sent)."""
+    r = sql.one(con, "analyses/proxy_durations")
+    return r is not None and int(r["attempts"]) > 0 and int(r["timed"]) == 0
+
+
 def _query(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
 ) -> dict[str, dict[str, Any]]:
@@ -117,13 +137,13 @@ def _query(
 
 
 def _bins(
-    ctx: RunContext, windows: list[Window], rows: dict[str, dict[str, Any]]
+    ctx: RunContext, windows: list[Window], rows: dict[str, dict[str, Any]], untimed: bool
 ) -> list[DeliveryBin]:
     out = []
     for w in windows:
         r = rows[w.name]
         calls = int(r["calls"])
-        on_time = int(r["on_time"]) if ctx.deadline_s is not None else None
+        on_time = int(r["on_time"]) if ctx.deadline_s is not None and not untimed else None
         out.append(
             DeliveryBin(
                 start_s=ctx.s(w.a),
@@ -143,6 +163,7 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
         ctx.bins(RECOVERY_BIN_S, origin=ov_end, tag="recovery") if ov_end is not None else []
     )
     rows = _query(con, ctx, windows + series_bins + recovery_bins)  # one query
+    untimed = proxy_untimed(con)
     out = []
     for w in windows:
         r = rows[w.name]
@@ -154,10 +175,15 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
         if ctx.deadline_s is None:
             on_time = None
             why["on_time"] = "deadline unknown: give --deadline or a run.json with deadline_s"
+        elif untimed:
+            on_time = None
+            why["on_time"] = UNTIMED
         if ctx.delivery_window_s is None:
             why["delivery_window"] = "no delivery window known: any delivery by T counts"
         if delivered == 0:
             why["delivery_median_s"] = why["delivery_p99_s"] = "no call delivered"
+        elif untimed:
+            why["delivery_median_s"] = why["delivery_p99_s"] = UNTIMED
         out.append(
             DeliveryWindow(
                 window=w.name,
@@ -173,13 +199,18 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
                     else None
                 ),
                 window_open_at_end=int(r["window_open_at_end"]),
-                delivery_median_s=r["delivery_median_s"],
-                delivery_p99_s=r["delivery_p99_s"],
+                delivery_median_s=None if untimed else r["delivery_median_s"],
+                delivery_p99_s=None if untimed else r["delivery_p99_s"],
                 null_reasons=why,
             )
         )
-    series = _bins(ctx, series_bins, rows)
-    recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows))
+    series = _bins(ctx, series_bins, rows, untimed)
+    recovery: Recovery | None
+    why_none: str | None
+    if untimed and ctx.overload_phase is not None:
+        recovery, why_none = None, f"recovery is judged on the on-time share; {UNTIMED}"
+    else:
+        recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows, untimed))
     return Delivery(
         delivery_window_s=ctx.delivery_window_s,
         deadline_s=ctx.deadline_s,
@@ -240,7 +271,9 @@ def _recovery(
     elif acc > 1.0:
         verdict = "metastable"
     else:
-        verdict = "draining"
+        tail = enough[-2:]
+        late_to_the_end = all((b.on_time_share or 0.0) < LATE_TO_THE_END for b in tail)
+        verdict = "metastable" if late_to_the_end else "draining"
     return (
         Recovery(
             overload_phase=ctx.overload_phase,

@@ -57,9 +57,9 @@ def verdict_block(res: AnalyzeResult) -> VerdictBlock:
     a = res.verdict
     if a is None:
         return block
-    if (
-        a.verdict != block.verdict
-    ):  # the assessment corrected it (e.g. late to the end: not draining)
+    if a.verdict != block.verdict or a.suspected:
+        # the assessment corrected it, or holds it a suspicion (late to the end with
+        # executions within Ĉ: metastable, suspected)
         head = HEADLINES_FROM_ANY[a.verdict]
         block.verdict = a.verdict
         block.headline = "Suspected " + head[0].lower() + head[1:] if a.suspected else head

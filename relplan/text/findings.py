@@ -93,6 +93,13 @@ def recovery_because(rec: Recovery, ctx: RunContext) -> str:
         )
     if rec.verdict == "overloaded":
         return "not recovered while calls kept arriving above capacity; " + figures
+    if rec.verdict == "metastable" and (rec.accepted_x_capacity_after or 0.0) <= 1.0:
+        tail = [b for b in rec.bins if b.calls >= rec.min_calls][-2:]
+        return (
+            "not recovered: most calls were late until the end of the data (on time in the"
+            " last bins: " + ", ".join(pct(b.on_time_share, 0) for b in tail) + "), although"
+            " executions were accepted at or below capacity: that is not draining; " + figures
+        )
     if rec.verdict == "metastable":
         return (
             "not recovered although calls arrived at or below capacity, while executions"
