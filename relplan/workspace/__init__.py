@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -249,7 +250,10 @@ def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:
 def open_workspace(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """The workspace for the length of a `with`. When the body fails on a writable
     workspace (its transaction rolled back), a checkpoint returns the blocks the failed
-    transaction wrote, so the file does not stay grown by them."""
+    transaction wrote, so the file does not stay grown by them; a workspace this call
+    created is removed (with its WAL and spill folder): a failed `ingest --db NEW` leaves no
+    empty workspace behind, the path is as it was."""
+    created = [] if read_only else [p for p in _files_of(path) if not p.exists()]
     con = connect(path, read_only=read_only)
     try:
         yield con
@@ -259,5 +263,21 @@ def open_workspace(path: Path, *, read_only: bool = False) -> Iterator[duckdb.Du
                 sql.run(con, "workspace/checkpoint")
         with suppress(duckdb.Error):
             con.close()
+        if path in created:
+            _remove(created)
         raise
     con.close()
+
+
+def _files_of(path: Path) -> list[Path]:
+    """The workspace file, its write-ahead log and its spill folder (connect's temp_directory)."""
+    return [path, path.with_name(path.name + ".wal"), path.with_name(path.name + ".tmp")]
+
+
+def _remove(paths: list[Path]) -> None:
+    for p in paths:
+        with suppress(OSError):
+            if p.is_dir():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
