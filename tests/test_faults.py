@@ -609,3 +609,18 @@ def test_unit_test_bounds_count_series_times_evaluations() -> None:
         promtool.unit_test_bounds(20_001, 1, 15_000, 300_000_000)
     with pytest.raises(UsageError, match="for 2,000 input series"):
         promtool.unit_test_bounds(15_000, 2_000, 15_000, 225_000_000)
+
+
+@pytest.mark.slow
+def test_a_full_disk_during_an_ingest_into_a_new_path_is_one_line_and_leaves_no_file(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "new.duckdb"
+    big = _big_proxy(tmp_path / "big.jsonl", 100_000)
+    proc = _relplan("ingest", "--db", str(db), str(big), pre=_file_size_limit(300_000))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert err.startswith("relplan: error: the disk is full"), err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl"]

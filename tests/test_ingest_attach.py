@@ -181,8 +181,7 @@ def test_a_refused_record_names_the_file_and_its_row(tmp_path: Path) -> None:
     assert err.value.path == str(bad)
     assert err.value.line == 6  # step 1005 is the 6th row of hour 1 (steps 1000...)
     assert "is before t_issue" in str(err.value)
-    with open_workspace(db, read_only=True) as ws:
-        assert ws.execute("select count(*) from sources").fetchall() == [(0,)]
+    assert not db.exists()  # a failed attach into a new path leaves no workspace behind
 
 
 def test_an_engine_column_of_the_wrong_type_names_the_file(tmp_path: Path) -> None:
@@ -311,3 +310,45 @@ def test_a_partition_key_that_names_a_column_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"partition key 'replica' .* also names a column") as err:
         _attach(tmp_path / "ws.duckdb", f"{tmp_path}/traces/**/*.parquet")
     assert err.value.path == str(file)
+
+
+def _drifting(out: Path, second_step: str) -> None:
+    """Two hours of steps: hour 0 with BIGINT numbers, hour 1 with step as `second_step`
+    (an SQL expression of i), prompt_computed INTEGER and t_issue, t_done DOUBLE."""
+    con = duckdb.connect()
+    try:
+        for hour, step, tokens in ((0, "i::bigint", "bigint"), (1, second_step, "integer")):
+            folder = out / "day=2025-11-30" / f"hour={hour:02d}"
+            folder.mkdir(parents=True)
+            con.execute(
+                f"copy (select 'step' as type, {step} as step, t as t_issue, t + 0.03 as t_done,"
+                f" 'x' || i as execution_id, 10::{tokens} as prompt_computed"
+                f" from (select i, {T0} + {hour} * 3600 + i * 36.0 as t from range(100) r(i)))"
+                f" to '{folder}/data_0.parquet' (format parquet)"
+            )
+    finally:
+        con.close()
+
+
+def test_numbers_of_another_parquet_type_in_one_partition_read_as_the_tables_types(
+    tmp_path: Path,
+) -> None:
+    _drifting(tmp_path / "traces", "(i + 100)::double")
+    db = tmp_path / "ws.duckdb"
+    attach_globs(db, [f"{tmp_path}/traces/**/*.parquet"], IngestOptions())
+    with open_workspace(db, read_only=True) as con:
+        got = con.execute(
+            "select count(*), sum(step), sum(prompt_computed), any_value(typeof(step)),"
+            " any_value(typeof(prompt_computed)) from steps"
+        ).fetchone()
+    assert got == (200, sum(range(200)), 2000, "BIGINT", "BIGINT")
+
+
+def test_a_fractional_number_in_one_partition_names_its_file_and_row(tmp_path: Path) -> None:
+    _drifting(tmp_path / "traces", "(i + 100.5)::double")
+    second = tmp_path / "traces" / "day=2025-11-30" / "hour=01" / "data_0.parquet"
+    with pytest.raises(InputError) as err:
+        attach_globs(tmp_path / "ws.duckdb", [f"{tmp_path}/traces/**/*.parquet"], IngestOptions())
+    assert err.value.path == str(second)
+    assert err.value.line == 1
+    assert "step 100.5 is not a whole number" in str(err.value)

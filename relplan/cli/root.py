@@ -88,9 +88,14 @@ def fault_message(exc: BaseException) -> str | None:
         return f"{where}{exc.strerror or exc}"
     duckdb = sys.modules.get("duckdb")
     kinds = tuple(k for n in _DUCKDB_FAULTS if isinstance(k := getattr(duckdb, n, None), type))
-    if kinds and isinstance(exc, kinds):
-        text = " ".join(str(exc).split())
-        if "No space left" in text or "File too large" in text or "out of disk" in text.lower():
+    error = getattr(duckdb, "Error", None)
+    text = " ".join(str(exc).split())
+    # A full disk can also surface as a failed commit (TransactionException), not an IO error.
+    full = "No space left" in text or "File too large" in text or "out of disk" in text.lower()
+    if (kinds and isinstance(exc, kinds)) or (
+        full and isinstance(error, type) and isinstance(exc, error)
+    ):
+        if full:
             text = f"the disk is full or the file size limit was reached ({text})"
         return f"{text}; the workspace was left as it was before the command"
     return None

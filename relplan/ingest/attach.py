@@ -25,6 +25,7 @@ import datetime as dt
 import glob as globlib
 import os
 import re
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,8 @@ def attach_globs(db: Path, globs: list[str], opts: IngestOptions) -> IngestRepor
             report = _attach_all(con, globs)
             con.commit()
         except BaseException:
-            con.rollback()
+            with suppress(duckdb.Error):  # a failed write may have ended it already
+                con.rollback()
             raise
     return report
 

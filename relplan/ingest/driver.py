@@ -25,7 +25,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -206,8 +206,11 @@ def in_transaction(
             if exact:
                 raise
         except BaseException:
-            con.rollback()
-            sql.run(con, "ingest/free_insertion_order")
+            # A failed write (disk full) may have ended the transaction already: the
+            # rollback's own error must not hide the cause.
+            with suppress(duckdb.Error):
+                con.rollback()
+                sql.run(con, "ingest/free_insertion_order")
             raise
     raise AssertionError("unreachable")
 

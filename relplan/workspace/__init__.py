@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -203,6 +205,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
                     " name a new path with --db",
                     str(path),
                 )
+            version = 1  # made before relplan_meta existed
         if version != SCHEMA_VERSION and version not in MIGRATES_FROM:
             newer = "a newer" if version > SCHEMA_VERSION else "an older"
             raise InputError(
@@ -211,9 +214,14 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
                 " use a matching relplan or ingest into a new --db",
                 str(path),
             )
-        if read_only and version != SCHEMA_VERSION:
+        if (
+            read_only
+            and version != SCHEMA_VERSION
+            and not sql.rows(con, "workspace/table_exists", {"name": "kube_events"})
+        ):
             # An older workspace read as it is: the tables it predates exist, empty, for this
-            # connection only (temp tables; the file is not touched).
+            # connection only (temp tables; the file is not touched). Not when the file has
+            # them (a temp table would hide the stored one).
             sql.run(con, "workspace/temp_tables_since_v1")
         if not read_only and not (has_meta and version == SCHEMA_VERSION):
             # Once per file: a workspace whose relplan_meta row already says this version had
@@ -221,10 +229,66 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
             # `create ... if not exists` statements on every open would only cost time.
             con.execute(sql.load("schema").text)
             sql.run(con, "workspace/set_schema_version", {"version": str(SCHEMA_VERSION)})
+        if tables or has_meta:
+            check_tables(con, path, older=version != SCHEMA_VERSION)
     except duckdb.Error as exc:
         raise InputError(
             f"cannot read the workspace (damaged or truncated?): {exc}", str(path)
         ) from exc
+
+
+@cache
+def _schema_columns() -> dict[str, dict[str, str]]:
+    """Table -> column -> type, as queries/schema.sql creates them (in a scratch database)."""
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(sql.load("schema").text)
+        return _columns(con)
+    finally:
+        con.close()
+
+
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for r in sql.rows(con, "workspace/table_columns"):
+        out.setdefault(str(r["table_name"]), {})[str(r["column_name"])] = str(r["data_type"])
+    return out
+
+
+def check_tables(con: duckdb.DuckDBPyConnection, path: Path, *, older: bool = False) -> None:
+    """Every table and column of queries/schema.sql is in the workspace, with its type: a
+    table dropped, a column dropped, renamed or of another type (a damaged workspace, or one
+    edited by hand) is one error naming it, before any command reads a wrong answer from it
+    or fails inside a query. Columns beyond the schema's are allowed (a user's own)."""
+    have = _columns(con)
+    for table, want in _schema_columns().items():
+        got = have.get(table)
+        if got is None and older and table == "relplan_meta":
+            continue  # version 1 had none
+        if got is None:
+            what = f"the table {table} is missing"
+        else:
+            missing = [c for c in want if c not in got]
+            wrong = [c for c in want if c in got and got[c] != want[c]]
+            if missing:
+                what = f"the column {table}.{missing[0]} is missing"
+            elif wrong:
+                c = wrong[0]
+                what = f"the column {table}.{c} is {got[c]}; expected {want[c]}"
+            else:
+                continue
+        if older:
+            fix = (
+                "ingest into it once to migrate it (relplan ingest --db FILE INPUT), or"
+                " rebuild it from its inputs (relplan ingest --db NEW.duckdb INPUT...)"
+            )
+        else:
+            fix = "rebuild it from its inputs: relplan ingest --db NEW.duckdb INPUT..."
+        raise InputError(
+            f"damaged workspace: {what} (docs/workspace.md, schema version {SCHEMA_VERSION});"
+            f" {fix}",
+            str(path),
+        )
 
 
 def _install_attached(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -249,7 +313,10 @@ def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:
 def open_workspace(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """The workspace for the length of a `with`. When the body fails on a writable
     workspace (its transaction rolled back), a checkpoint returns the blocks the failed
-    transaction wrote, so the file does not stay grown by them."""
+    transaction wrote, so the file does not stay grown by them; a workspace this call
+    created is removed (with its WAL and spill folder): a failed `ingest --db NEW` leaves no
+    empty workspace behind, the path is as it was."""
+    created = [] if read_only else [p for p in _files_of(path) if not p.exists()]
     con = connect(path, read_only=read_only)
     try:
         yield con
@@ -259,5 +326,21 @@ def open_workspace(path: Path, *, read_only: bool = False) -> Iterator[duckdb.Du
                 sql.run(con, "workspace/checkpoint")
         with suppress(duckdb.Error):
             con.close()
+        if path in created:
+            _remove(created)
         raise
     con.close()
+
+
+def _files_of(path: Path) -> list[Path]:
+    """The workspace file, its write-ahead log and its spill folder (connect's temp_directory)."""
+    return [path, path.with_name(path.name + ".wal"), path.with_name(path.name + ".tmp")]
+
+
+def _remove(paths: list[Path]) -> None:
+    for p in paths:
+        with suppress(OSError):
+            if p.is_dir():
+                shutil.rmtree(p)
+            else:
+                p.unlink()

@@ -44,3 +44,41 @@ def state(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 def write_lines(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def whole_state(db: Path) -> dict[str, Any] | None:
+    """Everything a workspace file holds, to compare before and after a failed command: every
+    table's columns and types, row count and an md5 of its sorted rows as text (the tables of
+    TABLES and any other: attachments, attached_files, relplan_meta), the views and the
+    sequences. None when there is no file."""
+    if not db.exists():
+        return None
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        out: dict[str, Any] = {}
+        names = con.execute(
+            "select table_name from duckdb_tables() where not internal and not temporary"
+            " order by table_name"
+        ).fetchall()
+        for (t,) in names:
+            cols = con.execute(
+                "select column_name, data_type from duckdb_columns()"
+                " where table_name = $t and database_name = current_database()"
+                " and schema_name = 'main' order by column_index",
+                {"t": t},
+            ).fetchall()
+            n, h = con.execute(
+                "select count(*), md5(coalesce(string_agg(r, chr(10) order by r), ''))"
+                f' from (select cast(x as varchar) as r from "{t}" as x)'
+            ).fetchone() or (0, "")
+            out[t] = (cols, n, h)
+        out["(views)"] = con.execute(
+            "select view_name, sql from duckdb_views() where not internal and not temporary"
+            " order by view_name"
+        ).fetchall()
+        out["(sequences)"] = con.execute(
+            "select sequence_name, last_value from duckdb_sequences() order by sequence_name"
+        ).fetchall()
+        return out
+    finally:
+        con.close()

@@ -10,6 +10,8 @@ line shifts every later line number), and clashes with a column named like one o
   a NUL byte) is staged as a refused record with its line and text (a reject in skip mode,
   `FILE:LINE: reason` in fail mode), and the rest of the file is read;
 - blank and whitespace-only lines are no records (as in JSON Lines);
+- an empty field is NULL, as DuckDB's reader reads it (`t_planned` left empty is absent, not
+  a time that cannot be read);
 - the known columns go to DuckDB as text in Arrow batches (registered as _relplan_csv_batch),
   where the same typed-row macros as the other readers convert and check them
   (queries/ingest/{proxy,engine}_read_csv_batch.sql); the columns relplan does not know stay
@@ -198,7 +200,8 @@ def stage_csv_lines(
         lns.append(rec.line)
         raws.append(json.dumps(dict(zip(names, rec.fields, strict=True))) if keep_raw else None)
         for j, (i, _) in enumerate(cols):
-            values[j].append(rec.fields[i])
+            # An empty field is no value, as DuckDB's CSV reader (the fast path) reads it.
+            values[j].append(rec.fields[i] or None)
         if len(lns) >= BATCH_ROWS:
             flush()
     flush()
