@@ -10,9 +10,14 @@ Ingests sample_data/pulse-retry-cancel and pulse-retry-coalesce once (not timed)
 - `relplan compare A B` as a user runs it, in a new Python process (interpreter start and
   imports included), cache off and cache filled;
 - with `--against DIR`: the same command run with DIR's relplan (`PYTHONPATH=DIR`, e.g. the
-  main checkout), cache off and cache filled, for a before/after ratio under the same load.
+  main checkout), cache off and cache filled, for a before/after ratio under the same load:
+  its runs alternate with this checkout's (one of each per repeat), so load drifts hit both.
 
-The cache lives in a temporary folder of the run. Goal: compare under 1 s.
+Each row gives the median wall time and the median CPU time (this process's for the in-process
+rows, the child's user + system for a new process: DuckDB's threads included). The load
+average is printed before and after: on a shared machine the wall times move with it, the
+ratios within one run much less. The cache lives in a temporary folder of the run. Goal:
+compare under 1 s (wall).
 
     python bench/compare.py --repeat 3 [--against /work/main]
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,13 +41,36 @@ ROOT = Path(__file__).resolve().parent.parent
 GOAL_S = 1.0
 
 
-def _median(fn: Callable[[], object], repeat: int) -> float:
-    times = []
+Timing = tuple[float, float]  # (wall s, CPU s), each a median
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _timed(fn: Callable[[], object]) -> Timing:
+    wall, cpu, child = time.perf_counter(), time.process_time(), _children_cpu()
+    fn()
+    return (
+        time.perf_counter() - wall,
+        time.process_time() - cpu + _children_cpu() - child,
+    )
+
+
+def _median(fns: list[Callable[[], object]], repeat: int) -> list[Timing]:
+    """Each function's median wall and CPU time; the functions run in turn, `repeat` rounds."""
+    got: list[list[Timing]] = [[] for _ in fns]
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for fn, times in zip(fns, got, strict=True):
+            times.append(_timed(fn))
+    return [
+        (statistics.median(w for w, _ in ts), statistics.median(c for _, c in ts)) for ts in got
+    ]
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def main() -> None:
@@ -58,7 +87,8 @@ def main() -> None:
     from relplan.ingest import IngestOptions, ingest_paths
     from relplan.workspace import open_workspace
 
-    rows: list[tuple[str, float]] = []
+    rows: list[tuple[str, Timing]] = []
+    load_before = _load()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["RELPLAN_CACHE_DIR"] = str(Path(tmp) / "cache")
         dbs = []
@@ -88,30 +118,33 @@ def main() -> None:
 
         os.environ["RELPLAN_COMPARE_CACHE"] = "0"
         whole()  # warm: imports and first-query caches
-        rows.append(
-            ("analyses of both sides, one after the other", _median(analyses_only, args.repeat))
-        )
-        rows.append(("compare() of two sample workspaces, cache off", _median(whole, args.repeat)))
+        [t] = _median([analyses_only], args.repeat)
+        rows.append(("analyses of both sides, one after the other", t))
+        [t] = _median([whole], args.repeat)
+        rows.append(("compare() of two sample workspaces, cache off", t))
         os.environ["RELPLAN_COMPARE_CACHE"] = "1"
         whole()  # fills the cache
-        rows.append(("compare() of two sample workspaces, cached", _median(whole, args.repeat)))
+        [t] = _median([whole], args.repeat)
+        rows.append(("compare() of two sample workspaces, cached", t))
         off = {"RELPLAN_COMPARE_CACHE": "0"}
         on = {"RELPLAN_COMPARE_CACHE": "1"}
-        rows.append(("relplan compare, new process, cache off", _median(cli(off), args.repeat)))
-        rows.append(("relplan compare, new process, cached", _median(cli(on), args.repeat)))
-        if args.against is not None:
-            other = args.against.resolve()
-            label = f"relplan compare, new process, cache off, {args.against}"
-            rows.append((label, _median(cli(off, other), args.repeat)))
-            cli(on, other)()  # fills the cache for that checkout's code
-            label = f"relplan compare, new process, cached, {args.against}"
-            rows.append((label, _median(cli(on, other), args.repeat)))
-    floor = rows[0][1]
+        other = None if args.against is None else args.against.resolve()
+        for state, env in (("cache off", off), ("cached", on)):
+            fns = [cli(env)]
+            if other is not None:
+                cli(env, other)()  # a filled cache for that checkout's code too
+                fns.append(cli(env, other))
+            got = _median(fns, args.repeat)
+            rows.append((f"relplan compare, new process, {state}", got[0]))
+            if other is not None:
+                rows.append((f"relplan compare, new process, {state}, {args.against}", got[1]))
+    floor = rows[0][1][0]
     width = max(len(n) for n, _ in rows)
-    print(f"{'step':{width}} {'seconds':>8} {'ratio':>7}  goal {GOAL_S:g} s")
-    for i, (name, t) in enumerate(rows):
-        goal = "" if i == 0 else ("meets" if t < GOAL_S else "misses")
-        print(f"{name:{width}} {t:8.2f} {t / floor:6.2f}x  {goal}".rstrip())
+    print(f"{'step':{width}} {'seconds':>8} {'cpu s':>6} {'ratio':>7}  goal {GOAL_S:g} s")
+    for i, (name, (wall, cpu)) in enumerate(rows):
+        goal = "" if i == 0 else ("meets" if wall < GOAL_S else "misses")
+        print(f"{name:{width}} {wall:8.2f} {cpu:6.2f} {wall / floor:6.2f}x  {goal}".rstrip())
+    print(f"load average (1/5/15 min): {load_before} before, {_load()} after")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Smoke test of bench/compare.py: it runs, prints every row with its time and its ratio to the
-analyses' row, and each row's goal column agrees with the time it printed."""
+"""Smoke test of bench/compare.py: it runs, prints every row with its wall and CPU time and its
+ratio to the analyses' row, each row's goal column agrees with the time it printed, and the
+load average follows the table."""
 
 from __future__ import annotations
 
@@ -32,14 +33,21 @@ def test_compare_bench_prints_every_row_and_a_consistent_goal_column() -> None:
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert re.fullmatch(r"step\s+seconds\s+ratio  goal 1 s", lines[0])
+    assert re.fullmatch(r"step\s+seconds\s+cpu s\s+ratio  goal 1 s", lines[0])
     got = []
-    for name, line in zip(ROWS, lines[1:], strict=True):
+    for name, line in zip(ROWS, lines[1 : len(ROWS) + 1], strict=True):
         m = re.fullmatch(
-            re.escape(name) + r"\s+(\d+\.\d\d)\s+(\d+\.\d\d)x(?:  (meets|misses))?", line
+            re.escape(name) + r"\s+(\d+\.\d\d)\s+(\d+\.\d\d)\s+(\d+\.\d\d)x(?:  (meets|misses))?",
+            line,
         )
         assert m is not None, line
-        got.append((float(m.group(1)), float(m.group(2)), m.group(3)))
+        if "new process" in name:
+            assert float(m.group(2)) > 0  # the child's CPU time is counted
+        got.append((float(m.group(1)), float(m.group(3)), m.group(4)))
+    assert re.fullmatch(
+        r"load average \(1/5/15 min\): [\d.]+/[\d.]+/[\d.]+ before, [\d.]+/[\d.]+/[\d.]+ after",
+        lines[len(ROWS) + 1],
+    )
     floor = got[0][0]
     assert got[0][1:] == (1.0, None)
     for seconds, ratio, goal in got[1:]:

@@ -66,21 +66,98 @@ busy as (
 ),
 aborted as (
     select min(t) as t from events where event = 'aborted' group by execution_id, replica
+),
+-- Counts per bin without a range join: an as-of join puts a time in the last bin starting at
+-- or before it, and `< b` keeps it only inside that bin (the bins tile the range: each b is the
+-- next bin's a, the same expression). "In flight at b" (start < b <= end) is the number of
+-- starts below b less the number of spans wholly below it (greatest(start, end) < b), each a
+-- running count of the bins' own counts after those below the first bin.
+planned as (
+    select b.i, count(*) as calls
+    from attempts x asof join bins b on x.t_planned >= b.a
+    where x.attempt = 0 and x.t_planned < b.b
+    group by b.i
+),
+ended as (
+    select b.i, count(*) filter (where x.outcome = 'delivered') as delivered,
+           count(*) filter (where x.outcome = 'client_gone') as gone
+    from attempts x asof join bins b on x.t_end >= b.a
+    where x.t_end < b.b
+    group by b.i
+),
+engine as (
+    select b.i, count(*) filter (where e.event = 'arrived') as arrived,
+           count(*) filter (where e.event = 'finished') as finished
+    from events e asof join bins b on e.t >= b.a
+    where e.event in ('arrived', 'finished') and e.t < b.b
+    group by b.i
+),
+aborted_bin as (
+    select b.i, count(*) as n
+    from aborted x asof join bins b on x.t >= b.a
+    where x.t < b.b
+    group by b.i
+),
+spans as (
+    select 'proxy' as what, t_sent as s, t_end as e from attempts
+    where t_sent is not null and t_end is not null
+    union all
+    select 'engine', t_arr, coalesce(t_out, 'infinity'::double) from first_sched
+    where t_arr is not null
+),
+span_points as (
+    select what, s as t, 1 as d from spans
+    union all
+    select what, greatest(s, e), -1 from spans
+),
+points_bin as (
+    select p.what, b.i, sum(p.d) as d
+    from span_points p asof join bins b on p.t >= b.a
+    where p.t < b.b
+    group by all
+),
+before_bins as (
+    select what, sum(d) as d from span_points where t < $origin group by what
+),
+covering as (
+    select w.what, b.i,
+           coalesce(any_value(f.d), 0)
+             + sum(coalesce(p.d, 0)) over (partition by w.what order by b.i) as n
+    from bins b cross join (values ('proxy'), ('engine')) w(what)
+    left join points_bin p on p.i = b.i and p.what = w.what
+    left join before_bins f on f.what = w.what
+    group by w.what, b.i, p.d
+),
+metric_bin as (
+    select i,
+           max(inc) filter (where name = 'vllm:prefix_cache_queries_total') as queries,
+           max(inc) filter (where name = 'vllm:prefix_cache_hits_total') as hits,
+           max(inc) filter (where name = 'vllm:prompt_tokens_total') as prompt,
+           max(inc) filter (where name = 'vllm:request_success_total') as success
+    from pair_bin group by i
 )
 select b.i, b.a as start,
-       (select count(*) from attempts x where x.attempt = 0 and x.t_planned >= b.a and x.t_planned < b.b) as proxy_calls,
-       (select count(*) from attempts x where x.outcome = 'delivered' and x.t_end >= b.a and x.t_end < b.b) as proxy_delivered,
-       (select count(*) from attempts x where x.t_sent < b.b and x.t_end >= b.b) as proxy_in_flight,
-       (select count(*) from events e where e.event = 'arrived' and e.t >= b.a and e.t < b.b) as eng_arrived,
-       (select count(*) from events e where e.event = 'finished' and e.t >= b.a and e.t < b.b) as eng_finished,
-       (select count(*) from first_sched f where f.t_arr < b.b and coalesce(f.t_out, 'infinity'::double) >= b.b) as eng_waiting,
-       coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prefix_cache_queries_total'), 0) as m_queries,
-       coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prefix_cache_hits_total'), 0) as m_hits,
-       coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:prompt_tokens_total'), 0) as m_prompt,
-       coalesce((select inc from pair_bin p where p.i = b.i and p.name = 'vllm:request_success_total'), 0) as m_success,
+       coalesce(pl.calls, 0) as proxy_calls,
+       coalesce(en.delivered, 0) as proxy_delivered,
+       fl.n as proxy_in_flight,
+       coalesce(eg.arrived, 0) as eng_arrived,
+       coalesce(eg.finished, 0) as eng_finished,
+       q.n as eng_waiting,
+       coalesce(mb.queries, 0) as m_queries,
+       coalesce(mb.hits, 0) as m_hits,
+       coalesce(mb.prompt, 0) as m_prompt,
+       coalesce(mb.success, 0) as m_success,
        w.mean_v as m_waiting_mean, w.last_v as m_waiting_last, coalesce(w.n, 0) as m_samples,
        u.busy_s, coalesce(u.engines, 0) as engines,
-       (select count(*) from attempts x where x.outcome = 'client_gone' and x.t_end >= b.a and x.t_end < b.b)
-         + (select count(*) from aborted x where x.t >= b.a and x.t < b.b) as cut
-from bins b left join waiting_bin w on w.i = b.i left join busy u on u.i = b.i
+       coalesce(en.gone, 0) + coalesce(ab.n, 0) as cut
+from bins b
+left join planned pl on pl.i = b.i
+left join ended en on en.i = b.i
+left join covering fl on fl.i = b.i and fl.what = 'proxy'
+left join engine eg on eg.i = b.i
+left join covering q on q.i = b.i and q.what = 'engine'
+left join aborted_bin ab on ab.i = b.i
+left join metric_bin mb on mb.i = b.i
+left join waiting_bin w on w.i = b.i
+left join busy u on u.i = b.i
 order by b.i

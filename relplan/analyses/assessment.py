@@ -126,14 +126,13 @@ NEEDS = {
 
 
 def present_inputs(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, names: frozenset[str]
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    names: frozenset[str],
+    scrapes: dict[str, int] | None = None,
 ) -> dict[str, bool]:
-    hist = {
-        r["name"]
-        for r in sql.rows(
-            con, "analyses/histogram_scrapes", {"bases": [m for m, _ in histograms.BASES.values()]}
-        )
-    }
+    """Which inputs the workspace holds; `scrapes`: histograms.scrapes(con) if read already."""
+    hist = set(histograms.scrapes(con) if scrapes is None else scrapes)
     return {
         "gateway": ctx.has_proxy,
         "steps": ctx.has_steps,
@@ -296,7 +295,7 @@ PREFILL_COMPUTED = "vllm:request_prefill_kv_computed_tokens_sum"
 
 
 def _aborted_prefill_from_counters(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, rows: list[dict[str, Any]]
 ) -> Figure | None:
     """Without step records: the computed prefill of executions that never finished, from
     vLLM's counters over the window. Every computed prompt token is a prefix-cache query that
@@ -306,9 +305,7 @@ def _aborted_prefill_from_counters(
     name some (work still running at the end of the data counts too); None without them."""
     rises = {
         str(r["name"]): float(r["rise"])
-        for r in sql.rows(
-            con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
-        )
+        for r in rows
         if r["le"] is None and r["finished_reason"] is None
     }
     queries = rises.get("vllm:prefix_cache_queries_total")
@@ -345,7 +342,9 @@ def _aborted_prefill_from_counters(
     )
 
 
-def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figure | None:
+def _capacity_from_throughput(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, rows: list[dict[str, Any]]
+) -> Figure | None:
     """Ĉ from vLLM's stats log line: the highest generation throughput sustained over
     SUSTAIN_BINS consecutive lines while requests waited, divided by the mean generated
     tokens per finished request (generation_tokens_total ÷ request_success_total over the
@@ -366,9 +365,6 @@ def _capacity_from_throughput(con: duckdb.DuckDBPyConnection, ctx: RunContext) -
                 best = (mean, min(rates), max(rates))
     if best is None:
         return None
-    rows = sql.rows(
-        con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
-    )
     gen = sum(float(r["rise"]) for r in rows if r["name"] == "vllm:generation_tokens_total")
     done = sum(
         float(r["rise"])
@@ -674,7 +670,9 @@ def assess(
         if metric_names is not None
         else frozenset(r["name"] for r in sql.rows(con, "analyses/metric_names_present"))
     )
-    present = present_inputs(con, ctx, names)
+    scrapes = histograms.scrapes(con)
+    present = present_inputs(con, ctx, names, scrapes)
+    rises = metrics_figures.window_rises(con, ctx)  # read by three figures, once
     win = coverage.window(con)
     figures = _ctx_figures(ctx)
     series, width = overload.series(con, ctx.t0, ctx.t_end)
@@ -687,13 +685,13 @@ def assess(
     if cap is None:
         cap_fig, cap = _capacity_figure(ctx, series, width, res)
         figures.append(cap_fig)
-    tput = _capacity_from_throughput(con, ctx)
+    tput = _capacity_from_throughput(con, ctx, rises)
     if tput is not None:
         figures.append(tput)
         if cap is None:
             cap = tput.value
     dr = drain.measure(con, ctx)
-    latency = histograms.latency(con, ctx) if ctx.has_metrics else []
+    latency = histograms.latency(con, ctx, scrapes) if ctx.has_metrics else []
     rec = res.delivery.recovery if res.delivery is not None else None
     late, late_src = _late_bins(con, ctx, res, present, width)
     ov = next((p for p in ctx.phases if p.name == ctx.overload_phase), None)
@@ -743,6 +741,7 @@ def assess(
                 series,
                 dr,
                 latency,
+                rises,
                 verdict,
                 suspected,
                 basis,
@@ -767,6 +766,7 @@ def assess(
             series,
             dr,
             latency,
+            rises,
             verdict,
             suspected,
             basis,
@@ -786,6 +786,7 @@ def assess(
         series,
         dr,
         latency,
+        rises,
         verdict,
         suspected,
         basis,
@@ -807,6 +808,7 @@ def _finish(
     series: overload.Series,
     dr: Drain,
     latency: list[LatencyHistogram],
+    rises: list[dict[str, Any]],
     verdict: VerdictName,
     suspected: bool,
     basis: str,
@@ -817,13 +819,13 @@ def _finish(
     missing_in: str | None,
 ) -> Assessment:
     figures.extend(_result_figures(res, present))
-    from_counters = _aborted_prefill_from_counters(con, ctx)
+    from_counters = _aborted_prefill_from_counters(con, ctx, rises)
     if from_counters is not None:
         figures = [
             from_counters if f.key == "aborted_prefill" and f.status == "not available" else f
             for f in figures
         ]
-    figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present))
+    figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present, rises))
     if ctx.overload_phase is not None or recovered_after is not None:
         figures.append(_recovered_figure(recovered_after, recovered_src))
         figures.append(_drain_figure(dr))

@@ -135,6 +135,14 @@ def _mean(points: list[tuple[float, float]], a: float, b: float) -> float | None
     return before[-1] if before else None
 
 
+def _median_gap(points: list[tuple[float, float]]) -> float | None:
+    """The resolution of a sampled backlog: the median time between points (the upper one of
+    an even count). A trace's step function is exact and needs none (18,000 points on the
+    pulse-retry-cancel sample: sorting their gaps was ~4 ms of measure()'s 33)."""
+    gaps = sorted(t2 - t1 for (t1, _), (t2, _) in itertools.pairwise(points))
+    return gaps[len(gaps) // 2] if gaps else None
+
+
 def measure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Drain:
     ov = next((p for p in ctx.phases if p.name == ctx.overload_phase), None)
     if ov is None:
@@ -143,10 +151,7 @@ def measure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Drain:
     if not pts:
         return _none(None, f"no backlog series: {why}")
     a, b = ctx.t0 + ov.start_s, ctx.t0 + ov.end_s
-    gaps = sorted(t2 - t1 for (t1, _), (t2, _) in itertools.pairwise(pts))
-    res = (
-        0.0 if src and src.startswith("engine trace") else (gaps[len(gaps) // 2] if gaps else None)
-    )
+    res = 0.0 if src and src.startswith("engine trace") else _median_gap(pts)
     lo = max(ctx.window_start, min(t for t, _ in pts))
     pre = _mean(pts, lo, a) if a > lo else None
     later = [v for t, v in pts if t >= a]

@@ -109,7 +109,8 @@ def _rows(
     return _group(sql.rows(con, "analyses/histogram_rises_by_window", params))
 
 
-def _present(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+def scrapes(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """The latency histograms the workspace holds, each with its number of scrapes."""
     return {
         str(r["name"]): int(r["scrapes"])
         for r in sql.rows(
@@ -118,8 +119,11 @@ def _present(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     }
 
 
-def latency(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> list[LatencyHistogram]:
-    present = _present(con)
+def latency(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, present: dict[str, int] | None = None
+) -> list[LatencyHistogram]:
+    """The latency histograms per phase; `present`: scrapes(con) when the caller has it."""
+    present = scrapes(con) if present is None else present
     if not present:
         return []
     windows = ctx.phase_windows()

@@ -30,7 +30,9 @@ ABORT_NOTE = (
 M = "metrics"
 
 
-def _rises(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> list[dict[str, Any]]:
+def window_rises(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> list[dict[str, Any]]:
+    """Every counter's rise over the analysed window (queries/analyses/metric_rises_in_window
+    .sql): read once per verdict, by these figures, Ĉ from throughput and aborted prefill."""
     return sql.rows(
         con, "analyses/metric_rises_in_window", {"a": ctx.window_start, "b": ctx.window_end}
     )
@@ -62,13 +64,15 @@ def figures(
     ctx: RunContext,
     mean_prompt: float | None,
     present: dict[str, bool] | None = None,
+    rises: list[dict[str, Any]] | None = None,
 ) -> list[Figure]:
     """The metric figures; `present` (the verdict's evidence table) decides how a figure
-    that gave no value is explained: a missing input is named only when it is missing."""
+    that gave no value is explained: a missing input is named only when it is missing.
+    `rises`: window_rises(con, ctx) when the caller has it already."""
     if not ctx.has_metrics:
         return []
     held = present or {}
-    rows = _rises(con, ctx)
+    rows = window_rises(con, ctx) if rises is None else rises
     span = ctx.window_end - ctx.window_start
     out: list[Figure] = []
     for reason in ("stop", "length", "abort", "error"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,6 +13,12 @@ from relplan.errors import FindingError, UsageError
 
 if TYPE_CHECKING:
     from relplan.ingest.base import IngestOptions
+
+# Compare's numpy work is a few thousand bootstrap draws per run, no linear algebra, so
+# OpenBLAS's thread pool (a thread per core, started when numpy is first imported) is not
+# needed: one thread saves ~35 ms of a new process's start and ~0.1 s of its CPU time on two
+# cores (docs/benchmarks.md, Compare). Set before numpy is imported; a value given is kept.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "1")
 
 
 @input_flags_but_format
@@ -58,6 +65,7 @@ def compare(
 
     Example: relplan compare before.duckdb after.duckdb --fail-if "on_time.hold < -5pt"
     """
+    os.environ.setdefault(*BLAS_THREADS)
     from relplan.compare import compare as run_compare
     from relplan.compare.render import render_comparison, render_figure_list
 

@@ -131,8 +131,12 @@ def check_db_path(path: Path) -> None:
         )
 
 
-def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed and allowed) the workspace and make sure its schema exists."""
+def connect(
+    path: Path, *, read_only: bool = False, threads: int | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed and allowed) the workspace and make sure its schema exists.
+    `threads` caps DuckDB's threads for this connection (default: one per core), for callers
+    that run several workspaces' queries side by side."""
     if read_only and not path.exists():
         raise NoDataError(f"{path}: no workspace here; run `relplan ingest` first")
     check_db_path(path)
@@ -146,6 +150,8 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     }
     if not read_only:
         config["temp_directory"] = str(path.with_name(path.name + ".tmp"))
+    if threads is not None:
+        config["threads"] = threads
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
@@ -310,14 +316,16 @@ def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:
 
 
 @contextmanager
-def open_workspace(path: Path, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The workspace for the length of a `with`. When the body fails on a writable
-    workspace (its transaction rolled back), a checkpoint returns the blocks the failed
-    transaction wrote, so the file does not stay grown by them; a workspace this call
-    created is removed (with its WAL and spill folder): a failed `ingest --db NEW` leaves no
-    empty workspace behind, the path is as it was."""
+def open_workspace(
+    path: Path, *, read_only: bool = False, threads: int | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The workspace for the length of a `with` (`threads` as in connect()). When the body
+    fails on a writable workspace (its transaction rolled back), a checkpoint returns the
+    blocks the failed transaction wrote, so the file does not stay grown by them; a workspace
+    this call created is removed (with its WAL and spill folder): a failed `ingest --db NEW`
+    leaves no empty workspace behind, the path is as it was."""
     created = [] if read_only else [p for p in _files_of(path) if not p.exists()]
-    con = connect(path, read_only=read_only)
+    con = connect(path, read_only=read_only, threads=threads)
     try:
         yield con
     except BaseException:

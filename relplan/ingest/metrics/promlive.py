@@ -24,7 +24,6 @@ import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from relplan import httpget
 from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import DuplicateKey, unique_keys
@@ -65,6 +64,8 @@ def promql_string(value: str) -> str:
 def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
     """GET base+path?params as JSON, all of it before the monotonic `deadline`: the parsed
     answer and its raw bytes. An HTTP error is an InputError with the server's own words."""
+    from relplan import httpget  # http.client and ssl: only for a live pull, not at start-up
+
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
     reply = httpget.get(
         url,
