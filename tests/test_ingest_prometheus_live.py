@@ -134,3 +134,21 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert res.stderr.startswith("relplan: error: ")
     assert "cannot reach the server" in res.stderr
+
+
+def test_a_match_pattern_re2_refuses_is_a_usage_error_before_any_request(tmp_path: Path) -> None:
+    # --match runs on RE2 (linear time): a backreference, which Python's re would take and
+    # which can backtrack without bound, is refused before the server is asked anything.
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens: a request would fail differently
+    res = CliRunner().invoke(
+        app,
+        [
+            *("ingest", "--prometheus-url", url, "--match", r"(vllm:.*)\1"),
+            *("--start", str(T0), "--end", str(T0 + 5), "--db", str(tmp_path / "w.duckdb")),
+        ],
+    )
+    assert res.exit_code == 2
+    assert res.stderr.startswith("relplan: error: ")
+    assert "--match" in res.stderr
+    assert "RE2" in res.stderr
+    assert "cannot reach the server" not in res.stderr

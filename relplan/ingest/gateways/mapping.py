@@ -61,6 +61,7 @@ from relplan.ingest.gateway_rows import (
     refusal,
     text,
 )
+from relplan.ingest.patterns import compile_pattern
 from relplan.models import StrictModel
 from relplan.settings_file import read_settings
 from relplan.values import parse_time
@@ -147,24 +148,6 @@ class Mapping(StrictModel):
         if self.pattern is not None:
             compile_pattern(self.pattern)
         return self
-
-
-def compile_pattern(pattern: str) -> Any:
-    """A mapping's `pattern`, compiled by RE2: matching takes time linear in the line,
-    whatever the pattern, so no pattern can hang an ingest (Python's `re` backtracks without
-    bound on `(x+x+)+y`). RE2 has no backreferences or lookaround; those are refused."""
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False  # the error goes into our message, not onto stderr
-    try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        why = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
-        raise ValueError(
-            f"pattern is not a regular expression RE2 accepts ({why}); RE2 takes the"
-            " syntax of Python's re without backreferences and lookaround"
-        ) from exc
 
 
 def load_mapping(path: Path) -> Mapping:

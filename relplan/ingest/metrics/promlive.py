@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import DuplicateKey, unique_keys
 from relplan.ingest.metrics.promjson import Window, stage_response
+from relplan.ingest.patterns import compile_pattern
 from relplan.ingest.stage import StageWriter
 
 if TYPE_CHECKING:
@@ -125,9 +125,9 @@ def stage_pull(
     if end < start:
         raise UsageError("--end", "must not be before --start")
     try:
-        pattern = re.compile(match)
-    except re.error as exc:
-        raise UsageError("--match", f"not a valid regular expression: {exc}") from exc
+        pattern = compile_pattern(match)  # RE2: a pattern cannot backtrack without bound
+    except ValueError as exc:
+        raise UsageError("--match", str(exc)) from exc
     deadline = time.monotonic() + opts.timeout
     names_doc, _ = get_json(url, "/api/v1/label/__name__/values", {}, deadline)
     listed = api_data(names_doc, "listing metric names", url)
