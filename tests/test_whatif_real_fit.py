@@ -161,3 +161,23 @@ def test_iteration_lines_keep_their_counts_apart(tmp_path: Path) -> None:
     assert by_step[3865]["seconds"] == pytest.approx(0.51988)
     assert by_step[3864]["context_tokens"] == 0
     assert by_step[3864]["generation_requests"] == 64
+
+
+def test_the_shared_prefix_is_read_before_the_first_retry(tmp_path: Path) -> None:
+    """Fresh prompts (tests/data/lab/fresh/retries-no-cancel): the drill's 64 shared words never
+    fill one of vLLM's 128-token cache blocks, so vLLM cached nothing until the retries resent
+    prompts it had seen (vllm:prompt_tokens_cached_total rose by 0 over the 237 requests before
+    the first retry; its stats line said "Prefix cache hit rate: 0.0 %"). Over the whole run
+    the counter gives 207 tokens a request, the retries' own prompts; taken as a shared prefix
+    it put the fitted Ĉ at 3.41 calls/s against the ramp's 1.87."""
+    db = ingest_operator(LAB / "fresh" / "retries-no-cancel", tmp_path)
+    con = connect(db, read_only=True)
+    try:
+        fit = fit_incident(
+            con, tmp_path / "fit" / "scenario.toml", flags=ClientFlags(deadline_s=10.0)
+        )
+    finally:
+        con.close()
+    assert fit.data["workload"]["prefix_tokens"] == 0
+    assert not any("shared prefix" in p.value for p in fit.provenance)
+    assert float(fit.data["capacity_calls_per_s"]) == pytest.approx(1.87, rel=0.2)

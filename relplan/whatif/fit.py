@@ -423,9 +423,12 @@ def _engine(
     return engine, written
 
 
-def _prefix(con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenance]) -> int:
+def _prefix(
+    con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenance], prompts: list[int]
+) -> int:
     """The shared prompt prefix the engine found cached: from step records, else vLLM's
-    counters (cached prompt tokens per finished request); 0 when neither shows it."""
+    counters (the share of prompt tokens it served from cache before the first retry, times
+    the calls' mean prompt); 0 when neither shows it."""
     if ctx.has_steps:
         r = sql.one(con, "whatif/prefix_cached")
         if (
@@ -444,15 +447,20 @@ def _prefix(con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenan
             return int(r["mode_tokens"])
         return 0
     m = sql.one(con, "whatif/prefix_cached_metrics")
-    if m is not None and m["cached_tokens"] and m["requests"]:
-        per = round(float(m["cached_tokens"]) / float(m["requests"]))
+    if m is not None and m["cached_tokens"] and m["prompt_tokens"] and prompts:
+        share = min(1.0, float(m["cached_tokens"]) / float(m["prompt_tokens"]))
+        per = round(share * statistics.fmean(prompts))
+        when = (
+            "before the first retry (after it a retry finds its own prompt cached)"
+            if m["until"] is not None
+            else "(no retry seen; a retry's own earlier prompt would count too)"
+        )
         prov.append(
             Provenance(
                 part="lengths",
                 value=f"shared prefix {per} tokens",
-                source=f"{m['metric']} over vllm:request_prompt_tokens_count: {m['cached_tokens']:.0f} "
-                f"cached tokens for {m['requests']:.0f} requests (a retry's own earlier prompt "
-                "counts too)",
+                source=f"{m['metric']} over vllm:prompt_tokens_total {when}: {share:.0%} of"
+                f" {m['prompt_tokens']:.0f} prompt tokens cached, times the calls' mean prompt",
             )
         )
         return per
@@ -527,7 +535,7 @@ def fit_incident(
     prompts = [c.prompt for c in calls]
     client = fit_client(con, ctx, flags or ClientFlags(), prov)
     proxy = fit_proxy(con, ctx, prov)
-    prefix = _prefix(con, ctx, prov)
+    prefix = _prefix(con, ctx, prov, prompts)
     profile_path: Path | None
     fitted = (
         None
