@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from relplan.cli import app
@@ -32,6 +33,7 @@ def _shifted(src: Path, out: Path, tag: str, shift: float) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_whatif_on_calls_five_years_apart_is_refused_with_the_span_and_the_limit(
     tmp_path: Path,
 ) -> None:
