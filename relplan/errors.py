@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
+from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -51,3 +53,19 @@ class FindingError(RelplanError):
     """An analysis found a problem and the user asked to fail on it (--fail-on)."""
 
     exit_code = ExitCode.FINDING
+
+
+def check_utf8_path(path: Path | str) -> None:
+    """Refuse a path whose name is not UTF-8 (on Linux, bytes such as b'caf\\xe9.jsonl' come in
+    as surrogates): DuckDB and the terminal take UTF-8 only. The error shows the bytes
+    escaped (`caf\\xe9.jsonl`), so the line itself can be printed."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+        raise InputError(
+            "the name is not UTF-8 (bytes shown as \\xNN); relplan reads files and workspaces"
+            " by UTF-8 names only: rename it, or link it under a UTF-8 name",
+            shown,
+        ) from None

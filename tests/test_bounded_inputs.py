@@ -12,7 +12,7 @@ import pytest
 
 from relplan.errors import InputError
 from relplan.ingest import files
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.ingest import ingest
 
 
 def test_a_gzip_bomb_of_a_query_range_export_is_refused(
@@ -28,7 +28,7 @@ def test_a_gzip_bomb_of_a_query_range_export_is_refused(
     db = tmp_path / "w.duckdb"
     with pytest.raises(InputError, match=r"query_range response larger than 1 MiB"):
         ingest(db, path, fmt="query_range")
-    assert not db.exists()  # nothing stored: the failed ingest removed the workspace it created
+    assert not db.exists()  # nothing stored: a failed ingest into a new path leaves no file
 
 
 def test_a_line_without_end_is_refused_with_its_line(

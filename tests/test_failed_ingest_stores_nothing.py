@@ -38,14 +38,16 @@ from tests.helpers.ingest import INCIDENT, ingest, whole_state
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTERS = registry.adapters()
 # `own_line` and `malformed` for every example, the others for each format's first; the fast
-# loop (not slow) keeps `malformed` and `new_path` of each format's first example.
+# loop (not slow) keeps `malformed` of each format's first example and one `new_path`.
 CASES = [
     pytest.param(
         name,
         i,
         bad,
         id=f"{name}-{i}-{bad}",
-        marks=() if i == 0 and bad in ("malformed", "new_path") else pytest.mark.slow,
+        marks=()
+        if i == 0 and (bad == "malformed" or (bad == "new_path" and name == "jsonl"))
+        else pytest.mark.slow,
     )
     for name, a in ADAPTERS.items()
     for i in range(len(a.examples))

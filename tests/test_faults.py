@@ -296,7 +296,7 @@ def test_a_trickling_server_cannot_hold_a_pull_past_its_deadline(
     with pytest.raises(InputError, match=r"no complete answer within 2\.5 s \(--timeout\)"):
         _pull(server, tmp_path, timeout=2.5)
     assert time.monotonic() - started < 5.0
-    assert not (tmp_path / "w.duckdb").exists()  # nothing stored, no empty workspace left
+    assert not (tmp_path / "w.duckdb").exists()  # a failed pull into a new path leaves none
 
 
 def test_a_response_too_large_is_refused_with_a_message(
@@ -436,7 +436,7 @@ def test_a_label_name_twice_in_a_live_answer_is_an_input_error(
     server.handler = twice
     with pytest.raises(InputError, match="the key 'a' appears twice in one object"):
         _pull(server, tmp_path)
-    assert not (tmp_path / "w.duckdb").exists()  # nothing stored, no empty workspace left
+    assert not (tmp_path / "w.duckdb").exists()  # a failed pull into a new path leaves none
 
 
 # --- Ctrl-C in the commands that write files ------------------------------------------------

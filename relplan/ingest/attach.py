@@ -32,7 +32,7 @@ from typing import Any
 import duckdb
 
 from relplan import sql
-from relplan.errors import InputError, UsageError
+from relplan.errors import InputError, UsageError, check_utf8_path
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.files import digest
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport
@@ -101,9 +101,12 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
     skipped: list[SkippedInput] = []
     counts: dict[str, int] = {}
     for pattern in globs:
+        check_utf8_path(pattern)
         full = str(Path(pattern).expanduser().absolute())
         files = sorted(globlib.glob(full, recursive=True))
         files = [f for f in files if os.path.isfile(f)]
+        for f in files:
+            check_utf8_path(f)
         if not files:
             raise InputError("no file matches this glob; expected Parquet files to attach", pattern)
         not_parquet = [f for f in files if not f.endswith(".parquet")]

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from relplan.errors import InputError
+from relplan.errors import InputError, check_utf8_path
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -86,10 +86,12 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     out: list[Path] = []
     skipped: list[Path] = []
     for p in paths:
+        check_utf8_path(p)
         if p.is_dir():
             for f in sorted(p.rglob("*")):
                 if not f.is_file() or any(part.startswith(".") for part in f.relative_to(p).parts):
                     continue
+                check_utf8_path(f)
                 (out if is_known_file(f) else skipped).append(f)
         elif p.is_file():
             out.append(p)

@@ -216,6 +216,31 @@ def write_calls(path: Path, calls: list[PlannedCall], outputs: list[int]) -> Non
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+# The longest span whatif replays: the simulator's bound on one phase (relplan/sim/scenario.py,
+# PhaseSpec.seconds). Calls years apart are two incidents in one workspace (or a unit
+# mistake): refused before anything is sized by the span (bins, phases, the replay).
+MAX_SPAN_S = 30 * 86400.0
+
+
+def _refuse_long_span(ctx: RunContext, calls: list[PlannedCall]) -> None:
+    first = min(c.t for c in calls)
+    last = max([c.t for c in calls] + [ctx.t_end])
+    span = last - first
+    if span > MAX_SPAN_S:
+        raise NoDataError(
+            f"the workspace's calls span {span / 86400:,.1f} days"
+            f" ({_day(first)} to {_day(last)}); whatif replays at most"
+            f" {MAX_SPAN_S / 86400:.0f} days: calls this far apart are more than one incident"
+            " (ingest each into its own --db) or times in the wrong unit"
+        )
+
+
+def _day(t: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d")
+
+
 def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[dict[str, Any]]:
     offset = t_first - ctx.t0
     spans = [(p.name, p.start_s, p.end_s) for p in ctx.phases if p.end_s > p.start_s]
@@ -483,6 +508,7 @@ def fit_incident(
     calls, calls_source, prompt_source = _calls(con, ctx, hist)
     if not calls:
         raise NoDataError("the workspace holds no calls to replay")
+    _refuse_long_span(ctx, calls)
     prov: list[Provenance] = [
         Provenance(
             part="arrivals", value=f"{len(calls)} calls at their planned times", source=calls_source

@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 
 from relplan import sql
-from relplan.errors import InputError, NoDataError, UsageError
+from relplan.errors import InputError, NoDataError, UsageError, check_utf8_path
 
 DEFAULT_DB = Path("relplan.duckdb")
 # DuckDB's own limit for buffers it manages; it spills to the temp directory past this.
@@ -107,6 +107,7 @@ def _foreign_kind(head: bytes) -> str:
 def check_db_path(path: Path) -> None:
     """Refuse a `--db` that is a directory or an existing file other than a DuckDB database.
     An empty file or a missing path is a new workspace."""
+    check_utf8_path(path)
     where = str(path)
     if path.is_dir():
         raise InputError("is a directory; --db names a workspace file (new or existing)", where)
@@ -137,6 +138,7 @@ def connect(
     """Open (creating if needed and allowed) the workspace and make sure its schema exists.
     `threads` caps DuckDB's threads for this connection (default: one per core), for callers
     that run several workspaces' queries side by side."""
+    check_utf8_path(path)
     if read_only and not path.exists():
         raise NoDataError(f"{path}: no workspace here; run `relplan ingest` first")
     check_db_path(path)
