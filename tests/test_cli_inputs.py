@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -325,3 +326,49 @@ def test_the_live_pull_timeout_is_a_duration_flag_of_ingest() -> None:
     assert res.exit_code == 2
     assert "--timeout" in res.stderr
     assert "--timeout" not in runner.invoke(app, ["report", "--help"], terminal_width=400).stdout
+
+
+READERS_PROBE = """
+import sys
+from relplan.cli import main
+sys.argv = ["relplan", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print("PROBE", any(m.startswith("relplan.ingest.gateways.") for m in sys.modules), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "loaded"),
+    [([], False), (["--format", "json"], False), (["--year", "2026"], True), (["--help"], True)],
+    ids=["own flags only", "own --format", "a format's flag", "help"],
+)
+def test_the_readers_load_only_for_a_command_line_naming_a_formats_flag(
+    tmp_path: Path, extra: list[str], loaded: bool
+) -> None:
+    """InputsCommand discovers the formats (importing every reader) only when the command line
+    names a flag the command does not declare itself, or asks for help; the formats' flags
+    still parse and show (relplan/cli/options.py)."""
+    import subprocess
+    import sys
+
+    from tests.helpers import restarts_incident
+
+    a = restarts_incident.build(tmp_path / "a.duckdb")
+    b = restarts_incident.build(tmp_path / "b.duckdb", with_gateway=False)
+    done = subprocess.run(
+        [sys.executable, "-c", READERS_PROBE, "compare", str(a), str(b), *extra],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "RELPLAN_COMPARE_CACHE": "0"},
+    )
+    assert done.stderr.strip().splitlines()[-1] == f"PROBE {loaded}", done.stderr
+    if extra == ["--help"]:
+        assert "--call-key" in done.stdout
+    else:  # compared: the text's or the JSON's baseline line
+        assert "baseline: a" in done.stdout or '"baseline": "a"' in done.stdout, done.stderr

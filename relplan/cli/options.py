@@ -206,6 +206,8 @@ _PARAMS = [
 GENERAL_FLAGS = tuple(p.name for p in _PARAMS)
 # Where InputsCommand leaves the values of the formats' own flags for the command.
 _OWN_VALUES = "relplan.input_options"
+# Set (to the command) when a command line names none of the formats' own flags.
+_WITHOUT_OWN = "relplan.without_format_flags"
 
 
 def input_flag_names() -> tuple[str, ...]:
@@ -230,7 +232,7 @@ def build_inputs(
 
     if on_error not in ("fail", "skip"):
         raise UsageError("--on-error", f"expected fail or skip, got {on_error!r}")
-    declared = registry.input_options()
+    declared = registry.input_options() if own else {}  # none given: no reader imported
     values: dict[str, Any] = {}
     for name, value in (own or {}).items():
         o = declared[name]
@@ -267,13 +269,33 @@ def _own_params() -> list[click.Parameter]:
 
 class InputsCommand(LazyHelpCommand):
     """A command given the input flags by `@input_flags`: the formats' own flags come from the
-    input-format registry when the command's parameters are first used (its run, its --help,
-    the CLI reference), so loading the CLI imports no reader."""
+    input-format registry when the command's parameters are first used (its --help, the CLI
+    reference, a run naming a flag the command does not declare itself), so loading the CLI
+    imports no reader. A run naming only the command's own flags (`relplan compare A.duckdb
+    B.duckdb`) parses without them: the registry's discovery imports every reader module
+    (~40 ms of such a run's start)."""
 
     _own: list[click.Parameter] | None = None
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if self._own is None and not self._names_other_flags(ctx, args):
+            ctx.meta[_WITHOUT_OWN] = self
+        return super().parse_args(ctx, args)
+
+    def _names_other_flags(self, ctx: click.Context, args: list[str]) -> bool:
+        """Whether `args` holds anything shaped like a flag (`-x`, `--x`, `--x=v`) that is not
+        one of this command's own, help included; after `--` only arguments follow."""
+        own = {o for p in super().get_params(ctx) for o in (*p.opts, *p.secondary_opts)}
+        own -= set(ctx.help_option_names)
+        for a in args:
+            if a == "--":
+                return False
+            if a.startswith("-") and a != "-" and a.split("=", 1)[0] not in own:
+                return True
+        return False
+
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        if self._own is None:
+        if self._own is None and ctx.meta.get(_WITHOUT_OWN) is not self:
             self._own = _own_params()
             self.params = [*self.params, *self._own]
         return super().get_params(ctx)
