@@ -471,21 +471,36 @@ def _prefix(
             )
             return int(r["mode_tokens"])
         return 0
-    m = sql.one(con, "whatif/prefix_cached_metrics")
-    if m is not None and m["cached_tokens"] and m["prompt_tokens"] and prompts:
-        share = min(1.0, float(m["cached_tokens"]) / float(m["prompt_tokens"]))
+    first = sql.one(con, "whatif/first_retry")
+    until = None if first is None else first["t"]
+    # Counter rises up to the first retry, by the analyses' own rule (resets, one family a name)
+    rise: dict[str, float] = {}
+    window = {"a": float("-inf"), "b": float("inf") if until is None else float(until)}
+    for r in sql.rows(con, "analyses/metric_rises_in_window", window):
+        rise[r["name"]] = rise.get(r["name"], 0.0) + float(r["rise"])
+    metric = next(
+        (
+            n
+            for n in ("vllm:prompt_tokens_cached_total", "vllm:prefix_cache_hits_total")
+            if n in rise
+        ),
+        None,
+    )
+    cached, prompt_tokens = (rise[metric] if metric else 0.0), rise.get("vllm:prompt_tokens_total")
+    if metric and cached and prompt_tokens and prompts:
+        share = min(1.0, cached / prompt_tokens)
         per = round(share * statistics.fmean(prompts))
         when = (
             "before the first retry (after it a retry finds its own prompt cached)"
-            if m["until"] is not None
+            if until is not None
             else "(no retry seen; a retry's own earlier prompt would count too)"
         )
         prov.append(
             Provenance(
                 part="lengths",
                 value=f"shared prefix {per} tokens",
-                source=f"{m['metric']} over vllm:prompt_tokens_total {when}: {share:.0%} of"
-                f" {m['prompt_tokens']:.0f} prompt tokens cached, times the calls' mean prompt",
+                source=f"{metric} over vllm:prompt_tokens_total {when}: {share:.0%} of"
+                f" {prompt_tokens:.0f} prompt tokens cached, times the calls' mean prompt",
             )
         )
         return per
