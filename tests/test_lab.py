@@ -234,3 +234,95 @@ def test_a_model_written_without_the_drill_words_is_rewritten(
     (s.model_dir / "relplan-lab.json").write_text(json.dumps(meta))
     environment.ensure_model(s, said.append)
     assert len(runs) == 1
+
+
+def test_stub_status_counts_requests_less_the_one_asking() -> None:
+    # The example page of nginx's ngx_http_stub_status_module documentation
+    # (https://nginx.org/en/docs/http/ngx_http_stub_status_module.html).
+    page = (
+        "Active connections: 291 \nserver accepts handled requests\n"
+        " 16630948 16630948 31070465 \nReading: 6 Writing: 179 Waiting: 106 \n"
+    )
+    assert capture.parse_stub_status(page) == 6 + 179 - 1
+    with pytest.raises(ValueError, match="stub_status"):
+        capture.parse_stub_status("<html>404 Not Found</html>")
+
+
+@pytest.mark.slow
+def test_collect_waits_for_the_line_nginx_writes_when_an_abandoned_request_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancellation off: the client leaves, nginx waits for the upstream and logs the request
+    only when it answers. `collect` must wait for that line (the CI failure of stop 36: a
+    drill's last attempt was missing from the copied access log)."""
+    import http.server
+    import socket
+    import threading
+
+    from tests.helpers.tools import require_tool
+
+    nginx = require_tool("nginx")
+    arrived, release = threading.Event(), threading.Event()
+
+    class Held(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/v1/held":
+                arrived.set()
+                release.wait(60)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Held)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    s = LabSettings(root=tmp_path, cancel=False, nginx_port=port)
+    s.vllm_port = upstream.server_address[1]
+    (s.nginx_dir / "tmp").mkdir(parents=True)
+    s.logs.mkdir()
+    conf = s.nginx_dir / "nginx.conf"
+    conf.write_text(configs.nginx_conf(s))
+    server = subprocess.Popen(
+        [nginx, "-p", str(s.nginx_dir), "-c", str(conf), "-g", "daemon off;"],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        processes.wait_http(f"{s.gateway_url}/health", server.pid, s.logs / "x", "nginx", 30)
+        # nginx writes the health check's line after answering it: once it handles no request
+        # (one worker, so the line is written), mark after it.
+        assert capture.wait_gateway_idle(s, 30)[0] == 0
+        capture.mark(s)
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(b"GET /v1/held HTTP/1.1\r\nHost: x\r\nX-Request-Id: held-1\r\n\r\n")
+            assert arrived.wait(30)
+        # the client has left; nginx still waits for the upstream
+        assert capture.gateway_in_flight(s) == 1
+        left, _ = capture.wait_gateway_idle(s, timeout=0)
+        assert left == 1
+        asked = capture.gateway_in_flight
+
+        def first_answer_then_release(s: LabSettings) -> int | None:
+            n = asked(s)
+            release.set()  # collect has seen the request in flight: now let it end
+            return n
+
+        monkeypatch.setattr(capture, "gateway_in_flight", first_answer_then_release)
+        said: list[str] = []
+        capture.collect(s, tmp_path / "out", prometheus=False, wait=60, say=said.append)
+        monkeypatch.undo()
+        lines = (tmp_path / "out" / "access.json").read_text().splitlines()
+        assert [json.loads(line)["request"] for line in lines] == ["GET /v1/held HTTP/1.1"]
+        assert any("waited" in m for m in said), said
+        assert capture.gateway_in_flight(s) == 0
+    finally:
+        release.set()
+        server.terminate()
+        server.wait(30)
+        upstream.shutdown()
+        upstream.server_close()

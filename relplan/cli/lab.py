@@ -155,6 +155,14 @@ def mark(dir: DirOption = Path()) -> None:
 def collect(
     out: Annotated[Path, typer.Argument(metavar="OUT", help="Folder for the operator's files.")],
     dir: DirOption = Path(),
+    wait: Annotated[
+        float,
+        typer.Option(
+            help="Seconds to wait for nginx to finish the requests still in flight (their"
+            " log lines are written when they end).",
+            min=0,
+        ),
+    ] = 600.0,
 ) -> None:
     """Copy the operator's files since `mark` into OUT: vLLM log, nginx logs, Prometheus export.
 
@@ -168,5 +176,7 @@ def collect(
     st = lab_status(root)
     port = int(str(st.settings.get("prometheus_port", 9090)))
     s = LabSettings(root=root, prometheus_port=port)
-    for path in lab_collect(s, out, prometheus="prometheus" in st.running):
+    for path in lab_collect(
+        s, out, prometheus="prometheus" in st.running, wait=wait, say=typer.echo
+    ):
         typer.echo(f"{path}  {path.stat().st_size:,} bytes")

@@ -12,15 +12,58 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from relplan.errors import InputError
 from relplan.lab.settings import TRACE_SECONDS, LabSettings, read_state, write_state
 
 MAX_EXPORT_BYTES = 512 * 1024 * 1024
+# How long `collect` waits by default for nginx to finish the requests still in flight.
+GATEWAY_WAIT_SECONDS = 600.0
+GATEWAY_POLL_SECONDS = 0.1
+
+
+def parse_stub_status(text: str) -> int:
+    """Requests nginx is handling, from its stub_status page, less the one reading the page.
+
+    nginx counts a connection as Reading while it reads a request's header and as Writing
+    while it handles the request (proxying included); Waiting (idle keepalive) is no request.
+    """
+    fields = dict(re.findall(r"(Reading|Writing): (\d+)", text))
+    if len(fields) != 2:
+        raise ValueError("not an nginx stub_status page (no Reading:/Writing: counts)")
+    return max(int(fields["Reading"]) + int(fields["Writing"]) - 1, 0)
+
+
+def gateway_in_flight(s: LabSettings) -> int | None:
+    """Requests in flight at the lab's nginx; None when nginx is down or has no status page
+    (a lab started before the page existed)."""
+    try:
+        with urllib.request.urlopen(s.gateway_status_url, timeout=5) as resp:
+            return parse_stub_status(resp.read(65536).decode("ascii", "replace"))
+    except (OSError, ValueError):
+        return None
+
+
+def wait_gateway_idle(s: LabSettings, timeout: float) -> tuple[int | None, float]:
+    """Wait until nginx handles no request (so every request's log line is written), at most
+    `timeout` seconds: the requests still in flight (None: nginx cannot be asked) and the wait.
+
+    With cancellation off, nginx keeps a request whose client left until vLLM answers it, and
+    writes its log line only then: a drill's last attempts can be logged after the drill ends.
+    """
+    start = time.monotonic()
+    while True:
+        left = gateway_in_flight(s)
+        waited = time.monotonic() - start
+        if not left or waited >= timeout:
+            return left, waited
+        time.sleep(GATEWAY_POLL_SECONDS)
 
 
 def logs(s: LabSettings) -> dict[str, Path]:
@@ -37,14 +80,28 @@ def mark(s: LabSettings) -> dict[str, object]:
 
 
 def collect(
-    s: LabSettings, out: Path, prometheus: bool, settle: float = TRACE_SECONDS + 0.5
+    s: LabSettings,
+    out: Path,
+    prometheus: bool,
+    settle: float = TRACE_SECONDS + 0.5,
+    wait: float = GATEWAY_WAIT_SECONDS,
+    say: Callable[[str], None] = lambda _m: None,
 ) -> list[Path]:
-    """Copy what the logs gained since the mark into `out`; with the trace on, wait `settle`
-    seconds first (the plugin closes a part every TRACE_SECONDS) and cut it too."""
+    """Copy what the logs gained since the mark into `out`, once nginx has no request in
+    flight (at most `wait` seconds); with the trace on, wait `settle` seconds first (the
+    plugin closes a part every TRACE_SECONDS) and cut it too."""
     state = read_state(s.root)
     marked = state.get("mark")
     if not isinstance(marked, dict):
         raise InputError("no mark: run `relplan lab mark` before the drill", str(s.root))
+    left, waited = wait_gateway_idle(s, wait)
+    if left:
+        say(
+            f"warning: after {waited:.1f} s nginx still handles {left} request(s);"
+            " their access-log lines are not in this copy (collect again later, or --wait)"
+        )
+    elif waited >= GATEWAY_POLL_SECONDS:
+        say(f"waited {waited:.1f} s for nginx to finish the requests in flight")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, path in logs(s).items():

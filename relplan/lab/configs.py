@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from relplan.lab.settings import LabSettings
+from relplan.lab.settings import STATUS_PATH, LabSettings
 
 # The JSON access log most nginx operators configure (escape=json, nginx's own variable names as
 # keys), plus the call key and retry count the drill's clients send as request headers. nginx
@@ -46,6 +46,8 @@ http {{
   server {{
     listen 127.0.0.1:{s.nginx_port};
     client_max_body_size 16m;
+    # `relplan lab collect` waits on this page until no request is in flight.
+    location = {STATUS_PATH} {{ stub_status; access_log off; allow 127.0.0.1; deny all; }}
     location / {{
       proxy_pass http://vllm;
       proxy_http_version 1.1;

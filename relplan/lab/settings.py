@@ -22,6 +22,9 @@ TRACE_SECONDS = 2.0
 # The entry point vLLM loads the plugin from (pyproject.toml, vllm.stat_logger_plugins).
 PLUGIN_ENTRY_POINT = "relplan_trace"
 STATE_FILE = "lab.json"
+# nginx's stub_status page on the lab's port (not logged): `collect` reads it to wait until
+# nginx has written the line of every request still in flight (docs/lab.md).
+STATUS_PATH = "/relplan/nginx-status"
 
 
 @dataclass
@@ -87,6 +90,10 @@ class LabSettings:
     @property
     def gateway_url(self) -> str:
         return f"http://127.0.0.1:{self.nginx_port}"
+
+    @property
+    def gateway_status_url(self) -> str:
+        return self.gateway_url + STATUS_PATH
 
     @property
     def vllm_url(self) -> str:
