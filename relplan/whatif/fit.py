@@ -247,6 +247,15 @@ def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[d
     if not spans:
         spans = [("incident", 0.0, ctx.s(ctx.t_end))]
     out: list[dict[str, Any]] = []
+    lead = spans[0][1] - offset  # seconds from the first call to the first phase
+    if lead > 0:
+        # calls planned before the first phase (a drill's capacity ramp, which the operator's
+        # files hold when the lab was marked before it): the simulator's time 0 is the first
+        # call, so a leading phase keeps every later phase on its own calls
+        n = sum(1 for c in calls if c.t < ctx.t0 + spans[0][1])
+        out.append(
+            {"name": _free_name("before", spans), "seconds": round(lead, 6), "rate_per_s": n / lead}
+        )
     for i, (name, a, b) in enumerate(spans):
         start = max(a, offset) if i == 0 else a
         seconds = b - start
@@ -262,6 +271,13 @@ def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[d
             {"name": "after", "seconds": round(data_end - spans[-1][2], 6), "rate_per_s": 0.0}
         )
     return out
+
+
+def _free_name(name: str, spans: list[tuple[str, float, float]]) -> str:
+    taken = {n for n, _, _ in spans}
+    while name in taken:
+        name += "-"
+    return name
 
 
 def fit_engine_profile(
