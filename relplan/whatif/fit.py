@@ -523,6 +523,56 @@ def _prefix(
     return 0
 
 
+def _retry_reuse(
+    con: duckdb.DuckDBPyConnection,
+    prov: list[Provenance],
+    prefix: int,
+    prompts: list[int],
+    block_size: int | None,
+) -> bool:
+    """Whether vLLM's prefix cache served retries their call's prompt (`engine.retry_prompt_cached`):
+    vLLM's cached-token counter rose after the first retry by more than the shared prefix's
+    share of the prompt tokens, at least half a cache block a retry on average. vLLM caches by
+    content, so a retry resending its call's prompt finds the blocks an earlier attempt computed;
+    whether the drill or client resent the same prompt is what the counter shows."""
+    r = sql.one(con, "whatif/retries_sent")
+    assumed = "assumed: a retry does not reuse its predecessor's blocks (the simulator's default)"
+    if r is None or not r["retries"] or not prompts:
+        prov.append(Provenance(part="engine", value="retries' prompts not cached", source=assumed))
+        return False
+    rise: dict[str, float] = {}
+    window = {"a": float(r["t_first"]), "b": float("inf")}
+    for m in sql.rows(con, "analyses/metric_rises_in_window", window):
+        rise[m["name"]] = rise.get(m["name"], 0.0) + float(m["rise"])
+    cached, total = (
+        rise.get("vllm:prompt_tokens_cached_total"),
+        rise.get("vllm:prompt_tokens_total"),
+    )
+    if cached is None or not total:
+        prov.append(
+            Provenance(
+                part="engine",
+                value="retries' prompts not cached",
+                source=assumed + "; no vllm:prompt_tokens_cached_total to tell",
+            )
+        )
+        return False
+    excess = cached - total * prefix / statistics.fmean(prompts)
+    per_retry = excess / int(r["retries"])
+    on = per_retry >= (block_size or 16) / 2
+    prov.append(
+        Provenance(
+            part="engine",
+            value="retries' prompts cached" if on else "retries' prompts not cached",
+            source=f"vllm:prompt_tokens_cached_total rose {cached:,.0f} of {total:,.0f} prompt "
+            f"tokens from the first retry on, {max(0.0, excess):,.0f} beyond the shared prefix: "
+            f"{max(0.0, per_retry):.0f} a retry over {int(r['retries'])} retries "
+            + ("(a retry finds its call's prompt blocks)" if on else "(under half a block)"),
+        )
+    )
+    return on
+
+
 def fit_incident(
     con: duckdb.DuckDBPyConnection,
     out: Path,
@@ -623,6 +673,8 @@ def fit_incident(
             )
         engine, profile_path = _engine(con, ctx, profile, cap, out.parent, stem, prov)
         cap_source = "--capacity" if capacity is not None else f"from {ctx.capacity_source}"
+    if _retry_reuse(con, prov, prefix, prompts, engine.get("block_size")):
+        engine["retry_prompt_cached"] = True
     prov.append(Provenance(part="capacity", value=f"C^ {cap:.3g} calls/s", source=cap_source))
     phases = _phases(ctx, calls[0].t, calls)
     names = {p["name"] for p in phases}
