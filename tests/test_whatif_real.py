@@ -473,7 +473,7 @@ def test_the_incident_alone_ranks_the_controls_as_reality_did(compared: Compared
     """Ranked by predicted on-time share in the hold, every control that really recovered
     (majority of seeds) comes above every one that did not; within a tier the real runs tie
     (several at 100 %), so no order is claimed. The predicted recovery itself is not claimed
-    for every control: from the incident alone the retry budget is predicted 51 % on time in
+    for every control: from the incident alone the retry budget is predicted 53 % on time in
     the hold (real 79-100 %), which ranks it with the recovered controls but is not two
     on-time bins in a row, so the prediction does not call it recovered (docs/whatif.md)."""
     done, _, real = compared

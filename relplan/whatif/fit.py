@@ -20,7 +20,8 @@ docs/whatif.md (The fit) describes the choices; in short:
 The calls are written as a Mooncake JSON Lines trace beside the scenario (`<stem>.calls.jsonl`:
 `timestamp` in ms, `input_length`, `output_length`), which the simulator reads with
 `workload.trace` (use = arrivals). The trace's first call is the simulation's time 0, so the
-first phase is shortened by the first call's offset from t0.
+first phase is shortened by the first call's offset from t0, or preceded by a phase `before`
+when calls were planned before it.
 """
 
 from __future__ import annotations
