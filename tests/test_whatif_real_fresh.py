@@ -152,3 +152,32 @@ def test_the_longer_deadline_is_decided_by_the_engine_of_the_day(compared: Compa
     assert on_its_engine.on_time == pytest.approx(real[0].on_time, abs=ENGINE_MATCHED_BAND)
     incident = float(compared[0].fitted.data["capacity_calls_per_s"])
     assert compared[1]["longer-deadline"].capacity < 0.9 * incident
+
+
+def test_from_the_operators_files_alone_the_fit_check_is_trusted(tmp_path: Path) -> None:
+    """`relplan whatif --deadline 10` on the operator's files, no phases given (the analyses
+    detect them from the waiting queue): the as-observed replay reaches the incident's verdict
+    with the same shares in every window and the same executions per call."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from relplan.cli import app
+    from tests.helpers.lab import ingest_operator
+
+    db = ingest_operator(FRESH.incident_dir, tmp_path)
+    got = CliRunner().invoke(
+        app,
+        [
+            *("whatif", "--db", str(db), "--deadline", "10", "--seeds", "1", "--jobs", "1"),
+            *("--control", "no-retries", "--json"),
+        ],
+    )
+    assert got.exit_code == 0, got.output
+    check = json.loads(got.stdout)["check"]
+    assert check["trusted"], check["reason"]
+    assert check["incident"]["verdict"] == check["replay"]["verdict"] == "metastable"
+    assert check["error"] <= 0.02
+    assert check["replay"]["executions_per_call"] == pytest.approx(
+        check["incident"]["executions_per_call"], rel=0.02
+    )
