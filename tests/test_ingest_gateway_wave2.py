@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from relplan.errors import InputError
 from tests.helpers.ingest import ingest, rows, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
@@ -171,6 +172,41 @@ def test_nginx_proxy_json_with_upstream_lists_is_one_attempt_per_try(tmp_path: P
     assert got[0][2] == pytest.approx(end - 2.5)
     assert got[1][2] == pytest.approx(end - 2.1)
     assert got[1][3] == pytest.approx(end - 0.1)
+
+
+def test_apisix_json_with_two_upstream_tries_is_two_attempts(tmp_path: Path) -> None:
+    """apache/apisix issue 8436, a real record (pretty-printed there; APISIX writes one line,
+    so it is re-serialised with json.dumps, whitespace only): the key `upstream` holds
+    $upstream_addr "192.168.84.159:80, 192.168.84.163:80", `upstream_status` "504, 502",
+    `upstream_response_time` "30.001, 3.092"; `msec` is the END, the call started
+    `request_time` 33.093 s before it. Two attempts, both errors, back to back."""
+    published = PUB / "apisix_json_issue8436_two_tries.json"
+    f = write_lines(tmp_path / "access.log", [json.dumps(json.loads(published.read_text()))])
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, f)
+    assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == (
+        "nginx_json",
+        2,
+        0,
+    )
+    got = rows(db, ATTEMPTS)
+    assert [(g[0], g[1], g[4], g[5], g[6]) for g in got] == [
+        ("b2334ca98e7bd7016caf79d9d606f0fe", 0, "error", 504, "192.168.84.159:80"),
+        ("b2334ca98e7bd7016caf79d9d606f0fe", 1, "error", 502, "192.168.84.163:80"),
+    ]
+    end = 1669861681.376  # "msec"; "time_iso8601" 2022-12-01T10:28:01+08:00 is the same second
+    assert got[0][2] == pytest.approx(end - 33.093)
+    assert got[0][3] - got[0][2] == pytest.approx(30.001)
+    assert got[1][2] == pytest.approx(got[0][3])
+    assert got[1][3] == pytest.approx(end)
+    assert "keys read as nginx variables by their names" in rep.sources[0].notes
+
+
+def test_the_pretty_printed_apisix_record_names_its_line(tmp_path: Path) -> None:
+    """The same record as the issue shows it, over 34 lines, is an nginx JSON log that is not
+    one record a line: refused at line 1, saying what was expected."""
+    with pytest.raises(InputError, match=r":1: .*expected one nginx JSON record a line"):
+        ingest(tmp_path / "w.duckdb", PUB / "apisix_json_issue8436_two_tries.json")
 
 
 def test_ingress_nginx_json_with_numbers(tmp_path: Path) -> None:

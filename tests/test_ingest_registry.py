@@ -93,8 +93,45 @@ def test_a_file_no_format_claims_gets_one_message_saying_what_it_saw(
     assert "closest formats: " in message
     if name != "odd.txt":
         assert "--map FILE naming which of its fields" in message
+    else:
+        assert "--map FILE whose pattern (named groups)" in message
+        assert "no named fields were seen" in message
     if name == "odd.log":
         assert "CSV" not in message
+
+
+@pytest.mark.parametrize(
+    ("name", "says", "fields"),
+    [
+        # Fragments published beside real logs (tests/data/published/SOURCES.md): none is a
+        # file relplan reads, each gets the one message with the --map hint.
+        ("kong_tries_fragment_issue6820.txt", "text whose lines start with '\"tries\": ['", None),
+        (
+            "kubectl_events_custom_columns_inspektor_gadget_pr187.txt",
+            "text whose lines start with 'TIME REASON MSG'",
+            None,
+        ),
+        (
+            "prober_probe_total_prometheus_console_kube_prometheus_notes.txt",
+            "(a text log, first line: prober_probe_total{",
+            "container, endpoint, instance, job, metrics_path, namespace, node, pod",
+        ),
+    ],
+)
+def test_published_fragments_get_the_catch_all_with_a_map_hint(
+    tmp_path: Path, name: str, says: str, fields: str | None
+) -> None:
+    f = ROOT / "tests" / "data" / "published" / name
+    with pytest.raises(InputError) as caught:
+        ingest(tmp_path / "w.duckdb", f)
+    message = str(caught.value)
+    assert message.startswith(f"{f}:1: cannot tell what this file holds")
+    assert says in message
+    assert "closest formats: " in message
+    if fields is None:
+        assert "a --map FILE whose pattern (named groups)" in message
+    else:
+        assert f"a --map FILE naming which of its fields ({fields})" in message
 
 
 def test_a_run_summary_is_recognised_and_reported_as_such(tmp_path: Path) -> None:

@@ -167,7 +167,8 @@ def unknown(head: Head) -> InputError:
         f"; for another gateway's log, a --map FILE naming which of its fields ({', '.join(fields[:8])})"
         " hold the time, status and call (docs/formats.md)"
         if fields
-        else ""
+        else "; for another gateway's log, a --map FILE whose pattern (named groups) finds the"
+        " time, status and call in each line: no named fields were seen (docs/formats.md)"
     )
     if head.records:
         keys = ", ".join(sorted(head.keys)[:12])
