@@ -85,6 +85,10 @@ class Example:
     source: str  # URL of the published original, or the lab run it was recorded on
     # IngestOptions fields it needs (a year for a vLLM log without one, --at for a scrape).
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # A line the format must refuse when appended to this example: the contract suite's bad
+    # record where its own (a broken JSON line, a line of text no record can be) does not
+    # apply, as in a server log whose other lines are prose or a CSV row.
+    broken: str = ""
 
 
 @dataclass(frozen=True)

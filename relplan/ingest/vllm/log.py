@@ -531,6 +531,9 @@ ADAPTERS = (
                 "tests/data/ingest/adapters/vllm_v1.log",
                 "relplan's adapter fixtures (tests/data/ingest/adapters)",
                 {"year": 2025},
+                # A request line whose date cannot be (February 30th, 25:61).
+                broken="(APIServer pid=1) INFO 02-30 25:61:00 [async_llm.py:382] Added request"
+                " chatcmpl-a269fdcb7c6ce890-a8a65d16.",
             ),
             Example(
                 "tests/data/published/vllm_v0_server_log_issue2484.txt",
