@@ -263,3 +263,35 @@ def test_year_inferred_from_modification_time_is_noted(tmp_path: Path) -> None:
     assert any(
         "inferred from the file's modification time (2025-12-01)" in n for n in rep.sources[0].notes
     )
+
+
+LAB = Path(__file__).resolve().parent / "data" / "lab" / "vllm-queue-cap" / "operator"
+
+
+def test_lab_queue_cap_rejections_at_info_are_rejected_events(tmp_path: Path) -> None:
+    """The lab's vLLM 0.32 with --max-num-queued-reqs 8 (tests/data/lab/README.md): at INFO,
+    4 rejections name their request (`Request cmpl-c000082-0-0 failed (bad request): The
+    engine is currently busy and cannot accept new requests. ...`, QueueOverflowError);
+    uvicorn answered 99 requests 503, nginx logged 99 attempts 503. The 4 are rejected events
+    of reason max_num_queued_reqs and join 4 of nginx's 503 attempts; the other 95 are counted
+    in the note, naming no request."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, LAB / "vllm.log.gz", LAB / "access.json.gz", year=2026)
+    notes = rep.sources[0].notes
+    assert "admission rejections (HTTP 503, stored as rejected): max_num_queued_reqs 4x" in notes
+    assert not any(n.startswith("failed requests:") for n in notes)
+    assert any(
+        "200 493x, 503 99x; 95 503s name no request: queue-cap rejections are logged by"
+        " request only at DEBUG" in n
+        for n in notes
+    )
+    assert rows(db, "select event, count(*) from events group by 1 order by 1") == [
+        ("arrived", 235),
+        ("rejected", 4),
+    ]
+    assert rows(
+        db,
+        "select a.status, count(*) from attempts a join events e"
+        " on e.execution_id = a.execution_id and e.event = 'rejected' group by 1",
+    ) == [(503, 4)]
+    assert rows(db, "select count(*) from attempts where status = 503") == [(99,)]
