@@ -149,6 +149,38 @@ def test_a_v0_field_with_a_unit_is_read(tmp_path: Path) -> None:
     assert "stats fields skipped, value not a number with a unit: CPU KV cache usage (1x)" in notes
 
 
+def test_a_stats_line_with_a_subset_of_fields_in_another_order(tmp_path: Path) -> None:
+    """HAND-MADE (vLLM prints its own order; a fork or a log shipper may not): a line that
+    does not open with `Avg prompt throughput` is a stats line when two of its fields are the
+    stats line's own; an unknown field is noted. A SpecDecoding line (two fields, none of
+    them known) stays ignored."""
+    f = write_lines(
+        tmp_path / "v.log",
+        [
+            "INFO 11-30 00:00:05 [loggers.py:1] Engine 000: Waiting: 3 reqs, GPU KV cache"
+            " usage: 12.5%, Running: 7 reqs",
+            "INFO 11-30 00:00:15 [loggers.py:1] Prefix cache hit rate: 50.0%, Avg generation"
+            " throughput: 10.0 tokens/s, Foo bar: 12 widgets/s",
+            "INFO 11-30 00:00:15 [metrics.py:116] SpecDecoding metrics: Mean acceptance length:"
+            " 3.33, Accepted: 14 tokens",
+        ],
+    )
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, f, year=2025)
+    assert rows(
+        db, "select t - $t0, name, value from metric_samples order by 1, 2", {"t0": T0}
+    ) == [
+        (5.0, "vllm:kv_cache_usage_perc", 0.125),
+        (5.0, "vllm:num_requests_running", 7.0),
+        (5.0, "vllm:num_requests_waiting", 3.0),
+        (15.0, "vllm:avg_generation_throughput_toks_per_s", 10.0),
+        (15.0, "vllm:gpu_prefix_cache_hit_rate", 0.5),
+    ]
+    notes = rep.sources[0].notes
+    assert notes[0].startswith("3 lines: 2 stored (2 stats), 0 merged, 1 ignored")
+    assert "stats fields not stored: Foo bar (1x)" in notes
+
+
 @pytest.mark.parametrize(
     "prefix",
     [
