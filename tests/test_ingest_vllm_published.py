@@ -42,6 +42,8 @@ EXPECTED: dict[str, tuple[dict[str, int], int, int, int]] = {
     "vllm_v1_server_log_deferred_external_prefix_ascend11876.txt": ({}, 2, 12, 3),
     # docker compose's `vllm-1  | `: 1 SpecDecoding and 1 uvicorn access line ignored
     "vllm_v1_server_log_docker_compose_strix_halo73.txt": ({}, 3, 18, 2),
+    # V0's prefix-cache rates on a line of their own (`Prefix cache hit rate: GPU: .., CPU: ..`)
+    "vllm_v0_server_log_cpu_prefix_rate_pr18674.txt": ({}, 6, 27, 0),
 }
 # Published logs with no line relplan stores, refused with the reason
 # (tests/test_ingest_vllm_published_wave2.py checks the message).

@@ -120,3 +120,25 @@ def test_journald_prefix_is_read_as_a_vllm_log(tmp_path: Path) -> None:
     assert rows(tmp_path / "w2.duckdb", "select distinct t from metric_samples") == [
         (_t("2025-08-19T18:30:21+00:00"),)
     ]
+
+
+def test_v0_prefix_cache_rates_on_a_line_of_their_own(tmp_path: Path) -> None:
+    """vLLM PR 18674 (V0 on CPU): `[metrics.py:502] Prefix cache hit rate: GPU: 0.00%, CPU:
+    90.00%` after each stats line is stored as the GPU and CPU prefix-cache hit rates (it
+    was passed over as "other vLLM line"); V0's `CPU KV cache usage` stays V0's own name."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, PUB / "vllm_v0_server_log_cpu_prefix_rate_pr18674.txt", year=2025)
+    assert rep.sources[0].notes[0].startswith("6 lines: 6 stored (6 stats), 0 merged, 0 ignored")
+    got = dict(
+        rows(
+            db,
+            "select name, list(value order by t) from metric_samples where name in"
+            " ('vllm:gpu_prefix_cache_hit_rate', 'vllm:cpu_prefix_cache_hit_rate',"
+            " 'vllm:cpu_cache_usage_perc', 'vllm:kv_cache_usage_perc') group by 1",
+        )
+    )
+    assert got == {
+        "vllm:gpu_prefix_cache_hit_rate": [0.0, 0.0, 0.0],
+        "vllm:cpu_prefix_cache_hit_rate": [0.9, 0.9, 0.9],
+        "vllm:cpu_cache_usage_perc": [0.001, 0.001, 0.002],
+    }
