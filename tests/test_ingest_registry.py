@@ -155,3 +155,20 @@ def test_options_that_choose_two_formats_need_the_format(tmp_path: Path) -> None
     opts = {"map_file": mapping, "log_format": '$remote_addr [$msec] "$request" $status'}
     with pytest.raises(UsageError, match=r"--format: .*more than one format \(mapped, nginx\)"):
         ingest(tmp_path / "w.duckdb", log, **opts)
+
+
+def test_formats_one_server_writes_twice_are_declared_not_listed() -> None:
+    """The whole-second twins (nginx's combined log beside its JSON log) come from
+    Adapter.server, not from a list in the driver."""
+    import inspect
+
+    from relplan.ingest import driver
+
+    servers: dict[str, list[str]] = {}
+    for a in registry.adapters().values():
+        if a.server:
+            servers.setdefault(a.server, []).append(a.name)
+    assert servers == {"nginx": ["nginx", "nginx_json"]}
+    source = inspect.getsource(driver)
+    assert '"nginx_json"' not in source
+    assert '"nginx"' not in source

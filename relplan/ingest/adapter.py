@@ -121,3 +121,8 @@ class Adapter:
     # Its times may be whole seconds (vLLM's log): where a finer source tells the same event
     # inside that second, the finer time is stored (queries/ingest/whole_second_witnesses.sql).
     whole_seconds: bool = False
+    # The server that writes it when that server may write one request into two logs of
+    # different formats (nginx: `combined` with whole seconds beside a `$msec` JSON log): the
+    # whole-second log of the same requests is dropped for the finer one
+    # (queries/ingest/whole_second_twins.sql). Formats naming the same server are compared.
+    server: str = ""
