@@ -131,6 +131,33 @@ def test_nginx_docs_upstream_time_format_is_recognised(tmp_path: Path) -> None:
     assert [g[3:] for g in got] == [("error", None), ("delivered", 200)]
 
 
+def test_an_operators_own_log_format_from_its_nginx_conf(tmp_path: Path) -> None:
+    """goaccess issue 637: a real line of a `main` format that opens with $request_time and
+    $upstream_response_time and leaves $request unquoted, read through the reporter's own
+    log_format line given as an nginx.conf (--log-format FILE) or as the string. Without it
+    the line is refused, naming the flag. One delivered attempt (304) ending at $time_local
+    (12:06:22Z), 1 ms long."""
+    log = PUB / "nginx_main_request_time_first_goaccess637.log"
+    conf = PUB / "nginx_main_request_time_first_goaccess637.conf"
+    end = 1485173182.0  # 23/Jan/2017:04:06:22 -0800
+    line = conf.read_text()
+    fmt = line[line.index("'") + 1 : line.rindex("'")]
+    for n, given in enumerate((str(conf), fmt)):
+        db = tmp_path / f"w{n}.duckdb"
+        rep = ingest(db, log, log_format=given)
+        assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == (
+            "nginx",
+            1,
+            0,
+        )
+        got = rows(db, ATTEMPTS)
+        assert [(g[1], g[4], g[5], g[6]) for g in got] == [(0, "delivered", 304, "10.x.x.x")]
+        assert got[0][3] == pytest.approx(end)
+        assert got[0][3] - got[0][2] == pytest.approx(0.001, abs=1e-6)
+    with pytest.raises(InputError, match=r":1: does not match .*--nginx-format"):
+        ingest(tmp_path / "none.duckdb", log)
+
+
 def test_adjacent_variables(tmp_path: Path) -> None:
     """Issue 23: a format with `$request_time$request_body` written back to back (hand-made
     line in that format)."""
