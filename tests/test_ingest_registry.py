@@ -172,3 +172,21 @@ def test_formats_one_server_writes_twice_are_declared_not_listed() -> None:
     source = inspect.getsource(driver)
     assert '"nginx_json"' not in source
     assert '"nginx"' not in source
+
+
+def test_a_json_log_sharing_one_key_with_envoy_is_not_taken_for_envoy(tmp_path: Path) -> None:
+    """docs/formats.md's Traefik JSON lines (mapped's example) share only `Duration` with
+    Envoy's names: they were read as Envoy and refused for a missing x-request-id. Now the
+    catch-all says what they are, the formats `--kind proxy` would take first among the
+    closest, the --map hint naming their keys; with the mapping they are 3 attempts."""
+    f = ROOT / "tests" / "data" / "ingest" / "adapters" / "traefik_mapped.jsonl"
+    with pytest.raises(InputError) as caught:
+        ingest(tmp_path / "w.duckdb", f)
+    message = str(caught.value)
+    assert "x-request-id" not in message
+    assert "cannot tell what these JSON records hold (keys: DownstreamStatus, Duration," in message
+    assert "closest formats: envoy, jsonl, run_json, " in message
+    assert "a --map FILE naming which of its fields (DownstreamStatus, Duration, " in message
+    toml = ROOT / "tests" / "data" / "ingest" / "adapters" / "traefik.toml"
+    rep = ingest(tmp_path / "m.duckdb", f, map_file=toml)
+    assert [(s.format, s.rows, s.rejected) for s in rep.sources] == [("mapped", 3, 0)]
