@@ -131,6 +131,25 @@ def test_nginx_docs_upstream_time_format_is_recognised(tmp_path: Path) -> None:
     assert [g[3:] for g in got] == [("error", None), ("delivered", 200)]
 
 
+def test_upstreaminfo_lists_of_ipv6_upstreams_and_a_unix_socket(tmp_path: Path) -> None:
+    """Filebeat's ingress-nginx fixture (elastic/beats, SOURCES.md says which lines and why
+    only those): bracketed IPv6 upstreams in a two-try list are two attempts (502, 502), a unix
+    socket upstream one delivered attempt; detected as upstreaminfo with no format string."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, PUB / "nginx_ingress_upstreaminfo_ipv6_unix_beats_fixture.log")
+    assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == (
+        "nginx",
+        3,
+        0,
+    )
+    got = rows(db, ATTEMPTS)
+    assert [(g[0], g[1], g[4], g[5], g[6]) for g in got] == [
+        ("0f76ea730f282d5759018eb756b23b14", 0, "delivered", 200, "unix:/var/run/php-fpm.sock"),
+        ("3db73c6c673c4256ade033a6ce08c2ab", 0, "error", 502, "[2a02:cf40::7]:5000"),
+        ("3db73c6c673c4256ade033a6ce08c2ab", 1, "error", 502, "[2a02:cf40::4e36]:5000"),
+    ]
+
+
 def test_an_operators_own_log_format_from_its_nginx_conf(tmp_path: Path) -> None:
     """goaccess issue 637: a real line of a `main` format that opens with $request_time and
     $upstream_response_time and leaves $request unquoted, read through the reporter's own
