@@ -136,6 +136,8 @@ def _rows(
             base = bands[0]
             for s, b in zip(sides[1:], bands[1:], strict=True):
                 d = None if b.value is None or base.value is None else b.value - base.value
+                if d is not None and abs(d) <= 1e-9 * max(1.0, abs(base.value or 0.0)):
+                    d = 0.0  # a mean over runs that differs in the last bits only
                 rel = None if d is None or not base.value else d / abs(base.value)
                 low, high, beyond = noise.difference_band(base, b)
                 diffs.append(

@@ -14,7 +14,7 @@ Direction = Literal["better", "worse", "same", "unknown"]
 
 class RunInfo(StrictModel):
     source: str = Field(description="the path given (or found in a folder of seeds)")
-    kind: Literal["workspace", "input folder", "drill output"]
+    kind: Literal["workspace", "input folder", "drill output", "lab recording"]
     verdict: str | None = Field(description="the verdict of relplan analyze, null when none")
 
 

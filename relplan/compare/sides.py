@@ -5,8 +5,11 @@ A side is one argument. It names one run or several (whose spread is then its no
 - a drill output folder (it holds `drill.duckdb`);
 - an input folder or a `relplan simulate` output (logs, traces, metrics, run.json): ingested
   into a temporary workspace that is removed afterwards;
+- an incident recorded on `relplan lab` (docs/lab.md, Recording an incident): `operator/`
+  (the server's logs and metrics) and `client/` (the drill's own record and plan), two records
+  of one run: the operator's files are ingested with the drill's plan (`client/run.json`);
 - `A1,A2,A3`: those runs, grouped;
-- a folder of runs (every subfolder is one of the above, e.g. one per seed).
+- a folder of runs (every subfolder is one of the above and of one kind, e.g. one per seed).
 
 Each run is analysed by relplan.analyses (the analyses compare reads, and the verdict), and
 what compare reads of it extracted (relplan/compare/extract.py), or found in compare's cache.
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from relplan.compare.model import RunFigures
-from relplan.errors import InputError
+from relplan.errors import InputError, NoDataError
 
 if TYPE_CHECKING:
     from relplan.analyses.options import AnalyzeOptions
@@ -39,7 +42,7 @@ USED_ANALYSES = [
     "restarts",
 ]
 
-RunKind = Literal["workspace", "input folder", "drill output"]
+RunKind = Literal["workspace", "input folder", "drill output", "lab recording"]
 _INPUT_SUFFIXES = (".parquet", ".jsonl", ".json", ".log", ".txt", ".gz", ".csv", ".om")
 
 
@@ -69,9 +72,50 @@ def _run_kind(path: Path) -> RunKind | None:
         return None
     if (path / "drill.duckdb").is_file():
         return "drill output"
-    if any(p.is_file() and p.name.endswith(_INPUT_SUFFIXES) for p in path.iterdir()):
+    if _has_inputs(path):
         return "input folder"
+    if (path / "client" / "run.json").is_file() and _has_inputs(path / "operator"):
+        return "lab recording"
     return None
+
+
+def _has_inputs(path: Path) -> bool:
+    return path.is_dir() and any(
+        p.is_file() and p.name.endswith(_INPUT_SUFFIXES) for p in path.iterdir()
+    )
+
+
+def _inputs_of(run: RunSpec) -> list[Path]:
+    """What is ingested for a run that is not a workspace yet."""
+    if run.kind == "lab recording":
+        return [run.path / "operator", run.path / "client" / "run.json"]
+    return [run.path]
+
+
+def _alike(folder: Path, runs: list[RunSpec]) -> None:
+    """The runs found in a folder of runs are runs of one kind (seeds, repeated drills): an
+    InputError when they differ, e.g. the two records of one run (a drill's own record and
+    the server's logs) side by side, which are not two runs."""
+
+    def shape(r: RunSpec) -> str:
+        if r.kind != "input folder":
+            return r.kind
+        names = sorted(
+            p.name.removesuffix(".gz")
+            for p in r.path.iterdir()
+            if p.is_file() and p.name.endswith(_INPUT_SUFFIXES)
+        )
+        return ", ".join(names)
+
+    shapes = {r.path.name: shape(r) for r in runs}
+    if len(set(shapes.values())) > 1:
+        listed = "; ".join(f"{name}/: {what}" for name, what in shapes.items())
+        raise InputError(
+            f"its subfolders are not runs of one kind ({listed}); a folder of runs holds one"
+            " run per subfolder, alike (e.g. one per seed): compare a subfolder, or name the"
+            " runs of a side with commas (A1,A2)",
+            str(folder),
+        )
 
 
 def resolve(spec: str) -> list[RunSpec]:
@@ -91,10 +135,11 @@ def resolve(spec: str) -> list[RunSpec]:
         found = [RunSpec(p, k) for p in subs if (k := _run_kind(p)) is not None]
         if not found:
             raise InputError(
-                "expected a workspace (*.duckdb), a drill or simulate output, an input folder"
-                " or a folder of such runs",
+                "expected a workspace (*.duckdb), a drill or simulate output, an input folder,"
+                " a relplan lab recording (operator/, client/run.json) or a folder of such runs",
                 part,
             )
+        _alike(path, found)
         runs.extend(found)
     return runs
 
@@ -116,9 +161,10 @@ def labels_of(specs: list[str]) -> list[str]:
 
 @contextmanager
 def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[Path]:
-    """The workspace file of a run; an input folder is ingested (with `inputs`, the input
-    flags of `relplan compare`) once into compare's cache (relplan/compare/cache.py, keyed by
-    the folder and the flags), else into a temporary workspace removed afterwards."""
+    """The workspace file of a run; an input folder or lab recording is ingested (with
+    `inputs`, the input flags of `relplan compare`) once into compare's cache
+    (relplan/compare/cache.py, keyed by the folder and the flags), else into a temporary
+    workspace removed afterwards."""
     if run.kind == "workspace":
         yield run.path
     elif run.kind == "drill output":
@@ -130,9 +176,9 @@ def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[
         given = inputs or IngestOptions()
 
         def ingest(db: Path) -> None:
-            ingest_paths(db, [run.path], given)
+            ingest_paths(db, _inputs_of(run), given)
 
-        kept = cache.ingested(run.path, ingest, repr(given))
+        kept = cache.ingested(run.path, ingest, _variant(run, given))
         if kept is not None:
             yield kept
             return
@@ -140,6 +186,11 @@ def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[
             db = Path(tmp) / "side.duckdb"
             ingest(db)
             yield db
+
+
+def _variant(run: RunSpec, inputs: IngestOptions) -> str:
+    """What, besides the folder's files, the ingested workspace depends on."""
+    return repr(inputs) if run.kind == "input folder" else f"{run.kind}: {inputs!r}"
 
 
 def _options(opts: AnalyzeOptions | None) -> str:
@@ -153,8 +204,8 @@ def cached(
     from relplan.compare import cache
     from relplan.ingest import IngestOptions
 
-    if run.kind == "input folder":
-        db = cache.ingested_before(run.path, repr(inputs or IngestOptions()))
+    if run.kind in ("input folder", "lab recording"):
+        db = cache.ingested_before(run.path, _variant(run, inputs or IngestOptions()))
         if db is None:
             return None
     else:
@@ -183,14 +234,17 @@ def analyse(
             return Run(run, RunFigures.model_validate_json(body))
         from relplan.analyses import AnalyzeOptions, analyze
         from relplan.analyses.assessment import assess
-        from relplan.compare.extract import extract
+        from relplan.compare.extract import extract, samples
         from relplan.workspace import open_workspace
 
         used = (opts or AnalyzeOptions()).model_copy(update={"only": USED_ANALYSES})
         con = stack.enter_context(open_workspace(db, read_only=True, threads=threads))
-        result = analyze(con, used, detail=False)  # only what compare reads
+        try:
+            result = analyze(con, used, detail=False)  # only what compare reads
+        except NoDataError as e:  # name the side's path: the workspace may be a temporary one
+            raise NoDataError(f"{run.path}: {e}") from None
         result.verdict = assess(con, result.context, result)
-        figures = extract(result)
+        figures = extract(result, samples(con, result))
     cache.store(key, figures.model_dump_json())
     return Run(run, figures)
 
