@@ -93,3 +93,10 @@ def test_windows_aligned_under_other_names_are_spelled_out() -> None:
         "overload = lab: overload; sim: pulse",
         "after = lab: after; sim: after, hold",
     ]
+
+
+def test_the_documented_json_schema_is_the_model() -> None:
+    from relplan.compare.model import schema_markdown
+
+    doc = (ROOT / "docs" / "compare.md").read_text("utf-8")
+    assert schema_markdown() + "\n" in doc

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -132,3 +132,31 @@ class Comparison(StrictModel):
     )
     gate: list[GateLine] = Field(default_factory=list)
     failed: bool = Field(default=False, description="a --fail-if line failed")
+
+
+def _type(p: dict[str, Any]) -> str:
+    if "$ref" in p:
+        return str(p["$ref"]).split("/")[-1]
+    if "anyOf" in p:
+        return " or ".join(_type(x) for x in p["anyOf"])
+    if "enum" in p:
+        return "one of " + ", ".join(map(str, p["enum"]))
+    if "const" in p:
+        return f"always {p['const']}"
+    if p.get("type") == "array":
+        return "list of " + _type(p.get("items", {}))
+    return str(p.get("type"))
+
+
+def schema_markdown() -> str:
+    """The `--format json` schema as docs/compare.md lists it: `Comparison`, then every model
+    it holds, alphabetically, each field with its type and description
+    (tests/test_compare_sides.py keeps the two the same)."""
+    schema = Comparison.model_json_schema()
+    out: list[str] = []
+    for name, model in [("Comparison", schema), *sorted(schema.get("$defs", {}).items())]:
+        out.append(f"- `{name}`:")
+        for field, p in model["properties"].items():
+            about = p.get("description")
+            out.append(f"  - `{field}` ({_type(p)})" + (f": {about}" if about else ""))
+    return "\n".join(out)
