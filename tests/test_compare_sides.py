@@ -27,9 +27,9 @@ def test_a_lab_recording_is_one_run_of_the_operator_files_and_the_drill_plan() -
     for folder in (LAB / "no-retries", LAB / "fresh" / "retry-budget"):
         (run,) = resolve(str(folder))
         assert (run.path, run.kind) == (folder, "lab recording")
-    # a folder of recordings is a folder of runs, one per recording
-    kinds = {r.kind for r in resolve(str(LAB / "fresh"))}
-    assert kinds == {"lab recording"}
+    # a folder of recordings of different policies is not one side's spread
+    with pytest.raises(InputError, match="its runs were made differently"):
+        resolve(str(LAB / "fresh"))
     # each record alone is still a run of its own
     assert [r.kind for r in resolve(str(LAB / "no-retries" / "operator"))] == ["input folder"]
 
@@ -100,3 +100,114 @@ def test_the_documented_json_schema_is_the_model() -> None:
 
     doc = (ROOT / "docs" / "compare.md").read_text("utf-8")
     assert schema_markdown() + "\n" in doc
+
+
+@pytest.mark.slow
+def test_the_gate_on_lab_recordings_fails_on_a_band_and_leaves_a_bare_difference_unjudged(
+    tmp_path: Path,
+) -> None:
+    """no-retries against retry-budget (tests/data/lab, as recorded): 0 % retries in the hold
+    against 3.5 %, beyond noise, is an infinite relative rise and fails; drained after is one
+    crossing a side, 15.1 s sooner: its line holds but is not judged."""
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(LAB / "no-retries"),
+            str(LAB / "retry-budget"),
+            "--fail-if",
+            "retry_share.hold > +10%",
+            "--fail-if",
+            "drain_s < 0",
+            "--format",
+            "json",
+            "--html",
+            str(tmp_path / "c.html"),
+        ],
+        env={"RELPLAN_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert res.exit_code == 1, res.output
+    c = Comparison.model_validate_json(res.stdout)
+    share, drain = c.gate
+    assert (share.failed, share.judged, share.measured) == (True, True, "+inf% (baseline is 0)")
+    assert (drain.failed, drain.judged) == (False, False)
+    assert c.failed
+    assert (tmp_path / "c.html").is_file()
+    assert res.stderr.splitlines() == [
+        "relplan: note: not judged, no noise band: drain_s < 0 (retry-budget: -15.12 s)"
+        " (give several runs a side, e.g. seeds, for a spread)",
+        "relplan: finding: retry_share.hold > +10% (retry-budget: +inf% (baseline is 0))",
+    ]
+
+
+def test_labels_stay_short_when_a_side_groups_the_baseline_with_more_runs() -> None:
+    from relplan.compare.sides import labels_of
+
+    paper = "tests/data/lab/paper"
+    s2, s3 = f"{paper}/no-retries-s2", f"{paper}/no-retries-s3"
+    # was 'work/wt/.../paper/no-retries-s2+': parents were added although '+' told them apart
+    assert labels_of([s2, f"{s2},{s3}"]) == ["no-retries-s2", "no-retries-s2+"]
+    assert labels_of(["a.duckdb", "a.duckdb"]) == ["a#1", "a#2"]
+    assert labels_of(["lab/no-retries", "lab/fresh/no-retries"]) == [
+        "lab/no-retries",
+        "fresh/no-retries",
+    ]
+
+
+@pytest.mark.slow
+def test_workspaces_of_metrics_only_compare_on_time_bins(tmp_path: Path) -> None:
+    """The sample incidents' metrics alone (no proxy log, no engine trace): what they
+    support is compared with bands over time bins, the rest listed with the analyses' reasons;
+    the phases are detected (no run.json), so the alignment is by the overload."""
+    sides = []
+    for name in ("pulse-retry-cancel", "pulse-retry-coalesce"):
+        folder = tmp_path / name
+        folder.mkdir()
+        shutil.copy(SAMPLES / name / "metrics.om.txt", folder / "metrics.om.txt")
+        sides.append(str(folder))
+    from relplan.compare import compare
+
+    c = compare(sides)
+    rows = {r.name: r for r in c.figures}
+    short = rows["counter_shortfall.run"]
+    assert [v.method for v in short.values] == [
+        "bootstrap over 60 s time bins (22), 400 resamples",
+        "bootstrap over 60 s time bins (15), 400 resamples",
+    ]
+    d = short.differences[0]
+    assert (d.direction, d.beyond_noise) == ("better", True)  # 54.9 % against 0.0 %
+    missing = {n.name: n.reason for n in c.not_compared}
+    assert missing["on_time.run"].endswith(
+        "delivery and recovery need a proxy log (attempt outcomes)"
+    )
+    assert missing["queue_wait.run"].endswith("Wq needs the engine trace's lifecycle events")
+    assert [p.name for p in c.phases] == ["run", "before", "overload", "after"]
+
+
+def test_a_folder_of_runs_made_differently_is_refused(tmp_path: Path) -> None:
+    """Seeds of one drill are alike (tests/data/lab/paper: only seed and name differ); runs of
+    two policies, or a sweep's configurations, are not one side's spread."""
+    paper = LAB / "paper"
+    seeds = tmp_path / "seeds"
+    for name in ("no-retries-s2", "no-retries-s3"):
+        shutil.copytree(paper / name, seeds / name)
+    assert [r.path.name for r in resolve(str(seeds))] == ["no-retries-s2", "no-retries-s3"]
+    policies = tmp_path / "policies"
+    for name in ("no-retries-s2", "retries-cancel-s2"):
+        shutil.copytree(paper / name, policies / name)
+    with pytest.raises(InputError) as e:
+        resolve(str(policies))
+    assert str(e.value).startswith(
+        f'{policies}: its runs were made differently (no-retries-s2/: retry="none"'
+    )
+    assert 'retries-cancel-s2/: retry="fixed:3:1"' in str(e.value)
+
+
+def test_a_sweep_summary_is_not_a_run(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    (sweep / "runs").mkdir(parents=True)
+    (sweep / "sweep.parquet").write_bytes(b"")
+    (sweep / "sweep.csv").write_text("run,seed\n")
+    with pytest.raises(InputError) as e:
+        resolve(str(sweep))
+    assert str(e.value).startswith(f"{sweep}: a relplan simulate sweep (its summary, not a run)")

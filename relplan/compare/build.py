@@ -200,21 +200,27 @@ def check_gates(gates: list[G.Gate], rows: list[FigureRow], labels: list[str]) -
                         diff=None,
                         measured="n/a",
                         failed=False,
-                        note="no value",
+                        judged=False,
+                        note="not judged: no value",
                     )
                 )
                 continue
             value, shown = G.measure(g, d.diff, d.rel, row.unit)
             holds = value is not None and g.holds(value)
+            judged = True
             if not holds:
                 note = "passes"
             elif d.beyond_noise is None:
-                note = "fails (no noise band: the bare difference decides)"
+                # a bare difference is never called a regression (docs/compare.md, Gate)
+                judged = False
+                note = (
+                    "not judged: the condition holds but the figure has no noise band here"
+                    " (one run a side; several runs a side, e.g. seeds, give a spread)"
+                )
             elif d.beyond_noise:
                 note = "fails (beyond noise)"
             else:
                 note = "passes (within noise)"
-            failed = holds and d.beyond_noise is not False
             out.append(
                 GateLine(
                     expr=g.expr,
@@ -222,7 +228,8 @@ def check_gates(gates: list[G.Gate], rows: list[FigureRow], labels: list[str]) -
                     side=d.side,
                     diff=value,
                     measured=shown,
-                    failed=failed,
+                    failed=holds and d.beyond_noise is True,
+                    judged=judged,
                     note=note,
                 )
             )

@@ -202,7 +202,8 @@ def _executions_per_call(res: AnalyzeResult, w: Window | None, samples: Samples)
         return a
     row = _window(a.windows, w)
     if row is None or not row.calls or row.executions_per_call is None:
-        return "no calls or no executions seen in the window"
+        why = row.null_reasons.get("executions_per_call") if row is not None else None
+        return why or "no calls or no executions seen in the window"
     value = float(row.executions_per_call)
     counts = samples.executions_by_call.get("run" if w is None else w.name)
     if not counts:  # read without the workspace (relplan/compare/extract.py, samples)
@@ -264,7 +265,8 @@ def _queue_wait(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measu
         return ll
     row = _window(ll.windows, w)
     if row is None or row.wq_s is None:
-        return "no arrivals at the waiting queue in the window"
+        why = row.null_reasons.get("wq_s") if row is not None else None
+        return why or "no arrivals at the waiting queue in the window"
     bins = [b for b in ll.series if _in(w, b.start_s) and b.waiting_l is not None]
     draw, method = _bins(
         [float(b.waiting_l) for b in bins],

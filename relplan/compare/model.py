@@ -71,7 +71,11 @@ class GateLine(StrictModel):
     side: str
     diff: float | None
     measured: str = Field(description="the difference in the expression's unit, as text")
-    failed: bool
+    failed: bool = Field(description="the condition holds and the difference is beyond noise")
+    judged: bool = Field(
+        description="false: the condition holds but the figure has no noise band (or no value)"
+        " here, so the line neither fails nor passes on it"
+    )
     note: str
 
 

@@ -79,7 +79,8 @@ def render_comparison(c: Comparison) -> str:
     if c.gate:
         out.append("\ngate:")
         out += [
-            f"  {'FAIL' if g.failed else 'ok  '} {g.expr} ({g.side}: {g.measured}; {g.note})"
+            f"  {'FAIL' if g.failed else 'ok  ' if g.judged else '??  '} {g.expr}"
+            f" ({g.side}: {g.measured}; {g.note})"
             for g in c.gate
         ]
     return "\n".join(out)

@@ -17,6 +17,7 @@ what compare reads of it extracted (relplan/compare/extract.py), or found in com
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -107,15 +108,57 @@ def _alike(folder: Path, runs: list[RunSpec]) -> None:
         )
         return ", ".join(names)
 
+    advice = (
+        "a folder of runs holds one run per subfolder, alike (e.g. one per seed): compare a"
+        " subfolder, or name the runs of a side with commas (A1,A2)"
+    )
     shapes = {r.path.name: shape(r) for r in runs}
     if len(set(shapes.values())) > 1:
         listed = "; ".join(f"{name}/: {what}" for name, what in shapes.items())
         raise InputError(
-            f"its subfolders are not runs of one kind ({listed}); a folder of runs holds one"
-            " run per subfolder, alike (e.g. one per seed): compare a subfolder, or name the"
-            " runs of a side with commas (A1,A2)",
-            str(folder),
+            f"its subfolders are not runs of one kind ({listed}); {advice}", str(folder)
         )
+    made = {r.path.name: _how_made(r) for r in runs}
+    keys = sorted({k for m in made.values() for k in m})
+    differ = [
+        k for k in keys if len({json.dumps(m.get(k), sort_keys=True) for m in made.values()}) > 1
+    ]
+    if differ:
+        listed = "; ".join(
+            f"{name}/: " + ", ".join(f"{k}={json.dumps(m.get(k))}" for k in differ)
+            for name, m in made.items()
+        )
+        raise InputError(f"its runs were made differently ({listed}); {advice}", str(folder))
+
+
+# Settings of run.json's meta that differ between seeds of one drill or simulation.
+_PER_RUN = frozenset({"seed", "name", "out", "progress", "json"})
+
+
+def _how_made(run: RunSpec) -> dict[str, object]:
+    """What made a run, from its run.json (a drill's flags, a simulation's scenario and
+    --set values), without what differs between seeds; {} for a workspace or a run without
+    a readable run.json."""
+    plan = {
+        "workspace": None,
+        "drill output": run.path / "run.json",
+        "input folder": run.path / "run.json",
+        "lab recording": run.path / "client" / "run.json",
+    }[run.kind]
+    try:
+        meta = json.loads(plan.read_text("utf-8")).get("meta") if plan is not None else None
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    flags = meta.get("flags")
+    made: dict[str, object] = {}
+    if isinstance(flags, dict):
+        made |= {k: v for k, v in flags.items() if k not in _PER_RUN}
+    for k in ("scenario", "sets"):
+        if k in meta:
+            made[k] = meta[k]
+    return made
 
 
 def resolve(spec: str) -> list[RunSpec]:
@@ -127,6 +170,13 @@ def resolve(spec: str) -> list[RunSpec]:
         path = Path(part)
         if not path.exists():
             raise InputError("no such file or folder", part)
+        if (path / "sweep.parquet").is_file():  # relplan/sim/sweep.py's OUT
+            raise InputError(
+                "a relplan simulate sweep (its summary, not a run): compare its runs (kept"
+                " with --keep-runs under runs/), one configuration's seeds a side, e.g."
+                f" {path / 'runs' / 'run001-seed1'},{path / 'runs' / 'run001-seed2'}",
+                part,
+            )
         kind = _run_kind(path)
         if kind is not None:
             runs.append(RunSpec(path, kind))
@@ -149,13 +199,15 @@ def labels_of(specs: list[str]) -> list[str]:
     folders as it takes to tell the sides apart (`no-retries/client`); `+` marks a group."""
     firsts = [Path(spec.split(",")[0].strip()).resolve() for spec in specs]
     parts = [(p.with_suffix("") if p.suffix == ".duckdb" else p).parts[1:] for p in firsts]
+    marks = ["+" if "," in spec else "" for spec in specs]
     depth = 1
     while True:
-        names = ["/".join(x[-depth:]) for x in parts]
-        if len(set(names)) == len(names) or depth >= max(len(x) for x in parts):
+        out = ["/".join(x[-depth:]) + m for x, m in zip(parts, marks, strict=True)]
+        if len(set(out)) == len(out) or depth >= max(len(x) for x in parts):
             break
         depth += 1
-    out = [n + ("+" if "," in spec else "") for n, spec in zip(names, specs, strict=True)]
+    if len(set(out)) < len(out):  # the same path given twice: as short as the first pass
+        out = [x[-1] + m if x else m for x, m in zip(parts, marks, strict=True)]
     return [f"{n}#{i + 1}" if out.count(n) > 1 else n for i, n in enumerate(out)]
 
 
