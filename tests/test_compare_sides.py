@@ -211,3 +211,71 @@ def test_a_sweep_summary_is_not_a_run(tmp_path: Path) -> None:
     with pytest.raises(InputError) as e:
         resolve(str(sweep))
     assert str(e.value).startswith(f"{sweep}: a relplan simulate sweep (its summary, not a run)")
+
+
+@pytest.mark.slow
+def test_the_ci_examples_compare_line_gates_folders_of_seeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/compare.md's CI step, run as written in a shell, on the lab's drills (client
+    records): baseline/ and candidate/ hold seeds 1-3 of no-retries and retries-cancel."""
+    import re
+    import subprocess
+    import sys
+
+    for side, policy in (("baseline", "no-retries"), ("candidate", "retries-cancel")):
+        shutil.copytree(LAB / policy / "client", tmp_path / side / "seed1")
+        for s in (2, 3):
+            shutil.copytree(LAB / "paper" / f"{policy}-s{s}", tmp_path / side / f"seed{s}")
+    doc = (ROOT / "docs" / "compare.md").read_text("utf-8")
+    block = doc[doc.index("### GitHub Actions") : doc.index("### GitLab CI")]
+    m = re.search(r"(relplan compare baseline/ .*?> compare\.json)", block, re.S)
+    assert m is not None
+    line = m.group(1).replace("\\\n", " ")
+    bin_dir = Path(sys.executable).parent  # the venv's relplan
+    done = subprocess.run(
+        ["sh", "-c", line],
+        cwd=tmp_path,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "RELPLAN_CACHE_DIR": str(tmp_path / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    c = Comparison.model_validate_json((tmp_path / "compare.json").read_text("utf-8"))
+    assert [len(s.runs) for s in c.sides] == [3, 3]
+    # on time -90.5pt; executions per call from seeds 2 and 3 (seed 1's record names no
+    # execution of an unanswered attempt: left out), +287 %: both beyond the seeds' spread
+    assert [(g.failed, g.judged) for g in c.gate] == [(True, True), (True, True)]
+    hold = next(r for r in c.figures if r.name == "executions_per_call.hold")
+    assert [v.method for v in hold.values] == ["spread of 2 runs"] * 2
+    assert (tmp_path / "compare.html").is_file()
+    assert done.stderr.startswith("relplan: finding: on_time.hold < -5pt (candidate: ")
+
+
+@pytest.mark.slow
+def test_executions_per_call_is_left_out_where_attempts_have_no_execution_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The drills of 2026-12-03 named the execution of an answered attempt only: from their
+    client records executions per call would read 0.18 in retries-cancel's hold (its client
+    sent 3.91 attempts per call). Not compared, with the count; the on-time share is."""
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))
+    from relplan.compare import compare
+
+    c = compare([str(LAB / "no-retries" / "client"), str(LAB / "retries-cancel" / "client")])
+    missing = {n.name: n.reason for n in c.not_compared}
+    assert missing["executions_per_call.run"] == (
+        "no-retries/client: 74 of 237 attempts sent have no execution id (a record that names"
+        " the execution only when answered): executions would be undercounted;"
+        " retries-cancel/client: 726 of 797 attempts sent have no execution id (a record that"
+        " names the execution only when answered): executions would be undercounted"
+    )
+    assert "executions_per_call.hold" in missing
+    on_time = next(r for r in c.figures if r.name == "on_time.hold").differences[0]
+    assert (on_time.direction, on_time.beyond_noise) == ("worse", True)
+    # the later seeds carry every attempt's id: compared
+    c = compare([str(LAB / "paper" / "no-retries-s2"), str(LAB / "paper" / "retries-cancel-s2")])
+    d = next(r for r in c.figures if r.name == "executions_per_call.hold").differences[0]
+    assert (d.direction, d.beyond_noise) == ("worse", True)

@@ -64,15 +64,19 @@ def samples(con: duckdb.DuckDBPyConnection, res: AnalyzeResult) -> F.Samples:
 
     windows = res.context.phase_windows()
     by_call: dict[str, list[tuple[int, int]]] = {}
+    unknown: dict[str, tuple[int, int]] = {}
     amp = res.amplification
     if amp is not None and any(r.calls for r in amp.windows):
-        for r in sql.rows(con, "compare/call_executions_by_window", window_params(windows)):
+        params = window_params(windows)
+        for r in sql.rows(con, "compare/call_executions_by_window", params):
             by_call.setdefault(str(r["win_name"]), []).append(
                 (int(r["executions"]), int(r["calls"]))
             )
+        for r in sql.rows(con, "compare/attempts_without_execution_id_by_window", params):
+            unknown[str(r["win_name"])] = (int(r["sent"] or 0), int(r["unknown"] or 0))
     present = [h for h in (res.verdict.latency if res.verdict else []) if h.present]
     if not present:
-        return F.Samples(executions_by_call=by_call)
+        return F.Samples(executions_by_call=by_call, unknown_executions=unknown)
     span = res.context.window_end - res.context.window_start
     step = max(span / max(1, h.scrapes - 1) for h in present)
     bins: list[Window] = []
@@ -99,7 +103,12 @@ def samples(con: duckdb.DuckDBPyConnection, res: AnalyzeResult) -> F.Samples:
     for key_, per_bin in rises.items():
         les = sorted({le for b in per_bin.values() for le in b})
         hist[key_] = (les, [[b.get(le, 0.0) for le in les] for b in per_bin.values()])
-    return F.Samples(executions_by_call=by_call, histogram_bins=hist, histogram_bin_s=width)
+    return F.Samples(
+        executions_by_call=by_call,
+        unknown_executions=unknown,
+        histogram_bins=hist,
+        histogram_bin_s=width,
+    )
 
 
 def extract(res: AnalyzeResult, samples: F.Samples = F.NO_SAMPLES) -> RunFigures:

@@ -43,6 +43,8 @@ class Samples:
 
     # (executions a call made, calls that made that many), per window
     executions_by_call: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # (attempts sent by the window's calls, of them with no execution id), per window
+    unknown_executions: dict[str, tuple[int, int]] = field(default_factory=dict)
     # per (window, histogram metric): the bucket bounds `le` (ascending, inf last) and, per
     # time bin of the window, the cumulative bucket rises at those bounds
     histogram_bins: dict[tuple[str, str], tuple[list[float], list[list[float]]]] = field(
@@ -205,11 +207,23 @@ def _executions_per_call(res: AnalyzeResult, w: Window | None, samples: Samples)
         why = row.null_reasons.get("executions_per_call") if row is not None else None
         return why or "no calls or no executions seen in the window"
     value = float(row.executions_per_call)
+    sent, unknown = samples.unknown_executions.get("run" if w is None else w.name, (0, 0))
+    if unknown > UNKNOWN_EXECUTIONS_SHARE * sent:
+        return (
+            f"{unknown:,} of {sent:,} attempts sent have no execution id (a record that"
+            " names the execution only when answered): executions would be undercounted"
+        )
     counts = samples.executions_by_call.get("run" if w is None else w.name)
     if not counts:  # read without the workspace (relplan/compare/extract.py, samples)
         return Measured(value, None, "none: each call's executions were not read")
     draw, method = _per_call(counts, value)
+    if unknown:
+        method += f", {unknown:,} attempt{'s' if unknown > 1 else ''} with no execution id left out"
     return Measured(value, draw, method)
+
+
+# Above this share of attempts sent with no execution id, executions per call is not shown.
+UNKNOWN_EXECUTIONS_SHARE = 0.01
 
 
 def _retry_share(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
