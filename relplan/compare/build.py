@@ -73,15 +73,19 @@ def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | 
             for i, w in enumerate(ph):
                 grid = offsets.setdefault(i - k, [[None] * len(x.runs) for x in sides])
                 grid[si][ri] = w
+    used = {n for n, _ in aligned}
     for off in sorted(offsets):
         grid = offsets[off]
         if any(w is None for row in grid for w in row):
             continue
-        label = "overload" if off == 0 else ("before" if off == -1 else f"overload{off:+d}")
-        if off == 1:
-            label = "after"
+        label = {0: "overload", -1: "before", 1: "after"}.get(off, f"overload{off:+d}")
         first = {w.name for row in grid for w in row if w is not None}
-        aligned.append((first.pop() if len(first) == 1 else label, grid))
+        # the runs' own name when they share it, unless another window took it already
+        for name in ([first.pop()] if len(first) == 1 else []) + [label, f"overload{off:+d}"]:
+            if name not in used:
+                break
+        used.add(name)
+        aligned.append((name, grid))
     return "by detected overload", aligned
 
 
