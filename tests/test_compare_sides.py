@@ -279,3 +279,21 @@ def test_executions_per_call_is_left_out_where_attempts_have_no_execution_id(
     c = compare([str(LAB / "paper" / "no-retries-s2"), str(LAB / "paper" / "retries-cancel-s2")])
     d = next(r for r in c.figures if r.name == "executions_per_call.hold").differences[0]
     assert (d.direction, d.beyond_noise) == ("worse", True)
+
+
+def test_a_drill_sweeps_pulse_sizes_are_not_one_sides_seeds(tmp_path: Path) -> None:
+    """relplan drill --sweep writes DIR/runs/<size>-seed<n>/ with the same flags: the phase
+    plan (run.json meta.phases) tells the sizes apart."""
+    import json
+
+    runs = tmp_path / "runs"
+    for size in ("1.5", "2.7"):
+        target = runs / f"{size}-seed1"
+        shutil.copytree(LAB / "paper" / "no-retries-s2", target)
+        plan = json.loads((target / "run.json").read_text("utf-8"))
+        plan["meta"]["phases"] = [p.replace("@2.7", f"@{size}") for p in plan["meta"]["phases"]]
+        (target / "run.json").write_text(json.dumps(plan), "utf-8")
+    with pytest.raises(InputError) as e:
+        resolve(str(runs))
+    assert "its runs were made differently (1.5-seed1/: phases=" in str(e.value)
+    assert '"pulse=9s@1.5"' in str(e.value)

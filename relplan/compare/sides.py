@@ -136,9 +136,9 @@ _PER_RUN = frozenset({"seed", "name", "out", "progress", "json"})
 
 
 def _how_made(run: RunSpec) -> dict[str, object]:
-    """What made a run, from its run.json (a drill's flags, a simulation's scenario and
-    --set values), without what differs between seeds; {} for a workspace or a run without
-    a readable run.json."""
+    """What made a run, from its run.json (a drill's flags and phase plan, a simulation's
+    scenario and --set values), without what differs between seeds; {} for a workspace or a
+    run without a readable run.json."""
     plan = {
         "workspace": None,
         "drill output": run.path / "run.json",
@@ -155,7 +155,9 @@ def _how_made(run: RunSpec) -> dict[str, object]:
     made: dict[str, object] = {}
     if isinstance(flags, dict):
         made |= {k: v for k, v in flags.items() if k not in _PER_RUN}
-    for k in ("scenario", "sets"):
+    # a simulation's scenario and --set values; a drill's phase plan (rates × Ĉ), which a
+    # drill sweep varies while its flags stay the same (relplan/drill/sweep.py)
+    for k in ("scenario", "sets", "phases"):
         if k in meta:
             made[k] = meta[k]
     return made
