@@ -77,7 +77,13 @@ def samples(con: duckdb.DuckDBPyConnection, res: AnalyzeResult) -> F.Samples:
     present = [h for h in (res.verdict.latency if res.verdict else []) if h.present]
     if not present:
         return F.Samples(executions_by_call=by_call, unknown_executions=unknown)
-    span = res.context.window_end - res.context.window_start
+    # the scrape interval: the metrics' own span (it can outlast the analysis window) over
+    # the histograms' scrapes
+    ctx = res.context
+    metrics = next((s for s in ctx.sources if s.kind == "metrics"), None)
+    span = ctx.window_end - ctx.window_start
+    if metrics is not None and metrics.start_s is not None and metrics.end_s is not None:
+        span = max(span, metrics.end_s - metrics.start_s)
     step = max(span / max(1, h.scrapes - 1) for h in present)
     bins: list[Window] = []
     width: dict[str, float] = {}
