@@ -241,8 +241,9 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
             # connection only (temp tables; the file is not touched). Not when the file has
             # them (a temp table would hide the stored one).
             sql.run(con, "workspace/temp_tables_since_v1")
-        if read_only and version != SCHEMA_VERSION and not _has_column(con, "events", "max_tokens"):
-            # The same for the columns version 3 added: temp views over the stored tables.
+        if read_only and version != SCHEMA_VERSION and _lacks_v3_columns(con):
+            # The same for the columns version 3 added: temp views over the stored tables
+            # (when both exist; a missing one is reported by check_tables below).
             catalog = str((sql.one(con, "workspace/current_database") or {})["name"])
             quoted = '"' + catalog.replace('"', '""') + '"'
             names = {t: f"{quoted}.main.{t}" for t in ADDED_IN_3}
@@ -331,8 +332,11 @@ def _install_attached(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         ) from exc
 
 
-def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
-    return column in _columns(con).get(table, {})
+def _lacks_v3_columns(con: duckdb.DuckDBPyConnection) -> bool:
+    have = _columns(con)
+    if not all(t in have for t in ADDED_IN_3):
+        return False
+    return any(c not in have[t] for t, cols in ADDED_IN_3.items() for c in cols)
 
 
 def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:
