@@ -196,6 +196,14 @@ class Engine:
         self.step_waiting: list[int] = []
         self.step_batched_tokens: list[int] = []
         self.step_kv_usage: list[float] = []
+        # ... its own split and cost, and the counters' totals after it (the engine trace's
+        # stats records take each step's share: schema version 3, docs/formats.md)
+        self.step_prefill_tokens: list[int] = []
+        self.step_decodes: list[int] = []
+        self.step_cost_s: list[float] = []
+        self.step_preemptions_total: list[int] = []
+        self.step_prefix_queries_total: list[int] = []
+        self.step_prefix_hits_total: list[int] = []
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -616,6 +624,12 @@ class Engine:
         self.step_waiting.append(self.n_waiting)
         self.step_batched_tokens.append(prefill_tokens + n_decoding)
         self.step_kv_usage.append((self.num_blocks - self.free) / self.num_blocks)
+        self.step_prefill_tokens.append(prefill_tokens)
+        self.step_decodes.append(n_decoding)
+        self.step_cost_s.append(cost)
+        self.step_preemptions_total.append(self.preemptions_total)
+        self.step_prefix_queries_total.append(self.prefix_queries_total)
+        self.step_prefix_hits_total.append(self.prefix_hits_total)
         return True
 
     def step_done(self, now: float) -> None:

@@ -141,7 +141,7 @@ def _calls(
                     float(r["t"]),
                     int(prompt or 1),
                     None if r["output_tokens"] is None else int(r["output_tokens"]),
-                    None,
+                    None if r["max_tokens"] is None else int(r["max_tokens"]),
                 )
             )
         source = "prompt_tokens of the arrivals"
@@ -468,11 +468,14 @@ def _engine(
 def _prefix(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenance], prompts: list[int]
 ) -> int:
-    """The shared prompt prefix the engine found cached: from step records, else vLLM's
-    counters (the share of prompt tokens it served from cache before the first retry, times
-    the calls' mean prompt); 0 when neither shows it."""
-    if ctx.has_steps:
-        r = sql.one(con, "whatif/prefix_cached")
+    """The shared prompt prefix the engine found cached: from step records, else from the
+    requests' ends (the vLLM plugin's cached_tokens), else vLLM's counters (the share of
+    prompt tokens it served from cache before the first retry, times the calls' mean prompt);
+    0 when none shows it."""
+    ends = None if ctx.has_steps else sql.one(con, "whatif/prefix_cached_events")
+    if ctx.has_steps or (ends is not None and ends["executions"]):
+        r = sql.one(con, "whatif/prefix_cached") if ctx.has_steps else ends
+        what = "executions' first step" if ctx.has_steps else "executions' ends (cached_tokens)"
         if (
             r is not None
             and r["executions"]
@@ -483,7 +486,7 @@ def _prefix(
                 Provenance(
                     part="lengths",
                     value=f"shared prefix {r['mode_tokens']} tokens",
-                    source=f"cached tokens of {r['at_mode']} of {r['executions']} executions' first step",
+                    source=f"cached tokens of {r['at_mode']} of {r['executions']} {what}",
                 )
             )
             return int(r["mode_tokens"])
