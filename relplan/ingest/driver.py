@@ -34,6 +34,7 @@ import duckdb
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest import foreign, registry
+from relplan.ingest.attach import refuse_copied_attached
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
@@ -353,6 +354,7 @@ def commit(session: Session) -> IngestReport:
     _drop_whole_second_twins(con, reports, counts)
     _refine_whole_seconds(con, reports)
     refuse_same_records(con, reports)
+    refuse_copied_attached(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
