@@ -184,38 +184,38 @@ class Hostile(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         text = "text/plain; version=0.0.4"
         p = self.path.split("?")[0]
-        if p.endswith("/slow"):  # one byte a second, in a body that says 1000
+        if "/slow" in p and "/slow-error" not in p:  # one byte a second, in a body that says 1000
             self._head(200, text if "metrics" in p else "application/json", 1000)
             self._trickle(b"#" if "metrics" in p else b" ", 1.0)
-        elif p.endswith("/slow-error"):  # an error whose body trickles past the deadline
+        elif "/slow-error" in p:  # an error whose body trickles past the deadline
             self._head(500, "text/plain", 100_000)
             self._trickle(b"x", 1.0)
-        elif p.endswith("/endless"):
+        elif "/endless" in p and "/endless-error" not in p:
             self._head(200, text if "metrics" in p else "application/json")
             self._endless(b"demo_total 1\n" * 4096 if "metrics" in p else b" " * 65536)
-        elif p.endswith("/endless-error"):
+        elif "/endless-error" in p:
             self._head(500, "text/plain")
             self._endless(b"x" * 65536)
-        elif p.endswith("/forged"):
+        elif "/forged" in p:
             body = (
                 b"# TYPE demo_total counter\ndemo_total 1\n# SCRAPE 2001-01-01T00:00:00Z\n"
                 b"demo_total 999\n"
             )
             self._head(200, text, len(body))
             self.wfile.write(body)
-        elif p.endswith("/html"):
+        elif "/html" in p:
             body = b"<html><body>Welcome</body></html>\n"
             self._head(200, "text/plain", len(body))
             self.wfile.write(body)
-        elif p.endswith("/json-metrics"):
+        elif "/json-metrics" in p:
             body = b'{"demo_total": 1}\n'
             self._head(200, "application/json", len(body))
             self.wfile.write(body)
-        elif p.endswith("/deep"):
+        elif "/deep" in p:
             body = b'{"status":"success","data":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
             self._head(200, "application/json", len(body))
             self.wfile.write(body)
-        elif p.endswith("/huge-int"):
+        elif "/huge-int" in p:
             body = (
                 b'{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:x"},"values":[[1764460800,"1"]]}]},"n":'
                 + b"9" * 5000
@@ -637,7 +637,7 @@ def _kube_ms(tmp: Path, url: str) -> Run:
     bad["metadata"]["uid"] = "x2"
     doc = {"apiVersion": "v1", "kind": "List", "items": [good, bad]}
     p = tmp / "ev.json"
-    p.write_text(json.dumps(doc), encoding="utf-8")
+    p.write_text(json.dumps(doc, indent=2), encoding="utf-8")
     return Run(rp("ingest", p, "--db", db), db=db)
 
 
@@ -661,7 +661,7 @@ def _kube_at(stamp: str) -> Callable[[Path, str], Run]:
         ev = ev[0] if isinstance(ev, list) else ev
         ev["firstTimestamp"] = ev["lastTimestamp"] = ev["metadata"]["creationTimestamp"] = stamp
         p = tmp / "ev.json"
-        p.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": [ev]}))
+        p.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": [ev]}, indent=2))
 
         def check() -> str | None:
             r = q(db, "select min(t), max(t) from kube_events")
@@ -746,6 +746,19 @@ def _neg_times(tmp: Path, url: str) -> Run:
     )
 
 
+def _vllm_span(sp: dict[str, Any]) -> None:
+    """The published span renamed llm_request with vLLM's attributes (as
+    tests/test_ingest_otel.py does)."""
+    sp["name"] = "llm_request"
+    sp["attributes"] = [
+        {"key": "gen_ai.request.id", "value": {"stringValue": "chatcmpl-abc"}},
+        {"key": "gen_ai.latency.time_in_queue", "value": {"doubleValue": 0.125}},
+        {"key": "gen_ai.latency.time_to_first_token", "value": {"doubleValue": 0.5}},
+        {"key": "gen_ai.latency.e2e", "value": {"doubleValue": 1.0}},
+        {"key": "gen_ai.usage.prompt_tokens", "value": {"intValue": 7}},
+    ]
+
+
 def _otlp(unit: float) -> Callable[[Path, str], Run]:
     def build(tmp: Path, url: str) -> Run:
         db = base_db(tmp)
@@ -753,6 +766,7 @@ def _otlp(unit: float) -> Callable[[Path, str], Run]:
         sp = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
         sp["startTimeUnixNano"] = int(1544712660 * unit)
         sp["endTimeUnixNano"] = int(1544712661 * unit)
+        _vllm_span(sp)
         p = tmp / "t.json"
         p.write_text(json.dumps(doc))
 
@@ -794,7 +808,7 @@ def _new_year(tmp: Path, url: str) -> Run:
         if lo is None:
             return "no events"
         # 2025-12-31T23:59:58Z = 1767225598; 2026-01-01T00:00:02Z = 1767225602
-        return None if abs(lo - 1767225598) < 1 and abs(hi - 1767225602) < 1 else f"times {r}"
+        return None if abs(lo - 1767225598) < 1 and abs(hi - 1767225601) < 1 else f"times {r}"
 
     return Run(rp("ingest", p, "--year", "2025", "--db", db), check=check)
 
@@ -940,14 +954,14 @@ def _kube_40k(tmp: Path, url: str) -> Run:
 case("bounded", "mapping regex (a+)+$ on 'aaaa…!' lines", "hang")(
     _mapping(
         'format = "regex"\npattern = \'^(?P<call>(a+)+)$\'\n[fields]\ncall_id = "call"\n'
-        'start = "call"\n[time]\nformat = "epoch_s"\n',
+        'start = "call"\nend = "call"\n[time]\nformat = "epoch_s"\n',
         ("a" * 5000 + "!\n") * 200,
     )
 )
 case("bounded", "mapping regex with a backreference", "")(
     _mapping(
         'format = "regex"\npattern = \'^(?P<call>a+)\\1$\'\n[fields]\ncall_id = "call"\n'
-        'start = "call"\n[time]\nformat = "epoch_s"\n',
+        'start = "call"\nend = "call"\n[time]\nformat = "epoch_s"\n',
         "aa\n",
     )
 )
@@ -1210,6 +1224,7 @@ def _otlp_287(tmp: Path, url: str) -> Run:
     sp = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     sp["startTimeUnixNano"] = int(T0 * 1e9)
     sp["endTimeUnixNano"] = int((T0 + 1) * 1e9)
+    _vllm_span(sp)
     one = json.dumps(sp)
     n = 287_000_000 // len(one)
     p = tmp / "t.json"
@@ -1277,6 +1292,7 @@ def _otlp_64(tmp: Path, url: str) -> Run:
     db = base_db(tmp)
     doc = json.loads((PUB / "otlp_json_trace_example_opentelemetry_proto.json").read_text())
     sp = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    _vllm_span(sp)
     sp["startTimeUnixNano"] = 2**64 + 1
     p = tmp / "t.json"
     p.write_text(json.dumps(doc))
@@ -1288,11 +1304,8 @@ def _otlp_attr(tmp: Path, url: str) -> Run:
     db = base_db(tmp)
     doc = json.loads((PUB / "otlp_json_trace_example_opentelemetry_proto.json").read_text())
     sp = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
-    sp["name"] = "llm_request"
-    sp["attributes"] = [
-        {"key": "gen_ai.usage.prompt_tokens", "value": {"intValue": str(2**64)}},
-        {"key": "gen_ai.request.id", "value": {"stringValue": "r1"}},
-    ]
+    _vllm_span(sp)
+    sp["attributes"][-1] = {"key": "gen_ai.usage.prompt_tokens", "value": {"intValue": str(2**64)}}
     p = tmp / "t.json"
     p.write_text(json.dumps(doc))
     return Run(rp("ingest", p, "--db", db), db=db)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from relplan import httpget
-from relplan.errors import InputError
+from relplan.errors import InputError, check_utf8_path
 
 # Ask for the classic text format (what `curl /metrics` prints); OpenMetrics is accepted too.
 ACCEPT = "text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5"
@@ -127,9 +127,17 @@ def scrape_block(taken: float, body: bytes) -> bytes:
 
 
 def _check_out(out: Path) -> None:
-    """An existing non-empty file is appended to only when it is a scrape log already."""
+    """An existing non-empty file is appended to only when it is a scrape log already; a
+    name that is not UTF-8, a FIFO or a device (writing would wait for a reader or go
+    nowhere) is refused."""
+    check_utf8_path(out)
     if out.is_dir():
         raise InputError("is a directory; give a file such as metrics.scrape.txt", str(out))
+    if out.exists() and not out.is_file():
+        raise InputError(
+            "not a regular file (a FIFO or a device); give a file such as metrics.scrape.txt",
+            str(out),
+        )
     if out.exists() and out.stat().st_size > 0:
         with out.open("rb") as fh:
             head = fh.read(len(MARK))

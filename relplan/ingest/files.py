@@ -407,6 +407,22 @@ def _finite_float(text: str) -> float:
     return x
 
 
+# A whole number longer than Python converts from text (sys.get_int_max_str_digits()).
+_LONG_DIGITS = re.compile(r"\d{4301,}")
+
+
+def long_number(text: str, start: int = 0) -> json.JSONDecodeError | None:
+    """The error for the first whole number in `text` (from `start`) too long for Python to
+    convert (its ValueError names no place), with its position; None when there is none."""
+    m = _LONG_DIGITS.search(text, start)
+    if m is None:
+        return None
+    n = len(m.group())
+    return json.JSONDecodeError(
+        f"a number of {n} digits, too large for any count or time", text, m.start()
+    )
+
+
 def json_loads(
     text: str | bytes, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
 ) -> Any:
@@ -423,6 +439,10 @@ def json_loads(
         )
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or (long := long_number(text)) is None:
+            raise
+        raise long from exc
     if _SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(doc, ensure_ascii=False).encode("utf-8")

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from relplan import __version__
-from relplan.errors import InputError
+from relplan.errors import InputError, check_utf8_path
 from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG
 from relplan.models import Phase, RunManifest
 from relplan.sim.execution import EVENT_NAMES
@@ -266,6 +266,7 @@ def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = 
 
 def check_out_dir(out: Path) -> None:
     """Refuse an output path that cannot be a directory, before any work is done."""
+    check_utf8_path(out)
     if out.exists() and not out.is_dir():
         raise InputError("--out must be a directory, but this is a file", str(out))
     parent = next((p for p in [out, *out.parents] if p.exists()), None)

@@ -1,0 +1,152 @@
+"""Issue 25's second wave, the cases bench/hostile.py found still open, each through the CLI:
+one `relplan: error:` line naming the file (and line), exit 2, nothing stored or written.
+
+- a mapping file's epoch unit that does not fit the values (seconds declared, milliseconds
+  given, and the other way round: were stored as year 57883 or as seconds from a run's
+  start) and a strptime pattern without a date (year 1900);
+- a whole number of more than 4,300 digits (Python's int conversion limit, whose ValueError
+  names no place) in JSON Lines, a JSON document and Kubernetes events (was a traceback);
+- names that are not UTF-8 for the settings files and outputs (`--map`, a scenario file,
+  `simulate --out`, `record --out`: were tracebacks or a file written under that name);
+- `record --out` naming a FIFO (opening it for writing waits for a reader forever).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from relplan.cli import app
+from tests.helpers.ingest import INCIDENT, whole_state
+
+T0 = 1_764_460_800.0  # 2025-11-30T00:00:00Z
+PUB = Path(__file__).resolve().parent / "data" / "published"
+MAP = (
+    'format = "jsonl"\n[fields]\ncall_id = "call"\nstart = "sent"\nend = "ended"\n'
+    'status = "http"\n[time]\nformat = "{fmt}"\n'
+)
+
+
+def _fails(args: list[str], said: str, db: Path | None = None) -> str:
+    before = whole_state(db) if db else None
+    got = CliRunner().invoke(app, args)
+    assert got.exit_code == 2, got.output
+    assert got.exception is None or isinstance(got.exception, SystemExit)
+    lines = got.stderr.splitlines()
+    assert len(lines) == 1, got.stderr
+    assert lines[0].startswith("relplan: error: "), got.stderr
+    assert said in lines[0], lines[0]
+    if db is not None:
+        assert whole_state(db) == before
+    return lines[0]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    out = tmp_path / "w.duckdb"
+    got = CliRunner().invoke(app, ["ingest", str(INCIDENT / "engine.jsonl"), "--db", str(out)])
+    assert got.exit_code == 0, got.output
+    return out
+
+
+@pytest.mark.parametrize(
+    ("fmt", "sent", "said"),
+    [
+        ("epoch_s", T0 * 1000, "as milliseconds it is 2025-11-30; expected epoch_s"),
+        ("epoch_ms", T0, "as seconds it is 2025-11-30; expected epoch_ms"),
+        ("%H:%M:%S", "10:00:00", "'10:00:00' reads as 1900-01-01T10:00:00+00:00, not between"),
+    ],
+)
+def test_a_mapping_time_in_another_unit_or_without_a_date_is_refused(
+    tmp_path: Path, db: Path, fmt: str, sent: object, said: str
+) -> None:
+    m = tmp_path / "map.toml"
+    m.write_text(MAP.format(fmt=fmt), encoding="utf-8")
+    log = tmp_path / "g.log"
+    ended = sent if isinstance(sent, str) else sent + 5  # type: ignore[operator]
+    log.write_text(json.dumps({"call": "a", "sent": sent, "ended": ended, "http": 200}) + "\n")
+    args = ["ingest", str(log), "--format", "mapped", "--map", str(m), "--db", str(db)]
+    line = _fails(args, said, db)
+    assert line.startswith(f"relplan: error: {log}:1: sent (start) ")
+
+
+DIGITS = "9" * 5000
+
+
+def _long_digits(case: str, tmp: Path) -> tuple[Path, int]:
+    """A file with a 5,000-digit number, and the line it is on."""
+    proxy = (INCIDENT / "proxy.jsonl").read_text(encoding="utf-8").splitlines()
+    if case == "jsonl-line-4":  # a good log's 4th line: past what detection reads
+        proxy[3] = proxy[3].replace('"status":429', '"status":' + DIGITS)
+        out, line, text = tmp / "p.jsonl", 4, "\n".join(proxy) + "\n"
+    elif case == "jsonl-line-1":  # the first line: detection reads it
+        out, line = tmp / "p.jsonl", 1
+        text = proxy[0].replace('"attempt":0', '"attempt":' + DIGITS) + "\n"
+    elif case == "kube-events":
+        text = (PUB / "kube_event_v1_started_knative_docs.json").read_text(encoding="utf-8")
+        out, line = tmp / "ev.json", 1 + text[: text.index('"count": 1')].count("\n")
+        text = text.replace('"count": 1', '"count": ' + DIGITS)
+    else:  # a query_range document
+        doc = {
+            "status": "success",
+            "data": {
+                "resultType": "matrix",
+                "result": [{"metric": {"__name__": "vllm:num_requests_waiting"}, "values": []}],
+            },
+        }
+        out, line = tmp / "q.json", 1
+        text = json.dumps(doc).replace('"values": []', f'"values": [[{DIGITS}, "1"]]')
+    assert DIGITS in text
+    out.write_text(text, encoding="utf-8")
+    return out, line
+
+
+@pytest.mark.parametrize("case", ["jsonl-line-4", "jsonl-line-1", "kube-events", "query-range"])
+def test_a_number_of_5000_digits_is_one_line_naming_where(
+    tmp_path: Path, db: Path, case: str
+) -> None:
+    path, line = _long_digits(case, tmp_path)
+    said = "a number of 5000 digits, too large for any count or time"
+    if case == "jsonl-line-4":  # read by DuckDB's reader, as a double: infinite
+        said = "status is not finite; expected a whole number >= 0"
+    got = _fails(["ingest", str(path), "--db", str(db)], said, db)
+    assert got.startswith(f"relplan: error: {path}:{line}: "), got
+
+
+def _latin1(tmp: Path, name: bytes) -> Path:
+    return Path(os.fsdecode(os.fsencode(tmp) + b"/" + name))
+
+
+def test_settings_and_output_names_that_are_not_utf8_are_refused(tmp_path: Path, db: Path) -> None:
+    said = "the name is not UTF-8 (bytes shown as \\xNN)"
+    m = _latin1(tmp_path, b"m\xe9.toml")
+    m.write_text(MAP.format(fmt="epoch_s"), encoding="utf-8")
+    log = tmp_path / "g.log"
+    log.write_text(json.dumps({"call": "a", "sent": T0, "ended": T0 + 1, "http": 200}) + "\n")
+    args = ["ingest", str(log), "--format", "mapped", "--map", str(m), "--db", str(db)]
+    assert "m\\xe9.toml" in _fails(args, said, db)
+    scen = _latin1(tmp_path, b"s\xe9.toml")
+    shutil.copy(Path(__file__).parents[1] / "relplan/sim/scenarios/pulse-retry-cancel.toml", scen)
+    out = tmp_path / "o"
+    _fails(["simulate", "run", str(scen), "--out", str(out)], said)
+    assert not out.exists()
+    bad_out = _latin1(tmp_path, b"o\xe9")
+    _fails(["simulate", "run", "pulse-retry-cancel", "--out", str(bad_out)], said)
+    assert not bad_out.exists()
+    rec = _latin1(tmp_path, b"m\xe9.txt")
+    _fails(["record", "--url", "http://127.0.0.1:9/metrics", "--out", str(rec)], said)
+    assert not rec.exists()
+
+
+def test_record_refuses_a_fifo_as_its_output(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    _fails(
+        ["record", "--url", "http://127.0.0.1:9/metrics", "--out", str(fifo)],
+        "not a regular file (a FIFO or a device)",
+    )
