@@ -150,3 +150,62 @@ def test_record_refuses_a_fifo_as_its_output(tmp_path: Path) -> None:
         ["record", "--url", "http://127.0.0.1:9/metrics", "--out", str(fifo)],
         "not a regular file (a FIFO or a device)",
     )
+
+
+def test_record_names_its_file_when_the_disk_fills(tmp_path: Path) -> None:
+    """A write that fails (a full disk, a file-size limit: bench/hostile.py printed only
+    'File too large') names the file and what it keeps; no half scrape is left."""
+    import errno
+    import io
+
+    from relplan import record as record_mod
+    from relplan.errors import InputError
+
+    class Full(io.BytesIO):
+        full = False
+
+        def write(self, data: object) -> int:
+            if not self.full:
+                return super().write(bytes(data))  # type: ignore[call-overload]
+            super().write(bytes(data)[:10])  # type: ignore[call-overload]
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    fh = Full()
+    fh.write(b"# SCRAPE 1\nup 1\n")
+    fh.full = True
+    with pytest.raises(
+        InputError,
+        match=r"m\.txt: cannot write the scrape: No space left on device;"
+        r" the file keeps the 1 complete scrape\(s\) before it",
+    ):
+        record_mod._append(fh, b"# SCRAPE 2\nup 1\n", tmp_path / "m.txt", 1)
+    assert fh.getvalue() == b"# SCRAPE 1\nup 1\n"
+
+
+@pytest.mark.slow
+def test_simulate_on_a_full_disk_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    """polars' write error ("File too large (os error 27)") was a ComputeError traceback."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit: EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+
+    out = tmp_path / "o"
+    args = ["--out", str(out), "--set", "workload.phases=[{name='base',seconds=60,rate_x=0.6}]"]
+    got = subprocess.run(
+        [sys.executable, "-m", "relplan", "simulate", "run", "pulse-retry-cancel", *args],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        check=False,
+    )
+    assert got.returncode == 2, got.stderr
+    assert got.stderr == (
+        f"relplan: error: {out}: cannot write the simulation's files: File too large;"
+        " nothing written\n"
+    )
+    assert not out.exists()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +259,18 @@ def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = 
         )
         for a, b in zip(tmp, paths, strict=True):
             a.replace(b)
+    except (OSError, pl.exceptions.ComputeError) as exc:
+        # A full disk or a file-size limit (polars says it as "(os error 28)").
+        code = re.search(r"os error (\d+)", str(exc))
+        if isinstance(exc, pl.exceptions.ComputeError) and code is None:
+            raise
+        if code is not None:
+            why = os.strerror(int(code.group(1)))
+        else:
+            why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        raise InputError(
+            f"cannot write the simulation's files: {why}; nothing written", str(out)
+        ) from None
     finally:
         for a in tmp:
             a.unlink(missing_ok=True)
