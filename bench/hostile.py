@@ -1245,6 +1245,18 @@ def _jsonl_287(tmp: Path, url: str) -> Run:
     return Run(rp("ingest", p, "--db", db), db=db, limit_s=120)
 
 
+@case("bounded", "--db /dev/zero", "")
+def _db_zero(tmp: Path, url: str) -> Run:
+    return Run(rp("analyze", "--db", "/dev/zero"), limit_s=30)
+
+
+@case("bounded", "--db a FIFO", "")
+def _db_fifo(tmp: Path, url: str) -> Run:
+    f = tmp / "w.duckdb"
+    os.mkfifo(f)
+    return Run(rp("ingest", INCIDENT / "proxy.jsonl", "--db", f), limit_s=30)
+
+
 def _sim(setting: str) -> Callable[[Path, str], Run]:
     def build(tmp: Path, url: str) -> Run:
         return Run(

@@ -209,3 +209,17 @@ def test_simulate_on_a_full_disk_is_one_line_and_writes_nothing(tmp_path: Path) 
         " nothing written\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["ingest", "analyze"])
+def test_a_db_that_is_a_fifo_or_a_device_is_refused_before_it_is_opened(
+    tmp_path: Path, command: str
+) -> None:
+    """`--db` naming a FIFO blocked in open() forever (bench/hostile.py: killed at 30 s)."""
+    fifo = tmp_path / "w.duckdb"
+    os.mkfifo(fifo)
+    for db in (fifo, Path("/dev/zero")):
+        args = [command, "--db", str(db)]
+        if command == "ingest":
+            args.append(str(INCIDENT / "proxy.jsonl"))
+        _fails(args, f"{db}: not a regular file (a FIFO, a device or a socket)")
