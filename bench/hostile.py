@@ -4,6 +4,7 @@ runs the `relplan` CLI in a new process and classifies what happened.
     python bench/hostile.py                  # every case; the table on stdout
     python bench/hostile.py -k attach        # the cases whose surface or name has 'attach'
     python bench/hostile.py --json out.json  # also the raw results
+    python bench/hostile.py --markdown out.json  # the tables of docs/workspace.md from them
 
 Outcomes: `ok` (exit 0, and the case's own check of the result held), `clean error` (exit 2,
 stderr one `relplan: error:` line, the workspace as it was: every table, view and sequence
@@ -1250,7 +1251,7 @@ def _db_zero(tmp: Path, url: str) -> Run:
     return Run(rp("analyze", "--db", "/dev/zero"), limit_s=30)
 
 
-@case("bounded", "--db a FIFO", "")
+@case("bounded", "--db a FIFO", "hang")
 def _db_fifo(tmp: Path, url: str) -> Run:
     f = tmp / "w.duckdb"
     os.mkfifo(f)
@@ -1821,12 +1822,41 @@ def _rec_fifo(tmp: Path, url: str) -> Run:
 # --- main -------------------------------------------------------------------------------------
 
 
+def markdown(results: list[dict[str, Any]]) -> str:
+    """The two tables of docs/workspace.md: outcomes per surface, and the cases issue 25
+    found hanging or out of memory with their wall time and peak memory now."""
+    order = ["ok", "clean error", "traceback", "hang", "OOM", "silent change", "other"]
+    out = [
+        "| surface | cases | " + " | ".join(order) + " |",
+        "|---|---:|" + "---:|" * len(order),
+    ]
+    by: dict[str, dict[str, int]] = {}
+    for r in results:
+        by.setdefault(r["surface"], dict.fromkeys(order, 0))[r["outcome"]] += 1
+    for surface, t in by.items():
+        out.append(
+            f"| {surface} | {sum(t.values())} | " + " | ".join(str(t[k]) for k in order) + " |"
+        )
+    out += ["", "| case | issue 25 found | now | wall | peak RSS |", "|---|---|---|---:|---:|"]
+    for r in results:
+        if r["was"] in ("hang", "OOM", "over 300 s", "read after the deadline"):
+            out.append(
+                f"| {r['name']} | {r['was']} | {r['outcome']} | {r['wall_s']:.1f} s"
+                f" | {r['peak_mb']:.0f} MB |"
+            )
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-k", default="", help="only cases whose surface or name contains this")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--rss-limit", type=float, default=4.0, help="GB; over it a case is OOM")
+    ap.add_argument("--markdown", type=Path, help="print the docs tables of a --json file")
     args = ap.parse_args()
+    if args.markdown:
+        print(markdown(json.loads(args.markdown.read_text())))
+        return
     todo = [c for c in CASES if args.k.lower() in f"{c.surface} {c.name}".lower()]
     results: list[Result] = []
     with hostile_server() as url:

@@ -64,6 +64,7 @@ def test_a_gzip_bomb_is_refused_by_its_ratio_before_it_is_read(
     assert not db.exists()
 
 
+@pytest.mark.slow
 def test_a_bomb_behind_a_plausible_head_is_caught_while_hashing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -122,6 +122,7 @@ def _latin1(tmp: Path, name: bytes) -> Path:
     return Path(os.fsdecode(os.fsencode(tmp) + b"/" + name))
 
 
+@pytest.mark.slow
 def test_settings_and_output_names_that_are_not_utf8_are_refused(tmp_path: Path, db: Path) -> None:
     said = "the name is not UTF-8 (bytes shown as \\xNN)"
     m = _latin1(tmp_path, b"m\xe9.toml")

@@ -313,6 +313,7 @@ def test_two_files_with_the_same_bytes_under_one_glob_are_refused(tmp_path: Path
     assert not db.exists()
 
 
+@pytest.mark.slow
 def test_the_same_records_in_another_encoding_copied_and_attached_count_once(
     tmp_path: Path,
 ) -> None:
