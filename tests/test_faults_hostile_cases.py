@@ -224,3 +224,23 @@ def test_a_db_that_is_a_fifo_or_a_device_is_refused_before_it_is_opened(
         if command == "ingest":
             args.append(str(INCIDENT / "proxy.jsonl"))
         _fails(args, f"{db}: not a regular file (a FIFO, a device or a socket)")
+
+
+def test_a_dated_time_out_of_range_suggests_no_unit(tmp_path: Path, db: Path) -> None:
+    """A date has no unit to mistake: 9999-12-31 was said to be '1978-01-11 as milliseconds'."""
+    ev = json.loads((PUB / "kube_event_v1_started_knative_docs.json").read_text(encoding="utf-8"))
+    ev["firstTimestamp"] = ev["lastTimestamp"] = "9999-12-31T23:59:59Z"
+    path = tmp_path / "ev.json"
+    path.write_text(json.dumps(ev, indent=2), encoding="utf-8")
+    got = _fails(["ingest", str(path), "--db", str(db)], "(9999-12-31 is not between 1973-03-03")
+    assert "milliseconds" not in got
+    prom = PUB / "vllm_metrics_v1_prodstack318.prom"
+    got = _fails(
+        ["ingest", str(prom), "--at", "9999-12-31T00:00:00Z", "--db", str(db)],
+        "--at: '9999-12-31T00:00:00Z': 9999-12-31 is not between 1973-03-03 and 2100-01-01",
+    )
+    # a number keeps its unit hint: epoch milliseconds given for seconds
+    _fails(
+        ["ingest", str(prom), "--at", "1764460800000", "--db", str(db)],
+        "as milliseconds it is 2025-11-30: give seconds",
+    )

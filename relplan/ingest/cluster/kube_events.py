@@ -203,7 +203,7 @@ def _time(value: Any, field: str, path: str, line: int) -> float | None:
     if t.year == 1:  # Go's zero time.Time, what an unset time serialises as: no time
         return None
     epoch = t.timestamp()
-    why = implausible_time(epoch)
+    why = implausible_time(epoch, dated=True)
     if why is not None:
         raise InputError(f"{field}: {value!r} is no real event time ({why})", path, line)
     return epoch

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from relplan.errors import UsageError
-from relplan.values import implausible_time, parse_time
+from relplan.values import implausible_time, parse_number, parse_time
 
 _EXTENDED = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt_](\d\d)[:-](\d\d)[:-](\d\d)(?:[.,](\d+))?([zZ]|[+-]\d\d(?::?\d\d)?)"
@@ -69,7 +69,7 @@ def parse_at(text: str) -> float:
             f"cannot read {text[:60]!r} as a time; expected RFC 3339 with an offset"
             " (2025-11-30T00:00:05Z) or epoch seconds",
         )
-    why = implausible_time(t)
+    why = implausible_time(t, dated=parse_number(text) is None)
     if why is not None:
         raise UsageError("--at", f"{text[:60]!r}: {why}")
     return t
