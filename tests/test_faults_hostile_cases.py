@@ -244,3 +244,17 @@ def test_a_dated_time_out_of_range_suggests_no_unit(tmp_path: Path, db: Path) ->
         ["ingest", str(prom), "--at", "1764460800000", "--db", str(db)],
         "as milliseconds it is 2025-11-30: give seconds",
     )
+
+
+def test_a_fifo_inside_an_input_folder_is_listed_as_skipped_never_opened(tmp_path: Path) -> None:
+    """It was left out without a word; opened, it would block the ingest forever."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(INCIDENT / "proxy.jsonl", folder / "proxy.jsonl")
+    os.mkfifo(folder / "x.jsonl")
+    got = CliRunner().invoke(app, ["ingest", str(folder), "--db", str(tmp_path / "w.duckdb")])
+    assert got.exit_code == 0, got.output
+    assert (
+        f"skipped {folder / 'x.jsonl'}: not a regular file (a FIFO, a device, a socket or a"
+        " broken link): not opened"
+    ) in got.output

@@ -115,7 +115,11 @@ def ingest_files(
     # Named on the command line: a file that is no known input is an error. Found in a
     # directory: it is skipped and listed in the report.
     named = {p.resolve() for p in paths if p.is_file()}
-    by_name = [SkippedInput(path=str(p), reason=foreign.not_an_input(p)) for p in dir_skipped]
+    special = "not a regular file (a FIFO, a device, a socket or a broken link): not opened"
+    by_name = [
+        SkippedInput(path=str(p), reason=foreign.not_an_input(p) if p.is_file() else special)
+        for p in dir_skipped
+    ]
     if not files:
         listed = "; ".join(f"{s.path}: {s.reason}" for s in by_name[:5])
         raise InputError(

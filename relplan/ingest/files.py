@@ -89,10 +89,11 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
         check_utf8_path(p)
         if p.is_dir():
             for f in sorted(p.rglob("*")):
-                if not f.is_file() or any(part.startswith(".") for part in f.relative_to(p).parts):
+                if f.is_dir() or any(part.startswith(".") for part in f.relative_to(p).parts):
                     continue
                 check_utf8_path(f)
-                (out if is_known_file(f) else skipped).append(f)
+                # a FIFO, device or socket is never opened (it could block forever): listed
+                (out if f.is_file() and is_known_file(f) else skipped).append(f)
         elif p.is_file():
             out.append(p)
         elif p.exists():
