@@ -258,3 +258,17 @@ def test_a_fifo_inside_an_input_folder_is_listed_as_skipped_never_opened(tmp_pat
         f"skipped {folder / 'x.jsonl'}: not a regular file (a FIFO, a device, a socket or a"
         " broken link): not opened"
     ) in got.output
+
+
+@pytest.mark.parametrize("stamp", ["2025-11-30T00:00:00+99:99", "2200-01-01T00:00:00Z"])
+def test_a_file_name_time_that_is_no_real_time_is_named_in_the_error(
+    tmp_path: Path, db: Path, stamp: str
+) -> None:
+    """The name's time was ignored without a word; the error only asked for --at."""
+    path = tmp_path / f"metrics-{stamp}.prom"
+    shutil.copy(PUB / "vllm_metrics_v1_prodstack318.prom", path)
+    _fails(
+        ["ingest", str(path), "--db", str(db)],
+        f"the time in the file name ({stamp}) is not a real time",
+        db,
+    )

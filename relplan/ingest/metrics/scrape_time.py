@@ -60,6 +60,20 @@ def time_from_name(path: Path) -> tuple[float, str] | None:
     return None
 
 
+def unread_name_time(path: Path) -> str | None:
+    """Why a time-like part of the file name was not taken (an offset of 24 h or more, a
+    time outside 1973-2100), for the error that asks for --at; None when there is none."""
+    name = path.name
+    for rx in (_EXTENDED, _BASIC):
+        m = rx.search(name)
+        if m and _iso(m) is None:
+            return (
+                f"the time in the file name ({m.group(0)}) is not a real time (an offset of"
+                " 24 h or more, or outside 1973-03-03..2100-01-01), so it was not taken"
+            )
+    return None
+
+
 def parse_at(text: str) -> float:
     """`--at TIME` for IngestOptions(at=...): epoch seconds or RFC 3339 with an offset."""
     t = parse_time(text)
