@@ -27,6 +27,7 @@ heavy library.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
 import re
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from relplan import httpget
-from relplan.errors import InputError
+from relplan.errors import InputError, check_utf8_path
 
 # Ask for the classic text format (what `curl /metrics` prints); OpenMetrics is accepted too.
 ACCEPT = "text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5"
@@ -127,9 +128,17 @@ def scrape_block(taken: float, body: bytes) -> bytes:
 
 
 def _check_out(out: Path) -> None:
-    """An existing non-empty file is appended to only when it is a scrape log already."""
+    """An existing non-empty file is appended to only when it is a scrape log already; a
+    name that is not UTF-8, a FIFO or a device (writing would wait for a reader or go
+    nowhere) is refused."""
+    check_utf8_path(out)
     if out.is_dir():
         raise InputError("is a directory; give a file such as metrics.scrape.txt", str(out))
+    if out.exists() and not out.is_file():
+        raise InputError(
+            "not a regular file (a FIFO or a device); give a file such as metrics.scrape.txt",
+            str(out),
+        )
     if out.exists() and out.stat().st_size > 0:
         with out.open("rb") as fh:
             head = fh.read(len(MARK))
@@ -140,14 +149,22 @@ def _check_out(out: Path) -> None:
             )
 
 
-def _append(fh: BinaryIO, block: bytes) -> None:
+def _append(fh: BinaryIO, block: bytes, out: Path, kept: int) -> None:
     good = fh.tell()
     try:
-        fh.write(block)
-        fh.flush()
-    except BaseException:
-        fh.truncate(good)  # never leave half a scrape
-        fh.seek(good)
+        view = memoryview(block)
+        while view:  # unbuffered: nothing is left to flush when a write fails
+            view = view[fh.write(view) or 0 :]
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            fh.truncate(good)  # never leave half a scrape
+            fh.seek(good)
+        if isinstance(exc, OSError):  # a full disk, a file-size limit: say where, and what is kept
+            raise InputError(
+                f"cannot write the scrape: {exc.strerror or exc}; the file keeps the {kept}"
+                " complete scrape(s) before it",
+                str(out),
+            ) from None
         raise
 
 
@@ -174,14 +191,14 @@ def record(
     started = monotonic()
     taken = clock()
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("ab") as fh:
+    with out.open("ab", buffering=0) as fh:
         try:
             body: bytes | None = first
             tick = 0
             while True:
                 if body is not None:
                     block = scrape_block(taken, body)
-                    _append(fh, block)
+                    _append(fh, block, out, rec.scrapes)
                     rec.scrapes += 1
                     rec.bytes_written += len(block)
                 if progress is not None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from relplan.errors import InputError
+from relplan.errors import InputError, check_utf8_path
 
 MAX_BYTES = 16 * 1024 * 1024  # settings are a few KB; anything this large is not one
 
 
 def read_settings(path: Path, what: str) -> str:
     """The text of the settings file `path` (`what` names it in errors: "mapping file")."""
+    check_utf8_path(path)
     try:
         st = path.stat()
     except OSError as exc:

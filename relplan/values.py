@@ -199,11 +199,16 @@ def _unit_that_fits(value: float, unit: str) -> tuple[str, dt.date] | None:
     return None
 
 
-def implausible_time(epoch: float) -> str | None:
+def implausible_time(epoch: float, *, dated: bool = False) -> str | None:
     """Why an absolute time (epoch seconds) cannot be a real one, or None when it can be:
-    outside TIME_RANGE, naming the finer unit it reads as when one fits."""
+    outside TIME_RANGE, naming the finer unit it reads as when one fits. `dated`: the time
+    was written as a date (RFC 3339), which has no unit to mistake, so none is suggested
+    (9999-12-31 is not 1978 in milliseconds)."""
     if _in_range(epoch):
         return None
+    if dated:
+        when = dt.datetime.fromtimestamp(epoch, dt.timezone.utc).date()
+        return f"{when} is not {TIME_RANGE}"
     fits = _unit_that_fits(epoch, "s")
     if fits is not None:
         return f"{epoch:.15g} s is not {TIME_RANGE}; as {fits[0]} it is {fits[1]}: give seconds"

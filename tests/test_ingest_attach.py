@@ -8,7 +8,9 @@ row; a window or replica prunes partitions in the query plan."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -281,6 +283,61 @@ def test_the_same_records_copied_and_attached_count_once(tmp_path: Path) -> None
         rep = ingest_files(con, [file], IngestOptions(kind="engine"))
     assert rep.sources == []
     assert "count its rows twice" in rep.skipped[0].reason
+
+
+def test_a_rewrite_that_puts_size_and_mtime_back_is_caught_by_its_ctime(tmp_path: Path) -> None:
+    _hourly(tmp_path / "traces", hours=1, replicas=1)
+    (file,) = sorted((tmp_path / "traces").rglob("*.parquet"))
+    db = tmp_path / "ws.duckdb"
+    _attach(db, f"{tmp_path}/traces/**/*.parquet")
+    st = file.stat()
+    file.write_bytes(file.read_bytes())  # the same bytes written again: a new ctime only
+    os.utime(file, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _open(db)  # same content: read, its hash compared
+    data = bytearray(file.read_bytes())
+    data[data.index(b"PAR1") + 64] ^= 0x01  # one byte of the first data page
+    file.write_bytes(bytes(data))
+    os.utime(file, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (file.stat().st_size, file.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    with pytest.raises(InputError, match=r"changed since they were attached: 1 rewritten \("):
+        _open(db)
+
+
+def test_two_files_with_the_same_bytes_under_one_glob_are_refused(tmp_path: Path) -> None:
+    _hourly(tmp_path / "traces", hours=1, replicas=1)
+    (file,) = sorted((tmp_path / "traces").rglob("*.parquet"))
+    shutil.copy(file, file.with_name("again.parquet"))
+    db = tmp_path / "ws.duckdb"
+    with pytest.raises(InputError, match=r"the same bytes as .*again\.parquet, which the glob"):
+        _attach(db, f"{tmp_path}/traces/**/*.parquet")
+    assert not db.exists()
+
+
+@pytest.mark.slow
+def test_the_same_records_in_another_encoding_copied_and_attached_count_once(
+    tmp_path: Path,
+) -> None:
+    """The steps copied from JSON Lines and attached as Parquet (or the other way round) are
+    the same records by (execution_id, step, t_issue, t_done): refused either way."""
+    _hourly(tmp_path / "traces", hours=1, replicas=1)
+    (file,) = sorted((tmp_path / "traces").rglob("*.parquet"))
+    lines = tmp_path / "engine.jsonl"
+    duckdb.connect().execute(
+        f"copy (select * exclude (day, hour) from '{file}') to '{lines}' (format json)"
+    )
+    db = tmp_path / "ws.duckdb"
+    with open_workspace(db) as con:
+        ingest_files(con, [lines], IngestOptions())
+    with pytest.raises(InputError, match=r"the same step is already in the workspace, copied"):
+        _attach(db, f"{tmp_path}/traces/**/*.parquet")
+    db2 = tmp_path / "ws2.duckdb"
+    _attach(db2, f"{tmp_path}/traces/**/*.parquet")
+    same = r"the same step is attached in place \(.*:1\)"
+    with pytest.raises(InputError, match=same) as err, open_workspace(db2) as con:
+        ingest_files(con, [lines], IngestOptions())
+    assert (err.value.line, err.value.path) == (1, str(lines))
+    with open_workspace(db2, read_only=True) as con:
+        assert con.execute("select count(*) from steps").fetchall() == [(1000,)]
 
 
 def test_hour_9_is_hour_09_and_hour_24_is_refused(tmp_path: Path) -> None:

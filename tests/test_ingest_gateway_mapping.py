@@ -133,7 +133,10 @@ def test_a_record_the_mapping_cannot_read_names_its_line(tmp_path: Path) -> None
     )
     log = write_lines(
         tmp_path / "a.jsonl",
-        ['{"id": "x", "t": 1000, "d": 5, "s": 200}', '{"id": "y", "t": "soon", "d": 5, "s": 200}'],
+        [
+            '{"id": "x", "t": 1764460800000, "d": 5, "s": 200}',
+            '{"id": "y", "t": "soon", "d": 5, "s": 200}',
+        ],
     )
     with pytest.raises(InputError, match=r"a\.jsonl:2: t \(start\) 'soon' is not a epoch_ms time"):
         ingest(tmp_path / "w.duckdb", log, map_file=m)

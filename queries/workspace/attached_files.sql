@@ -1,3 +1,4 @@
--- The files attachment sid held when it was attached, by path.
+-- The files attachment sid held when it was attached, by path (ctime_ns only in
+-- workspaces attached since workspace/attached_files_ctime.sql).
 -- params: sid
-select path, size, mtime_ns, sha256 from attached_files where source_id = $sid order by path
+select * from attached_files where source_id = $sid order by path

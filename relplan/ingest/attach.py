@@ -131,11 +131,14 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
                 names[clash[0]],
             )
         hashes = [digest(Path(f))[0] for f in files]
+        _refuse_twins(files, hashes)
         _refuse_copied(con, files, hashes)
         sid = next_id
         next_id += 1
         report, by_table = _check_rows(con, sid, full, pattern, files, partitions, sha)
+        refuse_records_twice(con, None, sid)
         stats = [os.stat(f) for f in files]
+        sql.run(con, "workspace/attached_files_ctime")
         sql.run(
             con,
             "workspace/insert_attached_files",
@@ -144,6 +147,7 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
                 "paths": files,
                 "sizes": [st.st_size for st in stats],
                 "mtimes": [st.st_mtime_ns for st in stats],
+                "ctimes": [st.st_ctime_ns for st in stats],
                 "hashes": hashes,
             },
         )
@@ -170,6 +174,70 @@ def _partitions(files: list[str]) -> list[str]:
                 except ValueError:
                     raise InputError(f"day={value}: expected a date YYYY-MM-DD", f) from None
     return sorted(keys)
+
+
+def _refuse_twins(files: list[str], hashes: list[str]) -> None:
+    """Two files of one attachment with the same bytes would count their rows twice."""
+    first: dict[str, str] = {}
+    for f, h in zip(files, hashes, strict=True):
+        if h in first:
+            raise InputError(
+                f"the same bytes as {first[h]}, which the glob also matches; attaching both"
+                " would count their rows twice: remove one or narrow the glob",
+                f,
+            )
+        first[h] = f
+
+
+def refuse_records_twice(
+    con: duckdb.DuckDBPyConnection, source_id: int | None, attached_id: int
+) -> None:
+    """The same engine records copied (source `source_id`, or any stored source when None)
+    and attached (`attached_id`) would count twice, whatever their encoding: refused, naming
+    the copied record and the attached file's row (queries/ingest/engine_rows_also_attached)."""
+    hit = sql.one(
+        con,
+        "ingest/engine_rows_also_attached",
+        {"source_id": source_id, "attached_id": attached_id},
+    )
+    if hit is None:
+        return
+    src = sql.one(con, "workspace/source_path", {"source_id": hit["source_id"]}) or {}
+    copied = f"{src.get('path', 'source ' + str(hit['source_id']))}:{hit['source_row']}"
+    attached_at = f"{hit['source_file']}:{hit['file_row']}"
+    if source_id is None:  # attaching files whose records an ingest copied before
+        raise InputError(
+            f"the same {hit['what']} is already in the workspace, copied by ingest from"
+            f" {copied}; attaching it too would count it twice (a record is stored once:"
+            " attach into a new --db, or leave these files out of the glob)",
+            str(hit["source_file"]),
+            int(hit["file_row"]),
+        )
+    raise InputError(
+        f"the same {hit['what']} is attached in place ({attached_at}); copying it too would"
+        " count it twice (a record is stored once: leave this file out, or ingest it into a"
+        " new --db)",
+        str(src.get("path", copied)),
+        int(hit["source_row"]),
+    )
+
+
+def refuse_copied_attached(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
+    """An ingest copying engine records that the workspace's attachment already holds is
+    refused (relplan.ingest.driver calls this before it commits): only the hours of each new
+    source's span are read from the attached files."""
+    if not attached.has_attachments(con):
+        return
+    rows = _existing(con)
+    engine = [r for r in reports if r.kind == "engine" and r.rows and r.t_min is not None]
+    if not rows or not engine:
+        return
+    ids = [int(r["source_id"]) for r in rows]
+    attached.define(con, ids, [str(r["pattern"]) for r in rows])
+    for r in engine:
+        attached.narrow(con, r.t_min, r.t_max)
+        for sid in ids:
+            refuse_records_twice(con, r.source_id, sid)
 
 
 def _refuse_copied(con: duckdb.DuckDBPyConnection, files: list[str], hashes: list[str]) -> None:

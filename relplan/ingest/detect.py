@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from relplan.errors import InputError, UsageError
 from relplan.ingest import registry
 from relplan.ingest.adapter import never
-from relplan.ingest.files import FileInfo, load_document
+from relplan.ingest.files import FileInfo, load_document, long_number
 from relplan.ingest.sniff import Head, envoy_key, kind_from_keys, parquet_columns
 
 __all__ = [
@@ -155,9 +155,12 @@ def unknown(head: Head) -> InputError:
             load_document(exc.object, head.path, "JSON Lines or a JSON document")
         import json
 
+        if not isinstance(exc, json.JSONDecodeError):
+            exc = long_number(head.info.head.decode("utf-8", "replace")) or exc
         at = exc.lineno if isinstance(exc, json.JSONDecodeError) else None
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         return InputError(
-            f"not valid JSON ({exc}); expected JSON Lines or a JSON document", head.path, at
+            f"not valid JSON ({why}); expected JSON Lines or a JSON document", head.path, at
         )
     what = head.describe()
     if head.parquet:

@@ -34,6 +34,7 @@ import duckdb
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest import foreign, registry
+from relplan.ingest.attach import refuse_copied_attached
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
@@ -114,7 +115,11 @@ def ingest_files(
     # Named on the command line: a file that is no known input is an error. Found in a
     # directory: it is skipped and listed in the report.
     named = {p.resolve() for p in paths if p.is_file()}
-    by_name = [SkippedInput(path=str(p), reason=foreign.not_an_input(p)) for p in dir_skipped]
+    special = "not a regular file (a FIFO, a device, a socket or a broken link): not opened"
+    by_name = [
+        SkippedInput(path=str(p), reason=foreign.not_an_input(p) if p.is_file() else special)
+        for p in dir_skipped
+    ]
     if not files:
         listed = "; ".join(f"{s.path}: {s.reason}" for s in by_name[:5])
         raise InputError(
@@ -353,6 +358,7 @@ def commit(session: Session) -> IngestReport:
     _drop_whole_second_twins(con, reports, counts)
     _refine_whole_seconds(con, reports)
     refuse_same_records(con, reports)
+    refuse_copied_attached(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)

@@ -89,10 +89,11 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[Path]]:
         check_utf8_path(p)
         if p.is_dir():
             for f in sorted(p.rglob("*")):
-                if not f.is_file() or any(part.startswith(".") for part in f.relative_to(p).parts):
+                if f.is_dir() or any(part.startswith(".") for part in f.relative_to(p).parts):
                     continue
                 check_utf8_path(f)
-                (out if is_known_file(f) else skipped).append(f)
+                # a FIFO, device or socket is never opened (it could block forever): listed
+                (out if f.is_file() and is_known_file(f) else skipped).append(f)
         elif p.is_file():
             out.append(p)
         elif p.exists():
@@ -149,6 +150,37 @@ def read_document(info: FileInfo, what: str, limit: int | None = None) -> bytes:
     return data
 
 
+# A gzip file that decompresses to more than MAX_GZIP_RATIO times its size, once past
+# GZIP_RATIO_AFTER bytes, is refused as a gzip bomb before it is read: the largest ratio of
+# the lab's recorded logs is 90 (an nginx access log), deflate's own limit about 1,030.
+MAX_GZIP_RATIO = 250
+GZIP_RATIO_AFTER = 16 * 1024 * 1024
+
+
+def _bomb(path: Path, out: int, used: int) -> InputError:
+    return InputError(
+        f"a gzip file that decompresses to over {MAX_GZIP_RATIO} times its size"
+        f" ({out // (1024 * 1024)} MiB from {used:,} bytes); a gzip bomb? expected a"
+        " compressed log (real ones compress 3 to 100 times)",
+        str(path),
+    )
+
+
+def check_gzip_ratio(path: Path) -> None:
+    """Refuse a gzip bomb up front: decompress the first GZIP_RATIO_AFTER bytes of output
+    and compare with the compressed bytes they took (digest() keeps checking to the end)."""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = used = 0
+    with path.open("rb") as f:
+        while out < GZIP_RATIO_AFTER and (data := f.read(16384)):
+            while data and out < GZIP_RATIO_AFTER:
+                out += len(inflate.decompress(data, GZIP_RATIO_AFTER - out))
+                used += len(data) - len(inflate.unconsumed_tail)  # the input it took
+                data = inflate.unconsumed_tail
+    if out >= GZIP_RATIO_AFTER and out > MAX_GZIP_RATIO * used:
+        raise _bomb(path, out, used)
+
+
 def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
     """Size, whether gzip, and the first `head_size` bytes of the (decompressed) content,
     without a UTF-8 byte order mark; when those bytes hold no newline, the head runs on to
@@ -158,6 +190,8 @@ def peek(path: Path, head_size: int = 65536) -> tuple[int, bool, bytes]:
         size = path.stat().st_size
         with path.open("rb") as f:
             gz = f.read(2) == GZIP_MAGIC
+        if gz:
+            check_gzip_ratio(path)
         opener = gzip.open if gz else open
         with opener(path, "rb") as g:
             head = g.read(head_size)
@@ -209,8 +243,9 @@ def digest(path: Path) -> tuple[str, int]:
     last = b"\n"
     try:
         with path.open("rb") as f:
-            chunk = f.read(_CHUNK)
+            chunk = f.read(65536)
             inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if chunk[:2] == GZIP_MAGIC else None
+            used = out = 0
             while chunk:
                 data = chunk
                 if inflate is not None:
@@ -218,11 +253,14 @@ def digest(path: Path) -> tuple[str, int]:
                         data = inflate.decompress(chunk)
                     except zlib.error as exc:
                         raise InputError(f"not a valid gzip file ({exc})", str(path)) from exc
+                    used, out = used + len(chunk), out + len(data)
+                    if out > GZIP_RATIO_AFTER and out > MAX_GZIP_RATIO * used:
+                        raise _bomb(path, out, used)
                 if data:
                     h.update(data)
                     newlines += data.count(b"\n")
                     last = data[-1:]
-                chunk = f.read(_CHUNK)
+                chunk = f.read(_CHUNK if inflate is None else 65536)  # output <= ~64 MiB a call
             if inflate is not None:
                 tail = inflate.flush()
                 if tail:
@@ -407,6 +445,22 @@ def _finite_float(text: str) -> float:
     return x
 
 
+# A whole number longer than Python converts from text (sys.get_int_max_str_digits()).
+_LONG_DIGITS = re.compile(r"\d{4301,}")
+
+
+def long_number(text: str, start: int = 0) -> json.JSONDecodeError | None:
+    """The error for the first whole number in `text` (from `start`) too long for Python to
+    convert (its ValueError names no place), with its position; None when there is none."""
+    m = _LONG_DIGITS.search(text, start)
+    if m is None:
+        return None
+    n = len(m.group())
+    return json.JSONDecodeError(
+        f"a number of {n} digits, too large for any count or time", text, m.start()
+    )
+
+
 def json_loads(
     text: str | bytes, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
 ) -> Any:
@@ -423,6 +477,10 @@ def json_loads(
         )
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or (long := long_number(text)) is None:
+            raise
+        raise long from exc
     if _SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(doc, ensure_ascii=False).encode("utf-8")

@@ -8,14 +8,13 @@ document when no line is a record, the header of a CSV file, the columns of a Pa
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from functools import cached_property
 from typing import Any
 
 from relplan.errors import InputError
-from relplan.ingest.files import PARQUET_MAGIC, FileInfo
+from relplan.ingest.files import PARQUET_MAGIC, FileInfo, read_document
 
 # How sure a recogniser is, by what it saw (registry.Adapter.recognise returns one of these or
 # a value between them). A format's own marker (magic bytes, `# SCRAPE`) is CERTAIN; a set of
@@ -159,11 +158,16 @@ class Head:
         info = self.info
         if info.size > 256 * 1024 * 1024:
             raise InputError(
-                "the first line is not a JSON object; expected JSON Lines", self.path, 1
+                f"the first line is not a whole JSON record within 16 MiB, and as one JSON"
+                f" document the file ({info.size / 2**20:,.0f} MiB) is larger than the 256 MiB"
+                " read whole; expected JSON Lines (one record a line) or a smaller document:"
+                " split it",
+                self.path,
+                1,
             )
+        raw = read_document(info, "a JSON document")  # bounded, whatever gzip says
         try:
-            raw = info.path.read_bytes()
-            return json.loads((gzip.decompress(raw) if info.gz else raw).decode("utf-8")), None
+            return json.loads(raw.decode("utf-8")), None
         except RecursionError as exc:
             head = info.head
             line = head[: len(head) - len(head.lstrip())].count(b"\n") + 1

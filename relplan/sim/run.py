@@ -103,8 +103,9 @@ def simulate(
             },
         )
         return summarize(out, p.scenario.seed)
-    except KeyboardInterrupt:
-        # Ctrl-C once the files are (partly) written: "nothing stored" must stay true.
+    except (KeyboardInterrupt, InputError):
+        # Ctrl-C or a full disk once the files are (partly) written: "nothing stored" must
+        # stay true.
         _remove_new(out, before, existed)
         raise
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from relplan import __version__
-from relplan.errors import InputError
+from relplan.errors import InputError, check_utf8_path
 from relplan.ingest.columns import ENGINE_TRACE, PROXY_LOG
 from relplan.models import Phase, RunManifest
 from relplan.sim.execution import EVENT_NAMES
@@ -308,6 +309,18 @@ def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = 
         )
         for a, b in zip(tmp, paths, strict=True):
             a.replace(b)
+    except (OSError, pl.exceptions.ComputeError) as exc:
+        # A full disk or a file-size limit (polars says it as "(os error 28)").
+        code = re.search(r"os error (\d+)", str(exc))
+        if isinstance(exc, pl.exceptions.ComputeError) and code is None:
+            raise
+        if code is not None:
+            why = os.strerror(int(code.group(1)))
+        else:
+            why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        raise InputError(
+            f"cannot write the simulation's files: {why}; nothing written", str(out)
+        ) from None
     finally:
         for a in tmp:
             a.unlink(missing_ok=True)
@@ -316,6 +329,7 @@ def write_outputs(sim: Simulation, out: Path, meta: dict[str, Any], t0: float = 
 
 def check_out_dir(out: Path) -> None:
     """Refuse an output path that cannot be a directory, before any work is done."""
+    check_utf8_path(out)
     if out.exists() and not out.is_dir():
         raise InputError("--out must be a directory, but this is a file", str(out))
     parent = next((p for p in [out, *out.parents] if p.exists()), None)

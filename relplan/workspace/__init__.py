@@ -123,6 +123,12 @@ def check_db_path(path: Path) -> None:
         raise InputError("is a directory; --db names a workspace file (new or existing)", where)
     if not path.exists():
         return
+    if not path.is_file():  # a FIFO would block the read below (and DuckDB) forever
+        raise InputError(
+            "not a regular file (a FIFO, a device or a socket); --db names a workspace file"
+            " (new or existing)",
+            where,
+        )
     try:
         with path.open("rb") as f:
             head = f.read(64)

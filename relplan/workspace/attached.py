@@ -79,12 +79,7 @@ def check_unchanged(con: duckdb.DuckDBPyConnection, sid: int, pattern: str) -> N
     was = {str(r["path"]): r for r in sql.rows(con, "workspace/attached_files", {"sid": sid})}
     added = [f for f in now if f not in was]
     removed = [f for f in was if f not in stat]
-    rewritten = [
-        f
-        for f in now
-        if f in was
-        and (stat[f].st_size, stat[f].st_mtime_ns) != (was[f]["size"], was[f]["mtime_ns"])
-    ]
+    rewritten = [f for f in now if f in was and _rewritten(f, stat[f], was[f])]
     changes = [
         f"{len(fs)} {what} ({fs[0]}{', ...' if len(fs) > 1 else ''})"
         for what, fs in (("added", added), ("removed", removed), ("rewritten", rewritten))
@@ -95,6 +90,31 @@ def check_unchanged(con: duckdb.DuckDBPyConnection, sid: int, pattern: str) -> N
             "the attached files changed since they were attached: " + ", ".join(changes) + redo,
             pattern,
         )
+
+
+def _rewritten(path: str, st: os.stat_result, was: dict[str, object]) -> bool:
+    """Whether the file at `path` differs from the one attached: its size or modification
+    time changed, or (for files attached with their ctime) its status-change time did and its
+    content hash is no longer the one attached. A rewrite that puts the size and modification
+    time back (`touch -d`, os.utime) still moves the ctime, which no user can set; a copy
+    that keeps the times (rsync -a, a restore) moves it too, and is read again when its
+    bytes are the same."""
+    if (st.st_size, st.st_mtime_ns) != (was["size"], was["mtime_ns"]):
+        return True
+    ctime = was.get("ctime_ns")
+    if ctime is None or st.st_ctime_ns == ctime:
+        return False
+    return _bytes_sha256(path) != was["sha256"]
+
+
+def _bytes_sha256(path: str) -> str:
+    """SHA-256 of a file's bytes: the content hash ingest gives a Parquet file
+    (relplan/ingest/files.py), which attached files are."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def fingerprint(files: list[str]) -> str:

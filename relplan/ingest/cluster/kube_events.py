@@ -30,7 +30,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, long_number
 from relplan.values import implausible_time
 
 if TYPE_CHECKING:
@@ -157,6 +157,11 @@ def _top_values(
             ) from exc
         except RecursionError as exc:
             raise InputError("JSON nested too deeply", path, _line(i)) from exc
+        except ValueError as exc:  # a number longer than Python converts (4,300 digits)
+            long = long_number(text, i)
+            if long is None:
+                raise InputError(f"not valid JSON ({exc})", path, _line(i)) from exc
+            raise InputError(f"not valid JSON ({long.msg})", path, long.lineno) from exc
         yield i, value, end
         i = end
 
@@ -198,7 +203,7 @@ def _time(value: Any, field: str, path: str, line: int) -> float | None:
     if t.year == 1:  # Go's zero time.Time, what an unset time serialises as: no time
         return None
     epoch = t.timestamp()
-    why = implausible_time(epoch)
+    why = implausible_time(epoch, dated=True)
     if why is not None:
         raise InputError(f"{field}: {value!r} is no real event time ({why})", path, line)
     return epoch

@@ -64,7 +64,7 @@ from relplan.ingest.gateway_rows import (
 from relplan.ingest.patterns import compile_pattern
 from relplan.models import StrictModel
 from relplan.settings_file import read_settings
-from relplan.values import parse_time
+from relplan.values import TIME_RANGE, implausible_time, misread_unit, parse_time
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -185,6 +185,21 @@ def read_time(value: Any, spec: TimeSpec) -> float | None:
     return stamp.timestamp()
 
 
+def _implausible(raw: Any, t: float, spec: TimeSpec) -> str | None:
+    """Why a time the mapping declares absolute cannot be a real one: an epoch value in
+    another unit than [time] format says (naming the unit it reads as), or a strptime
+    pattern without a date (year 1900); None when it can. Every format a mapping names is
+    absolute, so the rule for seconds from a run's start does not apply."""
+    if spec.format in _EPOCH:
+        unit = spec.format.removeprefix("epoch_")
+        why = misread_unit(as_float(text(raw)) or 0.0, unit)
+        return None if why is None else f"{why}; expected {spec.format} ([time] format)"
+    if implausible_time(t) is None:
+        return None
+    when = dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat(timespec="seconds")
+    return f"{str(raw)[:40]!r} reads as {when}, not {TIME_RANGE} ([time] format {spec.format!r})"
+
+
 def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | None]:
     f = m.fields
 
@@ -197,10 +212,14 @@ def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | N
     t_sent = read_time(get(f.start), m.time)
     if t_sent is None:
         return {}, f"{f.start} (start) {str(get(f.start))[:40]!r} is not a {m.time.format} time"
+    if why := _implausible(get(f.start), t_sent, m.time):
+        return {}, f"{f.start} (start) {why}"
     if f.end is not None:
         t_end = read_time(get(f.end), m.time)
         if t_end is None:
             return {}, f"{f.end} (end) {str(get(f.end))[:40]!r} is not a {m.time.format} time"
+        if why := _implausible(get(f.end), t_end, m.time):
+            return {}, f"{f.end} (end) {why}"
     else:
         dur = as_float(get(f.duration))
         if dur is None or dur < 0:

@@ -75,7 +75,10 @@ def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> t
         size_hint="; pull a narrower --match, a shorter window or a longer --step",
     )
     if reply.status != 200:
-        detail = reply.body.decode("utf-8", errors="replace")[:300]
+        # The server's words on one line, without its control characters (a hostile or
+        # HTML error page must not break the one error line or drive the terminal).
+        text = reply.body.decode("utf-8", errors="replace")
+        detail = " ".join("".join(c if c.isprintable() else " " for c in text).split())[:300]
         raise InputError(f"HTTP {reply.status} from the server: {detail}", url)
     try:
         return json.loads(reply.body, object_pairs_hook=unique_keys), reply.body

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from relplan.errors import UsageError
-from relplan.values import implausible_time, parse_time
+from relplan.values import implausible_time, parse_number, parse_time
 
 _EXTENDED = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt_](\d\d)[:-](\d\d)[:-](\d\d)(?:[.,](\d+))?([zZ]|[+-]\d\d(?::?\d\d)?)"
@@ -60,6 +60,20 @@ def time_from_name(path: Path) -> tuple[float, str] | None:
     return None
 
 
+def unread_name_time(path: Path) -> str | None:
+    """Why a time-like part of the file name was not taken (an offset of 24 h or more, a
+    time outside 1973-2100), for the error that asks for --at; None when there is none."""
+    name = path.name
+    for rx in (_EXTENDED, _BASIC):
+        m = rx.search(name)
+        if m and _iso(m) is None:
+            return (
+                f"the time in the file name ({m.group(0)}) is not a real time (an offset of"
+                " 24 h or more, or outside 1973-03-03..2100-01-01), so it was not taken"
+            )
+    return None
+
+
 def parse_at(text: str) -> float:
     """`--at TIME` for IngestOptions(at=...): epoch seconds or RFC 3339 with an offset."""
     t = parse_time(text)
@@ -69,7 +83,7 @@ def parse_at(text: str) -> float:
             f"cannot read {text[:60]!r} as a time; expected RFC 3339 with an offset"
             " (2025-11-30T00:00:05Z) or epoch seconds",
         )
-    why = implausible_time(t)
+    why = implausible_time(t, dated=parse_number(text) is None)
     if why is not None:
         raise UsageError("--at", f"{text[:60]!r}: {why}")
     return t

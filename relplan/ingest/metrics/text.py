@@ -37,7 +37,7 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
-from relplan.ingest.metrics.scrape_time import parse_at, time_from_name
+from relplan.ingest.metrics.scrape_time import parse_at, time_from_name, unread_name_time
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
 
@@ -370,6 +370,9 @@ def stage_exposition(
     path = str(info.path)
     named = time_from_name(info.path)
     t = named[0] if named is not None else AT.of(opts)
+    no_time = NO_TIME
+    if t is None and (why := unread_name_time(info.path)) is not None:
+        no_time = f"{why}; {NO_TIME}"
     w = StageWriter(con, "stage_metrics")
     st = _State()
     tally = {"stored": 0, "created": 0, "rejected": 0, "meta": 0, "comment": 0, "blank": 0}
@@ -396,10 +399,10 @@ def stage_exposition(
                 st.see_meta(m.group(1), m.group(2), m.group(3))
             tally["meta" if m else "comment"] += 1
         else:
-            what = _sample(w, st, staged, n, s, t, True, opts.skip, NO_TIME)
+            what = _sample(w, st, staged, n, s, t, True, opts.skip, no_time)
             if what == "rejected" and t is None and not opts.skip:
                 w.flush()
-                raise InputError(NO_TIME, path, n)
+                raise InputError(no_time, path, n)
             tally[what] += 1
     tally["rejected"] += _stage_faults(w, staged, faults)
     w.flush()
