@@ -50,6 +50,9 @@ def outcome_of(status: int | None, *, reached_upstream: bool = True) -> str:
 
 
 _INT64 = 2**63
+# The canonical contract's bound on a token count (queries/ingest/macros.sql): a double holds
+# every whole number up to it exactly.
+MAX_TOKENS = 2**53
 
 
 def as_int(value: Any) -> int | None:
@@ -67,6 +70,29 @@ def as_int(value: Any) -> int | None:
         return None
     n = int(f)
     return n if -_INT64 <= n < _INT64 else None
+
+
+def logged_int(value: Any, what: str, lo: int, hi: int) -> tuple[int | None, str | None]:
+    """An optional whole number a log gives: (None, None) when it gives none (absent, null,
+    `-`, empty), (n, None) for lo <= n <= hi, else (None, why): a value given but unusable is
+    the record's error, never a silent unknown."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "-")):
+        return None, None
+    n = as_int(value)
+    if n is None or not lo <= n <= hi:
+        shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + "..."
+        return None, f"{what} {shown!r} is not a whole number in {lo}..{hi}"
+    return n, None
+
+
+def logged_tokens(value: Any, what: str) -> tuple[int | None, str | None]:
+    """A token count a log gives (logged_int over 0..MAX_TOKENS)."""
+    return logged_int(value, what, 0, MAX_TOKENS)
+
+
+def logged_status(value: Any, what: str) -> tuple[int | None, str | None]:
+    """An HTTP status a log gives (logged_int over 0..999; 0 is Envoy's "no response")."""
+    return logged_int(value, what, 0, 999)
 
 
 def as_float(value: Any) -> float | None:

@@ -28,9 +28,9 @@ from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_float,
-    as_int,
     dig,
     json_records,
+    logged_status,
     outcome_of,
     refusal,
     text,
@@ -56,7 +56,9 @@ def map_request(
     if total is None or total < 0:
         return [], "latencies.request is missing; expected milliseconds >= 0"
     t_end = started + total / 1000.0
-    status = as_int(dig(rec, "response.status"))
+    status, why = logged_status(dig(rec, "response.status"), "response.status")
+    if why is not None:
+        return [], why
     if status is None:
         return [], "response.status is missing; expected the HTTP status sent to the client"
     call_key = CALL_KEY.of(opts)
@@ -101,9 +103,14 @@ def map_request(
     out: list[dict[str, Any]] = []
     for i, tr in enumerate(raw_tries):
         last = i == len(raw_tries) - 1
-        code = as_int(tr.get("code"))
+        code, why = logged_status(tr.get("code"), f"tries[{i}].code")
+        if why is not None:
+            return [], why
         if last:
-            code = as_int(rec.get("upstream_status")) or code or status
+            upstream, why = logged_status(rec.get("upstream_status"), "upstream_status")
+            if why is not None:
+                return [], why
+            code = upstream or code or status
             outcome = "client_gone" if status == 499 else outcome_of(code)
             end = max(t_end, starts[i])
         else:

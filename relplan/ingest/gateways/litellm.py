@@ -36,6 +36,7 @@ from relplan.ingest.gateway_rows import (
     dig,
     hidden_tries,
     json_records,
+    logged_tokens,
     refusal,
     text,
     tries_refused,
@@ -107,6 +108,9 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
         outcome, status = ("shed" if code == 429 else "error"), code
     else:
         return [], None, f"status {state!r} is not success or failure"
+    tokens, why = logged_tokens(rec.get("prompt_tokens"), "prompt_tokens")
+    if why is not None:
+        return [], None, why
     last = {
         "call_id": call_id,
         "t_sent": t_sent,
@@ -117,7 +121,7 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
         or text(dig(rec, "hidden_params.api_base"))
         or text(rec.get("model_id")),
         "model": text(rec.get("model_group")) or text(rec.get("model")),
-        "prompt_tokens": as_int(rec.get("prompt_tokens")),
+        "prompt_tokens": tokens,
     }
     retries, fallbacks = as_int(meta.get("attempted_retries")), meta.get("attempted_fallbacks")
     n_fb = as_int(fallbacks) if not isinstance(fallbacks, list) else len(fallbacks)

@@ -43,7 +43,14 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
-from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, outcome_of, text
+from relplan.ingest.gateway_rows import (
+    AttemptSink,
+    as_float,
+    as_int,
+    logged_status,
+    outcome_of,
+    text,
+)
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
 
 if TYPE_CHECKING:
@@ -327,7 +334,12 @@ def map_line(
         if dur is None and text(tm) is not None:
             return [], f"$upstream_response_time entry {tm!r} is not seconds"
         last = i == n - 1
-        code = as_int(st) if "upstream_status" in lists else status if last else None
+        if "upstream_status" in lists:
+            code, why = logged_status(st, "$upstream_status entry")
+            if why is not None:
+                return [], why
+        else:
+            code = status if last else None
         if last:
             outcome = "client_gone" if status == 499 else outcome_of(code or status)
         else:

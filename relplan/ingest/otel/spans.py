@@ -56,19 +56,22 @@ def _unix_int(value: Any) -> int | None:
         return value
     if isinstance(value, float):
         return int(value) if value == value and abs(value) < 1e300 else None
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
         return int(value.strip())
     return None
 
 
 def any_value(v: Any) -> Any:
-    """An OTLP AnyValue as a Python value (intValue strings as int; unknown shapes as None)."""
+    """An OTLP AnyValue as a Python value (intValue strings as int, kept as given when they are
+    no whole number; unknown shapes as None)."""
     if not isinstance(v, dict):
         return None
     if "stringValue" in v:
         return v["stringValue"]
     if "intValue" in v:
-        return _unix_int(v["intValue"])
+        # one that is no whole number stays as given, for its reader to name
+        n = _unix_int(v["intValue"])
+        return v["intValue"] if n is None else n
     if "doubleValue" in v:
         d = v["doubleValue"]
         try:

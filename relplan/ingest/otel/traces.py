@@ -37,7 +37,7 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
-from relplan.ingest.gateway_rows import as_float, as_int, text
+from relplan.ingest.gateway_rows import as_float, as_int, logged_tokens, text
 from relplan.ingest.otel.documents import JsonShapeError, texts, trace_format
 from relplan.ingest.otel.spans import WALKS, BadOut, Span
 from relplan.ingest.stage import StageWriter
@@ -55,6 +55,8 @@ _START_FIELD = {"otlp_json": "startTimeUnixNano", "jaeger_json": "startTime"}
 _START_UNIT = {"otlp_json": "ns", "jaeger_json": "us"}
 _START_SCALE = {"ns": 1e9, "us": 1e6}
 _LAT = "gen_ai.latency."
+# Token counts a span gives: a value given but not a whole number in range is the span's error.
+_TOKEN_ATTRS = ("gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens")
 
 
 def finish_reasons(value: Any) -> list[str]:
@@ -145,6 +147,11 @@ class SpanReader:
         if why is not None:
             self.reject(sp.line, sp.raw, f"{field}: {why}")
             return
+        for key in _TOKEN_ATTRS:
+            _, why = logged_tokens(sp.attrs.get(key), key)
+            if why is not None:
+                self.reject(sp.line, sp.raw, why)
+                return
         self.stored += 1
         self.emit_span(sp, rid, t0)
 
