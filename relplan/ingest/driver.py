@@ -262,6 +262,7 @@ def _unstage(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
     for query in (
         "ingest/delete_stage_proxy",
         "ingest/delete_stage_engine",
+        "ingest/delete_stage_direct_engine",
         "ingest/delete_stage_metrics",
     ):
         sql.run(con, query, {"source_id": source_id})
@@ -428,13 +429,16 @@ def _insert_direct(
     con: duckdb.DuckDBPyConnection, s: Staged, counts: dict[str, int], now: dt.datetime
 ) -> SourceReport:
     kept = 0
+    given = {"path": duck_path(s.path), "source_id": s.source_id}
     for name in s.direct:
-        table = name.removeprefix("ingest/direct_parquet_")
+        table = name.removeprefix("ingest/direct_parquet_").removeprefix("ingest/direct_jsonl_")
+        params = {k: v for k, v in given.items() if k in sql.load(name).params}
         try:
-            n = sql.affected(con, name, {"path": duck_path(s.path), "source_id": s.source_id})
+            n = sql.affected(con, name, params)
         except duckdb.Error as exc:
             raise FastPathFailed(str(exc)) from exc
-        kept += n
+        if table != "request_ids":  # a second row of an arrived event, not a record
+            kept += n
         if n:
             counts[table] = counts.get(table, 0) + n
     span = sql.one(con, "ingest/direct_span", {"source_id": s.source_id}) or {}

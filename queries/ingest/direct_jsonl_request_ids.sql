@@ -1,0 +1,18 @@
+-- The request ids of one engine JSON Lines file read by the typed reader, as
+-- ingest/insert_engine_request_ids.sql does for staged records (the same two patterns): one
+-- row per `arrived` event whose id has vLLM's API form. Runs after the events insert, which
+-- refuses bad records.
+-- params: source_id
+insert into request_ids
+select execution_id, execution_id, client_id, $source_id, ln
+from (
+    select
+        execution_id, ln,
+        coalesce(
+            nullif(regexp_extract(execution_id, '^(?:chatcmpl|chat|embd)-(.+)$', 1), ''),
+            nullif(regexp_extract(execution_id, '^cmpl-(.+?)(?:-\d+)?$', 1), '')
+        ) as client_id
+    from stage_direct_engine
+    where source_id = $source_id and type = 'event' and event = 'arrived'
+)
+where client_id is not null
