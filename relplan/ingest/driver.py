@@ -431,7 +431,7 @@ def _insert_direct(
     kept = 0
     given = {"path": duck_path(s.path), "source_id": s.source_id}
     for name in s.direct:
-        table = name.removeprefix("ingest/direct_parquet_").removeprefix("ingest/direct_jsonl_")
+        table = name.removeprefix("ingest/direct_").removeprefix("parquet_").removeprefix("jsonl_")
         params = {k: v for k, v in given.items() if k in sql.load(name).params}
         try:
             n = sql.affected(con, name, params)

@@ -147,7 +147,7 @@ _DIRECT_JSONL = (
     "ingest/direct_jsonl_events",
     "ingest/direct_jsonl_steps",
     "ingest/direct_jsonl_engine_stats",
-    "ingest/direct_jsonl_request_ids",
+    "ingest/direct_request_ids",
 )
 
 
@@ -237,7 +237,7 @@ def stage_table(
             "ingest/direct_parquet_events",
             "ingest/direct_parquet_steps",
             "ingest/direct_parquet_engine_stats",
-            "ingest/direct_parquet_request_ids",
+            "ingest/direct_request_ids",
         ]
         return
     queries = _QUERIES[kind]
