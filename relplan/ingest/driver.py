@@ -286,7 +286,10 @@ def commit(session: Session) -> IngestReport:
     """Check what is staged, then store it and drop the staging tables (the caller's
     transaction commits)."""
     con, opts = session.con, session.opts
-    summary = _summaries(con)
+    # Only direct sources (fail mode's engine JSONL and Parquet): the staging tables the
+    # checks, the summary and the staged inserts read are empty, so none of them runs.
+    staged_any = any(not s.direct for s in session.staged)
+    summary = _summaries(con) if staged_any else {}
     refused_somewhere = any(r["refused"] for r in summary.values())
     if not opts.skip and refused_somewhere and any(s.direct for s in session.staged):
         # Name the first bad record in argument order: direct sources must be checked too,
@@ -337,10 +340,10 @@ def commit(session: Session) -> IngestReport:
         # Rejects first: the checks read the workspace (attempt numbers already stored),
         # so they must run before this ingest's own attempts are in it.
         counts["rejects"] = sql.affected(con, "ingest/insert_rejects")
-    else:
+    elif staged_any:
         sql.run(con, "ingest/engine_rows_all")
         sql.run(con, "ingest/metrics_rows_all")
-    for table, name in _INSERTS:
+    for table, name in _INSERTS if staged_any else ():
         n = sql.affected(con, name)
         if n:
             counts[table] = n
