@@ -136,3 +136,28 @@ def test_direct_parquet_stores_request_ids_like_its_staged_path(tmp_path: Path) 
             db, "select execution_id, external_id, client_id, source_row from request_ids"
         )
     assert ids["fail"] == ids["skip"] == [("cmpl-abc123-0", "cmpl-abc123-0", "abc123", 1)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("prefix_hits", 9, "prefix_hits (9) exceed prefix_queries (4)"),
+        ("elapsed_ms", -1.5, "elapsed_ms -1.5 is not a duration"),
+        ("num_preempted", 1.5, "num_preempted 1.5 is not a whole number"),
+    ],
+)
+def test_the_plugin_fields_rules_hold_on_the_typed_path(
+    tmp_path: Path, field: str, value: float, reason: str
+) -> None:
+    # A stats record with the plugin's per-iteration fields (docs/formats.md, Engine trace);
+    # rp_engine_ok must not pass what rp_engine_reason refuses.
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    assert rec["type"] == "stats"
+    rec.update({"elapsed_ms": 12.5, "prefix_queries": 4, "prefix_hits": 2, field: value})
+    lines[3] = json.dumps(rec)
+    src = write_lines(tmp_path / "engine.jsonl", lines)
+    with pytest.raises(InputError) as err:
+        ingest(tmp_path / "w.duckdb", src)
+    assert (err.value.path, err.value.line) == (str(src), 4)
+    assert reason in err.value.reason

@@ -15,10 +15,13 @@ where source_id = $source_id and type = 'step' and case
     when rp_engine_ok(
             type, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-            num_batched_tokens, kv_usage) then true
+            num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens) then true
     when rp_engine_reason(
             type, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-            num_batched_tokens, kv_usage, 'canonical') is null then true
+            num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
+            'canonical') is null then true
     else error('relplan: refused engine record in line ' || ln)
 end

@@ -165,7 +165,9 @@ create or replace temp macro rp_count_ok(x) as
     x is null or (x >= 0 and x = floor(x) and x <= 9007199254740992);
 create or replace temp macro rp_engine_ok(
     type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
-    prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage
+    prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
+    elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
+    preemptions, max_tokens
 ) as
     case type
         when 'step' then execution_id is not null and step is not null
@@ -183,4 +185,9 @@ create or replace temp macro rp_engine_ok(
     and rp_count_ok(step) and rp_count_ok(prompt_tokens) and rp_count_ok(prompt_computed)
     and rp_count_ok(prompt_cached) and rp_count_ok(decode_tokens) and rp_count_ok(num_running)
     and rp_count_ok(num_waiting) and rp_count_ok(num_batched_tokens)
-    and (kv_usage is null or (kv_usage >= 0 and kv_usage <= 1));
+    and rp_count_ok(num_preempted) and rp_count_ok(prefix_queries) and rp_count_ok(prefix_hits)
+    and rp_count_ok(output_tokens) and rp_count_ok(cached_tokens) and rp_count_ok(preemptions)
+    and rp_count_ok(max_tokens)
+    and (kv_usage is null or (kv_usage >= 0 and kv_usage <= 1))
+    and (elapsed_ms is null or (elapsed_ms >= 0 and elapsed_ms <= 1e300))
+    and (prefix_hits is null or prefix_queries is null or prefix_hits <= prefix_queries);

@@ -19,7 +19,8 @@ select
     ),
     t, nullif(execution_id, ''), nullif(event, ''), prompt_tokens, nullif(replica, ''), step,
     t_issue, t_done, prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-    num_batched_tokens, kv_usage
+    num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries, prefix_hits,
+    nullif(finish_reason, ''), output_tokens, cached_tokens, preemptions, max_tokens
 from read_json(
     $path, format = 'newline_delimited', records = true, maximum_object_size = 16777216,
     columns = {
@@ -27,6 +28,9 @@ from read_json(
         prompt_tokens: 'DOUBLE', replica: 'VARCHAR', step: 'DOUBLE', t_issue: 'DOUBLE',
         t_done: 'DOUBLE', prompt_computed: 'DOUBLE', prompt_cached: 'DOUBLE',
         decode_tokens: 'DOUBLE', num_running: 'DOUBLE', num_waiting: 'DOUBLE',
-        num_batched_tokens: 'DOUBLE', kv_usage: 'DOUBLE'
+        num_batched_tokens: 'DOUBLE', kv_usage: 'DOUBLE', elapsed_ms: 'DOUBLE',
+        num_preempted: 'DOUBLE', prefix_queries: 'DOUBLE', prefix_hits: 'DOUBLE',
+        finish_reason: 'VARCHAR', output_tokens: 'DOUBLE', cached_tokens: 'DOUBLE',
+        preemptions: 'DOUBLE', max_tokens: 'DOUBLE'
     }
 ) with ordinality
