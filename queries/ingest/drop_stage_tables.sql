@@ -2,5 +2,6 @@
 -- params:
 drop table if exists stage_proxy;
 drop table if exists stage_engine;
+drop table if exists stage_direct_engine;
 drop table if exists stage_metrics;
 drop table if exists stage_sources;

@@ -18,6 +18,11 @@
 --   engine records unnests it, so the typed column list is written once, here.
 -- rp_engine_perr(r): why the fields of one record do not convert (rp_bad_*), '; '-joined;
 --   NULL when they all do.
+-- rp_engine_ok(...): a quick test, for canonical records of known type (the direct inserts),
+--   that passes only records rp_engine_reason would pass (it is TRUE only where the reason is
+--   NULL; FALSE may still be a good record). The direct inserts evaluate the reason, with its
+--   string building, only for rows this test does not pass. rp_time_ok / rp_count_ok: a time
+--   or count that needs no message (in range, finite, whole).
 -- params:
 create or replace temp macro rp_engine_type(
     type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
@@ -155,3 +160,34 @@ create or replace temp macro rp_engine_perr(r) as
         rp_bad_num('output_tokens', r.output_tokens), rp_bad_num('cached_tokens', r.cached_tokens),
         rp_bad_num('preemptions', r.preemptions), rp_bad_num('max_tokens', r.max_tokens)),
         '');
+create or replace temp macro rp_time_ok(x) as x is null or (x >= 0 and x < 4102444800);
+create or replace temp macro rp_count_ok(x) as
+    x is null or (x >= 0 and x = floor(x) and x <= 9007199254740992);
+create or replace temp macro rp_engine_ok(
+    type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
+    prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
+    elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
+    preemptions, max_tokens
+) as
+    case type
+        when 'step' then execution_id is not null and step is not null
+            and t_issue is not null and t_done is not null and prompt_computed is not null
+            and t_done >= t_issue
+        when 'stats' then step is not null and t_issue is not null
+        when 'event' then t is not null and execution_id is not null
+            and event in (
+                'arrived', 'scheduled', 'first_token', 'preempted', 'aborted', 'finished',
+                'rejected')
+            and (event <> 'arrived' or prompt_tokens is not null)
+        else false
+    end
+    and rp_time_ok(t) and rp_time_ok(t_issue) and rp_time_ok(t_done)
+    and rp_count_ok(step) and rp_count_ok(prompt_tokens) and rp_count_ok(prompt_computed)
+    and rp_count_ok(prompt_cached) and rp_count_ok(decode_tokens) and rp_count_ok(num_running)
+    and rp_count_ok(num_waiting) and rp_count_ok(num_batched_tokens)
+    and rp_count_ok(num_preempted) and rp_count_ok(prefix_queries) and rp_count_ok(prefix_hits)
+    and rp_count_ok(output_tokens) and rp_count_ok(cached_tokens) and rp_count_ok(preemptions)
+    and rp_count_ok(max_tokens)
+    and (kv_usage is null or (kv_usage >= 0 and kv_usage <= 1))
+    and (elapsed_ms is null or (elapsed_ms >= 0 and elapsed_ms <= 1e300))
+    and (prefix_hits is null or prefix_queries is null or prefix_hits <= prefix_queries);

@@ -267,6 +267,7 @@ def _unstage(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
     for query in (
         "ingest/delete_stage_proxy",
         "ingest/delete_stage_engine",
+        "ingest/delete_stage_direct_engine",
         "ingest/delete_stage_metrics",
     ):
         sql.run(con, query, {"source_id": source_id})
@@ -290,7 +291,10 @@ def commit(session: Session) -> IngestReport:
     """Check what is staged, then store it and drop the staging tables (the caller's
     transaction commits)."""
     con, opts = session.con, session.opts
-    summary = _summaries(con)
+    # Only direct sources (fail mode's engine JSONL and Parquet): the staging tables the
+    # checks, the summary and the staged inserts read are empty, so none of them runs.
+    staged_any = any(not s.direct for s in session.staged)
+    summary = _summaries(con) if staged_any else {}
     refused_somewhere = any(r["refused"] for r in summary.values())
     if not opts.skip and refused_somewhere and any(s.direct for s in session.staged):
         # Name the first bad record in argument order: direct sources must be checked too,
@@ -341,10 +345,10 @@ def commit(session: Session) -> IngestReport:
         # Rejects first: the checks read the workspace (attempt numbers already stored),
         # so they must run before this ingest's own attempts are in it.
         counts["rejects"] = sql.affected(con, "ingest/insert_rejects")
-    else:
+    elif staged_any:
         sql.run(con, "ingest/engine_rows_all")
         sql.run(con, "ingest/metrics_rows_all")
-    for table, name in _INSERTS:
+    for table, name in _INSERTS if staged_any else ():
         n = sql.affected(con, name)
         if n:
             counts[table] = n
@@ -441,13 +445,16 @@ def _insert_direct(
     con: duckdb.DuckDBPyConnection, s: Staged, counts: dict[str, int], now: dt.datetime
 ) -> SourceReport:
     kept = 0
+    given = {"path": duck_path(s.path), "source_id": s.source_id}
     for name in s.direct:
-        table = name.removeprefix("ingest/direct_parquet_")
+        table = name.removeprefix("ingest/direct_").removeprefix("parquet_").removeprefix("jsonl_")
+        params = {k: v for k, v in given.items() if k in sql.load(name).params}
         try:
-            n = sql.affected(con, name, {"path": duck_path(s.path), "source_id": s.source_id})
+            n = sql.affected(con, name, params)
         except duckdb.Error as exc:
             raise FastPathFailed(str(exc)) from exc
-        kept += n
+        if table != "request_ids":  # a second row of an arrived event, not a record
+            kept += n
         if n:
             counts[table] = counts.get(table, 0) + n
     span = sql.one(con, "ingest/direct_span", {"source_id": s.source_id}) or {}

@@ -5,7 +5,10 @@ for text, without a UTF-8 byte order mark and with CRLF line ends read as LF, so
 records gzipped or with Windows line ends are the same content (docs/workspace.md, sources).
 A Parquet file is hashed as its bytes. The same pass counts newlines of the (decompressed)
 content, which lets the driver check that a JSON Lines file has no blank lines before it
-trusts record ordinals as line numbers.
+trusts record ordinals as line numbers, and notes whether the text holds the words `true` or
+`false` anywhere: DuckDB's typed JSON reader reads a JSON boolean in a numeric column as 1 or
+0, so a file with neither word cannot hold one, and only such a file may take the reader
+that types numbers directly (relplan/ingest/canonical/tables.py).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from relplan.errors import InputError, check_utf8_path
 
@@ -42,6 +45,14 @@ KNOWN_SUFFIXES = (
 )
 
 
+class Digest(NamedTuple):
+    """What one streaming pass over a file's content finds (`digest`)."""
+
+    sha256: str
+    lines: int
+    booleans: bool  # the words `true` or `false` occur (or the content is binary)
+
+
 class FileInfo:
     """A file about to be read: its head (for detection) at once, its hash and line count from
     a streaming pass that may run in a background thread (`digest`), so hashing overlaps with
@@ -53,7 +64,7 @@ class FileInfo:
         size: int,
         gz: bool,
         head: bytes,
-        digest: Future[tuple[str, int]] | tuple[str, int],
+        digest: Future[Digest] | Digest,
     ) -> None:
         self.path = path
         self.size = size
@@ -61,19 +72,25 @@ class FileInfo:
         self.head = head  # first bytes of the decompressed content
         self._digest = digest
 
-    def _resolved(self) -> tuple[str, int]:
+    def _resolved(self) -> Digest:
         if isinstance(self._digest, Future):
             self._digest = self._digest.result()
         return self._digest
 
     @property
     def sha256(self) -> str:
-        return self._resolved()[0]
+        return self._resolved().sha256
 
     @property
     def lines(self) -> int:
         """Newline-terminated lines plus a last unterminated one, of the decompressed text."""
-        return self._resolved()[1]
+        return self._resolved().lines
+
+    @property
+    def may_hold_booleans(self) -> bool:
+        """Whether the text holds the word `true` or `false` anywhere (a JSON boolean may be in
+        it); always True for binary content."""
+        return self._resolved().booleans
 
 
 def is_known_file(path: Path) -> bool:
@@ -224,6 +241,9 @@ class _ContentHash:
         if not self.text:
             self.h.update(data)
             return
+        if not self.cr and b"\r" not in data:
+            self.h.update(data)  # no CR: nothing to replace (one scan instead of a copy)
+            return
         data = self.cr + data
         self.cr = b"\r" if data.endswith(b"\r") else b""
         if self.cr:
@@ -236,11 +256,25 @@ class _ContentHash:
         return self.h.hexdigest()
 
 
-def digest(path: Path) -> tuple[str, int]:
-    """SHA-256 of the content (see the module docstring) and its line count, streaming."""
+def digest(path: Path) -> Digest:
+    """SHA-256 of the content (see the module docstring), its line count and whether the words
+    `true`/`false` occur in it, streaming."""
     h = _ContentHash()
     newlines = 0
     last = b"\n"
+    booleans = False
+    tail = b""  # the last bytes of the previous chunk: a word may span two chunks
+
+    def take(data: bytes) -> None:
+        nonlocal newlines, last, booleans, tail
+        h.update(data)
+        newlines += data.count(b"\n")
+        last = data[-1:]
+        if not booleans and h.text:
+            edge = tail + data[:4]
+            booleans = b"true" in data or b"false" in data or b"true" in edge or b"false" in edge
+            tail = data[-4:]
+
     try:
         with path.open("rb") as f:
             chunk = f.read(65536)
@@ -257,19 +291,15 @@ def digest(path: Path) -> tuple[str, int]:
                     if out > GZIP_RATIO_AFTER and out > MAX_GZIP_RATIO * used:
                         raise _bomb(path, out, used)
                 if data:
-                    h.update(data)
-                    newlines += data.count(b"\n")
-                    last = data[-1:]
+                    take(data)
                 chunk = f.read(_CHUNK if inflate is None else 65536)  # output <= ~64 MiB a call
             if inflate is not None:
-                tail = inflate.flush()
-                if tail:
-                    h.update(tail)
-                    newlines += tail.count(b"\n")
-                    last = tail[-1:]
+                rest = inflate.flush()
+                if rest:
+                    take(rest)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from exc
-    return h.hexdigest(), newlines + (0 if last == b"\n" else 1)
+    return Digest(h.hexdigest(), newlines + (0 if last == b"\n" else 1), booleans or not h.text)
 
 
 class Faults:

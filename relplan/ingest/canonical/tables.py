@@ -9,7 +9,10 @@ and in skip mode when a record is refused, to keep its raw text).
 CSV is read as text with its header (by DuckDB; line by line in Python, canonical_csv.py,
 when DuckDB cannot name every record's line or take a row); Parquet keeps its types. Engine Parquet whose columns
 already have the contract's types is not staged at all in fail mode: the driver inserts it
-straight into the tables (queries/ingest/direct_parquet_*.sql).
+straight into the tables (queries/ingest/direct_parquet_*.sql). Engine JSON Lines in fail
+mode is read once with numbers typed as DOUBLE (queries/ingest/engine_read_jsonl_typed.sql)
+and inserted with the checks inside the inserts (queries/ingest/direct_jsonl_*.sql); a file
+that may hold a JSON boolean, or has blank lines, takes the staged path above.
 The readers share their pieces (file readers with line numbers, typed templates, conversion
 error messages) as temp macros: queries/ingest/macros.sql, ingest/proxy_macros.sql and
 ingest/engine_macros.sql, created by stage.create_stage inside the ingest transaction.
@@ -120,6 +123,9 @@ def stage_jsonl(
     if opts.exact:
         lines_reader()
         return
+    if kind == "engine" and not opts.skip and _stage_typed(con, info, sid):
+        staged.direct = list(_DIRECT_JSONL)
+        return
     sql.run(con, "ingest/keep_insertion_order")
     try:
         sql.run(con, queries.read_jsonl, {"path": duck_path(path), "source_id": sid})
@@ -135,6 +141,35 @@ def stage_jsonl(
         return
     sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": lo})
     staged.restage_with_raw = lines_reader
+
+
+_DIRECT_JSONL = (
+    "ingest/direct_jsonl_events",
+    "ingest/direct_jsonl_steps",
+    "ingest/direct_jsonl_engine_stats",
+    "ingest/direct_request_ids",
+)
+
+
+def _stage_typed(con: duckdb.DuckDBPyConnection, info: FileInfo, sid: int) -> bool:
+    """Fail mode, engine JSON Lines: read the file once with every number typed as DOUBLE
+    (ingest/engine_read_jsonl_typed.sql); the driver then inserts the rows with the checks in
+    the inserts (ingest/direct_jsonl_*.sql). False, with nothing left staged, when the rows
+    cannot be trusted: the file may hold a JSON boolean (read as 1 or 0) or its records are
+    fewer than its lines (blank lines: ordinals are not lines). A value the reader cannot
+    convert raises FastPathFailed (the ingest restarts with the exact reader)."""
+    try:
+        n = sql.affected(
+            con,
+            "ingest/engine_read_jsonl_typed",
+            {"path": duck_path(str(info.path)), "source_id": sid},
+        )
+    except duckdb.Error as exc:
+        raise FastPathFailed(f"{info.path}: {_duck_msg(exc)}") from exc
+    if n == info.lines and not info.may_hold_booleans:
+        return True
+    sql.run(con, "ingest/delete_stage_direct_engine", {"source_id": sid})
+    return False
 
 
 def _stage_readable_lines(con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged) -> None:
@@ -202,6 +237,7 @@ def stage_table(
             "ingest/direct_parquet_events",
             "ingest/direct_parquet_steps",
             "ingest/direct_parquet_engine_stats",
+            "ingest/direct_request_ids",
         ]
         return
     queries = _QUERIES[kind]

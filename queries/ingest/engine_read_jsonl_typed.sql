@@ -1,0 +1,36 @@
+-- Engine records (event, step and stats) from JSON Lines with every number typed as DOUBLE by
+-- DuckDB's JSON reader: fail mode's path for engine JSON Lines, one parse of the file, no
+-- JSON values converted afterwards (ingest/engine_read_jsonl.sql reads numbers as JSON text
+-- and converts them, about twice the CPU). DuckDB reads a JSON boolean in a DOUBLE column as
+-- 1 or 0 and a numeric string as its number, so the driver takes this reader's rows only when
+-- the file holds neither word `true` nor `false` (relplan/ingest/files.py, digest); numeric
+-- strings are what the exact reader accepts too. A value that does not convert (a string, an
+-- object, an RFC 3339 time) makes DuckDB raise: the ingest restarts with the exact reader,
+-- which names the line. `ln` is the record's ordinal (WITH ORDINALITY: file order), the line
+-- when the records are as many as the file's lines (the driver checks). The checks run in the
+-- inserts (ingest/direct_jsonl_*.sql). Empty strings become NULL (an empty id is a missing id).
+-- params: path, source_id
+insert into stage_direct_engine
+select
+    $source_id, ordinality,
+    rp_engine_type(
+        nullif(type, ''), nullif(event, ''), prompt_computed, num_running, num_waiting,
+        num_batched_tokens, kv_usage
+    ),
+    t, nullif(execution_id, ''), nullif(event, ''), prompt_tokens, nullif(replica, ''), step,
+    t_issue, t_done, prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
+    num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries, prefix_hits,
+    nullif(finish_reason, ''), output_tokens, cached_tokens, preemptions, max_tokens
+from read_json(
+    $path, format = 'newline_delimited', records = true, maximum_object_size = 16777216,
+    columns = {
+        type: 'VARCHAR', t: 'DOUBLE', execution_id: 'VARCHAR', event: 'VARCHAR',
+        prompt_tokens: 'DOUBLE', replica: 'VARCHAR', step: 'DOUBLE', t_issue: 'DOUBLE',
+        t_done: 'DOUBLE', prompt_computed: 'DOUBLE', prompt_cached: 'DOUBLE',
+        decode_tokens: 'DOUBLE', num_running: 'DOUBLE', num_waiting: 'DOUBLE',
+        num_batched_tokens: 'DOUBLE', kv_usage: 'DOUBLE', elapsed_ms: 'DOUBLE',
+        num_preempted: 'DOUBLE', prefix_queries: 'DOUBLE', prefix_hits: 'DOUBLE',
+        finish_reason: 'VARCHAR', output_tokens: 'DOUBLE', cached_tokens: 'DOUBLE',
+        preemptions: 'DOUBLE', max_tokens: 'DOUBLE'
+    }
+) with ordinality

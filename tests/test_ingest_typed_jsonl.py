@@ -1,0 +1,163 @@
+"""Engine JSON Lines in fail mode take DuckDB's typed reader (numbers read as DOUBLE, the
+checks inside the inserts: queries/ingest/engine_read_jsonl_typed.sql, direct_jsonl_*.sql).
+It must store exactly what the staged and exact readers store, and refuse what they refuse
+with the same FILE:LINE, including the JSON boolean the typed reader would read as 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from relplan.errors import InputError
+from relplan.ingest.files import digest
+from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
+
+T0 = 1764460800.0  # 2025-11-30T00:00:00Z
+
+
+def _stored(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    every = state(db)
+    return {t: every[t] for t in ("events", "steps", "engine_stats", "request_ids")}
+
+
+@pytest.mark.slow
+def test_typed_path_stores_what_the_staged_and_exact_readers_store(tmp_path: Path) -> None:
+    # tests/data/ingest/incident/engine.jsonl plus two records with vLLM's external ids
+    # (relplan/vllm_plugin/writer.py writes them), so request_ids are compared too.
+    lines = [
+        *(INCIDENT / "engine.jsonl").read_text().splitlines(),
+        json.dumps(
+            {
+                "type": "event",
+                "t": T0 + 5,
+                "execution_id": "cmpl-abc123-0",
+                "event": "arrived",
+                "prompt_tokens": 10,
+                "replica": "r0",
+            }
+        ),
+        json.dumps(
+            {
+                "type": "event",
+                "t": T0 + 6,
+                "execution_id": "chatcmpl-req-7",
+                "event": "arrived",
+                "prompt_tokens": 12,
+            }
+        ),
+    ]
+    src = write_lines(tmp_path / "engine.jsonl", lines)
+    assert not digest(src).booleans
+    got = {}
+    for name, opts in (("fail", {}), ("skip", {"on_error": "skip"}), ("exact", {})):
+        db = tmp_path / f"{name}.duckdb"
+        if name == "exact":
+            # An RFC 3339 time (the same instant as line 1's) is what the typed reader cannot
+            # convert: the ingest starts again with the exact reader, for the whole file.
+            first = lines[0].replace('"t":1764460800.1', '"t":"2025-11-30T00:00:00.1Z"')
+            assert first != lines[0]
+            ingest(db, write_lines(tmp_path / "exact.jsonl", [first, *lines[1:]]))
+        else:
+            ingest(db, src, **opts)
+        got[name] = _stored(db)
+    assert got["fail"] == got["skip"] == got["exact"]
+    assert rows(
+        tmp_path / "fail.duckdb", "select external_id, client_id from request_ids order by 1"
+    ) == [
+        ("chatcmpl-req-7", "req-7"),
+        ("cmpl-abc123-0", "abc123"),
+    ]
+    assert len(got["fail"]["steps"]) == 4
+    assert len(got["fail"]["events"]) == 8
+
+
+def test_a_json_boolean_in_a_number_is_refused_with_its_line(tmp_path: Path) -> None:
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    lines[2] = lines[2].replace('"prompt_cached":0', '"prompt_cached":true')
+    assert '"prompt_cached":true' in lines[2]
+    src = write_lines(tmp_path / "engine.jsonl", lines)
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(InputError) as err:
+        ingest(db, src)
+    assert (err.value.path, err.value.line) == (str(src), 3)
+    assert "prompt_cached: true is not a number" in err.value.reason
+    assert not db.exists() or state(db).get("steps") == []
+
+
+def test_a_refused_record_found_by_the_inserts_names_its_line(tmp_path: Path) -> None:
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[4])
+    assert rec["type"] == "step"
+    rec["t_done"] = rec["t_issue"] - 1
+    lines[4] = json.dumps(rec)
+    src = write_lines(tmp_path / "engine.jsonl", lines)
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(InputError, match=r"engine\.jsonl:5: t_done .* is before t_issue"):
+        ingest(db, src)
+    assert not db.exists() or state(db).get("steps") == []
+
+
+@pytest.mark.slow
+def test_direct_parquet_stores_request_ids_like_its_staged_path(tmp_path: Path) -> None:
+    src = write_lines(
+        tmp_path / "engine.jsonl",
+        [
+            json.dumps(
+                {
+                    "type": "event",
+                    "t": T0,
+                    "execution_id": "cmpl-abc123-0",
+                    "event": "arrived",
+                    "prompt_tokens": 10,
+                }
+            ),
+            json.dumps(
+                {"type": "event", "t": T0 + 1, "execution_id": "cmpl-abc123-0", "event": "finished"}
+            ),
+        ],
+    )
+    pq = tmp_path / "engine.parquet"
+    con = duckdb.connect()
+    con.execute(
+        "copy (select * from read_json($p, format='newline_delimited')) to '"
+        + str(pq).replace("'", "''")
+        + "' (format parquet)",
+        {"p": str(src)},
+    )
+    con.close()
+    ids = {}
+    for name, opts in (("fail", {}), ("skip", {"on_error": "skip"})):
+        db = tmp_path / f"{name}.duckdb"
+        ingest(db, pq, **opts)
+        ids[name] = rows(
+            db, "select execution_id, external_id, client_id, source_row from request_ids"
+        )
+    assert ids["fail"] == ids["skip"] == [("cmpl-abc123-0", "cmpl-abc123-0", "abc123", 1)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("prefix_hits", 9, "prefix_hits (9) exceed prefix_queries (4)"),
+        ("elapsed_ms", -1.5, "elapsed_ms -1.5 is not a duration"),
+        ("num_preempted", 1.5, "num_preempted 1.5 is not a whole number"),
+    ],
+)
+def test_the_plugin_fields_rules_hold_on_the_typed_path(
+    tmp_path: Path, field: str, value: float, reason: str
+) -> None:
+    # A stats record with the plugin's per-iteration fields (docs/formats.md, Engine trace);
+    # rp_engine_ok must not pass what rp_engine_reason refuses.
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    assert rec["type"] == "stats"
+    rec.update({"elapsed_ms": 12.5, "prefix_queries": 4, "prefix_hits": 2, field: value})
+    lines[3] = json.dumps(rec)
+    src = write_lines(tmp_path / "engine.jsonl", lines)
+    with pytest.raises(InputError) as err:
+        ingest(tmp_path / "w.duckdb", src)
+    assert (err.value.path, err.value.line) == (str(src), 4)
+    assert reason in err.value.reason
