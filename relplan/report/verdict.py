@@ -99,11 +99,17 @@ def _recovery_figures(a: Assessment) -> list[KeyFigure]:
     if a.drain is None and a.recovered_after_s is None:
         return []
     dr = a.drain
+    fig = next((f for f in a.figures if f.key == "recovered_after"), None)
     return [
         KeyFigure(
             label="recovered after (first planned-arrival bin with >= 90 % on time)",
             value=a.recovered_after_s,
-            text="not recovered" if a.recovered_after_s is None else f"{a.recovered_after_s:g} s",
+            # the evidence list's own words: "not recovered" only when the verdict says so
+            text=f"{a.recovered_after_s:g} s"
+            if a.recovered_after_s is not None
+            else recovery_lines(a)[0].removeprefix("recovered after: ")
+            if fig is not None
+            else "not recovered",
         ),
         KeyFigure(
             label="drained after (backlog back to its pre-pulse level)",

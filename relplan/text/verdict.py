@@ -23,8 +23,10 @@ def figure_text(f: Figure, t0: float | None = None) -> str:
     """A figure's value for people; a window (seconds from t0) as wall-clock times when `t0`
     is given."""
     v = f.value
-    if f.status == "not available" or v is None:
+    if f.status == "not available":
         return "not available"
+    if v is None:  # a finding without a number (not recovered): its note says it
+        return f.note or "none"
     if f.unit == "share":
         text = pct(v, 1)
         if f.low is not None and f.high is not None:
@@ -33,8 +35,14 @@ def figure_text(f: Figure, t0: float | None = None) -> str:
     if f.unit == "x_capacity":
         return f"{v:.2f} × Ĉ"
     if f.unit == "s":
+        if f.status == "estimated" and f.low is not None:
+            # a histogram percentile: three digits, inside its bucket's bounds
+            top = "+Inf" if f.high is None else f"{f.high:g}"
+            return f"{v:.3g} s (bucket {f.low:g}–{top} s)"
         return f"{v:g} s"
     if f.unit == "per_s":
+        if f.low is not None and f.high is not None:
+            return f"{v:.3g}/s ({f.low:.3g}–{f.high:.3g}/s)"
         return f"{v:.3g}/s"
     if f.unit == "window":
         if f.low is None or f.high is None:
@@ -52,7 +60,19 @@ def figure_line(f: Figure, t0: float | None = None) -> str:
         tail = f" [not available: needs {f.needs}]"
     elif f.status == "estimated" and f.needs:
         tail += f" ({f.needs} would settle it)"
-    return f"  {f.label}: {figure_text(f, t0)}{tail}"
+    how = _how(f)
+    return f"  {f.label}: {figure_text(f, t0)}{tail}" + (f"; {how}" if how else "")
+
+
+def _how(f: Figure) -> str | None:
+    """An estimate's method and uncertainty, as its note states them (the bucket bounds are
+    in the value's text already)."""
+    if f.status != "estimated" or not f.note:
+        return None
+    note = f.note
+    if note.startswith("bucket "):
+        note = note.partition("; ")[2]
+    return note or None
 
 
 def render_verdict(a: Assessment, t0: float | None = None) -> str:
@@ -94,15 +114,13 @@ def recovery_lines(a: Assessment) -> list[str]:
     "Recovery, two ways")."""
     from relplan.analyses.drain import DEFINITION, RECOVERED_DEFINITION
 
-    rec = (
-        f"recovered after {a.recovered_after_s:g} s ({a.recovered_source})"
-        if a.recovered_after_s is not None
-        else (
-            "recovered after: not measured (no on-time signal with enough calls or requests per bin)"
-            if a.verdict not in ("metastable", "overloaded", "draining", "failing")
-            else "recovered after: not recovered"
-        )
-    )
+    fig = next((f for f in a.figures if f.key == "recovered_after"), None)
+    if a.recovered_after_s is not None:
+        rec = f"recovered after {a.recovered_after_s:g} s ({a.recovered_source})"
+    elif fig is not None and fig.status == "not available":
+        rec = f"recovered after: not measured (needs {fig.needs})"
+    else:  # the same words as the evidence list's figure
+        rec = f"recovered after: {fig.note if fig is not None and fig.note else 'not recovered'}"
     dr = a.drain
     if dr is None:
         drained = "drained after: unknown (no overload phase)"
