@@ -510,3 +510,31 @@ def test_capacity_from_the_stats_lines_throughput(tmp_path: Path) -> None:
     assert f.status == "estimated"
     assert f.value == pytest.approx(1.2)
     assert (f.low, f.high) == (pytest.approx(1.2), pytest.approx(1.2))
+
+
+@pytest.mark.slow
+def test_one_scrape_counts_no_finished_requests(tmp_path: Path) -> None:
+    """One scrape of vLLM 0.32: request_success_total's rise is unknown, not 0 (the evidence
+    list said "requests finished with reason stop: 0 [measured]" four times beside the
+    verdict's "1 scrape in the window (a rise needs two)"); no measured figure is empty."""
+    _res, a = _assess(tmp_path, CASES[1])
+    assert not [f for f in a.figures if f.key.startswith("completions_")]
+    f = next(f for f in a.figures if f.key == "completions")
+    assert f.status == "not available"
+    assert f.note is not None
+    assert "1 scrape in the window" in f.note
+    assert [f.key for f in a.figures if f.status == "measured" and f.value is None] == []
+
+
+@pytest.mark.slow
+def test_a_gateway_log_without_d_counts_answers_not_deliveries(tmp_path: Path) -> None:
+    """ingress-nginx's one call (8 tries, 499) with D unknown: the share is of calls answered,
+    not "delivered within D"; the series a gateway log gives is attempts in flight, not a
+    waiting queue, and is named so."""
+    _res, a = _assess(tmp_path, CASES[2])
+    share = next(f for f in a.figures if f.key == "delivered_share")
+    assert share.label.startswith("calls answered (D unknown")
+    assert share.value == 0.0
+    trend = next((f for f in a.figures if f.key == "waiting_trend"), None)
+    if trend is not None:
+        assert trend.label.startswith("attempts in flight trend")

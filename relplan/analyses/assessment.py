@@ -162,14 +162,24 @@ PHRASES = {
 
 def contradictions(a: Assessment) -> list[str]:
     """Notes that name as missing an input the workspace holds (must be none): a
-    not-available figure's `needs`, the missing input and the settle list."""
+    not-available figure's `needs` and note, the missing input and the settle list; and a
+    "not recovered" beside a verdict that says it recovered."""
     phrases = [p for k in a.present for p in PHRASES.get(k, ())]
     notes = [
         f"{f.label}: needs {f.needs}" for f in a.figures if f.status == "not available" and f.needs
     ]
+    notes += [f"{f.label}: {f.note}" for f in a.figures if f.status == "not available" and f.note]
     if a.missing_input:
         notes.append(f"missing input: {a.missing_input}")
-    return [n for n in notes if any(p in n for p in phrases)]
+    notes += [f"settle: {s}" for s in a.settle]
+    out = [n for n in notes if any(p in n for p in phrases)]
+    rec = next((f for f in a.figures if f.key == "recovered_after"), None)
+    said_none = rec is not None and rec.status == "measured" and rec.value is None
+    if rec is not None and said_none and a.verdict in ("recovered", "healthy"):
+        out.append(f"{rec.label}: {rec.note} beside the verdict {a.verdict}")
+    if rec is not None and a.verdict in DOWN and rec.value is not None:
+        out.append(f"{rec.label}: {rec.value:g} s beside the verdict {a.verdict}")
+    return out
 
 
 def _need(present: dict[str, bool], key: str, held_reason: str) -> str:
