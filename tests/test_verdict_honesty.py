@@ -538,3 +538,24 @@ def test_a_gateway_log_without_d_counts_answers_not_deliveries(tmp_path: Path) -
     trend = next((f for f in a.figures if f.key == "waiting_trend"), None)
     if trend is not None:
         assert trend.label.startswith("attempts in flight trend")
+
+
+@pytest.mark.slow
+def test_a_log_without_finish_lines_gives_no_completion_count(tmp_path: Path) -> None:
+    """The vLLM 0.32-shaped log (Added request lines, no finish line): the amplification
+    table said "completed 0, 0.00 × Ĉ" beside request_success_total's 300; completions there
+    are unknown and say where they are counted, while the verdict reads the counter."""
+    db = _metrics_incident(tmp_path / "blind.duckdb", 150.0)
+    with workspace.open_workspace(db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+    assert res.amplification is not None
+    for w in res.amplification.windows:
+        assert w.executions_accepted is not None
+        assert w.executions_completed is None
+        assert w.completed_x_capacity is None
+        assert "request_success_total" in w.null_reasons["executions_completed"]
+    assert all(b.executions_completed is None for b in res.amplification.series)
+    a = res.verdict
+    assert a is not None
+    d = next(x for x in a.disagreements if x.figure == "finished requests")
+    assert d.used == "request_success_total"

@@ -710,12 +710,16 @@ def assess(
         figures.append(tput)
         if cap is None:
             cap = tput.value
-    dr = drain.measure(con, ctx)
+    dr = _load_stopped(drain.measure(con, ctx), ctx, series, width, cap)
     latency = histograms.latency(con, ctx, scrapes) if ctx.has_metrics else []
     rec = res.delivery.recovery if res.delivery is not None else None
     late, late_src = _late_bins(con, ctx, res, present, width)
     ov = next((p for p in ctx.phases if p.name == ctx.overload_phase), None)
     fail = _failure_run(late, None if ov is None else ctx.t0 + ov.start_s) if late else None
+    if ov is None and fail is not None:
+        # no overload found, but a failure window: both recovery figures from its start
+        start = late[fail[0]][0]
+        dr = drain.measure_window(con, ctx, start, start, drain.FROM_FAILURE, from_peak=True)
     recovered_after: float | None = None
     recovered_src: str | None = None
     w_text = _window_text(win, ctx)
@@ -846,7 +850,8 @@ def _finish(
             for f in figures
         ]
     figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present, rises))
-    if ctx.overload_phase is not None or recovered_after is not None:
+    timed = dr.null_reason != drain.NO_OVERLOAD  # an overload or a failure window to time
+    if ctx.overload_phase is not None or recovered_after is not None or timed:
         figures.append(_recovered_figure(recovered_after, recovered_src, verdict, ctx, present))
         figures.append(_drain_figure(dr))
     trend = _waiting_trend(ctx, series)
@@ -872,7 +877,7 @@ def _finish(
         reasons=reasons,
         recovered_after_s=recovered_after,
         recovered_source=recovered_src,
-        drain=dr if ctx.overload_phase is not None else None,
+        drain=None if dr.null_reason == drain.NO_OVERLOAD else dr,
         figures=figures,
         disagreements=_disagreements(con, ctx),
         latency=latency,
@@ -921,6 +926,25 @@ def _recovered_needs(ctx: RunContext, present: dict[str, bool]) -> str:
         f"at least {MIN_CALLS} calls or finished requests per 30 s bin after the overload"
         " (the on-time signal the workspace holds has fewer)"
     )
+
+
+QUIET = 0.1  # a bin with arrivals under this share of Ĉ carries no load
+
+
+def _load_stopped(
+    dr: Drain, ctx: RunContext, s: overload.Series, width: float, cap: float | None
+) -> Drain:
+    """Detected phases end with the data, so the drain cannot tell from them that the load had
+    stopped; the arrival series can: the backlog drained only once arrivals had fallen under
+    QUIET × Ĉ for good (the lab's drills end with 30 s without new calls)."""
+    ov_end = ctx.overload_end()
+    if dr.drained_after_s is None or dr.after_load_ended or s.arrivals is None or ov_end is None:
+        return dr
+    floor = QUIET * cap if cap else 0.0
+    busy = [t + width for t, a in zip(s.start_s, s.arrivals, strict=True) if a > floor]
+    if busy and ov_end + dr.drained_after_s >= ctx.t0 + max(busy):
+        return dr.model_copy(update={"after_load_ended": True})
+    return dr
 
 
 def _drain_figure(dr: Drain) -> Figure:

@@ -204,7 +204,14 @@ def _recovery_block(res: AnalyzeResult) -> VerdictBlock:
     detected = ctx.phases_source == "detected"
     for name in after[:3]:
         reasons.append(_phasesentence(ctx, name, amp_rows.get(name), dl_rows.get(name)))
-    if len(after) == 1 and after[0] in amp_rows:
+    if (
+        len(after) == 1
+        and after[0] in amp_rows
+        and not (
+            amp_rows[after[0]].completed_x_capacity is None
+            and amp_rows[after[0]].completed_for_waiting_x_capacity is None
+        )
+    ):
         w = amp_rows[after[0]]
         during = phase_words(after[0], detected)
         done = w.completed_x_capacity
@@ -249,6 +256,10 @@ def _phasesentence(
             f"completed at {times(amp.completed_x_capacity)} ({waiting} for a client still waiting)"
             if amp.completed_x_capacity is not None
             else f"completed for a client still waiting at {waiting}"
+            if amp.completed_for_waiting_x_capacity is not None
+            else "completions unknown from the engine log ("
+            + amp.null_reasons.get("executions_completed", "not recorded")
+            + ")"
         )
         parts.append(
             f"calls arrived at {times(amp.calls_x_capacity)} capacity, executions were accepted"

@@ -133,7 +133,18 @@ def recovery_lines(a: Assessment) -> list[str]:
             + (", only once the load stopped" if dr.after_load_ended else "")
             + ")"
         )
-    return [rec, drained, f"definitions: {RECOVERED_DEFINITION}; {DEFINITION}"]
+    rec_def = (
+        "recovered after: seconds from the end of the overload (without one, from the start of"
+        " the failure window) to the end of the failure window of finished requests over D"
+        " (vLLM's e2e histogram, by finish time; no gateway durations to judge calls by)"
+        if (a.recovered_source or "").startswith("finished requests")
+        else RECOVERED_DEFINITION
+    )
+    return [
+        rec,
+        drained,
+        f"definitions: {rec_def}; {DEFINITION if dr is None else dr.definition}",
+    ]
 
 
 def given_value(value: float | None, unit: str, source: str | None, digits: int = 0) -> str:
