@@ -559,3 +559,50 @@ def test_a_log_without_finish_lines_gives_no_completion_count(tmp_path: Path) ->
     assert a is not None
     d = next(x for x in a.disagreements if x.figure == "finished requests")
     assert d.used == "request_success_total"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["fixture", "lab retries-no-cancel"])
+def test_every_analysis_counts_retries_from_one_attempts_table(tmp_path: Path, source: str) -> None:
+    """Retry timing said 0 retries beside an amplification table that counted 95 (issue 24):
+    both count attempts > 0 of the one attempts table, window by window (the lab's
+    retries-no-cancel: 573 in the run, 111 in the detected overload, 462 after it)."""
+    if source == "fixture":
+        db = build_incident(tmp_path / "inc.duckdb")
+    else:
+        op = DATA / "lab" / "retries-no-cancel" / "operator"
+        db = tmp_path / "lab.duckdb"
+        for f in ("vllm.log.gz", "prometheus.query_range.json.gz", "access.json.gz"):
+            ingest(db, op / f)
+    with workspace.open_workspace(db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+        attempts = con.execute("select count(*) from attempts where attempt > 0").fetchone()
+    assert res.amplification is not None
+    assert res.retry_timing is not None
+    amp = {w.window: w.retries for w in res.amplification.windows}
+    timing = {w.window: w.retries for w in res.retry_timing.windows}
+    assert timing == amp
+    assert attempts is not None
+    assert amp["run"] == attempts[0] > 0
+    if source != "fixture":
+        assert amp["run"] == 573
+
+
+@pytest.mark.slow
+def test_the_report_shows_both_sources_with_their_windows(tmp_path: Path) -> None:
+    """Finished requests: 0 by the log (no finish line), 300 by request_success_total; the
+    report names both, each with its samples and span, and the one the verdict used."""
+    from relplan.report.pipeline import collect_report_data
+
+    db = _metrics_incident(tmp_path / "two.duckdb", 150.0)
+    with workspace.open_workspace(db, read_only=True) as con:
+        data = collect_report_data(
+            con,
+            AnalyzeOptions(),
+            fallback_name="two",
+            generated_at=datetime(2026, 1, 2, tzinfo=UTC),
+        )
+    line = next(r for r in data.verdict.reasons if r.startswith("Two sources for finished"))
+    assert "vllm:request_success_total (stop, length) 300.0 (21 samples, 0..300 s after t0)" in line
+    assert "engine log (finished events) 0.0 (300 samples, 0..299 s after t0)" in line
+    assert "the verdict uses request_success_total" in line

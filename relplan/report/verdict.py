@@ -14,7 +14,7 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.wasted_prefill import WastedPrefill
 from relplan.report.data import KeyFigure, VerdictBlock
 from relplan.report.wording import clock_span_s, fixed, phase_words, sentence, times
-from relplan.text.verdict import figure_text, recovery_lines
+from relplan.text.verdict import figure_text, recovery_lines, span_text
 from relplan.values import pct
 
 HEADLINES = {
@@ -87,7 +87,10 @@ def _evidence_reasons(a: Assessment) -> list[str]:
     out += [
         sentence(
             f"Two sources for {d.figure}: "
-            + ", ".join(f"{v.source} {fixed(v.value)} ({v.samples:,} samples)" for v in d.values)
+            + ", ".join(
+                f"{v.source} {fixed(v.value)} ({v.samples:,} samples, {span_text(v.start_s, v.end_s)})"
+                for v in d.values
+            )
             + f"; the verdict uses {d.used} ({d.why})"
         )
         for d in a.disagreements

@@ -91,7 +91,7 @@ def render_verdict(a: Assessment, t0: float | None = None) -> str:
         lines.append(f"Two sources for {d.figure} (the verdict uses {d.used}: {d.why}):")
         for v in d.values:
             lines.append(
-                f"  {v.source}: {num(v.value, 1)} over {_span(v.start_s, v.end_s)} ({v.samples:,} samples)"
+                f"  {v.source}: {num(v.value, 1)} over {span_text(v.start_s, v.end_s)} ({v.samples:,} samples)"
             )
     gaps = [f for f in a.figures if f.status == "not available"]
     if gaps:
@@ -103,7 +103,8 @@ def render_verdict(a: Assessment, t0: float | None = None) -> str:
     return "\n".join(lines)
 
 
-def _span(a: float | None, b: float | None) -> str:
+def span_text(a: float | None, b: float | None) -> str:
+    """A source's span in seconds after t0 (`no samples` without one)."""
     if a is None or b is None:
         return "no samples"
     return f"{a:g}..{b:g} s after t0"
