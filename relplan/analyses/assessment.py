@@ -1231,8 +1231,8 @@ def _no_overload(
     )
     if dl is not None:
         run = dl.windows[0]
-        share = "delivered" if ctx.deadline_s is not None else "answered (D unknown)"
-        ev = f"{share} share of {run.calls:,} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
+        kind = "delivered" if ctx.deadline_s is not None else "answered (D unknown)"
+        ev = f"{kind} share of {run.calls:,} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
         if run.calls and run.delivered == 0:
             return (
                 "failing",
