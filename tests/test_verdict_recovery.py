@@ -221,3 +221,29 @@ def test_an_estimate_shows_its_spread_method_and_bucket_bounds() -> None:
         "  time to first token, p90 (histogram estimate): 425 s (bucket 160–640 s)"
         " [estimated: vllm:time_to_first_token_seconds]; p90 1.98 s before"
     )
+
+
+@pytest.mark.slow
+def test_draining_says_when_the_backlog_emptied_only_once_the_load_stopped(
+    tmp_path: Path,
+) -> None:
+    """The lab's retries-no-cancel from the vLLM log and Prometheus, no D (client truth:
+    metastable): the rates say draining; its backlog of 553 reached the pre-pulse level in
+    the data's last second, after the drill had stopped sending. Both are said, and that the
+    drain says nothing of service under load."""
+    op = Path(__file__).resolve().parent / "data" / "lab" / "retries-no-cancel" / "operator"
+    db = tmp_path / "w.duckdb"
+    files = [str(op / f) for f in ("vllm.log.gz", "prometheus.query_range.json.gz")]
+    got = CliRunner().invoke(app, ["ingest", *files, "--db", str(db)])
+    assert got.exit_code == 0, got.output
+    with workspace.open_workspace(db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+    a = res.verdict
+    assert a is not None
+    assert (a.verdict, a.suspected) == ("draining", True)
+    assert a.drain is not None
+    assert a.drain.after_load_ended
+    assert a.drain.peak == 553
+    assert any("only once the load had stopped" in r for r in a.reasons)
+    assert "not recovered by the end of the data" in recovery_lines(a)[0]
+    assert contradictions(a) == []

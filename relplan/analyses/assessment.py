@@ -741,6 +741,20 @@ def assess(
         verdict, suspected, basis, reasons, extra = _from_rates(
             ctx, series, width, cap, present["gateway"]
         )
+        if verdict == "draining" and dr.after_load_ended and dr.drained_after_s is not None:
+            # the lab's retries-no-cancel without D: the backlog emptied in the data's last
+            # second, after the drill had stopped sending; that is no service under load
+            reasons.append(
+                f"the backlog reached its pre-pulse level only once the load had stopped"
+                f" (drained after {dr.drained_after_s:.0f} s): that says nothing of service"
+                " under load; "
+                + (
+                    "D (--deadline or a run.json) with the e2e histogram the workspace holds"
+                    if present["hist_e2e"]
+                    else f"D (--deadline or a run.json) and {GATEWAY}"
+                )
+                + " would tell whether the requests were late"
+            )
         evidence = f"{basis}, over {w_text}"
         figures += extra
         if verdict == "cannot tell":
