@@ -48,8 +48,22 @@ create table if not exists events (            -- docs/formats.md, Engine trace,
     prompt_tokens bigint,
     replica varchar,
     source_id integer not null,
-    source_row bigint not null
+    source_row bigint not null,
+    -- Schema version 3 (issue 26): how a request ended (on finished / aborted events) and its
+    -- max_tokens (on arrived), as the relplan vLLM plugin writes them; NULL when not given.
+    finish_reason varchar,            -- stop | length | abort | error | repetition | ...
+    output_tokens bigint,             -- tokens generated
+    cached_tokens bigint,             -- prompt tokens served by the prefix cache
+    preemptions bigint,               -- times the request was preempted
+    max_tokens bigint                 -- the request's max_tokens (on arrived)
 );
+-- Version-2 workspaces get the columns here (additive; after the provenance columns, as in
+-- the table above, so both have the same column order).
+alter table events add column if not exists finish_reason varchar;
+alter table events add column if not exists output_tokens bigint;
+alter table events add column if not exists cached_tokens bigint;
+alter table events add column if not exists preemptions bigint;
+alter table events add column if not exists max_tokens bigint;
 
 -- vLLM logs: the ids of one execution, so engine executions join to gateway records.
 -- Added with issue 12; `create table if not exists` gives older workspaces the empty table.
@@ -83,8 +97,22 @@ create table if not exists engine_stats (      -- docs/formats.md, Engine trace,
     kv_usage double,
     replica varchar,
     source_id integer not null,
-    source_row bigint not null
+    source_row bigint not null,
+    -- Schema version 3 (issue 26): the step's own figures when the trace gives them (the
+    -- relplan vLLM plugin, the simulator); NULL when not given.
+    prompt_computed bigint,           -- prefill (prompt) tokens computed in the step
+    decode_tokens bigint,             -- decode (output) tokens produced in the step
+    elapsed_ms double,                -- the step's own wall time, ms
+    num_preempted bigint,             -- requests preempted in the step
+    prefix_queries bigint,            -- prompt tokens looked up in the prefix cache
+    prefix_hits bigint                -- ... and found there
 );
+alter table engine_stats add column if not exists prompt_computed bigint;
+alter table engine_stats add column if not exists decode_tokens bigint;
+alter table engine_stats add column if not exists elapsed_ms double;
+alter table engine_stats add column if not exists num_preempted bigint;
+alter table engine_stats add column if not exists prefix_queries bigint;
+alter table engine_stats add column if not exists prefix_hits bigint;
 
 create table if not exists metric_samples (    -- docs/formats.md, Metrics, stored long
     t double not null,

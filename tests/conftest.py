@@ -11,7 +11,11 @@ needs to change one builds its own with the helpers in tests/helpers/.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +37,18 @@ TOOL_MARKERS = {
     "promtool_bin": "prometheus",
     "prometheus_server": "prometheus",
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite keeps its caches (relplan/caches.py: the Vega bundle, what-if replays,
+    compare's results) in a folder of its own, never the user's ~/.cache: set here, in the
+    controlling process, before pytest-xdist starts its workers, so they and every relplan
+    process a test starts share it; removed at exit. A test of a cache sets its own folder."""
+    if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get("RELPLAN_CACHE_DIR"):
+        return
+    folder = tempfile.mkdtemp(prefix="relplan-test-cache-")
+    os.environ["RELPLAN_CACHE_DIR"] = folder
+    atexit.register(shutil.rmtree, folder, True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -43,3 +43,17 @@ def test_different_names_align_around_the_detected_overload() -> None:
     assert [n for n, _ in windows] == ["run", "before", "overload", "after"]
     overload = dict(windows)["overload"]
     assert [w.name for row in overload for w in row] == ["spike", "pulse"]
+
+
+def test_aligned_windows_never_share_a_name() -> None:
+    """A run's own phase named like another offset's label (here `after` one phase later in
+    b): each window gets a name of its own, so figure names stay unique."""
+    a = _run(
+        [("warmup", 0, 60), ("spike", 60, 90), ("cool", 90, 200), ("after", 200, 300)], "spike"
+    )
+    b = _run([("base", 0, 50), ("pulse", 50, 80), ("hold", 80, 150), ("after", 150, 200)], "pulse")
+    how, windows = align([_side(a), _side(b)])
+    assert how == "by detected overload"
+    names = [n for n, _ in windows]
+    assert names == ["run", "before", "overload", "after", "overload+2"]
+    assert len(set(names)) == len(names)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from relplan.compare.build import check_gates
 from relplan.compare.gate import measure, parse_gate
+from relplan.compare.model import Difference, FigureRow
 from relplan.errors import UsageError
 
 
@@ -55,4 +59,47 @@ def test_holds_and_measure_follow_the_unit() -> None:
     assert value is not None
     assert rel.holds(value)
     assert shown == "+15.0%"
-    assert measure(rel, 0.3, None, "ratio")[0] is None  # no baseline to be relative to
+    # against a baseline of 0 a change is infinitely large (0 % retries -> 3.5 % fails
+    # "retry_share.hold > +10%"; it passed as "n/a" before), no change is 0 %
+    assert measure(rel, 0.035, None, "share") == (math.inf, "+inf% (baseline is 0)")
+    assert measure(rel, -0.2, None, "ratio") == (-math.inf, "-inf% (baseline is 0)")
+    assert measure(rel, 0.0, None, "share") == (0.0, "+0.0% (baseline is 0)")
+
+
+def _row(diff: float, beyond: bool | None) -> FigureRow:
+    return FigureRow(
+        name="drain_s",
+        family="drain_s",
+        window=None,
+        title="",
+        unit="s",
+        sense="lower",
+        analysis="verdict",
+        values=[],
+        differences=[
+            Difference(
+                side="b",
+                diff=diff,
+                rel=diff / 100,
+                low=None,
+                high=None,
+                direction="worse",
+                beyond_noise=beyond,
+            )
+        ],
+    )
+
+
+def test_a_bare_difference_is_never_a_failing_line() -> None:
+    """The condition holds on a figure without a band (one crossing time a side): the line is
+    not judged and does not fail; with a band it fails beyond noise only."""
+    gate = [parse_gate("drain_s > 60")]
+    (line,) = check_gates(gate, [_row(698.3, None)], ["a", "b"])
+    assert (line.failed, line.judged) == (False, False)
+    assert line.note.startswith("not judged: the condition holds but the figure has no noise band")
+    (line,) = check_gates(gate, [_row(698.3, True)], ["a", "b"])
+    assert (line.failed, line.judged, line.note) == (True, True, "fails (beyond noise)")
+    (line,) = check_gates(gate, [_row(698.3, False)], ["a", "b"])
+    assert (line.failed, line.judged, line.note) == (False, True, "passes (within noise)")
+    (line,) = check_gates(gate, [_row(10.0, None)], ["a", "b"])
+    assert (line.failed, line.judged, line.note) == (False, True, "passes")

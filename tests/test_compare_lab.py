@@ -75,12 +75,12 @@ def operator(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def truth(name: str, phase: str) -> dict[str, float]:
+def truth(name: str, phase: str, root: Path = LAB) -> dict[str, float]:
     """On-time share and attempts per call of the calls planned in `phase`, from the client."""
-    plan = json.loads((LAB / name / "client" / "run.json").read_text("utf-8"))
+    plan = json.loads((root / name / "client" / "run.json").read_text("utf-8"))
     p = next(p for p in plan["phases"] if p["name"] == phase)
     lo, hi = plan["t0"] + p["start"], plan["t0"] + p["end"]
-    raw = gzip.decompress((LAB / name / "client" / "attempts.jsonl.gz").read_bytes())
+    raw = gzip.decompress((root / name / "client" / "attempts.jsonl.gz").read_bytes())
     rows = [r for r in map(json.loads, raw.splitlines()) if lo <= r["t_planned"] < hi]
     calls = {r["call_id"] for r in rows}
     on_time = {
@@ -115,6 +115,31 @@ def test_retries_without_a_budget_are_worse_in_the_hold_as_the_client_saw(
         assert (d["direction"], d["beyond_noise"]) == (sense, True), figure
         # the same sign as the client's own record, and within 5 points / 10 % of its size
         t = truth(worse, "hold")[figure] - truth(better, "hold")[figure]
+        assert d["diff"] * t > 0
+        assert d["diff"] == pytest.approx(t, abs=0.05, rel=0.1)
+
+
+@pytest.mark.parametrize(
+    ("worse", "better"),
+    [
+        ("retries-no-cancel", "no-retries"),
+        ("retries-no-cancel", "retry-budget"),
+        ("retries-cancel", "no-retries"),
+        ("retries-cancel", "retry-budget"),
+    ],
+)
+def test_the_fresh_recordings_compared_as_folders_give_the_clients_directions(
+    worse: str, better: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/data/lab/fresh, each recording named as it is on disk (operator/ and client/: one
+    run): the same directions as the client's record, within 5 points / 10 %."""
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))
+    root = LAB / "fresh"
+    _, figures = _figures(root / better, root / worse)
+    for figure in ("on_time", "executions_per_call"):
+        d = figures[f"{figure}.hold"]["differences"][0]
+        assert (d["direction"], d["beyond_noise"]) == ("worse", True), figure
+        t = truth(worse, "hold", root)[figure] - truth(better, "hold", root)[figure]
         assert d["diff"] * t > 0
         assert d["diff"] == pytest.approx(t, abs=0.05, rel=0.1)
 
@@ -159,9 +184,15 @@ def test_histogram_percentiles_and_drained_after_come_from_the_real_metrics(
     operator: dict[str, Path],
 ) -> None:
     _, figures = _figures(operator["no-retries"], operator["retries-no-cancel"])
-    for name in ("ttft_p90.hold", "queue_p90.hold", "e2e_p90.hold", "drain_s"):
+    # the percentiles are bootstrapped over time bins of the histograms' bucket rises (1 s
+    # scrapes: 12 bins of 7.5 s in the 90 s hold), and moved beyond their bands
+    for name in ("ttft_p90.hold", "queue_p90.hold", "e2e_p90.hold"):
         d = figures[name]["differences"][0]
-        assert (d["direction"], d["beyond_noise"]) == ("worse", None), name
+        assert (d["direction"], d["beyond_noise"]) == ("worse", True), name
+        for v in figures[name]["values"]:
+            assert v["method"].startswith("bootstrap over 7.5 s time bins (")
+    d = figures["drain_s"]["differences"][0]
+    assert (d["direction"], d["beyond_noise"]) == ("worse", None)  # one crossing: no band
     assert figures["drain_s"]["values"][0]["method"].startswith("none: ")
 
 
@@ -218,3 +249,65 @@ def test_operator_folders_compare_with_the_input_and_run_flags(tmp_path: Path) -
     code, out = compare(*folders, "--year", "2026", "--deadline", "10s", "--format", "json")
     plain = {f["name"]: f for f in json.loads(out)["figures"]}
     assert plain["executions_per_call.run"]["values"] == epc
+
+
+# --- the pairwise tables of docs/compare.md, as `relplan compare` prints them today ---
+
+PAIRS = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]  # later minus earlier, INCIDENTS order
+TABLE_FIGURES = (
+    "on_time.hold",
+    "delivered.hold",
+    "executions_per_call.hold",
+    "retry_share.hold",
+    "drain_s",
+    "ttft_p90.hold",
+    "queue_p90.hold",
+    "e2e_p90.hold",
+)
+
+
+def _cell(row: Any) -> str:
+    from relplan.compare.model import FigureRow
+    from relplan.compare.render import fmt
+
+    r = FigureRow.model_validate(row)
+    d = r.differences[0]
+    noise = {True: "beyond noise", False: "within noise", None: "no band"}[d.beyond_noise]
+    return f"{fmt(d.diff, r.unit, True)} {d.direction}, {noise}"
+
+
+def pairwise_table(root: Path) -> str:
+    """The pairwise table of the four recordings under `root`, each compared as a user would
+    (`relplan compare root/A root/B --format json`: a relplan lab recording is one run)."""
+    head = [f"{INCIDENTS[j]} − {INCIDENTS[i]}" for i, j in PAIRS]
+    cells: dict[str, list[str]] = {f: [] for f in TABLE_FIGURES}
+    for i, j in PAIRS:
+        code, out = compare(str(root / INCIDENTS[i]), str(root / INCIDENTS[j]), "--format", "json")
+        assert code == 0, out
+        figures = {f["name"]: f for f in json.loads(out)["figures"]}
+        for f in TABLE_FIGURES:
+            cells[f].append(_cell(figures[f]) if f in figures else "not compared")
+    lines = ["| figure | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    lines += [f"| `{f}` | " + " | ".join(cells[f]) + " |" for f in TABLE_FIGURES]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(("root", "marker"), [(LAB, "first"), (LAB / "fresh", "fresh")])
+def test_the_documented_pairwise_tables_are_what_compare_prints(
+    root: Path, marker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/compare.md's pairwise tables of the lab's real incidents, between
+    `<!-- pairwise:NAME -->` markers; RELPLAN_UPDATE_DOCS=1 writes them again."""
+    import os
+    import re
+
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))  # each recording analysed once
+    table = pairwise_table(root)
+    doc = Path(__file__).parent.parent / "docs" / "compare.md"
+    text = doc.read_text("utf-8")
+    begin, end = f"<!-- pairwise:{marker} -->", f"<!-- /pairwise:{marker} -->"
+    block = re.compile(re.escape(begin) + r"\n(?:.*?\n)?" + re.escape(end), re.S)
+    if os.environ.get("RELPLAN_UPDATE_DOCS") == "1":
+        doc.write_text(block.sub(lambda _: f"{begin}\n{table}\n{end}", text), "utf-8")
+        text = doc.read_text("utf-8")
+    assert f"{begin}\n{table}\n{end}" in text

@@ -33,7 +33,15 @@ PAGES = {
         str(LAB / n / "client")
         for n in ("no-retries", "retries-no-cancel", "retries-cancel", "retry-budget")
     ],
+    # a lab recording (operator files and the drill's plan) against the bundled real incident
+    # (no plan: its phases are detected) and a simulated one: aligned by the detected overload
+    "three-aligned-by-overload": [
+        str(LAB / "no-retries"),
+        str(SAMPLES / "vllm-lab-retries-no-cancel"),
+        str(SAMPLES / "pulse-retry-cancel"),
+    ],
 }
+CHARTS = {"two-samples": 3, "four-lab-incidents": 2, "three-aligned-by-overload": 3}
 
 
 @pytest.fixture(scope="module", params=sorted(PAGES))
@@ -49,7 +57,7 @@ def test_every_chart_draws_marks_and_the_console_stays_silent(page: Path, browse
     assert body is not None
     blocks = re.split(r'(?=<div class="chart[^"]*" id="chart-)', run.stdout)[1:]
     # the client records alone have no waiting queue to chart
-    assert len(blocks) == (3 if "two-samples" in str(page) else 2)
+    assert len(blocks) == CHARTS[page.parent.name.removeprefix("compare-page-")[:-1]]
     assert f'data-charts-done="{len(blocks)}"' in body.group(0)
     assert "data-chart-error" not in body.group(0)
     for block in blocks:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -263,3 +264,182 @@ def test_large_inputs_stage_in_the_workspace_file_and_leave_no_trace(
     assert rows(db, "select count(*) from duckdb_tables() where table_name like 'stage_%'") == [
         (0,)
     ]
+
+
+# --- the vLLM plugin's fields (schema version 3, issue 26) -----------------------------------
+
+# Lines 21, 57 and 60 of tests/data/lab/traced-no-retries/operator/trace.jsonl.gz (the relplan
+# vLLM plugin on the lab, vLLM 0.32.0): a step with prefix-cache hits, and the arrival and end
+# of the request whose prompt they served (vllm_iteration is the one field still ignored).
+PLUGIN_RECORDS = [
+    {"type": "stats", "step": 17, "t_issue": 1796350891.5981486, "num_batched_tokens": 117,
+     "prompt_computed": 116, "decode_tokens": 1, "num_preempted": 0, "replica": None,
+     "elapsed_ms": 276.04566199988767, "vllm_iteration": 16, "num_running": 2,
+     "num_waiting": 0, "kv_usage": 0.004398826979472137, "prefix_queries": 500,
+     "prefix_hits": 384},
+    {"type": "event", "execution_id": "cmpl-c000001-0-0", "replica": None,
+     "t": 1796350891.2839546, "event": "arrived", "prompt_tokens": 500, "max_tokens": 32},
+    {"type": "event", "execution_id": "cmpl-c000001-0-0", "replica": None,
+     "t": 1796350893.7317905, "event": "finished", "finish_reason": "length",
+     "output_tokens": 32, "cached_tokens": 384, "preemptions": 0},
+]  # fmt: skip
+STATS_V3 = "prompt_computed, decode_tokens, elapsed_ms, num_preempted, prefix_queries, prefix_hits"
+EVENTS_V3 = "finish_reason, output_tokens, cached_tokens, preemptions, max_tokens"
+
+
+def _plugin_file(tmp_path: Path, fmt: str) -> Path:
+    if fmt in ("jsonl", "jsonl_lines"):
+        gap = [""] if fmt == "jsonl_lines" else []  # a blank line: the line reader
+        return write_lines(
+            tmp_path / "trace.jsonl", [json.dumps(PLUGIN_RECORDS[0]), *gap]
+            + [json.dumps(r) for r in PLUGIN_RECORDS[1:]],
+        )  # fmt: skip
+    import polars as pl
+
+    # replica is always null: typed as text, so Parquet takes the direct insert
+    frame = pl.DataFrame(PLUGIN_RECORDS, infer_schema_length=None).with_columns(
+        pl.col("replica").cast(pl.String)
+    )
+    path = tmp_path / f"trace.{fmt}"
+    if fmt == "csv":
+        frame.write_csv(path)
+    else:
+        frame.write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "jsonl_lines", "csv", "parquet"])
+def test_the_plugins_step_and_finish_fields_are_stored(tmp_path: Path, fmt: str) -> None:
+    """Every reader (the fast JSON one, the line reader, CSV, Parquet's direct insert) keeps
+    the stats record's prefill/decode split, elapsed time, preemptions and prefix-cache
+    lookups, and the events' finish fields and max_tokens."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, _plugin_file(tmp_path, fmt))
+    stored = {t: n for t, n in rep.rows_by_table.items() if t != "request_ids"}
+    # (request_ids: the staged readers give the arrival's row; Parquet's direct insert, which
+    # stages nothing, gives none)
+    assert stored == {"events": 2, "engine_stats": 1}
+    assert rep.sources[0].unknown_columns == ["vllm_iteration"]
+    assert rows(db, f"select step, num_batched_tokens, {STATS_V3} from engine_stats") == [
+        (17, 117, 116, 1, 276.04566199988767, 0, 500, 384)
+    ]
+    assert rows(db, f"select event, {EVENTS_V3} from events order by t") == [
+        ("arrived", None, None, None, None, 32),
+        ("finished", "length", 32, 384, 0, None),
+    ]
+
+
+def test_an_older_trace_stores_what_it_did_and_null_in_the_new_columns(tmp_path: Path) -> None:
+    """tests/data/ingest/incident/engine.jsonl has none of version 3's fields: its rows are
+    those of test_engine_jsonl_splits_events_steps_and_stats, the new columns NULL, nothing
+    more reported as ignored."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, INCIDENT / "engine.jsonl")
+    assert rep.sources[0].unknown_columns == []
+    new_stats = " or ".join(f"{c} is not null" for c in STATS_V3.split(", "))
+    new_events = " or ".join(f"{c} is not null" for c in EVENTS_V3.split(", "))
+    assert rows(db, f"select count(*) from engine_stats where {new_stats}") == [(0,)]
+    assert rows(db, f"select count(*) from events where {new_events}") == [(0,)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("prefix_hits", 501, "prefix_hits (501) exceed prefix_queries (500)"),
+        ("elapsed_ms", -1.5, "elapsed_ms -1.5 is not a duration"),
+        ("num_preempted", 0.5, "num_preempted"),
+        ("cached_tokens", -3, "cached_tokens"),
+    ],
+)
+def test_a_bad_plugin_field_is_refused_naming_its_line(
+    tmp_path: Path, field: str, value: float, said: str
+) -> None:
+    from relplan.errors import InputError
+
+    records = [dict(r) for r in PLUGIN_RECORDS]
+    target = next(r for r in records if field in r and r.get("event") != "arrived")
+    target[field] = value
+    line = records.index(target) + 1
+    path = write_lines(tmp_path / "trace.jsonl", [json.dumps(r) for r in records])
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(InputError, match=rf"trace\.jsonl:{line}: .*{re.escape(said)}"):
+        ingest(db, path)
+    assert not db.exists()
+
+
+def test_a_version_2_workspace_is_read_as_it_is_and_ingest_migrates_it(tmp_path: Path) -> None:
+    """A workspace of schema version 2 (events and engine_stats without version 3's
+    columns): read-only it reads the new columns as NULL and is left untouched; the next
+    ingest adds them (after the provenance columns, as a new workspace has them), keeps
+    every stored row and stores the new fields."""
+    from relplan import workspace
+    from tests.helpers.ingest import whole_state
+
+    db = tmp_path / "v2.duckdb"
+    ingest(db, INCIDENT / "engine.jsonl")
+    con = duckdb.connect(str(db))
+    for table, cols in (("engine_stats", STATS_V3), ("events", EVENTS_V3)):
+        for c in cols.split(", "):
+            con.execute(f"alter table {table} drop column {c}")
+    con.execute("update relplan_meta set value = '2'")
+    con.close()
+    before = whole_state(db)
+    with workspace.open_workspace(db, read_only=True) as ro:
+        assert ro.execute(f"select step, {STATS_V3} from engine_stats").fetchall() == [
+            (1, None, None, None, None, None, None)
+        ]
+        assert ro.execute("select count(*), count(finish_reason) from events").fetchone() == (
+            6,
+            0,
+        )
+    assert whole_state(db) == before
+    ingest(db, _plugin_file(tmp_path, "jsonl"))
+    assert rows(db, "select value from relplan_meta") == [("3",)]
+    assert rows(db, f"select step, {STATS_V3} from engine_stats order by step") == [
+        (1, None, None, None, None, None, None),
+        (17, 116, 1, 276.04566199988767, 0, 500, 384),
+    ]
+    fresh = tmp_path / "new.duckdb"
+    workspace.connect(fresh).close()
+    for table in ("events", "engine_stats"):
+        order = f"select column_name from duckdb_columns() where table_name = '{table}' order by column_index"
+        assert rows(db, order) == rows(fresh, order)
+
+
+def test_attached_plugin_parquet_gives_the_same_columns_as_a_copy(tmp_path: Path) -> None:
+    """`ingest --attach` reads the same fields in place: the views' engine_stats and events
+    hold version 3's columns with the values a copy stores."""
+    from relplan.ingest import IngestOptions
+    from relplan.ingest.attach import attach_globs
+    from relplan.workspace import open_workspace
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    _plugin_file(parts, "parquet")
+    db = tmp_path / "w.duckdb"
+    attach_globs(db, [f"{parts}/*.parquet"], IngestOptions())
+    with open_workspace(db, read_only=True) as con:
+        stats = con.execute(f"select step, {STATS_V3} from engine_stats").fetchall()
+        events = con.execute(f"select event, {EVENTS_V3} from events order by t").fetchall()
+    assert stats == [(17, 116, 1, 276.04566199988767, 0, 500, 384)]
+    assert events == [
+        ("arrived", None, None, None, None, 32),
+        ("finished", "length", 32, 384, 0, None),
+    ]
+
+
+def test_the_engine_tables_hold_their_trace_columns_then_version_3s_after_provenance() -> None:
+    """queries/schema.sql against relplan/ingest/columns.py ENGINE_TABLE_COLUMNS, and the
+    columns after source_row against what the migration adds (workspace.ADDED_IN_3)."""
+    from relplan import sql, workspace
+    from relplan.ingest.columns import ENGINE_TABLE_COLUMNS
+
+    con = duckdb.connect()
+    sql.run(con, "schema")
+    for table, want in ENGINE_TABLE_COLUMNS.items():
+        cols = [str(r[0]) for r in con.execute(f"describe {table}").fetchall()]
+        own = [c for c in cols if c not in ("source_id", "source_row")]
+        assert own == list(want)
+        after = cols[cols.index("source_row") + 1 :]
+        assert tuple(after) == workspace.ADDED_IN_3.get(table, ())
+    con.close()

@@ -96,6 +96,85 @@ def test_all_string_envoy_json_with_request_id_and_timestamp_keys_is_one_deliver
     assert any("x-request-id or request_id" in n for n in rep.sources[0].notes)
 
 
+# Higress's documented accessLogFormat (alibaba/higress helm/core/templates/configmap.yaml,
+# tests/data/published/SOURCES.md section 4): a JSON object, every value a quoted string.
+HIGRESS_KEYS = [
+    "authority",
+    "bytes_received",
+    "bytes_sent",
+    "downstream_local_address",
+    "downstream_remote_address",
+    "duration",
+    "istio_policy_status",
+    "method",
+    "path",
+    "protocol",
+    "request_id",
+    "requested_server_name",
+    "response_code",
+    "response_flags",
+    "route_name",
+    "start_time",
+    "trace_id",
+    "upstream_cluster",
+    "upstream_host",
+    "upstream_local_address",
+    "upstream_service_time",
+    "upstream_transport_failure_reason",
+    "user_agent",
+    "x_forwarded_for",
+]
+
+
+def _higress(**values: str) -> str:
+    rec = dict.fromkeys(HIGRESS_KEYS, "-")
+    rec.update(values)
+    return json.dumps(rec, separators=(",", ":"))
+
+
+def test_higress_json_with_every_value_a_string(tmp_path: Path) -> None:
+    """HAND-MADE with Higress's documented keys (no published Higress line was found): a call
+    whose first attempt timed out upstream (504 UT after 30,001 ms) and whose retry with the
+    same X-Request-Id was answered in 2,400 ms."""
+    cluster = "outbound|8000||vllm.default.svc.cluster.local"
+    f = tmp_path / "access.log"
+    f.write_text(
+        _higress(
+            request_id="c1",
+            start_time="2025-11-30T00:00:00.000Z",
+            duration="30001",
+            response_code="504",
+            response_flags="UT",
+            upstream_cluster=cluster,
+            upstream_host="10.0.0.5:8000",
+        )
+        + "\n"
+        + _higress(
+            request_id="c1",
+            start_time="2025-11-30T00:00:30.500Z",
+            duration="2400",
+            response_code="200",
+            upstream_cluster=cluster,
+            upstream_host="10.0.0.6:8000",
+            upstream_service_time="2398",
+        )
+        + "\n"
+    )
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, f)
+    assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == ("envoy", 2, 0)
+    got = rows(
+        db,
+        "select call_id, attempt, t_sent, t_end - t_sent, status, outcome, replica from attempts"
+        " order by attempt",
+    )
+    t0 = 1764460800.0  # 2025-11-30T00:00:00Z
+    assert got == [
+        ("c1", 0, t0, pytest.approx(30.001), 504, "error", "10.0.0.5:8000"),
+        ("c1", 1, t0 + 30.5, pytest.approx(2.4), 200, "delivered", "10.0.0.6:8000"),
+    ]
+
+
 # Hand-made from the default format plus %UPSTREAM_REQUEST_ATTEMPT_COUNT% (no published line).
 FMT = ENVOY_DEFAULT + " %UPSTREAM_REQUEST_ATTEMPT_COUNT%"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from relplan.errors import InputError
 from tests.helpers.ingest import ingest, rows, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
@@ -130,6 +131,52 @@ def test_nginx_docs_upstream_time_format_is_recognised(tmp_path: Path) -> None:
     assert [g[3:] for g in got] == [("error", None), ("delivered", 200)]
 
 
+def test_upstreaminfo_lists_of_ipv6_upstreams_and_a_unix_socket(tmp_path: Path) -> None:
+    """Filebeat's ingress-nginx fixture (elastic/beats, SOURCES.md says which lines and why
+    only those): bracketed IPv6 upstreams in a two-try list are two attempts (502, 502), a unix
+    socket upstream one delivered attempt; detected as upstreaminfo with no format string."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, PUB / "nginx_ingress_upstreaminfo_ipv6_unix_beats_fixture.log")
+    assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == (
+        "nginx",
+        3,
+        0,
+    )
+    got = rows(db, ATTEMPTS)
+    assert [(g[0], g[1], g[4], g[5], g[6]) for g in got] == [
+        ("0f76ea730f282d5759018eb756b23b14", 0, "delivered", 200, "unix:/var/run/php-fpm.sock"),
+        ("3db73c6c673c4256ade033a6ce08c2ab", 0, "error", 502, "[2a02:cf40::7]:5000"),
+        ("3db73c6c673c4256ade033a6ce08c2ab", 1, "error", 502, "[2a02:cf40::4e36]:5000"),
+    ]
+
+
+def test_an_operators_own_log_format_from_its_nginx_conf(tmp_path: Path) -> None:
+    """goaccess issue 637: a real line of a `main` format that opens with $request_time and
+    $upstream_response_time and leaves $request unquoted, read through the reporter's own
+    log_format line given as an nginx.conf (--log-format FILE) or as the string. Without it
+    the line is refused, naming the flag. One delivered attempt (304) ending at $time_local
+    (12:06:22Z), 1 ms long."""
+    log = PUB / "nginx_main_request_time_first_goaccess637.log"
+    conf = PUB / "nginx_main_request_time_first_goaccess637.conf"
+    end = 1485173182.0  # 23/Jan/2017:04:06:22 -0800
+    line = conf.read_text()
+    fmt = line[line.index("'") + 1 : line.rindex("'")]
+    for n, given in enumerate((str(conf), fmt)):
+        db = tmp_path / f"w{n}.duckdb"
+        rep = ingest(db, log, log_format=given)
+        assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == (
+            "nginx",
+            1,
+            0,
+        )
+        got = rows(db, ATTEMPTS)
+        assert [(g[1], g[4], g[5], g[6]) for g in got] == [(0, "delivered", 304, "10.x.x.x")]
+        assert got[0][3] == pytest.approx(end)
+        assert got[0][3] - got[0][2] == pytest.approx(0.001, abs=1e-6)
+    with pytest.raises(InputError, match=r":1: does not match .*--nginx-format"):
+        ingest(tmp_path / "none.duckdb", log)
+
+
 def test_adjacent_variables(tmp_path: Path) -> None:
     """Issue 23: a format with `$request_time$request_body` written back to back (hand-made
     line in that format)."""
@@ -171,6 +218,41 @@ def test_nginx_proxy_json_with_upstream_lists_is_one_attempt_per_try(tmp_path: P
     assert got[0][2] == pytest.approx(end - 2.5)
     assert got[1][2] == pytest.approx(end - 2.1)
     assert got[1][3] == pytest.approx(end - 0.1)
+
+
+def test_apisix_json_with_two_upstream_tries_is_two_attempts(tmp_path: Path) -> None:
+    """apache/apisix issue 8436, a real record (pretty-printed there; APISIX writes one line,
+    so it is re-serialised with json.dumps, whitespace only): the key `upstream` holds
+    $upstream_addr "192.168.84.159:80, 192.168.84.163:80", `upstream_status` "504, 502",
+    `upstream_response_time` "30.001, 3.092"; `msec` is the END, the call started
+    `request_time` 33.093 s before it. Two attempts, both errors, back to back."""
+    published = PUB / "apisix_json_issue8436_two_tries.json"
+    f = write_lines(tmp_path / "access.log", [json.dumps(json.loads(published.read_text()))])
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, f)
+    assert (rep.sources[0].format, rep.sources[0].rows, rep.sources[0].rejected) == (
+        "nginx_json",
+        2,
+        0,
+    )
+    got = rows(db, ATTEMPTS)
+    assert [(g[0], g[1], g[4], g[5], g[6]) for g in got] == [
+        ("b2334ca98e7bd7016caf79d9d606f0fe", 0, "error", 504, "192.168.84.159:80"),
+        ("b2334ca98e7bd7016caf79d9d606f0fe", 1, "error", 502, "192.168.84.163:80"),
+    ]
+    end = 1669861681.376  # "msec"; "time_iso8601" 2022-12-01T10:28:01+08:00 is the same second
+    assert got[0][2] == pytest.approx(end - 33.093)
+    assert got[0][3] - got[0][2] == pytest.approx(30.001)
+    assert got[1][2] == pytest.approx(got[0][3])
+    assert got[1][3] == pytest.approx(end)
+    assert "keys read as nginx variables by their names" in rep.sources[0].notes
+
+
+def test_the_pretty_printed_apisix_record_names_its_line(tmp_path: Path) -> None:
+    """The same record as the issue shows it, over 34 lines, is an nginx JSON log that is not
+    one record a line: refused at line 1, saying what was expected."""
+    with pytest.raises(InputError, match=r":1: .*expected one nginx JSON record a line"):
+        ingest(tmp_path / "w.duckdb", PUB / "apisix_json_issue8436_two_tries.json")
 
 
 def test_ingress_nginx_json_with_numbers(tmp_path: Path) -> None:

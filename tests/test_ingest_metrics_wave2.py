@@ -147,3 +147,23 @@ def test_inspect_of_the_lab_scrape_fits_100_columns(tmp_path: Path) -> None:
     notes = [line for line in text.splitlines() if line.startswith(("  source", "      "))]
     assert notes
     assert max(len(line) for line in notes) <= 100
+
+
+def test_inspect_of_a_lab_operator_folder_fits_100_columns(tmp_path: Path) -> None:
+    """The lab's retries-cancel operator files named by absolute path (nginx JSON and
+    combined logs, a query_range export, the vLLM log): whole inspect output within 100
+    columns (was 165: the paths and the metrics' spans). Spans that differ between metric
+    names leave the table for --json; paths move under the Sources table, whole."""
+    from relplan.ingest.contents import inspect_workspace, render_inspect
+    from relplan.ingest.outcome import display_path
+
+    folder = Path(__file__).resolve().parent / "data" / "lab" / "retries-cancel" / "operator"
+    files = sorted(folder.iterdir())
+    db = tmp_path / "w.duckdb"
+    ingest(db, *files, year=2026)
+    text = render_inspect(inspect_workspace(db))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert "Metrics (each name's span: --json):" in lines
+    for i, f in enumerate(files, start=1):
+        assert f"  source {i}: {display_path(str(f))}" in lines

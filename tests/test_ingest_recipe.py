@@ -1,7 +1,8 @@
 """The recipe of docs/development.md ("Adding an input format"), proven: the toy `ping` format
 of tests/toy_format/ping.py, registered inside these tests only, is detected, named in the
-`--format` help, the catch-all message and `relplan inspect --formats`, and ingests; its own
-input option (`--ping-unit`, declared in that module only) is a flag of every command that
+`--format` help, the catch-all message and `relplan inspect --formats`, ingests, and passes
+every check of the contract suite (tests/helpers/contract.py) with no test written for it; its
+own input option (`--ping-unit`, declared in that module only) is a flag of every command that
 reads inputs and reaches its reader."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 from relplan.cli import app
 from relplan.errors import InputError
 from relplan.ingest import registry
+from tests.helpers import contract
 from tests.helpers.ingest import ingest, rows
 from tests.toy_format.ping import ADAPTER
 
@@ -87,3 +89,22 @@ def test_a_registered_format_is_among_the_closest_in_the_catch_all(tmp_path: Pat
     with pytest.raises(InputError, match=r"closest formats: .*\bping\b") as caught:
         ingest(tmp_path / "w.duckdb", f)
     assert "text whose lines start with 'PONG 1 2 3'" in str(caught.value)
+
+
+@pytest.mark.usefixtures("toy")
+def test_the_toy_passes_the_contract_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    contract.detects_its_own_examples("ping")
+    for sub in ("bad", "twice", "batches"):
+        (tmp_path / sub).mkdir()
+    assert contract.a_bad_record_is_named_by_file_and_line(tmp_path / "bad", "ping") == "line"
+    contract.ingesting_twice_adds_nothing(tmp_path / "twice", "ping")
+    contract.streams_across_read_batches(tmp_path / "batches", monkeypatch, "ping")
+
+
+@pytest.mark.parametrize("command", ["ingest", "report", "compare"])
+def test_every_command_reading_inputs_offers_every_formats_own_flag(command: str) -> None:
+    """The registry's flags (`--year`, `--map`, `--call-key`, ...) on each command with inputs."""
+    out = " ".join(CliRunner().invoke(app, [command, "--help"], terminal_width=400).output.split())
+    for option in registry.input_options().values():
+        for flag in option.names:
+            assert flag in out, f"{command} --help lacks {flag}"

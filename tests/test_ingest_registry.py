@@ -93,8 +93,45 @@ def test_a_file_no_format_claims_gets_one_message_saying_what_it_saw(
     assert "closest formats: " in message
     if name != "odd.txt":
         assert "--map FILE naming which of its fields" in message
+    else:
+        assert "--map FILE whose pattern (named groups)" in message
+        assert "no named fields were seen" in message
     if name == "odd.log":
         assert "CSV" not in message
+
+
+@pytest.mark.parametrize(
+    ("name", "says", "fields"),
+    [
+        # Fragments published beside real logs (tests/data/published/SOURCES.md): none is a
+        # file relplan reads, each gets the one message with the --map hint.
+        ("kong_tries_fragment_issue6820.txt", "text whose lines start with '\"tries\": ['", None),
+        (
+            "kubectl_events_custom_columns_inspektor_gadget_pr187.txt",
+            "text whose lines start with 'TIME REASON MSG'",
+            None,
+        ),
+        (
+            "prober_probe_total_prometheus_console_kube_prometheus_notes.txt",
+            "(a text log, first line: prober_probe_total{",
+            "container, endpoint, instance, job, metrics_path, namespace, node, pod",
+        ),
+    ],
+)
+def test_published_fragments_get_the_catch_all_with_a_map_hint(
+    tmp_path: Path, name: str, says: str, fields: str | None
+) -> None:
+    f = ROOT / "tests" / "data" / "published" / name
+    with pytest.raises(InputError) as caught:
+        ingest(tmp_path / "w.duckdb", f)
+    message = str(caught.value)
+    assert message.startswith(f"{f}:1: cannot tell what this file holds")
+    assert says in message
+    assert "closest formats: " in message
+    if fields is None:
+        assert "a --map FILE whose pattern (named groups)" in message
+    else:
+        assert f"a --map FILE naming which of its fields ({fields})" in message
 
 
 def test_a_run_summary_is_recognised_and_reported_as_such(tmp_path: Path) -> None:
@@ -118,3 +155,38 @@ def test_options_that_choose_two_formats_need_the_format(tmp_path: Path) -> None
     opts = {"map_file": mapping, "log_format": '$remote_addr [$msec] "$request" $status'}
     with pytest.raises(UsageError, match=r"--format: .*more than one format \(mapped, nginx\)"):
         ingest(tmp_path / "w.duckdb", log, **opts)
+
+
+def test_formats_one_server_writes_twice_are_declared_not_listed() -> None:
+    """The whole-second twins (nginx's combined log beside its JSON log) come from
+    Adapter.server, not from a list in the driver."""
+    import inspect
+
+    from relplan.ingest import driver
+
+    servers: dict[str, list[str]] = {}
+    for a in registry.adapters().values():
+        if a.server:
+            servers.setdefault(a.server, []).append(a.name)
+    assert servers == {"nginx": ["nginx", "nginx_json"]}
+    source = inspect.getsource(driver)
+    assert '"nginx_json"' not in source
+    assert '"nginx"' not in source
+
+
+def test_a_json_log_sharing_one_key_with_envoy_is_not_taken_for_envoy(tmp_path: Path) -> None:
+    """docs/formats.md's Traefik JSON lines (mapped's example) share only `Duration` with
+    Envoy's names: they were read as Envoy and refused for a missing x-request-id. Now the
+    catch-all says what they are, the formats `--kind proxy` would take first among the
+    closest, the --map hint naming their keys; with the mapping they are 3 attempts."""
+    f = ROOT / "tests" / "data" / "ingest" / "adapters" / "traefik_mapped.jsonl"
+    with pytest.raises(InputError) as caught:
+        ingest(tmp_path / "w.duckdb", f)
+    message = str(caught.value)
+    assert "x-request-id" not in message
+    assert "cannot tell what these JSON records hold (keys: DownstreamStatus, Duration," in message
+    assert "closest formats: envoy, jsonl, run_json, " in message
+    assert "a --map FILE naming which of its fields (DownstreamStatus, Duration, " in message
+    toml = ROOT / "tests" / "data" / "ingest" / "adapters" / "traefik.toml"
+    rep = ingest(tmp_path / "m.duckdb", f, map_file=toml)
+    assert [(s.format, s.rows, s.rejected) for s in rep.sources] == [("mapped", 3, 0)]

@@ -149,6 +149,38 @@ def test_a_v0_field_with_a_unit_is_read(tmp_path: Path) -> None:
     assert "stats fields skipped, value not a number with a unit: CPU KV cache usage (1x)" in notes
 
 
+def test_a_stats_line_with_a_subset_of_fields_in_another_order(tmp_path: Path) -> None:
+    """HAND-MADE (vLLM prints its own order; a fork or a log shipper may not): a line that
+    does not open with `Avg prompt throughput` is a stats line when two of its fields are the
+    stats line's own; an unknown field is noted. A SpecDecoding line (two fields, none of
+    them known) stays ignored."""
+    f = write_lines(
+        tmp_path / "v.log",
+        [
+            "INFO 11-30 00:00:05 [loggers.py:1] Engine 000: Waiting: 3 reqs, GPU KV cache"
+            " usage: 12.5%, Running: 7 reqs",
+            "INFO 11-30 00:00:15 [loggers.py:1] Prefix cache hit rate: 50.0%, Avg generation"
+            " throughput: 10.0 tokens/s, Foo bar: 12 widgets/s",
+            "INFO 11-30 00:00:15 [metrics.py:116] SpecDecoding metrics: Mean acceptance length:"
+            " 3.33, Accepted: 14 tokens",
+        ],
+    )
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, f, year=2025)
+    assert rows(
+        db, "select t - $t0, name, value from metric_samples order by 1, 2", {"t0": T0}
+    ) == [
+        (5.0, "vllm:kv_cache_usage_perc", 0.125),
+        (5.0, "vllm:num_requests_running", 7.0),
+        (5.0, "vllm:num_requests_waiting", 3.0),
+        (15.0, "vllm:avg_generation_throughput_toks_per_s", 10.0),
+        (15.0, "vllm:gpu_prefix_cache_hit_rate", 0.5),
+    ]
+    notes = rep.sources[0].notes
+    assert notes[0].startswith("3 lines: 2 stored (2 stats), 0 merged, 1 ignored")
+    assert "stats fields not stored: Foo bar (1x)" in notes
+
+
 @pytest.mark.parametrize(
     "prefix",
     [
@@ -263,3 +295,35 @@ def test_year_inferred_from_modification_time_is_noted(tmp_path: Path) -> None:
     assert any(
         "inferred from the file's modification time (2025-12-01)" in n for n in rep.sources[0].notes
     )
+
+
+LAB = Path(__file__).resolve().parent / "data" / "lab" / "vllm-queue-cap" / "operator"
+
+
+def test_lab_queue_cap_rejections_at_info_are_rejected_events(tmp_path: Path) -> None:
+    """The lab's vLLM 0.32 with --max-num-queued-reqs 8 (tests/data/lab/README.md): at INFO,
+    4 rejections name their request (`Request cmpl-c000082-0-0 failed (bad request): The
+    engine is currently busy and cannot accept new requests. ...`, QueueOverflowError);
+    uvicorn answered 99 requests 503, nginx logged 99 attempts 503. The 4 are rejected events
+    of reason max_num_queued_reqs and join 4 of nginx's 503 attempts; the other 95 are counted
+    in the note, naming no request."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, LAB / "vllm.log.gz", LAB / "access.json.gz", year=2026)
+    notes = rep.sources[0].notes
+    assert "admission rejections (HTTP 503, stored as rejected): max_num_queued_reqs 4x" in notes
+    assert not any(n.startswith("failed requests:") for n in notes)
+    assert any(
+        "200 493x, 503 99x; 95 503s name no request: queue-cap rejections are logged by"
+        " request only at DEBUG" in n
+        for n in notes
+    )
+    assert rows(db, "select event, count(*) from events group by 1 order by 1") == [
+        ("arrived", 235),
+        ("rejected", 4),
+    ]
+    assert rows(
+        db,
+        "select a.status, count(*) from attempts a join events e"
+        " on e.execution_id = a.execution_id and e.event = 'rejected' group by 1",
+    ) == [(503, 4)]
+    assert rows(db, "select count(*) from attempts where status = 503") == [(99,)]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from relplan import caches
 from relplan.report import cache
-from relplan.whatif import cache as store
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
@@ -69,7 +69,7 @@ def test_the_key_follows_the_code_and_a_map_file(
     mapping.write_text("[b]\n", encoding="utf-8")
     assert _key(inputs, map_file=str(mapping)) != with_map
     before = _key(inputs)
-    monkeypatch.setattr(store, "_code_digest", "another version of relplan")
+    monkeypatch.setattr(caches, "_code_digest", "another version of relplan")
     assert _key(inputs) != before
 
 

@@ -47,8 +47,8 @@ class Harness:
         self.n += 1
         heappush(self.heap, (t, self.n, action))
 
-    def new(self, prompt: int, out: int, max_tokens: int = 2048) -> Execution:
-        ex = Execution(len(self.execs), f"x{len(self.execs)}", prompt, out, max_tokens)
+    def new(self, prompt: int, out: int, max_tokens: int = 2048, call: object = None) -> Execution:
+        ex = Execution(len(self.execs), f"x{len(self.execs)}", prompt, out, max_tokens, call)
         self.execs.append(ex)
         return ex
 
@@ -382,3 +382,66 @@ def test_max_num_queued_tokens_counts_prompts_before_their_first_token() -> None
     assert h.rejected == [("x2", 0.0)]
     assert sorted(e for e, _ in h.finished) == ["x0", "x1", "x3"]
     assert h.engine.prefill_prompt_tokens == 0
+
+
+def _retry_cfg(on: bool, num_blocks: int = 20) -> EngineConfig:
+    return EngineConfig(
+        max_num_batched_tokens=64,
+        max_num_seqs=8,
+        block_size=4,
+        num_blocks=num_blocks,
+        prefix_tokens=0,
+        retry_prompt_cached=on,
+    )
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_retry_finds_its_calls_prompt_after_the_first_attempt_finished(on: bool) -> None:
+    """One call, prompt 10 tokens (blocks of 4): attempt 1 runs steps 0-1 and frees its 3
+    blocks at 0.02; its 2 full prompt blocks stay findable at the free queue's tail. The retry
+    arrives at 0.05: the lookup stops one token short ((10 - 1) // 4 = 2 blocks), so it finds
+    8 tokens and computes 2; the counters see the hit. Without `retry_prompt_cached` (the
+    default, the published experiment's setting) it computes all 10."""
+    h = Harness(_retry_cfg(on))
+    call = object()
+    a, b = h.new(10, 2, call=call), h.new(10, 2, call=call)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.at(0.05, lambda t: h.engine.arrive(b, t))
+    h.run()
+    assert h.steps("x0")[0][3:5] == (10, 0)
+    assert h.steps("x1")[0][3:5] == ((2, 8) if on else (10, 0))
+    assert h.engine.prefix_hits_total == (8 if on else 0)
+    assert h.engine.free == 20  # every block back in the free queue at the end
+    assert not h.engine.call_live
+
+
+def test_a_retry_finds_the_blocks_of_an_attempt_still_running() -> None:
+    """Attempt 1 (prompt 10, 6 outputs) is decoding when the retry arrives at 0.015: the retry
+    finds the 2 full prompt blocks and computes 2 tokens. Its blocks are counted again as its
+    own (the sharing is not modelled): at the most 7 of the 20 blocks are held, attempt 1's 4
+    (up to 16 tokens) and the retry's 3."""
+    h = Harness(_retry_cfg(True))
+    call = object()
+    a, b = h.new(10, 6, call=call), h.new(10, 2, call=call)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.at(0.015, lambda t: h.engine.arrive(b, t))
+    h.run()
+    assert h.steps("x1")[0][3:5] == (2, 8)
+    assert max(h.engine.step_kv_usage) * 20 == pytest.approx(7)
+    assert h.engine.free == 20
+
+
+def test_a_retry_after_its_calls_blocks_were_evicted_computes_everything() -> None:
+    """7 blocks: attempt 1 (prompt 10) frees its 3 blocks at 0.02, the 2 full prompt blocks at
+    the queue's tail behind 5 anonymous ones. Another call's 24-token prompt (6 blocks) takes
+    the 5 and evicts one of the chain, its first output token's block evicts the other: the
+    retry, at 0.1, finds nothing and computes all 10."""
+    h = Harness(_retry_cfg(True, num_blocks=7))
+    call = object()
+    a, other, b = h.new(10, 2, call=call), h.new(24, 2, call=object()), h.new(10, 2, call=call)
+    h.at(0.0, lambda t: h.engine.arrive(a, t))
+    h.at(0.05, lambda t: h.engine.arrive(other, t))
+    h.at(0.1, lambda t: h.engine.arrive(b, t))
+    h.run()
+    assert h.steps("x2")[0][3:5] == (10, 0)
+    assert h.engine.prefix_hits_total == 0

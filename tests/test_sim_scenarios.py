@@ -297,3 +297,39 @@ def test_same_seed_same_bytes_across_processes(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
     for f in ("proxy.parquet", "engine.parquet", "metrics.om.txt", "run.json"):
         assert (tmp_path / "p0" / f).read_bytes() == (tmp_path / "p1" / f).read_bytes(), f
+
+
+def test_stats_records_carry_each_steps_split_cost_and_counters(reference_run: Path) -> None:
+    """The simulator's `stats` records fill schema version 3's columns as the vLLM plugin
+    does: each step's prefill tokens are its step records' prompt_computed, its decode tokens
+    its decoding executions (a prefill's first token is not one, as in vLLM's iteration
+    details), its elapsed_ms the step's own cost; the per-step preemptions, prefix queries and
+    hits add up to the metrics' counters and to the `preempted` events. `finished` events carry
+    their output length (the step records' decode tokens) and finish reason."""
+    eng = pl.read_parquet(reference_run / "engine.parquet")
+    stats = eng.filter(pl.col("type") == "stats")
+    steps = eng.filter(pl.col("type") == "step")
+    events = eng.filter(pl.col("type") == "event")
+    per_step = steps.group_by("step").agg(pl.col("prompt_computed").sum().alias("pc"))
+    joined = stats.join(per_step, on="step", how="left")
+    assert (joined["prompt_computed"] == joined["pc"].fill_null(0)).all()
+    assert (stats["num_batched_tokens"] == stats["prompt_computed"] + stats["decode_tokens"]).all()
+    assert (stats["elapsed_ms"] > 0).all()
+    text = (reference_run / "metrics.om.txt").read_text()
+
+    def last(name: str) -> int:
+        lines = [x for x in text.splitlines() if x.startswith(name + "{")]
+        return int(float(lines[-1].split()[-2]))
+
+    assert stats["num_preempted"].sum() == last("vllm:num_preemptions_total")
+    assert stats["num_preempted"].sum() == len(events.filter(pl.col("event") == "preempted"))
+    assert stats["prefix_queries"].sum() == last("vllm:prefix_cache_queries_total")
+    assert stats["prefix_hits"].sum() == last("vllm:prefix_cache_hits_total")
+    finished = events.filter(pl.col("event") == "finished")
+    made = steps.group_by("execution_id").agg(pl.col("decode_tokens").sum().alias("made"))
+    both = finished.join(made, on="execution_id")
+    assert len(both) == len(finished) > 0
+    assert (both["output_tokens"] == both["made"]).all()
+    assert set(finished["finish_reason"].unique()) <= {"stop", "length"}
+    assert set(events.filter(pl.col("event") == "aborted")["finish_reason"].unique()) == {"abort"}
+    assert events.filter(pl.col("event") == "arrived")["max_tokens"].null_count() == 0

@@ -369,3 +369,62 @@ def test_the_recorder_measures_its_own_cost_and_says_it_in_one_line(tmp_path: Pa
     line = rec.cost()
     assert line.startswith("relplan trace cost: 5 record() calls took ")
     assert "for 5 rows" in line
+
+
+def test_every_field_the_plugin_writes_is_stored_but_vllm_iteration(tmp_path: Path) -> None:
+    """The writer's records against the engine-trace contract (relplan/ingest/columns.py,
+    schema version 3): a step with iteration details and a finished request ingest with every
+    field in its column; only vllm_iteration is reported as ignored."""
+    from relplan.ingest.columns import ENGINE_COLUMNS
+    from tests.helpers.ingest import ingest, rows, write_lines
+
+    sched = SchedulerStats(
+        num_running_reqs=5,
+        num_waiting_reqs=3,
+        num_skipped_waiting_reqs=1,
+        step_counter=41,
+        kv_cache_usage=0.25,
+        iteration_details=SchedulerIterationDetails(41, 1, 512, 4, 4, 12.5),
+        prefix_cache_stats=PrefixCacheStats(queries=600, hits=88),
+    )
+    it = IterationStats(
+        num_generation_tokens=5,
+        prompt_token_stats=PromptTokenStats(computed=9),
+        num_preempted_reqs=1,
+        iteration_timestamp=1764460800.0,
+    )
+    step = w.step_row(7, sched, it, "r0")
+    assert step is not None
+    f = FinishedRequestStats(
+        FinishReason.LENGTH,
+        request_id="cmpl-c1-0-0",
+        e2e_latency=2.0,
+        num_prompt_tokens=600,
+        num_generation_tokens=32,
+        decode_time=0.5,
+        prefill_time=0.1,
+        num_cached_tokens=88,
+        num_preemptions=1,
+        max_tokens_param=32,
+    )
+    ends = w.request_rows(f, 1764460801.0, "r0")
+    records = [step, *ends]
+    assert {k for r in records for k in r} - set(ENGINE_COLUMNS) == {"vllm_iteration"}
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, write_lines(tmp_path / "trace.jsonl", [json.dumps(r) for r in records]))
+    assert rep.sources[0].unknown_columns == ["vllm_iteration"]
+    assert rows(
+        db,
+        "select prompt_computed, decode_tokens, elapsed_ms, num_preempted, prefix_queries,"
+        " prefix_hits from engine_stats",
+    ) == [(512, 4, 12.5, 1, 600, 88)]
+    assert rows(
+        db,
+        "select event, finish_reason, output_tokens, cached_tokens, preemptions, max_tokens"
+        " from events order by t, event",
+    ) == [
+        ("arrived", None, None, None, None, 32),
+        ("scheduled", None, None, None, None, None),
+        ("first_token", None, None, None, None, None),
+        ("finished", "length", 32, 88, 1, None),
+    ]

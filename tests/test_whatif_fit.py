@@ -57,10 +57,16 @@ ATTEMPTS = [
 ]
 
 
-def _write_incident(folder: Path, *, prompt_of_c5: int | None = 800, capacity: bool = True) -> Path:
+def _write_incident(
+    folder: Path,
+    *,
+    prompt_of_c5: int | None = 800,
+    capacity: bool = True,
+    before: list[tuple[str, int, float, float, float, str, int]] | None = None,
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
-    for call, att, tp, ts, te, outcome, prompt in ATTEMPTS:
+    for call, att, tp, ts, te, outcome, prompt in (before or []) + ATTEMPTS:
         lines.append(
             json.dumps(
                 {
@@ -155,6 +161,31 @@ def test_first_phase_is_shortened_by_the_first_calls_offset(
     ]
     # two calls planned in [0, 20) (c1, c2) -> 2 / 20 s
     assert phases[0]["rate_per_s"] == pytest.approx(2 / 20)
+
+
+def test_calls_before_the_first_phase_get_a_phase_of_their_own(tmp_path: Path) -> None:
+    """A drill's capacity ramp runs before its phases, and the operator's files hold its calls
+    when the lab was marked before it (tests/data/lab/fresh/): the replay's time 0 is the first
+    call, so without a leading phase every phase of the replay would lie 126 s early there,
+    its "hold" on the ramp's calls."""
+    ramp = [
+        ("r1", 0, -12.0, -12.0, -11.0, "delivered", 500),
+        ("r2", 0, -5.0, -5.0, -4.0, "delivered", 500),
+    ]
+    db = _write_incident(tmp_path / "ramp", before=ramp)
+    out = tmp_path / "s.toml"
+    phases = _fit(db, out).data["workload"]["phases"]
+    assert [(p["name"], p["seconds"]) for p in phases] == [
+        ("before", 12.0),
+        ("base", 20.0),
+        ("pulse", 10.0),
+        ("hold", 30.0),
+    ]
+    assert phases[0]["rate_per_s"] == pytest.approx(2 / 12)
+    # in the replay the pulse starts where its calls are: 32 s after the first call
+    scn = load_scenario(str(out))
+    starts = [sum(p.seconds for p in scn.workload.phases[:i]) for i in range(4)]
+    assert starts[2] == pytest.approx(T0 + 20.0 - (T0 - 12.0))
 
 
 def test_written_scenario_is_a_valid_simulator_scenario_that_says_where_parts_came_from(

@@ -7,7 +7,8 @@ log records) and predicts each control the lab then ran for real with `relplan d
 same drill flags (tests/data/lab/README.md). The real figures are the drill's own record of
 every attempt (client/attempts.jsonl.gz), measured by the same `figures()` as the replays.
 
-`python -m tests.test_whatif_real` prints the table of docs/whatif.md.
+`python -m tests.test_whatif_real` prints the table of docs/whatif.md (`... fresh`: the
+fresh-prompt recordings, tests/data/lab/fresh/, checked in tests/test_whatif_real_fresh.py).
 """
 
 from __future__ import annotations
@@ -86,6 +87,41 @@ MORE_SEEDS = {
 
 
 @dataclass(frozen=True)
+class Lab:
+    """One set of recordings: the incident's folder and, per control, the folders of its real
+    runs (operator and client files) and further seeds (client truth only), under `root`."""
+
+    root: Path
+    incident: str
+    controls: list[tuple[Control, list[str]]]
+    as_observed: list[str]
+    more_seeds: dict[str, list[str]]
+
+    @property
+    def incident_dir(self) -> Path:
+        return self.root / self.incident
+
+
+FIRST = Lab(LAB, INCIDENT.name, CONTROLS, AS_OBSERVED_RUNS, MORE_SEEDS)
+FRESH_ROOT = LAB / "fresh"
+# the controls as the lab ran them; retry before the first token was recorded as client truth
+# only (fresh/paper/retry-before-first-token-s1..3)
+FRESH = Lab(
+    FRESH_ROOT,
+    "retries-no-cancel",
+    [(c, [d for d in dirs if (FRESH_ROOT / d / "operator").is_dir()]) for c, dirs in CONTROLS],
+    ["retries-no-cancel"],
+    {
+        "as-observed": ["paper/retries-no-cancel-s2", "paper/retries-no-cancel-s3"],
+        "no-retries": ["paper/no-retries-s2", "paper/no-retries-s3"],
+        "cancellation-on": ["paper/retries-cancel-s2", "paper/retries-cancel-s3"],
+        "retry-budget": ["paper/retry-budget-s2", "paper/retry-budget-s3"],
+        "retry-before-first-token": [f"paper/retry-before-first-token-s{i}" for i in (1, 2, 3)],
+    },
+)
+
+
+@dataclass(frozen=True)
 class RunEngine:
     """The engine as one real run's own vLLM log shows it (its iteration lines): the settings
     that put it into a replay of the incident instead of the incident's engine."""
@@ -149,7 +185,7 @@ def _hold_calls(folder: Path) -> tuple[list[str], float, list[dict[str, Any]]]:
     t0 = float(run["t0"])
     spans = {p["name"]: (t0 + p["start"], t0 + p["end"]) for p in run["phases"]}
     rows = _attempts(folder)
-    first = {}
+    first: dict[str, float] = {}
     for r in rows:
         first[r["call_id"]] = min(first.get(r["call_id"], r["t_planned"]), r["t_planned"])
     a, b = spans["hold"]
@@ -230,11 +266,11 @@ def predicted_row(runs: list[Figures]) -> Row:
     )
 
 
-def _incident_db(tmp: Path) -> Path:
-    return ingest_operator(INCIDENT, tmp, "incident.duckdb")
+def _incident_db(tmp: Path, lab: Lab) -> Path:
+    return ingest_operator(lab.incident_dir, tmp, "incident.duckdb")
 
 
-def run_engines(db: Path, tmp: Path) -> dict[str, RunEngine]:
+def run_engines(db: Path, tmp: Path, lab: Lab = FIRST) -> dict[str, RunEngine]:
     """Each real run's own engine (by the run folder's name), fitted from its vLLM log, for
     the incident's calls: mean prefill after the prefix and mean output of the fitted calls."""
     from relplan.whatif.fit import fit_incident
@@ -244,7 +280,9 @@ def run_engines(db: Path, tmp: Path) -> dict[str, RunEngine]:
         fitted = fit_incident(
             con,
             tmp / "probe" / "scenario.toml",
-            opts=AnalyzeOptions(deadline=D, phases=phases_of(INCIDENT / "client" / "run.json")),
+            opts=AnalyzeOptions(
+                deadline=D, phases=phases_of(lab.incident_dir / "client" / "run.json")
+            ),
         )
     finally:
         con.close()
@@ -253,26 +291,28 @@ def run_engines(db: Path, tmp: Path) -> dict[str, RunEngine]:
     prefill = statistics.fmean(max(0, c["input_length"] - wl["prefix_tokens"]) for c in calls)
     output = statistics.fmean(c["output_length"] for c in calls)
     out: dict[str, RunEngine] = {}
-    for d in sorted({d for _, dirs in CONTROLS for d in dirs} | set(AS_OBSERVED_RUNS)):
-        eng = run_engine(LAB / d / "client", prefill, output, tmp)
+    for d in sorted({d for _, dirs in lab.controls for d in dirs} | set(lab.as_observed)):
+        eng = run_engine(lab.root / d / "client", prefill, output, tmp)
         if eng is not None:
             out[d] = eng
     return out
 
 
-def run_replay(tmp: Path, seeds: int = SEEDS) -> tuple[Replayed, dict[str, RunEngine]]:
+def run_replay(
+    tmp: Path, seeds: int = SEEDS, lab: Lab = FIRST
+) -> tuple[Replayed, dict[str, RunEngine]]:
     """The incident's replay under each control (the incident's engine), and under each
     control with the engine of the real run of that control (named CONTROL@RUN)."""
-    db = _incident_db(tmp)
-    engines = run_engines(db, tmp)
-    controls = [c for c, _ in CONTROLS]
+    db = _incident_db(tmp, lab)
+    engines = run_engines(db, tmp, lab)
+    controls = [c for c, _ in lab.controls]
     # the incident itself on each run's engine: did the control or the day's engine decide?
     controls += [
         Control(f"as-observed@{d}", "as observed", e.sets)
         for d, e in engines.items()
-        if d != INCIDENT.name
+        if d != lab.incident
     ]
-    for c, dirs in CONTROLS:
+    for c, dirs in lab.controls:
         for d in dirs:
             if d in engines:
                 controls.append(
@@ -288,7 +328,7 @@ def run_replay(tmp: Path, seeds: int = SEEDS) -> tuple[Replayed, dict[str, RunEn
             WhatIfOptions(seeds=seeds, jobs=2),
             work_dir=work,
             analyze_opts=AnalyzeOptions(
-                deadline=D, phases=phases_of(INCIDENT / "client" / "run.json")
+                deadline=D, phases=phases_of(lab.incident_dir / "client" / "run.json")
             ),
         )
     finally:
@@ -296,14 +336,14 @@ def run_replay(tmp: Path, seeds: int = SEEDS) -> tuple[Replayed, dict[str, RunEn
     return done, engines
 
 
-def real_rows(capacity: float, tmp: Path) -> dict[str, list[Row]]:
+def real_rows(capacity: float, tmp: Path, lab: Lab = FIRST) -> dict[str, list[Row]]:
     out: dict[str, list[Row]] = {
-        "as-observed": [real_row(LAB / d / "client", capacity, tmp) for d in AS_OBSERVED_RUNS]
+        "as-observed": [real_row(lab.root / d / "client", capacity, tmp) for d in lab.as_observed]
     }
-    for control, dirs in CONTROLS:
-        out[control.name] = [real_row(LAB / d / "client", capacity, tmp) for d in dirs]
-    for name, dirs in MORE_SEEDS.items():
-        out[name] += [real_row(LAB / d, capacity, tmp) for d in dirs]
+    for control, dirs in lab.controls:
+        out[control.name] = [real_row(lab.root / d / "client", capacity, tmp) for d in dirs]
+    for name, dirs in lab.more_seeds.items():
+        out[name] += [real_row(lab.root / d, capacity, tmp) for d in dirs]
     return out
 
 
@@ -316,7 +356,9 @@ def compared(
     return done, engines, real_rows(float(done.fitted.data["capacity_calls_per_s"]), tmp)
 
 
-def table(done: Replayed, engines: dict[str, RunEngine], real: dict[str, list[Row]]) -> str:
+def table(
+    done: Replayed, engines: dict[str, RunEngine], real: dict[str, list[Row]], lab: Lab = FIRST
+) -> str:
     """The predicted-vs-real table (docs/whatif.md): per control the prediction (median of
     the replay's seeds) and the real runs (each seed; the median first when several)."""
 
@@ -333,14 +375,14 @@ def table(done: Replayed, engines: dict[str, RunEngine], real: dict[str, list[Ro
         "| control | | hold delivered | hold on time | executions per call | recovered after | drained after |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for name in ["as-observed"] + [c.name for c, _ in CONTROLS]:
+    for name in ["as-observed"] + [c.name for c, _ in lab.controls]:
         p = predicted_row(done.by_control[name])
         lines.append(
             f"| {name} | predicted | {pct(p.delivered)} | {pct(p.on_time)} | "
             f"{p.executions_per_call:.2f} | {s(p.recovered_s)} | {d_(p.drained_s)} |"
         )
-        runs_of = {c.name: dirs for c, dirs in CONTROLS} | {
-            "as-observed": [d for d in engines if d != INCIDENT.name]
+        runs_of = {c.name: dirs for c, dirs in lab.controls} | {
+            "as-observed": [d for d in engines if d != lab.incident]
         }
         if name in runs_of:
             for d in runs_of[name]:
@@ -373,13 +415,15 @@ def table(done: Replayed, engines: dict[str, RunEngine], real: dict[str, list[Ro
 if __name__ == "__main__":
     import tempfile
 
+    args = sys.argv[1:]
+    which = FRESH if "fresh" in args else FIRST
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
-        seeds = int(sys.argv[1]) if len(sys.argv) > 1 else SEEDS
-        done, engines = run_replay(tmp, seeds)
+        seeds = next((int(a) for a in args if a.isdigit()), SEEDS)
+        done, engines = run_replay(tmp, seeds, which)
         cap = float(done.fitted.data["capacity_calls_per_s"])
         print(f"incident's engine: Ĉ {cap:.2f}")
-        print(table(done, engines, real_rows(cap, tmp)))
+        print(table(done, engines, real_rows(cap, tmp, which), which))
 
 
 # --- the checks (docs/whatif.md, Replay against real runs, states the bands and why) ---
@@ -429,7 +473,7 @@ def test_the_incident_alone_ranks_the_controls_as_reality_did(compared: Compared
     """Ranked by predicted on-time share in the hold, every control that really recovered
     (majority of seeds) comes above every one that did not; within a tier the real runs tie
     (several at 100 %), so no order is claimed. The predicted recovery itself is not claimed
-    for every control: from the incident alone the retry budget is predicted 51 % on time in
+    for every control: from the incident alone the retry budget is predicted 53 % on time in
     the hold (real 79-100 %), which ranks it with the recovered controls but is not two
     on-time bins in a row, so the prediction does not call it recovered (docs/whatif.md)."""
     done, _, real = compared

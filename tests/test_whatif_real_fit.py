@@ -181,3 +181,18 @@ def test_the_shared_prefix_is_read_before_the_first_retry(tmp_path: Path) -> Non
     assert fit.data["workload"]["prefix_tokens"] == 0
     assert not any("shared prefix" in p.value for p in fit.provenance)
     assert float(fit.data["capacity_calls_per_s"]) == pytest.approx(1.87, rel=0.2)
+
+
+def test_whether_retries_found_their_prompts_cached(fitted: tuple[str, Fitted, Any, Path]) -> None:
+    """On the first recording every prompt was the same `<unk>` tokens: the shared prefix the
+    fit takes from the counter before the first retry (384 of 500 tokens, all 3 full blocks)
+    already accounts for everything vLLM served from its cache after it, so nothing says a
+    retry found its own call's prompt; without retries the setting is assumed off.
+    (fresh/retries-no-cancel, where it is on: tests/test_whatif_real_fresh.py.)"""
+    name, fit, _, _ = fitted
+    assert "retry_prompt_cached" not in fit.data["engine"]
+    src = next(p.source for p in fit.provenance if p.value == "retries' prompts not cached")
+    if name == "retries-no-cancel":
+        assert "0 beyond the shared prefix" in src
+    if name == "no-retries":
+        assert src.startswith("assumed")

@@ -160,7 +160,11 @@ def test_a_version_1_workspace_is_read_as_it_is_and_ingest_migrates_it(
     if command == "ingest":  # migrated: the version row and kube_events, the rest as it was
         assert after["relplan_meta"][1] == 1
         assert "kube_events" in after
-        added = ("sources", "metric_samples", "metric_meta")
+        # schema version 3's columns of events and engine_stats (workspace.ADDED_IN_3)
+        added = ("sources", "metric_samples", "metric_meta", "events", "engine_stats")
+        assert [after[t][1] for t in ("events", "engine_stats")] == [
+            before[t][1] for t in ("events", "engine_stats")
+        ]
         assert {t: after[t] for t in before if t not in added} == {
             t: v for t, v in before.items() if t not in added
         }
@@ -174,4 +178,4 @@ def test_a_version_1_workspace_is_read_as_it_is_and_ingest_migrates_it(
     finally:
         con.close()
     assert version == ((1,) if command == "ingest" else (0,))
-    assert workspace.SCHEMA_VERSION == 2
+    assert workspace.SCHEMA_VERSION == 3

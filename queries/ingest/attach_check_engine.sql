@@ -8,7 +8,9 @@ with r as (
            rp_engine_reason(
                type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
                prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-               num_batched_tokens, kv_usage, 'canonical') as reason
+               num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+               prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
+               'canonical') as reason
     from rp_attached_engine($sid)
 )
 select count(*) as records,

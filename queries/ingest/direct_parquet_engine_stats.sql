@@ -7,16 +7,22 @@
 -- ingest back, and the driver then stages
 -- the file with ingest/engine_read_parquet.sql to name the first bad row.
 -- params: path, source_id
-insert into engine_stats
+insert into engine_stats by name
 select
-    step::bigint, t_issue, num_running::bigint, num_waiting::bigint,
-    num_batched_tokens::bigint, kv_usage, replica, $source_id, _ln
+    step::bigint as step, t_issue, num_running::bigint as num_running,
+    num_waiting::bigint as num_waiting, num_batched_tokens::bigint as num_batched_tokens,
+    kv_usage, replica, $source_id as source_id, _ln as source_row,
+    prompt_computed::bigint as prompt_computed, decode_tokens::bigint as decode_tokens,
+    elapsed_ms, num_preempted::bigint as num_preempted,
+    prefix_queries::bigint as prefix_queries, prefix_hits::bigint as prefix_hits
 from rp_engine_parquet_typed($path)
 where case
     when type_ is distinct from 'stats' then false
     when rp_engine_reason(
             type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-            num_batched_tokens, kv_usage, 'canonical') is null then true
+            num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
+            'canonical') is null then true
     else error('relplan: refused engine record in row ' || _ln)
 end

@@ -6,14 +6,20 @@
 -- ingest back, and the driver then stages
 -- the file with ingest/engine_read_parquet.sql to name the first bad row.
 -- params: path, source_id
-insert into events
-select t, execution_id, event, prompt_tokens::bigint, replica, $source_id, _ln
+insert into events by name
+select
+    t, execution_id, event, prompt_tokens::bigint as prompt_tokens, replica,
+    $source_id as source_id, _ln as source_row, finish_reason,
+    output_tokens::bigint as output_tokens, cached_tokens::bigint as cached_tokens,
+    preemptions::bigint as preemptions, max_tokens::bigint as max_tokens
 from rp_engine_parquet_typed($path)
 where case
     when type_ in ('step', 'stats') then false
     when rp_engine_reason(
             type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-            num_batched_tokens, kv_usage, 'canonical') is null then type_ = 'event'
+            num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
+            'canonical') is null then type_ = 'event'
     else error('relplan: refused engine record in row ' || _ln)
 end

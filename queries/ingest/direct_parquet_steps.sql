@@ -17,6 +17,8 @@ where case
     when rp_engine_reason(
             type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-            num_batched_tokens, kv_usage, 'canonical') is null then true
+            num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
+            'canonical') is null then true
     else error('relplan: refused engine record in row ' || _ln)
 end

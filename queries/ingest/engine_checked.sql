@@ -7,6 +7,7 @@ select
     coalesce(perr, rp_engine_reason(
         type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
         prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
-        origin
+        elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
+        preemptions, max_tokens, origin
     )) as reason
 from engine_typed

@@ -27,9 +27,22 @@ create or replace temp macro rp_engine_type(
     when num_running is not null or num_waiting is not null
          or num_batched_tokens is not null or kv_usage is not null then 'stats'
 end);
+create or replace temp macro rp_engine_bad_v3(
+    num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens, preemptions,
+    max_tokens
+) as coalesce(
+    rp_bad_count('num_preempted', num_preempted, 9007199254740992),
+    rp_bad_count('prefix_queries', prefix_queries, 9007199254740992),
+    rp_bad_count('prefix_hits', prefix_hits, 9007199254740992),
+    rp_bad_count('output_tokens', output_tokens, 9007199254740992),
+    rp_bad_count('cached_tokens', cached_tokens, 9007199254740992),
+    rp_bad_count('preemptions', preemptions, 9007199254740992),
+    rp_bad_count('max_tokens', max_tokens, 9007199254740992));
 create or replace temp macro rp_engine_reason(
     type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
-    prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage, origin
+    prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
+    elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
+    preemptions, max_tokens, origin
 ) as
     case
         when type is null then 'type is missing; expected event, step or stats'
@@ -69,7 +82,9 @@ create or replace temp macro rp_engine_reason(
                       rp_bad_count('decode_tokens', decode_tokens, 9007199254740992),
                       rp_bad_count('num_running', num_running, 9007199254740992),
                       rp_bad_count('num_waiting', num_waiting, 9007199254740992),
-                      rp_bad_count('num_batched_tokens', num_batched_tokens, 9007199254740992)) is not null
+                      rp_bad_count('num_batched_tokens', num_batched_tokens, 9007199254740992),
+                      rp_engine_bad_v3(num_preempted, prefix_queries, prefix_hits, output_tokens,
+                                       cached_tokens, preemptions, max_tokens)) is not null
             then coalesce(rp_bad_count('step', step, 9007199254740992),
                           rp_bad_count('prompt_tokens', prompt_tokens, 9007199254740992),
                           rp_bad_count('prompt_computed', prompt_computed, 9007199254740992),
@@ -77,10 +92,17 @@ create or replace temp macro rp_engine_reason(
                           rp_bad_count('decode_tokens', decode_tokens, 9007199254740992),
                           rp_bad_count('num_running', num_running, 9007199254740992),
                           rp_bad_count('num_waiting', num_waiting, 9007199254740992),
-                          rp_bad_count('num_batched_tokens', num_batched_tokens, 9007199254740992))
+                          rp_bad_count('num_batched_tokens', num_batched_tokens, 9007199254740992),
+                          rp_engine_bad_v3(num_preempted, prefix_queries, prefix_hits,
+                                           output_tokens, cached_tokens, preemptions, max_tokens))
         when isnan(kv_usage) then 'kv_usage is not a number; expected a fraction'
         when kv_usage < 0 or kv_usage > 1
             then 'kv_usage ' || kv_usage || ' is outside 0..1; expected a fraction'
+        when isnan(elapsed_ms) or elapsed_ms < 0
+            then 'elapsed_ms ' || elapsed_ms || ' is not a duration; expected milliseconds >= 0'
+        when prefix_hits > prefix_queries
+            then 'prefix_hits (' || prefix_hits::bigint || ') exceed prefix_queries ('
+                || prefix_queries::bigint || '); expected hits <= queries'
     end;
 create or replace temp macro rp_engine_template() as table
     select
@@ -90,7 +112,10 @@ create or replace temp macro rp_engine_template() as table
         null as t_issue, null as t_done, null as prompt_computed,
         null as prompt_cached, null as decode_tokens,
         null as num_running, null as num_waiting,
-        null as num_batched_tokens, null as kv_usage
+        null as num_batched_tokens, null as kv_usage,
+        null as elapsed_ms, null as num_preempted, null as prefix_queries,
+        null as prefix_hits, null::varchar as finish_reason, null as output_tokens,
+        null as cached_tokens, null as preemptions, null as max_tokens
     where false;
 create or replace temp macro rp_engine_csv(path) as table
     select * from rp_engine_template() union all by name select * from rp_csv_rows(path);
@@ -110,7 +135,12 @@ create or replace temp macro rp_engine_typed(r) as struct_pack(
     t_done := rp_time(r.t_done), prompt_computed := rp_num(r.prompt_computed),
     prompt_cached := rp_num(r.prompt_cached), decode_tokens := rp_num(r.decode_tokens),
     num_running := rp_num(r.num_running), num_waiting := rp_num(r.num_waiting),
-    num_batched_tokens := rp_num(r.num_batched_tokens), kv_usage := rp_num(r.kv_usage)
+    num_batched_tokens := rp_num(r.num_batched_tokens), kv_usage := rp_num(r.kv_usage),
+    elapsed_ms := rp_num(r.elapsed_ms), num_preempted := rp_num(r.num_preempted),
+    prefix_queries := rp_num(r.prefix_queries), prefix_hits := rp_num(r.prefix_hits),
+    finish_reason := rp_str(r.finish_reason), output_tokens := rp_num(r.output_tokens),
+    cached_tokens := rp_num(r.cached_tokens), preemptions := rp_num(r.preemptions),
+    max_tokens := rp_num(r.max_tokens)
 );
 create or replace temp macro rp_engine_perr(r) as
     nullif(concat_ws('; ',
@@ -119,5 +149,9 @@ create or replace temp macro rp_engine_perr(r) as
         rp_bad_time('t_done', r.t_done), rp_bad_num('prompt_computed', r.prompt_computed),
         rp_bad_num('prompt_cached', r.prompt_cached), rp_bad_num('decode_tokens', r.decode_tokens),
         rp_bad_num('num_running', r.num_running), rp_bad_num('num_waiting', r.num_waiting),
-        rp_bad_num('num_batched_tokens', r.num_batched_tokens), rp_bad_num('kv_usage', r.kv_usage)),
+        rp_bad_num('num_batched_tokens', r.num_batched_tokens), rp_bad_num('kv_usage', r.kv_usage),
+        rp_bad_num('elapsed_ms', r.elapsed_ms), rp_bad_num('num_preempted', r.num_preempted),
+        rp_bad_num('prefix_queries', r.prefix_queries), rp_bad_num('prefix_hits', r.prefix_hits),
+        rp_bad_num('output_tokens', r.output_tokens), rp_bad_num('cached_tokens', r.cached_tokens),
+        rp_bad_num('preemptions', r.preemptions), rp_bad_num('max_tokens', r.max_tokens)),
         '');

@@ -14,7 +14,10 @@ select
     $source_id, null, null, null, 'canonical',
     nullif(type, ''), rp_fast_num(t), nullif(execution_id, ''), nullif(event, ''), rp_fast_num(prompt_tokens), nullif(replica, ''), rp_fast_num(step),
     rp_fast_num(t_issue), rp_fast_num(t_done), rp_fast_num(prompt_computed), rp_fast_num(prompt_cached), rp_fast_num(decode_tokens), rp_fast_num(num_running), rp_fast_num(num_waiting),
-    rp_fast_num(num_batched_tokens), rp_fast_num(kv_usage)
+    rp_fast_num(num_batched_tokens), rp_fast_num(kv_usage), rp_fast_num(elapsed_ms),
+    rp_fast_num(num_preempted), rp_fast_num(prefix_queries), rp_fast_num(prefix_hits),
+    nullif(finish_reason, ''), rp_fast_num(output_tokens), rp_fast_num(cached_tokens),
+    rp_fast_num(preemptions), rp_fast_num(max_tokens)
 from read_json(
     $path, format = 'newline_delimited', records = true, maximum_object_size = 16777216,
     columns = {
@@ -22,6 +25,9 @@ from read_json(
         prompt_tokens: 'JSON', replica: 'VARCHAR', step: 'JSON', t_issue: 'JSON',
         t_done: 'JSON', prompt_computed: 'JSON', prompt_cached: 'JSON',
         decode_tokens: 'JSON', num_running: 'JSON', num_waiting: 'JSON',
-        num_batched_tokens: 'JSON', kv_usage: 'JSON'
+        num_batched_tokens: 'JSON', kv_usage: 'JSON', elapsed_ms: 'JSON',
+        num_preempted: 'JSON', prefix_queries: 'JSON', prefix_hits: 'JSON',
+        finish_reason: 'VARCHAR', output_tokens: 'JSON', cached_tokens: 'JSON',
+        preemptions: 'JSON', max_tokens: 'JSON'
     }
 )

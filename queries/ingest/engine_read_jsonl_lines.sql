@@ -15,7 +15,10 @@ with parsed as (
             "prompt_tokens": "VARCHAR", "replica": "VARCHAR", "step": "VARCHAR",
             "t_issue": "VARCHAR", "t_done": "VARCHAR", "prompt_computed": "VARCHAR",
             "prompt_cached": "VARCHAR", "decode_tokens": "VARCHAR", "num_running": "VARCHAR",
-            "num_waiting": "VARCHAR", "num_batched_tokens": "VARCHAR", "kv_usage": "VARCHAR"}') as j
+            "num_waiting": "VARCHAR", "num_batched_tokens": "VARCHAR", "kv_usage": "VARCHAR",
+            "elapsed_ms": "VARCHAR", "num_preempted": "VARCHAR", "prefix_queries": "VARCHAR",
+            "prefix_hits": "VARCHAR", "finish_reason": "VARCHAR", "output_tokens": "VARCHAR",
+            "cached_tokens": "VARCHAR", "preemptions": "VARCHAR", "max_tokens": "VARCHAR"}') as j
     from rp_json_lines($path)
 )
 select

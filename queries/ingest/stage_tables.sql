@@ -15,7 +15,9 @@ create or replace temp table stage_engine (
     type varchar, t double, execution_id varchar, event varchar, prompt_tokens double,
     replica varchar, step double, t_issue double, t_done double, prompt_computed double,
     prompt_cached double, decode_tokens double, num_running double, num_waiting double,
-    num_batched_tokens double, kv_usage double
+    num_batched_tokens double, kv_usage double, elapsed_ms double, num_preempted double,
+    prefix_queries double, prefix_hits double, finish_reason varchar, output_tokens double,
+    cached_tokens double, preemptions double, max_tokens double
 );
 -- base: for sources staged by the fast JSON reader (ln NULL), the rowid of their first row.
 create or replace temp table stage_sources (source_id integer, path varchar, base bigint);

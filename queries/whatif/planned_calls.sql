@@ -2,7 +2,8 @@
 -- per call, from its first attempt (attempt 0; the earliest attempt when 0 is absent):
 -- call_id, t_planned (epoch s, earliest over the call's attempts), prompt_tokens and
 -- max_tokens of that attempt, output_tokens = the generated length of the call's finished
--- execution when the engine trace has one (steps' decode_tokens summed, null otherwise),
+-- execution when the engine trace has one (steps' decode_tokens summed; without step records
+-- the `finished` event's output_tokens, as the relplan vLLM plugin writes it; null otherwise),
 -- partial_tokens = the most tokens any of the call's executions generated (a lower bound on
 -- its length when none finished; null without steps), source_id and source_row of the first
 -- attempt (for errors), engine_prompt_tokens = the prompt length the engine trace logged for
@@ -16,12 +17,16 @@ with first as (
     from attempts
 ),
 finished as (
-    select distinct execution_id from events where event = 'finished'
+    select execution_id, max(output_tokens) as output_tokens
+    from events where event = 'finished' group by execution_id
+),
+stepped as (
+    select execution_id, sum(decode_tokens) as tokens from steps group by execution_id
 ),
 generated as (
-    select s.execution_id, sum(s.decode_tokens) as tokens
-    from steps s join finished f using (execution_id)
-    group by s.execution_id
+    select execution_id, coalesce(s.tokens, f.output_tokens) as tokens
+    from finished f left join stepped s using (execution_id)
+    where coalesce(s.tokens, f.output_tokens) is not null
 ),
 call_output as (
     select a.call_id, max(g.tokens) as output_tokens

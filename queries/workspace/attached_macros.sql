@@ -40,7 +40,9 @@ create or replace temp macro rp_attached_engine(sid) as table
            or list_contains(getvariable('rp_scope').replicas, replica));
 create or replace temp macro rp_attached_steps(sid) as table
     select * exclude (type, type_, t, event, prompt_tokens, num_running, num_waiting,
-                      num_batched_tokens, kv_usage, _ln, filename, file_row_number)
+                      num_batched_tokens, kv_usage, elapsed_ms, num_preempted,
+                      prefix_queries, prefix_hits, finish_reason, output_tokens,
+                      cached_tokens, preemptions, max_tokens, _ln, filename, file_row_number)
         replace (step::bigint as step, t_issue::double as t_issue, t_done::double as t_done,
                  prompt_computed::bigint as prompt_computed,
                  coalesce(prompt_cached, 0)::bigint as prompt_cached,
@@ -51,18 +53,25 @@ create or replace temp macro rp_attached_steps(sid) as table
 create or replace temp macro rp_attached_events(sid) as table
     select * exclude (type, type_, step, t_issue, t_done, prompt_computed, prompt_cached,
                       decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
+                      elapsed_ms, num_preempted, prefix_queries, prefix_hits,
                       _ln, filename, file_row_number)
-        replace (t::double as t, prompt_tokens::bigint as prompt_tokens),
+        replace (t::double as t, prompt_tokens::bigint as prompt_tokens,
+                 output_tokens::bigint as output_tokens, cached_tokens::bigint as cached_tokens,
+                 preemptions::bigint as preemptions, max_tokens::bigint as max_tokens),
         sid::integer as source_id, file_row_number + 1 as source_row, filename as source_file
     from rp_attached_engine(sid)
     where type_ = 'event';
 create or replace temp macro rp_attached_stats(sid) as table
     select * exclude (type, type_, t, execution_id, event, prompt_tokens, t_done,
-                      prompt_computed, prompt_cached, decode_tokens, _ln, filename,
-                      file_row_number)
+                      prompt_cached, finish_reason, output_tokens, cached_tokens,
+                      preemptions, max_tokens, _ln, filename, file_row_number)
         replace (step::bigint as step, t_issue::double as t_issue,
                  num_running::bigint as num_running, num_waiting::bigint as num_waiting,
-                 num_batched_tokens::bigint as num_batched_tokens, kv_usage::double as kv_usage),
+                 num_batched_tokens::bigint as num_batched_tokens, kv_usage::double as kv_usage,
+                 prompt_computed::bigint as prompt_computed,
+                 decode_tokens::bigint as decode_tokens, elapsed_ms::double as elapsed_ms,
+                 num_preempted::bigint as num_preempted,
+                 prefix_queries::bigint as prefix_queries, prefix_hits::bigint as prefix_hits),
         sid::integer as source_id, file_row_number + 1 as source_row, filename as source_file
     from rp_attached_engine(sid)
     where type_ = 'stats';

@@ -88,6 +88,14 @@ def compare(
 
         write_page(result, html)
     typer.echo(result.model_dump_json(indent=2) if fmt == "json" else render_comparison(result))
+    unjudged = [g for g in result.gate if not g.judged]
+    if unjudged:
+        typer.echo(
+            "relplan: note: not judged, no noise band: "
+            + "; ".join(f"{g.expr} ({g.side}: {g.measured})" for g in unjudged)
+            + " (give several runs a side, e.g. seeds, for a spread)",
+            err=True,
+        )
     if result.failed:
         raise FindingError(
             "; ".join(f"{g.expr} ({g.side}: {g.measured})" for g in result.gate if g.failed)

@@ -73,15 +73,19 @@ def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | 
             for i, w in enumerate(ph):
                 grid = offsets.setdefault(i - k, [[None] * len(x.runs) for x in sides])
                 grid[si][ri] = w
+    used = {n for n, _ in aligned}
     for off in sorted(offsets):
         grid = offsets[off]
         if any(w is None for row in grid for w in row):
             continue
-        label = "overload" if off == 0 else ("before" if off == -1 else f"overload{off:+d}")
-        if off == 1:
-            label = "after"
+        label = {0: "overload", -1: "before", 1: "after"}.get(off, f"overload{off:+d}")
         first = {w.name for row in grid for w in row if w is not None}
-        aligned.append((first.pop() if len(first) == 1 else label, grid))
+        # the runs' own name when they share it, unless another window took it already
+        for name in ([first.pop()] if len(first) == 1 else []) + [label, f"overload{off:+d}"]:
+            if name not in used:
+                break
+        used.add(name)
+        aligned.append((name, grid))
     return "by detected overload", aligned
 
 
@@ -136,6 +140,8 @@ def _rows(
             base = bands[0]
             for s, b in zip(sides[1:], bands[1:], strict=True):
                 d = None if b.value is None or base.value is None else b.value - base.value
+                if d is not None and abs(d) <= 1e-9 * max(1.0, abs(base.value or 0.0)):
+                    d = 0.0  # a mean over runs that differs in the last bits only
                 rel = None if d is None or not base.value else d / abs(base.value)
                 low, high, beyond = noise.difference_band(base, b)
                 diffs.append(
@@ -198,21 +204,27 @@ def check_gates(gates: list[G.Gate], rows: list[FigureRow], labels: list[str]) -
                         diff=None,
                         measured="n/a",
                         failed=False,
-                        note="no value",
+                        judged=False,
+                        note="not judged: no value",
                     )
                 )
                 continue
             value, shown = G.measure(g, d.diff, d.rel, row.unit)
             holds = value is not None and g.holds(value)
+            judged = True
             if not holds:
                 note = "passes"
             elif d.beyond_noise is None:
-                note = "fails (no noise band: the bare difference decides)"
+                # a bare difference is never called a regression (docs/compare.md, Gate)
+                judged = False
+                note = (
+                    "not judged: the condition holds but the figure has no noise band here"
+                    " (one run a side; several runs a side, e.g. seeds, give a spread)"
+                )
             elif d.beyond_noise:
                 note = "fails (beyond noise)"
             else:
                 note = "passes (within noise)"
-            failed = holds and d.beyond_noise is not False
             out.append(
                 GateLine(
                     expr=g.expr,
@@ -220,7 +232,8 @@ def check_gates(gates: list[G.Gate], rows: list[FigureRow], labels: list[str]) -
                     side=d.side,
                     diff=value,
                     measured=shown,
-                    failed=failed,
+                    failed=holds and d.beyond_noise is True,
+                    judged=judged,
                     note=note,
                 )
             )

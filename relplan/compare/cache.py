@@ -3,8 +3,8 @@ into, kept on disk so that comparing the same baseline again (a CI gate against 
 release, a rerun) neither re-ingests nor re-analyses it.
 
 Keys (SHA-256):
-- an analysis result: relplan's code (its Python files and queries, as the what-if cache
-  hashes them, so an edited checkout or a new version is a new key), the analysis options as JSON,
+- an analysis result: relplan's code (relplan/caches.py's digest of its Python files,
+  queries and templates, so an edited checkout or a new version is a new key), the analysis options as JSON,
   the analyses compare runs, and the workspace file's resolved path, size, modification time
   and inode (and its `.wal` file's, when there is one): a workspace that is written to again
   is a new key;
@@ -22,12 +22,13 @@ folder that cannot be written only means the work is done each time.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from relplan import caches
 
 __all__ = ["cache_dir", "enabled", "ingested", "ingested_before", "load", "result_key", "store"]
 
@@ -39,30 +40,7 @@ def enabled() -> bool:
 
 
 def cache_dir() -> Path:
-    if explicit := os.environ.get("RELPLAN_CACHE_DIR"):
-        return Path(explicit) / "compare"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "relplan" / "compare"
-
-
-@functools.cache
-def _code() -> str:
-    """SHA-256 over relplan's Python files and queries (the what-if cache's definition,
-    relplan.whatif.cache.code_digest, without importing the analyses it needs)."""
-    import relplan
-    from relplan import sql
-
-    root = Path(relplan.__file__).resolve().parent
-    files = [
-        *sorted(root.rglob("*.py")),
-        *sorted(Path(str(sql.queries_dir())).rglob("*.sql")),
-        *sorted(root.rglob("*.toml")),
-    ]
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()
+    return caches.root() / "compare"
 
 
 def _stat(path: Path) -> str:
@@ -73,7 +51,7 @@ def _stat(path: Path) -> str:
 def result_key(db: Path, options: str, analyses: list[str]) -> str:
     """The key of the analysis result of workspace `db` with these options and analyses."""
     h = hashlib.sha256()
-    for part in (_code(), options, ",".join(analyses), str(db.resolve()), _stat(db)):
+    for part in (caches.code_digest(), options, ",".join(analyses), str(db.resolve()), _stat(db)):
         h.update(part.encode())
         h.update(b"\0")
     wal = db.with_name(db.name + ".wal")
@@ -88,38 +66,19 @@ def _results(key: str) -> Path:
 
 def load(key: str) -> str | None:
     """The cached JSON for `key`, or None (absent, damaged, or the cache is off)."""
-    if not enabled():
-        return None
-    try:
-        text = _results(key).read_text(encoding="utf-8")
-    except OSError:
-        return None
-    head, _, body = text.partition("\n")
-    if head != _HEADER + hashlib.sha256(body.encode("utf-8")).hexdigest():
-        return None
-    return body
+    return caches.read_checked(_results(key), _HEADER) if enabled() else None
 
 
 def store(key: str, body: str) -> None:
     """Write the JSON for `key` atomically; a folder that cannot be written is skipped."""
-    if not enabled():
-        return
-    target = _results(key)
-    text = _HEADER + hashlib.sha256(body.encode("utf-8")).hexdigest() + "\n" + body
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".result-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError:
-        return
+    if enabled():
+        caches.write_checked(_results(key), body, _HEADER)
 
 
 def folder_key(folder: Path, variant: str = "") -> str:
     """The folder's files (names, sizes, times), relplan's code and `variant` (the input
     flags it is ingested with)."""
-    h = hashlib.sha256(_code().encode() + b"\0" + variant.encode())
+    h = hashlib.sha256(caches.code_digest().encode() + b"\0" + variant.encode())
     for p in sorted(folder.rglob("*")):
         if p.is_file():
             h.update(f"{p.relative_to(folder).as_posix()}\0{_stat(p).rsplit(':', 1)[0]}\0".encode())

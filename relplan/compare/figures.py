@@ -10,7 +10,7 @@ only, so that a comparison served from the cache never loads them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,7 +35,27 @@ class Window:
     end_s: float
 
 
-Reader = Callable[["AnalyzeResult", "Window | None"], "Measured | str"]
+@dataclass(frozen=True)
+class Samples:
+    """The units to resample that the analyses' models do not keep, read from the workspace by
+    compare's own queries (queries/compare/) in relplan/compare/extract.py. Keyed by the
+    analyses' window name (`run`, a phase, `steady`)."""
+
+    # (executions a call made, calls that made that many), per window
+    executions_by_call: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # (attempts sent by the window's calls, of them with no execution id), per window
+    unknown_executions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # per (window, histogram metric): the bucket bounds `le` (ascending, inf last) and, per
+    # time bin of the window, the cumulative bucket rises at those bounds
+    histogram_bins: dict[tuple[str, str], tuple[list[float], list[list[float]]]] = field(
+        default_factory=dict
+    )
+    histogram_bin_s: dict[str, float] = field(default_factory=dict)
+
+
+NO_SAMPLES = Samples()
+
+Reader = Callable[["AnalyzeResult", "Window | None", Samples], "Measured | str"]
 
 
 @dataclass(frozen=True)
@@ -56,21 +76,91 @@ def _binomial(n: int, p: float, what: str) -> tuple[Sampler, str]:
     return draw, f"bootstrap over {what} ({n:,})"
 
 
-def _bins(num: list[float], den: list[float], bin_s: float) -> tuple[Sampler | None, str]:
+def _bins(
+    num: list[float], den: list[float], bin_s: float, value: float
+) -> tuple[Sampler | None, str]:
+    """Resample the time bins of a ratio figure (sum of num over sum of den). The bins only
+    approximate the window (a bin belongs to the window it starts in; the analysis weighs
+    time exactly), so the draws are shifted by (value - the bins' own ratio): the band is
+    the bins' spread around the figure itself (a basic bootstrap interval)."""
     import numpy as np
 
     pairs = [(a, b) for a, b in zip(num, den, strict=True) if b > 0]
     if len(pairs) < 3:
-        return None, f"none: {len(pairs)} time bins with data (3 needed to resample)"
+        bins = "1 time bin" if len(pairs) == 1 else f"{len(pairs)} time bins"
+        return None, f"none: {bins} with data (3 needed to resample)"
     a = np.array([p[0] for p in pairs], dtype=float)
     d = np.array([p[1] for p in pairs], dtype=float)
+    shift = value - float(a.sum() / d.sum())
 
     def draw(rng: np.random.Generator, b: int) -> np.ndarray[Any, Any]:
         idx = rng.integers(0, len(a), (b, len(a)))
-        out: np.ndarray[Any, Any] = a[idx].sum(axis=1) / d[idx].sum(axis=1)
+        out: np.ndarray[Any, Any] = a[idx].sum(axis=1) / d[idx].sum(axis=1) + shift
         return out
 
     return draw, f"bootstrap over {bin_s:g} s time bins ({len(pairs)})"
+
+
+def _per_call(counts: list[tuple[int, int]], value: float) -> tuple[Sampler, str]:
+    """Resample the calls of a window: each call's count of executions, drawn with
+    replacement (a multinomial over the counts seen)."""
+    import numpy as np
+
+    k = np.array([c[0] for c in counts], dtype=float)
+    n = np.array([c[1] for c in counts], dtype=float)
+    total = int(n.sum())
+    shift = value - float(k @ n / total)  # 0 unless the counts and the analysis disagree
+
+    def draw(rng: np.random.Generator, b: int) -> np.ndarray[Any, Any]:
+        out: np.ndarray[Any, Any] = rng.multinomial(total, n / total, size=b) @ k / total + shift
+        return out
+
+    return draw, f"bootstrap over calls ({total:,})"
+
+
+def _quantiles(cum: np.ndarray[Any, Any], les: np.ndarray[Any, Any], q: float) -> Any:
+    """histogram_quantile of each row of cumulative bucket counts `cum` (bounds `les`,
+    ascending, inf last), as relplan/analyses/histograms.py estimates it: linear inside the
+    bucket the rank falls in, the lower bound in the +Inf bucket; nan where a row is empty."""
+    import numpy as np
+
+    total = cum[:, -1]
+    rank = q * total
+    idx = (cum >= rank[:, None]).argmax(axis=1)
+    rows = np.arange(len(cum))
+    lo_le = np.where(idx > 0, les[np.maximum(idx - 1, 0)], 0.0)
+    lo_c = np.where(idx > 0, cum[rows, np.maximum(idx - 1, 0)], 0.0)
+    inside = cum[rows, idx] - lo_c
+    frac = np.where(inside > 0, (rank - lo_c) / np.where(inside > 0, inside, 1.0), 1.0)
+    hi_le = les[idx]
+    with np.errstate(invalid="ignore"):
+        val = np.where(np.isinf(hi_le), lo_le, lo_le + (hi_le - lo_le) * frac)
+    return np.where(total > 0, val, np.nan)
+
+
+def _histogram_bins(
+    bins: tuple[list[float], list[list[float]]] | None, bin_s: float, q: float, value: float
+) -> tuple[Sampler | None, str]:
+    """Resample the time bins of a window's histogram: the bins' bucket rises drawn with
+    replacement and added up, the quantile estimated again; shifted by (value - the bins' own
+    estimate), as for the other time-bin bands."""
+    none = "none: a histogram estimate within its bucket, fewer than 3 time bins with requests"
+    if bins is None:
+        return None, none
+    import numpy as np
+
+    les = np.array(bins[0], dtype=float)
+    mat = np.array([b for b in bins[1] if b and b[-1] > 0], dtype=float)
+    if len(mat) < 3:
+        return None, none
+    shift = value - float(_quantiles(mat.sum(axis=0, keepdims=True), les, q)[0])
+
+    def draw(rng: np.random.Generator, b: int) -> np.ndarray[Any, Any]:
+        idx = rng.integers(0, len(mat), (b, len(mat)))
+        out: np.ndarray[Any, Any] = _quantiles(mat[idx].sum(axis=1), les, q) + shift
+        return out
+
+    return draw, f"bootstrap over {bin_s:.3g} s time bins ({len(mat)})"
 
 
 def _in(w: Window | None, t: float) -> bool:
@@ -91,7 +181,7 @@ def _need(res: AnalyzeResult, analysis: str) -> Any:
 
 
 def _share(field: str, count: str) -> Reader:
-    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    def read(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
         d = _need(res, "delivery")
         if isinstance(d, str):
             return d
@@ -108,23 +198,35 @@ def _share(field: str, count: str) -> Reader:
     return read
 
 
-def _executions_per_call(res: AnalyzeResult, w: Window | None) -> Measured | str:
+def _executions_per_call(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
     a = _need(res, "amplification")
     if isinstance(a, str):
         return a
     row = _window(a.windows, w)
     if row is None or not row.calls or row.executions_per_call is None:
-        return "no calls or no executions seen in the window"
-    bins = [b for b in a.series if _in(w, b.start_s)]
-    draw, method = _bins(
-        [float(b.executions_accepted or 0) for b in bins],
-        [float(b.calls or 0) for b in bins],
-        a.series_bin_s,
-    )
-    return Measured(float(row.executions_per_call), draw, method)
+        why = row.null_reasons.get("executions_per_call") if row is not None else None
+        return why or "no calls or no executions seen in the window"
+    value = float(row.executions_per_call)
+    sent, unknown = samples.unknown_executions.get("run" if w is None else w.name, (0, 0))
+    if unknown > UNKNOWN_EXECUTIONS_SHARE * sent:
+        return (
+            f"{unknown:,} of {sent:,} attempts sent have no execution id (a record that"
+            " names the execution only when answered): executions would be undercounted"
+        )
+    counts = samples.executions_by_call.get("run" if w is None else w.name)
+    if not counts:  # read without the workspace (relplan/compare/extract.py, samples)
+        return Measured(value, None, "none: each call's executions were not read")
+    draw, method = _per_call(counts, value)
+    if unknown:
+        method += f", {unknown:,} attempt{'s' if unknown > 1 else ''} with no execution id left out"
+    return Measured(value, draw, method)
 
 
-def _retry_share(res: AnalyzeResult, w: Window | None) -> Measured | str:
+# Above this share of attempts sent with no execution id, executions per call is not shown.
+UNKNOWN_EXECUTIONS_SHARE = 0.01
+
+
+def _retry_share(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
     a = _need(res, "amplification")
     if isinstance(a, str):
         return a
@@ -136,7 +238,7 @@ def _retry_share(res: AnalyzeResult, w: Window | None) -> Measured | str:
 
 
 def _wasted(fate: str) -> Reader:
-    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    def read(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
         wp = _need(res, "wasted_prefill")
         if isinstance(wp, str):
             return wp
@@ -153,7 +255,7 @@ def _wasted(fate: str) -> Reader:
     return read
 
 
-def _shortfall(res: AnalyzeResult, w: Window | None) -> Measured | str:
+def _shortfall(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
     c = _need(res, "counters")
     if isinstance(c, str):
         return c
@@ -166,34 +268,37 @@ def _shortfall(res: AnalyzeResult, w: Window | None) -> Measured | str:
         [float(s.query_rise - s.prompt_rise) for s in ev if s.query_rise is not None],
         [float(s.query_rise) for s in ev if s.query_rise is not None],
         c.rolling_window_s,
+        float(row.shortfall),
     )
     return Measured(float(row.shortfall), draw, method)
 
 
-def _queue_wait(res: AnalyzeResult, w: Window | None) -> Measured | str:
+def _queue_wait(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
     ll = _need(res, "littles_law")
     if isinstance(ll, str):
         return ll
     row = _window(ll.windows, w)
     if row is None or row.wq_s is None:
-        return "no arrivals at the waiting queue in the window"
+        why = row.null_reasons.get("wq_s") if row is not None else None
+        return why or "no arrivals at the waiting queue in the window"
     bins = [b for b in ll.series if _in(w, b.start_s) and b.waiting_l is not None]
     draw, method = _bins(
         [float(b.waiting_l) for b in bins],
         [float(b.lambda_per_s or 0) for b in bins],
         ll.series_bin_s,
+        float(row.wq_s),
     )
     return Measured(float(row.wq_s), draw, method)
 
 
-def _capacity(res: AnalyzeResult, w: Window | None) -> Measured | str:
+def _capacity(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
     ctx = res.context
     if ctx.capacity is None:
         return "Ĉ unknown (no run.json capacity, no --capacity, no calibration)"
     return Measured(float(ctx.capacity), None, f"none: {ctx.capacity_source} (not measured)")
 
 
-def _recovery(res: AnalyzeResult, w: Window | None) -> Measured | str:
+def _recovery(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
     d = _need(res, "delivery")
     if isinstance(d, str):
         return d
@@ -207,18 +312,22 @@ def _recovery(res: AnalyzeResult, w: Window | None) -> Measured | str:
     )
 
 
-def _verdict_figure(key: str) -> Reader:
-    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+def _verdict_figure(key: str, metric: str) -> Reader:
+    def read(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
         v = res.verdict
         fig = next((f for f in v.figures if f.key == key), None) if v is not None else None
-        if fig is None or fig.value is None:
-            return (fig.needs if fig is not None and fig.needs else None) or "not available"
+        if fig is None:
+            return f"no {metric} in the metrics" if res.context.has_metrics else "no metrics"
+        if fig.value is None:
+            if fig.needs:
+                return f"needs {fig.needs}"
+            return fig.note or f"{fig.status}: {metric}"
         return Measured(float(fig.value), None, "none: a metrics figure over the window")
 
     return read
 
 
-def _drain(res: AnalyzeResult, w: Window | None) -> Measured | str:
+def _drain(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
     v = res.verdict
     if v is None:
         return "no verdict"
@@ -242,7 +351,7 @@ QUANTILES: tuple[float, ...] = (0.5, 0.9, 0.99)
 
 
 def _latency(key: str, metric: str, q: float) -> Reader:
-    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    def read(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
         v = res.verdict
         h = next((h for h in v.latency if h.key == key), None) if v is not None else None
         if h is None:
@@ -252,17 +361,23 @@ def _latency(key: str, metric: str, q: float) -> Reader:
         p = next((p for p in row.percentiles if p.q == q), None) if row is not None else None
         if row is None or not row.requests or p is None:
             return h.null_reason or "no request finished in the window (the histogram did not rise)"
-        return Measured(
+        if p.high is None:  # in the +Inf bucket: the estimate is the largest finite bound
+            return Measured(
+                p.value, None, "none: above the largest bucket bound (the estimate is that bound)"
+            )
+        draw, method = _histogram_bins(
+            samples.histogram_bins.get((name, metric)),
+            samples.histogram_bin_s.get(name, 0.0),
+            q,
             p.value,
-            None,
-            "none: a histogram estimate within its bucket (per window, no unit to resample)",
         )
+        return Measured(p.value, draw, method)
 
     return read
 
 
 def _restarts(field: str, why_none: str = "") -> Reader:
-    def read(res: AnalyzeResult, w: Window | None) -> Measured | str:
+    def read(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
         r = _need(res, "restarts")
         if isinstance(r, str):
             return r
@@ -368,7 +483,7 @@ FAMILIES: tuple[Family, ...] = (
         "lower",
         "verdict",
         False,
-        _verdict_figure("ttft_mean"),
+        _verdict_figure("ttft_mean", "vllm:time_to_first_token_seconds"),
     ),
     Family(
         "preemptions",
@@ -377,7 +492,7 @@ FAMILIES: tuple[Family, ...] = (
         "lower",
         "verdict",
         False,
-        _verdict_figure("preemptions"),
+        _verdict_figure("preemptions", "vllm:num_preemptions_total"),
     ),
     Family(
         "drain_s",

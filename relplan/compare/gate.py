@@ -10,12 +10,15 @@
 
 The difference is always side minus baseline (the first side); with several sides every
 side is checked unless `vs SIDE` names one. A line fails when its condition holds and the
-difference is beyond noise (docs/compare.md); where a figure has no band, the condition
-alone decides and the line says so. A malformed line is a usage error naming its position.
+difference is beyond noise (docs/compare.md); where a figure has no band the line is not
+judged (a bare difference is never called a regression) and says so. `%` against a baseline
+of 0 is an infinite change (+inf% or -inf%). A malformed line is a usage error naming its
+position.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -81,5 +84,9 @@ def measure(gate: Gate, diff: float, rel: float | None, unit: str) -> tuple[floa
     if gate.unit == "pt":
         return diff * 100, f"{diff * 100:+.1f}pt"
     if gate.unit == "%":
-        return (None, "n/a (baseline is 0)") if rel is None else (rel * 100, f"{rel * 100:+.1f}%")
+        if rel is None:  # the baseline is 0: any change is an infinite relative change
+            if diff == 0:
+                return 0.0, "+0.0% (baseline is 0)"
+            return math.copysign(math.inf, diff), f"{'+' if diff > 0 else '-'}inf% (baseline is 0)"
+        return rel * 100, f"{rel * 100:+.1f}%"
     return diff, f"{diff:+.4g}" + (f" {unit}" if unit in ("s", "per_s") else "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -14,7 +14,7 @@ Direction = Literal["better", "worse", "same", "unknown"]
 
 class RunInfo(StrictModel):
     source: str = Field(description="the path given (or found in a folder of seeds)")
-    kind: Literal["workspace", "input folder", "drill output"]
+    kind: Literal["workspace", "input folder", "drill output", "lab recording"]
     verdict: str | None = Field(description="the verdict of relplan analyze, null when none")
 
 
@@ -71,7 +71,11 @@ class GateLine(StrictModel):
     side: str
     diff: float | None
     measured: str = Field(description="the difference in the expression's unit, as text")
-    failed: bool
+    failed: bool = Field(description="the condition holds and the difference is beyond noise")
+    judged: bool = Field(
+        description="false: the condition holds but the figure has no noise band (or no value)"
+        " here, so the line neither fails nor passes on it"
+    )
     note: str
 
 
@@ -132,3 +136,31 @@ class Comparison(StrictModel):
     )
     gate: list[GateLine] = Field(default_factory=list)
     failed: bool = Field(default=False, description="a --fail-if line failed")
+
+
+def _type(p: dict[str, Any]) -> str:
+    if "$ref" in p:
+        return str(p["$ref"]).split("/")[-1]
+    if "anyOf" in p:
+        return " or ".join(_type(x) for x in p["anyOf"])
+    if "enum" in p:
+        return "one of " + ", ".join(map(str, p["enum"]))
+    if "const" in p:
+        return f"always {p['const']}"
+    if p.get("type") == "array":
+        return "list of " + _type(p.get("items", {}))
+    return str(p.get("type"))
+
+
+def schema_markdown() -> str:
+    """The `--format json` schema as docs/compare.md lists it: `Comparison`, then every model
+    it holds, alphabetically, each field with its type and description
+    (tests/test_compare_sides.py keeps the two the same)."""
+    schema = Comparison.model_json_schema()
+    out: list[str] = []
+    for name, model in [("Comparison", schema), *sorted(schema.get("$defs", {}).items())]:
+        out.append(f"- `{name}`:")
+        for field, p in model["properties"].items():
+            about = p.get("description")
+            out.append(f"  - `{field}` ({_type(p)})" + (f": {about}" if about else ""))
+    return "\n".join(out)

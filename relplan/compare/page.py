@@ -17,7 +17,7 @@ from typing import Any
 
 from relplan import __version__
 from relplan.compare.model import Comparison
-from relplan.compare.render import band, band_methods, fmt, not_compared_lines
+from relplan.compare.render import band, band_methods, fmt, not_compared_lines, phase_lines
 
 CHARTS = (
     ("delivered_per_s", "calls delivered per second (to a waiting client), per side"),
@@ -87,6 +87,7 @@ def render_page(c: Comparison) -> str:
         band=band,
         methods=methods,
         not_compared=not_compared_lines(c),
+        phase_lines=phase_lines(c),
         charts=[(n, cap) for n, cap in CHARTS if n in specs],
         version=__version__,
         report_style=Markup(report_style()),

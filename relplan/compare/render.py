@@ -10,14 +10,25 @@ from relplan.compare.model import Comparison, FigureRow
 
 
 def fmt(value: float | None, unit: str, signed: bool = False) -> str:
+    """A value in its unit; a difference (`signed`) too small for the usual digits gets two
+    significant ones, so that no nonzero difference reads as +0.0 beside better or worse."""
     if value is None:
         return "—"
     sign = "+" if signed else ""
     if unit == "share":
-        return f"{value * 100:{sign}.1f}{'pt' if signed else ' %'}"
+        text = f"{value * 100:{sign}.1f}"
+        if signed and value and not _NONZERO.search(text):
+            text = f"{value * 100:{sign}.2g}"
+        return text + ("pt" if signed else " %")
     if unit == "s":
-        return f"{value:{sign}.1f} s"
+        text = f"{value:{sign}.1f}"
+        if signed and value and not _NONZERO.search(text):
+            text = f"{value:{sign}.2g}"
+        return text + " s"
     return f"{value:{sign}.3g}"
+
+
+_NONZERO = re.compile(r"[1-9]")
 
 
 def band(low: float | None, high: float | None, unit: str, signed: bool = False) -> str:
@@ -54,6 +65,7 @@ def render_comparison(c: Comparison) -> str:
             f"  {s.label}: {verdicts}  ({len(s.runs)} run{'s' if len(s.runs) > 1 else ''}: {s.spec})"
         )
     out.append(f"\nphases aligned {c.alignment}: " + ", ".join(p.name for p in c.phases))
+    out += [f"  {line}" for line in phase_lines(c)]
     out.append(f"baseline: {c.baseline}; differences are side minus baseline\n")
     head = ["figure", *labels, *(f"{x} vs {c.baseline}" for x in labels[1:])]
     out.append(_table(head, [_row(r) for r in c.figures]))
@@ -67,10 +79,25 @@ def render_comparison(c: Comparison) -> str:
     if c.gate:
         out.append("\ngate:")
         out += [
-            f"  {'FAIL' if g.failed else 'ok  '} {g.expr} ({g.side}: {g.measured}; {g.note})"
+            f"  {'FAIL' if g.failed else 'ok  ' if g.judged else '??  '} {g.expr}"
+            f" ({g.side}: {g.measured}; {g.note})"
             for g in c.gate
         ]
     return "\n".join(out)
+
+
+def phase_lines(c: Comparison) -> list[str]:
+    """The aligned windows whose runs call them otherwise, one line each: `after: a: hold;
+    b: after` (aligned by the detected overload, the names may differ)."""
+    labels = [s.label for s in c.sides]
+    lines = []
+    for p in c.phases:
+        own = [sorted(set(names)) for names in p.per_side]
+        if all(names == [p.name] for names in own) or p.name == "run":
+            continue
+        per = "; ".join(f"{lb}: {', '.join(n)}" for lb, n in zip(labels, own, strict=True))
+        lines.append(f"{p.name} = {per}")
+    return lines
 
 
 _PER_WINDOW = sorted((f.name for f in FAMILIES if f.per_window), key=len, reverse=True)

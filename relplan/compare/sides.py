@@ -5,8 +5,11 @@ A side is one argument. It names one run or several (whose spread is then its no
 - a drill output folder (it holds `drill.duckdb`);
 - an input folder or a `relplan simulate` output (logs, traces, metrics, run.json): ingested
   into a temporary workspace that is removed afterwards;
+- an incident recorded on `relplan lab` (docs/lab.md, Recording an incident): `operator/`
+  (the server's logs and metrics) and `client/` (the drill's own record and plan), two records
+  of one run: the operator's files are ingested with the drill's plan (`client/run.json`);
 - `A1,A2,A3`: those runs, grouped;
-- a folder of runs (every subfolder is one of the above, e.g. one per seed).
+- a folder of runs (every subfolder is one of the above and of one kind, e.g. one per seed).
 
 Each run is analysed by relplan.analyses (the analyses compare reads, and the verdict), and
 what compare reads of it extracted (relplan/compare/extract.py), or found in compare's cache.
@@ -14,6 +17,7 @@ what compare reads of it extracted (relplan/compare/extract.py), or found in com
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from relplan.compare.model import RunFigures
-from relplan.errors import InputError
+from relplan.errors import InputError, NoDataError
 
 if TYPE_CHECKING:
     from relplan.analyses.options import AnalyzeOptions
@@ -39,7 +43,7 @@ USED_ANALYSES = [
     "restarts",
 ]
 
-RunKind = Literal["workspace", "input folder", "drill output"]
+RunKind = Literal["workspace", "input folder", "drill output", "lab recording"]
 _INPUT_SUFFIXES = (".parquet", ".jsonl", ".json", ".log", ".txt", ".gz", ".csv", ".om")
 
 
@@ -69,9 +73,94 @@ def _run_kind(path: Path) -> RunKind | None:
         return None
     if (path / "drill.duckdb").is_file():
         return "drill output"
-    if any(p.is_file() and p.name.endswith(_INPUT_SUFFIXES) for p in path.iterdir()):
+    if _has_inputs(path):
         return "input folder"
+    if (path / "client" / "run.json").is_file() and _has_inputs(path / "operator"):
+        return "lab recording"
     return None
+
+
+def _has_inputs(path: Path) -> bool:
+    return path.is_dir() and any(
+        p.is_file() and p.name.endswith(_INPUT_SUFFIXES) for p in path.iterdir()
+    )
+
+
+def _inputs_of(run: RunSpec) -> list[Path]:
+    """What is ingested for a run that is not a workspace yet."""
+    if run.kind == "lab recording":
+        return [run.path / "operator", run.path / "client" / "run.json"]
+    return [run.path]
+
+
+def _alike(folder: Path, runs: list[RunSpec]) -> None:
+    """The runs found in a folder of runs are runs of one kind (seeds, repeated drills): an
+    InputError when they differ, e.g. the two records of one run (a drill's own record and
+    the server's logs) side by side, which are not two runs."""
+
+    def shape(r: RunSpec) -> str:
+        if r.kind != "input folder":
+            return r.kind
+        names = sorted(
+            p.name.removesuffix(".gz")
+            for p in r.path.iterdir()
+            if p.is_file() and p.name.endswith(_INPUT_SUFFIXES)
+        )
+        return ", ".join(names)
+
+    advice = (
+        "a folder of runs holds one run per subfolder, alike (e.g. one per seed): compare a"
+        " subfolder, or name the runs of a side with commas (A1,A2)"
+    )
+    shapes = {r.path.name: shape(r) for r in runs}
+    if len(set(shapes.values())) > 1:
+        listed = "; ".join(f"{name}/: {what}" for name, what in shapes.items())
+        raise InputError(
+            f"its subfolders are not runs of one kind ({listed}); {advice}", str(folder)
+        )
+    made = {r.path.name: _how_made(r) for r in runs}
+    keys = sorted({k for m in made.values() for k in m})
+    differ = [
+        k for k in keys if len({json.dumps(m.get(k), sort_keys=True) for m in made.values()}) > 1
+    ]
+    if differ:
+        listed = "; ".join(
+            f"{name}/: " + ", ".join(f"{k}={json.dumps(m.get(k))}" for k in differ)
+            for name, m in made.items()
+        )
+        raise InputError(f"its runs were made differently ({listed}); {advice}", str(folder))
+
+
+# Settings of run.json's meta that differ between seeds of one drill or simulation.
+_PER_RUN = frozenset({"seed", "name", "out", "progress", "json"})
+
+
+def _how_made(run: RunSpec) -> dict[str, object]:
+    """What made a run, from its run.json (a drill's flags and phase plan, a simulation's
+    scenario and --set values), without what differs between seeds; {} for a workspace or a
+    run without a readable run.json."""
+    plan = {
+        "workspace": None,
+        "drill output": run.path / "run.json",
+        "input folder": run.path / "run.json",
+        "lab recording": run.path / "client" / "run.json",
+    }[run.kind]
+    try:
+        meta = json.loads(plan.read_text("utf-8")).get("meta") if plan is not None else None
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    flags = meta.get("flags")
+    made: dict[str, object] = {}
+    if isinstance(flags, dict):
+        made |= {k: v for k, v in flags.items() if k not in _PER_RUN}
+    # a simulation's scenario and --set values; a drill's phase plan (rates × Ĉ), which a
+    # drill sweep varies while its flags stay the same (relplan/drill/sweep.py)
+    for k in ("scenario", "sets", "phases"):
+        if k in meta:
+            made[k] = meta[k]
+    return made
 
 
 def resolve(spec: str) -> list[RunSpec]:
@@ -83,6 +172,13 @@ def resolve(spec: str) -> list[RunSpec]:
         path = Path(part)
         if not path.exists():
             raise InputError("no such file or folder", part)
+        if (path / "sweep.parquet").is_file():  # relplan/sim/sweep.py's OUT
+            raise InputError(
+                "a relplan simulate sweep (its summary, not a run): compare its runs (kept"
+                " with --keep-runs under runs/), one configuration's seeds a side, e.g."
+                f" {path / 'runs' / 'run001-seed1'},{path / 'runs' / 'run001-seed2'}",
+                part,
+            )
         kind = _run_kind(path)
         if kind is not None:
             runs.append(RunSpec(path, kind))
@@ -91,10 +187,11 @@ def resolve(spec: str) -> list[RunSpec]:
         found = [RunSpec(p, k) for p in subs if (k := _run_kind(p)) is not None]
         if not found:
             raise InputError(
-                "expected a workspace (*.duckdb), a drill or simulate output, an input folder"
-                " or a folder of such runs",
+                "expected a workspace (*.duckdb), a drill or simulate output, an input folder,"
+                " a relplan lab recording (operator/, client/run.json) or a folder of such runs",
                 part,
             )
+        _alike(path, found)
         runs.extend(found)
     return runs
 
@@ -104,21 +201,24 @@ def labels_of(specs: list[str]) -> list[str]:
     folders as it takes to tell the sides apart (`no-retries/client`); `+` marks a group."""
     firsts = [Path(spec.split(",")[0].strip()).resolve() for spec in specs]
     parts = [(p.with_suffix("") if p.suffix == ".duckdb" else p).parts[1:] for p in firsts]
+    marks = ["+" if "," in spec else "" for spec in specs]
     depth = 1
     while True:
-        names = ["/".join(x[-depth:]) for x in parts]
-        if len(set(names)) == len(names) or depth >= max(len(x) for x in parts):
+        out = ["/".join(x[-depth:]) + m for x, m in zip(parts, marks, strict=True)]
+        if len(set(out)) == len(out) or depth >= max(len(x) for x in parts):
             break
         depth += 1
-    out = [n + ("+" if "," in spec else "") for n, spec in zip(names, specs, strict=True)]
+    if len(set(out)) < len(out):  # the same path given twice: as short as the first pass
+        out = [x[-1] + m if x else m for x, m in zip(parts, marks, strict=True)]
     return [f"{n}#{i + 1}" if out.count(n) > 1 else n for i, n in enumerate(out)]
 
 
 @contextmanager
 def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[Path]:
-    """The workspace file of a run; an input folder is ingested (with `inputs`, the input
-    flags of `relplan compare`) once into compare's cache (relplan/compare/cache.py, keyed by
-    the folder and the flags), else into a temporary workspace removed afterwards."""
+    """The workspace file of a run; an input folder or lab recording is ingested (with
+    `inputs`, the input flags of `relplan compare`) once into compare's cache
+    (relplan/compare/cache.py, keyed by the folder and the flags), else into a temporary
+    workspace removed afterwards."""
     if run.kind == "workspace":
         yield run.path
     elif run.kind == "drill output":
@@ -130,9 +230,9 @@ def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[
         given = inputs or IngestOptions()
 
         def ingest(db: Path) -> None:
-            ingest_paths(db, [run.path], given)
+            ingest_paths(db, _inputs_of(run), given)
 
-        kept = cache.ingested(run.path, ingest, repr(given))
+        kept = cache.ingested(run.path, ingest, _variant(run, given))
         if kept is not None:
             yield kept
             return
@@ -140,6 +240,11 @@ def workspace_of(run: RunSpec, inputs: IngestOptions | None = None) -> Iterator[
             db = Path(tmp) / "side.duckdb"
             ingest(db)
             yield db
+
+
+def _variant(run: RunSpec, inputs: IngestOptions) -> str:
+    """What, besides the folder's files, the ingested workspace depends on."""
+    return repr(inputs) if run.kind == "input folder" else f"{run.kind}: {inputs!r}"
 
 
 def _options(opts: AnalyzeOptions | None) -> str:
@@ -153,8 +258,8 @@ def cached(
     from relplan.compare import cache
     from relplan.ingest import IngestOptions
 
-    if run.kind == "input folder":
-        db = cache.ingested_before(run.path, repr(inputs or IngestOptions()))
+    if run.kind in ("input folder", "lab recording"):
+        db = cache.ingested_before(run.path, _variant(run, inputs or IngestOptions()))
         if db is None:
             return None
     else:
@@ -183,14 +288,17 @@ def analyse(
             return Run(run, RunFigures.model_validate_json(body))
         from relplan.analyses import AnalyzeOptions, analyze
         from relplan.analyses.assessment import assess
-        from relplan.compare.extract import extract
+        from relplan.compare.extract import extract, samples
         from relplan.workspace import open_workspace
 
         used = (opts or AnalyzeOptions()).model_copy(update={"only": USED_ANALYSES})
         con = stack.enter_context(open_workspace(db, read_only=True, threads=threads))
-        result = analyze(con, used, detail=False)  # only what compare reads
+        try:
+            result = analyze(con, used, detail=False)  # only what compare reads
+        except NoDataError as e:  # name the side's path: the workspace may be a temporary one
+            raise NoDataError(f"{run.path}: {e}") from None
         result.verdict = assess(con, result.context, result)
-        figures = extract(result)
+        figures = extract(result, samples(con, result))
     cache.store(key, figures.model_dump_json())
     return Run(run, figures)
 

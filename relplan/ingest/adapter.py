@@ -85,6 +85,10 @@ class Example:
     source: str  # URL of the published original, or the lab run it was recorded on
     # IngestOptions fields it needs (a year for a vLLM log without one, --at for a scrape).
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # A line the format must refuse when appended to this example: the contract suite's bad
+    # record where its own (a broken JSON line, a line of text no record can be) does not
+    # apply, as in a server log whose other lines are prose or a CSV row.
+    broken: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,3 +121,8 @@ class Adapter:
     # Its times may be whole seconds (vLLM's log): where a finer source tells the same event
     # inside that second, the finer time is stored (queries/ingest/whole_second_witnesses.sql).
     whole_seconds: bool = False
+    # The server that writes it when that server may write one request into two logs of
+    # different formats (nginx: `combined` with whole seconds beside a `$msec` JSON log): the
+    # whole-second log of the same requests is dropped for the finer one
+    # (queries/ingest/whole_second_twins.sql). Formats naming the same server are compared.
+    server: str = ""

@@ -44,6 +44,8 @@ PROXY_LOG: tuple[Column, ...] = (
 )
 
 # One file, three record types (`type`: event, step, stats), each using some of the columns.
+# The workspace's engine tables store them (queries/schema.sql); which record type fills which
+# column is ENGINE_TABLE_COLUMNS below.
 ENGINE_TRACE: tuple[Column, ...] = (
     Column("type", "string"),
     Column("t", "time"),
@@ -61,11 +63,42 @@ ENGINE_TRACE: tuple[Column, ...] = (
     Column("num_waiting", "integer"),
     Column("num_batched_tokens", "integer"),
     Column("kv_usage", "number"),
+    # Added with schema version 3 (issue 26), all optional: on `stats` records the step's
+    # wall time and its preemptions and prefix-cache lookups (prompt_computed and
+    # decode_tokens above give its prefill/decode split); on `finished`/`aborted` events how
+    # the request ended; on `arrived` its max_tokens. What the vLLM plugin writes.
+    Column("elapsed_ms", "number"),
+    Column("num_preempted", "integer"),
+    Column("prefix_queries", "integer"),
+    Column("prefix_hits", "integer"),
+    Column("finish_reason", "string"),
+    Column("output_tokens", "integer"),
+    Column("cached_tokens", "integer"),
+    Column("preemptions", "integer"),
+    Column("max_tokens", "integer"),
 )
 
 PROXY_COLUMNS = tuple(c.name for c in PROXY_LOG)
 PROXY_REQUIRED = tuple(c.name for c in PROXY_LOG if c.required)
 ENGINE_COLUMNS = tuple(c.name for c in ENGINE_TRACE)
+# The trace columns each engine table stores, in the table's order (queries/schema.sql): the
+# columns of schema version 3 come after the provenance columns, where the migration of an
+# older workspace (`alter table ... add column`) puts them.
+ENGINE_TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "events": (
+        *("t", "execution_id", "event", "prompt_tokens", "replica"),
+        *("finish_reason", "output_tokens", "cached_tokens", "preemptions", "max_tokens"),
+    ),
+    "steps": (
+        *("step", "t_issue", "t_done", "execution_id", "prompt_computed", "prompt_cached"),
+        *("decode_tokens", "replica"),
+    ),
+    "engine_stats": (
+        *("step", "t_issue", "num_running", "num_waiting", "num_batched_tokens", "kv_usage"),
+        *("replica", "prompt_computed", "decode_tokens", "elapsed_ms", "num_preempted"),
+        *("prefix_queries", "prefix_hits"),
+    ),
+}
 
 # The columns every staging table starts with, before the record's own columns.
 STAGE_PREFIX: tuple[tuple[str, str], ...] = (

@@ -131,24 +131,7 @@ def render_inspect(rep: InspectReport) -> str:
     out.append("")
     if rep.sources:
         out.append("Sources:")
-        out.append(
-            format_table(
-                ["source", "kind", "format", "rows", "rejected", "span (UTC)", "path"],
-                [
-                    [
-                        str(s.source_id),
-                        s.kind,
-                        s.format,
-                        num(s.rows),
-                        num(s.rejected),
-                        span(s.t_min, s.t_max),
-                        display_path(s.path),
-                    ]
-                    for s in rep.sources
-                ],
-                left=(1, 2, 5, 6),
-            )
-        )
+        out.append(_sources_table(rep.sources))
         for s in rep.sources:
             if s.unknown_columns:
                 out.append(
@@ -192,6 +175,36 @@ def render_inspect(rep: InspectReport) -> str:
 
 
 WIDTH = 100  # inspect fits a 100-column terminal (issue 23)
+
+
+def _sources_table(sources: list[InspectSource]) -> str:
+    """The Sources table; when the paths make it wider than WIDTH, they move under it, one
+    line each (`source 3: PATH`), and the table keeps the rest."""
+
+    def table(with_path: bool) -> str:
+        headers = ["source", "kind", "format", "rows", "rejected", "span (UTC)"]
+        rows = [
+            [
+                str(s.source_id),
+                s.kind,
+                s.format,
+                num(s.rows),
+                num(s.rejected),
+                span(s.t_min, s.t_max),
+            ]
+            for s in sources
+        ]
+        if with_path:
+            headers.append("path")
+            rows = [[*r, display_path(s.path)] for r, s in zip(rows, sources, strict=True)]
+        return format_table(headers, rows, left=(1, 2, 5, 6))
+
+    full = table(True)
+    if max(len(line) for line in full.splitlines()) <= WIDTH:
+        return full
+    return "\n".join(
+        [table(False), *(f"  source {s.source_id}: {display_path(s.path)}" for s in sources)]
+    )
 
 
 def _fit(line: str) -> list[str]:
@@ -238,12 +251,22 @@ def _metrics_table(metrics: list[InspectMetric]) -> list[str]:
     if max(len(line) for line in full.splitlines()) <= WIDTH:
         return ["Metrics:", full]
     one_span = len(set(spans)) == 1
-    heading = f"Metrics (all {spans[0]}):" if one_span else "Metrics:"
-    fixed = table(["-"] * len(metrics), not one_span)
+    with_span = not one_span
+    fixed = table(["-"] * len(metrics), with_span)
+    if with_span and max(len(line) for line in fixed.splitlines()) > WIDTH - 20:
+        with_span = False  # no room for spans that differ: --json has each name's
+        fixed = table(["-"] * len(metrics), False)
+    heading = (
+        f"Metrics (all {spans[0]}):"
+        if one_span
+        else "Metrics:"
+        if with_span
+        else "Metrics (each name's span: --json):"
+    )
     others = max(len(line) for line in fixed.splitlines()) - len("label keys")
     budget = max(20, WIDTH - others)
     keys = [summarise_keys(m.label_keys, budget) for m in metrics]
-    return [heading, table(keys, not one_span)]
+    return [heading, table(keys, with_span)]
 
 
 def to_json(rep: InspectReport) -> str:

@@ -119,7 +119,8 @@ def _detect(head: Head, kind: str | None) -> Detected:
 
 
 def _closest(head: Head) -> list[str]:
-    """Formats whose files look like this one (JSON, CSV, Parquet or text)."""
+    """Formats whose files look like this one (JSON, CSV, Parquet or text): first those that
+    would take it if told its kind (`--kind`), surest first, then the others of its shape."""
     if head.parquet:
         shape = "parquet"
     elif head.jsonish:
@@ -128,11 +129,18 @@ def _closest(head: Head) -> list[str]:
         shape = "csv"
     else:
         shape = "text"
-    return [
+    hinted: list[tuple[float, str]] = []
+    for name, a in registry.adapters().items():
+        best = max((a.recognise(head, k) for k in a.kinds), default=0.0)
+        if best > 0:
+            hinted.append((best, name))
+    first = [name for _, name in sorted(hinted, key=lambda p: -p[0])]
+    same = [
         name
         for name, a in registry.adapters().items()
-        if a.shape == shape and a.recognise is not never
+        if a.shape == shape and a.recognise is not never and name not in first
     ]
+    return first + same
 
 
 def unknown(head: Head) -> InputError:
@@ -167,7 +175,8 @@ def unknown(head: Head) -> InputError:
         f"; for another gateway's log, a --map FILE naming which of its fields ({', '.join(fields[:8])})"
         " hold the time, status and call (docs/formats.md)"
         if fields
-        else ""
+        else "; for another gateway's log, a --map FILE whose pattern (named groups) finds the"
+        " time, status and call in each line: no named fields were seen (docs/formats.md)"
     )
     if head.records:
         keys = ", ".join(sorted(head.keys)[:12])

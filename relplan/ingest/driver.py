@@ -358,10 +358,6 @@ def commit(session: Session) -> IngestReport:
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
 
 
-# Formats one server may write twice for the same requests (nginx's `access_log` lines).
-_TWIN_FORMATS = ["nginx", "nginx_json"]
-
-
 def _drop_whole_second_twins(
     con: duckdb.DuckDBPyConnection, reports: list[SourceReport], counts: dict[str, int]
 ) -> None:
@@ -373,7 +369,18 @@ def _drop_whole_second_twins(
         return
     mine = {r.source_id: r for r in reports}
     dropped: set[int] = set()
-    for t in sql.rows(con, "ingest/whole_second_twins", {"formats": _TWIN_FORMATS, "sources": ids}):
+    # Formats one server may write twice for the same requests (Adapter.server).
+    servers: dict[str, list[str]] = {}
+    for a in registry.adapters().values():
+        if a.server:
+            servers.setdefault(a.server, []).append(a.name)
+    twins = [
+        t
+        for formats in servers.values()
+        if len(formats) > 1
+        for t in sql.rows(con, "ingest/whole_second_twins", {"formats": formats, "sources": ids})
+    ]
+    for t in twins:
         coarse, fine = int(t["coarse"]), int(t["fine"])
         if coarse in dropped or fine in dropped:
             continue

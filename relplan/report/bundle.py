@@ -13,59 +13,30 @@ the bundle is built in memory each time: slower, same page.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 import vl_convert
+
+from relplan import caches
 
 SNIPPET = "window.vegaEmbed=vegaEmbed;window.vega=vega;window.vegaLite=vegaLite;"
 _HEADER = "// relplan vega bundle sha256="
 
 
-def cache_dir() -> Path:
-    if explicit := os.environ.get("RELPLAN_CACHE_DIR"):
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "relplan"
-
-
 def cache_path(vl_version: str) -> Path:
     vlc = str(getattr(vl_convert, "__version__", "unknown"))
     key = hashlib.sha256(f"{vlc}|{vl_version}|{SNIPPET}".encode()).hexdigest()
-    return cache_dir() / f"vega-bundle-{vlc}-vl{vl_version}-{key[:12]}.js"
-
-
-def _digest(js: str) -> str:
-    return hashlib.sha256(js.encode("utf-8")).hexdigest()
+    return caches.root() / f"vega-bundle-{vlc}-vl{vl_version}-{key[:12]}.js"
 
 
 def read_cached(path: Path) -> str | None:
     """The cached bundle, or None when it is absent or fails its checksum."""
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    header, sep, js = text.partition("\n")
-    if not sep or header != _HEADER + _digest(js):
-        return None
-    return js
+    return caches.read_checked(path, _HEADER)
 
 
 def write_cached(path: Path, js: str) -> None:
     """Write atomically (a temporary file renamed into place); give up quietly on OSError."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".vega-bundle-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(f"{_HEADER}{_digest(js)}\n{js}")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+    caches.write_checked(path, js, _HEADER)
 
 
 def build(vl_version: str) -> str:

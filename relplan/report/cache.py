@@ -8,7 +8,7 @@ What the key holds (any change of any of these is a different key, hence a miss)
 - the flags that shape the page: the input flags (and the content of a `--map` file), the
   run-context flags, `--whatif/--no-whatif`, `--tz`, and the run name taken from PATH;
 - relplan's code: the digest over its Python files, queries and templates
-  (relplan/whatif/cache.py), so a new version or an edited checkout never reads an old page.
+  (relplan/caches.py), so a new version or an edited checkout never reads an old page.
 
 A workspace file (or `--db`) as the input is never served from here: a workspace changes in
 place; the what-if cache still spares its replay. Nor are `--png`/`--svg` runs (the images
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from relplan import caches
 from relplan.errors import InputError
 from relplan.report.export import write_atomic
 from relplan.report.files import ReportFiles, check_targets, default_out, is_workspace_file
@@ -89,7 +90,7 @@ def inputs_key(path: Path, settings: Mapping[str, object]) -> str | None:
     if not enabled():
         return None
     h = hashlib.sha256()
-    h.update(store.code_digest().encode())
+    h.update(caches.code_digest().encode())
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     try:
         extra = settings.get("map_file")

@@ -1,12 +1,15 @@
 """Fit the step-cost model from a recorded engine trace (docs/simulate.md, Fitting the engine
 from a trace: `relplan simulate fit-engine --db FILE`; `relplan whatif` uses it too).
 
-Sources, the first the workspace holds: step records (`steps`), vLLM's iteration-detail lines
-(`--enable-logging-iteration-details`: each line gives the iteration's own elapsed time and its
-context tokens and generation requests apart, queries/sim/iteration_costs.sql), scheduler stats
-(`engine_stats` without those counts).
-With iteration lines: step_ms = a + b * context (prefill) tokens + bd * generation requests,
-by least squares over the iterations; the fit's error is given per step (median and p90 of
+Sources, the first the workspace holds: step records (`steps`), the iterations' own elapsed
+times with their prefill/decode split (queries/sim/iteration_costs.sql) from vLLM's
+iteration-detail lines (`--enable-logging-iteration-details`: each line gives the iteration's
+elapsed time and its context tokens and generation requests apart) or from an engine trace's
+`stats` records that carry `elapsed_ms`, `prompt_computed` and `decode_tokens` (the relplan
+vLLM plugin's, with iteration details on), scheduler stats (`engine_stats` without those).
+With iterations: step_ms = a + b * context (prefill) tokens + bd * generation requests (a
+trace's decode tokens: one per decoding request without speculative decoding), by least
+squares over the iterations; the fit's error is given per step (median and p90 of
 |fit - measured| / measured). KV capacity is read from
 vllm:cache_config_info (block_size x num_gpu_blocks) when the metrics hold it; the batch
 limit is the most requests running while others waited, a limit only when it was held there.
@@ -48,7 +51,10 @@ class FittedCoefficient(StrictModel):
 
 
 class EngineFit(StrictModel):
-    source: str = Field(description="steps (step records) or engine_stats (scheduler stats)")
+    source: str = Field(
+        description="steps (step records), iteration lines (vLLM's log), engine trace (stats"
+        " records with elapsed_ms) or engine_stats (scheduler stats, gaps between records)"
+    )
     steps_used: int
     coefficients: list[FittedCoefficient]
     median_abs_error_pct: float | None = Field(description="|fit - measured| / measured, median")
@@ -87,16 +93,25 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
         tokens = max(int(r["prefill_tokens"]) + int(r["decodes"]) for r in rows)
         names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
     elif its:
-        source = "iteration lines"
+        source = " and ".join(sorted({str(r["origin"]) for r in its}))
         x1 = [float(r["context_tokens"]) for r in its]
         x2 = [float(r["generation_requests"]) for r in its]
         y = [1000.0 * float(r["seconds"]) for r in its]
-        batch = max(int(r["generation_requests"] + (r["context_requests"] or 0)) for r in its)
+        batch = max(
+            max(int(r["generation_requests"] + (r["context_requests"] or 0)) for r in its),
+            max(int(r["num_running"] or 0) for r in its),
+        )
         tokens = max(int(r["context_tokens"] + (r["generation_tokens"] or 0)) for r in its)
         names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
         notes.append(
-            "durations are the iterations' logged elapsed times; b is per context (prefill) "
-            "token computed, cached prompt tokens excluded; bd per generation request"
+            f"durations are the iterations' own elapsed times ({source}); b is per context "
+            "(prefill) token computed, cached prompt tokens excluded; bd per generation request"
+            + (
+                " (the trace's decode tokens: one per decoding request without speculative "
+                "decoding)"
+                if "engine trace" in source
+                else ""
+            )
         )
     else:
         source = "engine_stats"

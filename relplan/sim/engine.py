@@ -21,7 +21,12 @@ blocks from the end of its token chain. The full blocks a preempted execution fr
 their content until evicted: re-admitted, it finds the blocks of its chain still cached
 (the shared prefix, then its own, up to one token short of its target, as vLLM's lookup
 stops) and computes only the rest. Other freed blocks are never hit (a retry is a new
-request and is not matched to its predecessor's blocks: docs/simulate.md, The model).
+request and is not matched to its predecessor's blocks: docs/simulate.md, The model), unless
+`retry_prompt_cached` is set: then a retry resends its call's prompt, and vLLM's cache, which
+is addressed by content, finds the call's full prompt blocks wherever an earlier execution of
+the call left them: held by one still running (counted again as the retry's own blocks: the
+sharing of blocks is not modelled) or freed by the call's last execution and not yet evicted
+(taken back out of the free queue, as a preempted execution's are).
 
 Admission control (vLLM's `--max-num-queued-reqs` / `--max-num-queued-tokens`, checked
 when a request arrives): refused when the requests in the engine (waiting, preempted
@@ -82,6 +87,18 @@ from relplan.sim.execution import (
 # executions whose last token it computes, decode_tokens the tokens of running decoders (an
 # abort takes its execution's tokens out of the steps still in flight).
 InFlightStep = list[Any]
+
+
+class _Chain:
+    """The freed prompt blocks of a call (retry_prompt_cached): its segment of the free queue,
+    None once evicted or found again."""
+
+    __slots__ = ("cache_seg",)
+
+    def __init__(self) -> None:
+        self.cache_seg: list[Any] | None = None
+
+
 _STEP = 0
 _DECODE_TOKENS = 4
 
@@ -139,6 +156,10 @@ class Engine:
         self.next_step = 0  # number of the next step to issue
         self.gpu_free_at = 0.0
         self.in_flight: deque[InFlightStep] = deque()
+        # retry_prompt_cached: per call, its executions holding blocks, and its freed chain
+        self.retry_cache = cfg.retry_prompt_cached
+        self.call_live: dict[object, int] = {}
+        self.call_chain: dict[object, _Chain] = {}
 
         # counters (vLLM metrics)
         self.prompt_tokens_total = 0
@@ -175,6 +196,14 @@ class Engine:
         self.step_waiting: list[int] = []
         self.step_batched_tokens: list[int] = []
         self.step_kv_usage: list[float] = []
+        # ... its own split and cost, and the counters' totals after it (the engine trace's
+        # stats records take each step's share: schema version 3, docs/formats.md)
+        self.step_prefill_tokens: list[int] = []
+        self.step_decodes: list[int] = []
+        self.step_cost_s: list[float] = []
+        self.step_preemptions_total: list[int] = []
+        self.step_prefix_queries_total: list[int] = []
+        self.step_prefix_hits_total: list[int] = []
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -204,6 +233,39 @@ class Engine:
             q[-1][1] += n
         else:
             q.append([None, n])
+
+    def _drop(self, ex: Execution) -> bool:
+        """`ex` stops holding blocks; True when it was the last of its call's executions."""
+        c = ex.call
+        n = self.call_live[c] - 1
+        if n:
+            self.call_live[c] = n
+            return False
+        del self.call_live[c]
+        return True
+
+    def _release_ended(self, ex: Execution, n: int, tokens: int) -> None:
+        """Free the `n` blocks of an execution that ended with `tokens` KV tokens. With
+        `retry_prompt_cached`, the last of its call's executions to end leaves the full blocks
+        of the call's prompt it computed findable at the free queue's tail (its other blocks,
+        the chain's end, join first, so they are evicted first)."""
+        if not self.retry_cache or ex.call is None or not self._drop(ex):
+            self._release(n)
+            return
+        chain = min(min(tokens, ex.prompt_tokens) // self.block_size - ex.cached_blocks, n)
+        if chain <= 0:
+            self._release(n)
+            return
+        self._release(n - chain)
+        holder = self.call_chain.get(ex.call)
+        if holder is None:
+            holder = self.call_chain[ex.call] = _Chain()
+        elif holder.cache_seg is not None:  # an older copy of the chain: nobody looks it up
+            holder.cache_seg[0] = None
+        seg: list[Any] = [holder, chain]
+        self.free_queue.append(seg)
+        self.free += chain
+        holder.cache_seg = seg
 
     def _event(self, t: float, ex: Execution, kind: int, prompt_tokens: int | None = None) -> None:
         self.event_t.append(t)
@@ -284,6 +346,8 @@ class Engine:
             self.free += full
             ex.cache_seg = seg
         del self.running[ex]
+        if self.retry_cache and ex.call is not None:
+            self._drop(ex)
         ex.state = WAITING
         ex.target = ex.prompt_tokens + ex.generated
         ex.num_computed = 0
@@ -340,18 +404,19 @@ class Engine:
                 ex.cache_seg[0] = None
                 ex.cache_seg = None
         elif state == PREFILL:
-            self._release(-(-ex.num_computed // block_size) - ex.cached_blocks)
+            n = -(-ex.num_computed // block_size) - ex.cached_blocks
+            self._release_ended(ex, n, ex.num_computed)
             self.prefilling.remove(ex)
             del self.running[ex]
         elif state == DECODING:
             tokens = self._leave_decode(ex, self.next_step)
-            self._release(-(-tokens // block_size) - ex.cached_blocks)
+            self._release_ended(ex, -(-tokens // block_size) - ex.cached_blocks, tokens)
             del self.running[ex]
             for entry in self.in_flight:
                 if entry[_STEP] >= ex.decode_from_step:
                     entry[_DECODE_TOKENS] -= 1
         else:  # FINISHING: last token scheduled, step not done yet
-            self._release(ex.blocks_held)
+            self._release_ended(ex, ex.blocks_held, ex.prompt_tokens)
             self.n_finishing -= 1
             for entry in self.in_flight:
                 if ex.decode_from_step <= entry[_STEP] <= ex.last_step:
@@ -450,6 +515,18 @@ class Engine:
                     if hit < 0:
                         hit = 0
                     computed += hit * block_size
+                elif self.retry_cache and ex.admission == 0 and ex.call is not None:
+                    # its call's prompt blocks, as far as an earlier execution computed them
+                    full = (ex.target - 1) // block_size - ex.cached_blocks
+                    if full > 0:
+                        if ex.call in self.call_live:
+                            computed += full * block_size
+                        else:
+                            holder = self.call_chain.get(ex.call)
+                            if holder is not None and holder.cache_seg is not None:
+                                seg = holder.cache_seg
+                                hit = min(seg[1], full)
+                                computed += hit * block_size
                 chunk = ex.target - computed
                 if chunk > tokens_left:
                     chunk = tokens_left
@@ -460,11 +537,12 @@ class Engine:
                 self.n_waiting -= 1
                 if seg is not None:
                     # its hit blocks leave the free queue; the rest of its run stays there
+                    seg[0].cache_seg = None
                     seg[0] = None
                     seg[1] -= hit
-                    ex.cache_seg = None
                     self.free -= hit
-                    self.preempted_hits_total += computed
+                    if ex.admission:
+                        self.preempted_hits_total += computed
                     self._take(blocks_needed - hit)
                 else:
                     self._take(blocks_needed)
@@ -480,6 +558,8 @@ class Engine:
                 ex.admission = self.admissions
                 ex.state = PREFILL
                 running[ex] = None
+                if self.retry_cache and ex.call is not None:
+                    self.call_live[ex.call] = self.call_live.get(ex.call, 0) + 1
                 self.prefilling.append(ex)
                 self._prefill_chunk(step, ex, computed, chunk, computed, completers)
                 prefill_tokens += chunk
@@ -544,6 +624,12 @@ class Engine:
         self.step_waiting.append(self.n_waiting)
         self.step_batched_tokens.append(prefill_tokens + n_decoding)
         self.step_kv_usage.append((self.num_blocks - self.free) / self.num_blocks)
+        self.step_prefill_tokens.append(prefill_tokens)
+        self.step_decodes.append(n_decoding)
+        self.step_cost_s.append(cost)
+        self.step_preemptions_total.append(self.preemptions_total)
+        self.step_prefix_queries_total.append(self.prefix_queries_total)
+        self.step_prefix_hits_total.append(self.prefix_hits_total)
         return True
 
     def step_done(self, now: float) -> None:
@@ -561,7 +647,7 @@ class Engine:
         for ex in finishers:
             if ex.state == FINISHING:
                 ex.state = FINISHED
-                self._release(ex.blocks_held)
+                self._release_ended(ex, ex.blocks_held, ex.prompt_tokens)
                 self.n_finishing -= 1
                 self._event(now, ex, EngineEvent.FINISHED)
                 if ex.output_tokens >= ex.max_tokens:

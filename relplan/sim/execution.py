@@ -125,6 +125,7 @@ class EngineConfig:
         "max_num_seqs",
         "num_blocks",
         "prefix_tokens",
+        "retry_prompt_cached",
         "waiting_cap",
     )
 
@@ -140,7 +141,9 @@ class EngineConfig:
         async_depth: int = 2,
         max_num_queued_reqs: int | None = None,
         max_num_queued_tokens: int | None = None,
+        retry_prompt_cached: bool = False,
     ) -> None:
+        self.retry_prompt_cached = retry_prompt_cached
         self.max_num_batched_tokens = max_num_batched_tokens
         self.max_num_seqs = max_num_seqs
         self.block_size = block_size

@@ -173,9 +173,16 @@ def _trace_digest(path: str) -> str:
 
 
 def capacity_settings(scn: Scenario, profile: Profile) -> dict[str, Any]:
-    """What determines C^ for a scenario: cost model, engine settings, workload lengths."""
+    """What determines C^ for a scenario: cost model, engine settings, workload lengths (not
+    the admission limits, nor `retry_prompt_cached`: calibration sends no retries)."""
     eng = scn.engine.model_dump(
-        exclude={"waiting_cap", "max_num_queued_reqs", "max_num_queued_tokens", "profile"}
+        exclude={
+            "waiting_cap",
+            "max_num_queued_reqs",
+            "max_num_queued_tokens",
+            "profile",
+            "retry_prompt_cached",
+        }
     )
     wl = scn.workload.model_dump(exclude={"phases", "trace"})
     if scn.workload.trace is not None:

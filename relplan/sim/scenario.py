@@ -167,6 +167,11 @@ class EngineSpec(StrictModel):
         "requests before their first token, its own included, would pass this",
     )
     async_depth: int = Field(default=2, ge=1)
+    retry_prompt_cached: bool = Field(
+        default=False,
+        description="a retry resends its call's prompt, whose full blocks an earlier execution "
+        "of the call left in the prefix cache (held, or freed and not yet evicted) are hits",
+    )
 
     @model_validator(mode="after")
     def _seqs_fit(self) -> EngineSpec:

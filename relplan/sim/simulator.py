@@ -107,6 +107,7 @@ class Simulation:
                 max_num_queued_reqs=e.max_num_queued_reqs,
                 max_num_queued_tokens=e.max_num_queued_tokens,
                 async_depth=e.async_depth,
+                retry_prompt_cached=e.retry_prompt_cached,
             ),
             self.profile.cost_model(),
             self._push_done,

@@ -95,12 +95,43 @@ def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
             "prompt_tokens": pl.Int64,
         },
     )
+    # How each execution ended, for its `finished` event (and max_tokens for `arrived`): the
+    # simulator knows its output length, max_tokens and preemptions; a finish at max_tokens
+    # is vLLM's `length`, before it `stop`. An `aborted` event carries finish_reason `abort`
+    # and its preemptions (its generated count is not kept per execution); cached_tokens is
+    # not written (the simulator keeps the cached prompt of the latest admission only).
+    ex_output = pl.Series([x.output_tokens for x in sim.executions], dtype=pl.Int64)
+    ex_max = pl.Series([x.max_tokens for x in sim.executions], dtype=pl.Int64)
+    ex_preempted = pl.Series([x.preemptions for x in sim.executions], dtype=pl.Int64)
     events = recorded.select(
         pl.lit("event").alias("type"),
         (pl.col("t") + t0).alias("t"),
         execution_ids.gather(recorded["execution"]).alias("execution_id"),
         names.gather(recorded["kind"]).alias("event"),
         pl.col("prompt_tokens"),
+        ex_output.gather(recorded["execution"]).alias("_output"),
+        ex_max.gather(recorded["execution"]).alias("_max"),
+        ex_preempted.gather(recorded["execution"]).alias("_preempted"),
+    ).select(
+        "type",
+        "t",
+        "execution_id",
+        "event",
+        "prompt_tokens",
+        pl.when(pl.col("event") == "finished")
+        .then(
+            pl.when(pl.col("_output") >= pl.col("_max"))
+            .then(pl.lit("length"))
+            .otherwise(pl.lit("stop"))
+        )
+        .when(pl.col("event") == "aborted")
+        .then(pl.lit("abort"))
+        .alias("finish_reason"),
+        pl.when(pl.col("event") == "finished").then(pl.col("_output")).alias("output_tokens"),
+        pl.when(pl.col("event").is_in(["finished", "aborted"]))
+        .then(pl.col("_preempted"))
+        .alias("preemptions"),
+        pl.when(pl.col("event") == "arrived").then(pl.col("_max")).alias("max_tokens"),
     )
 
     t_issue = pl.Series("t_issue", e.step_t_issue, dtype=pl.Float64) + t0
@@ -155,6 +186,12 @@ def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
         pl.col("decode_tokens"),
     )
     n = len(e.step_t_issue)
+
+    def per_step(totals: list[int]) -> pl.Series:
+        """Each step's share of a counter from its totals after each step."""
+        s = pl.Series(totals, dtype=pl.Int64)
+        return s.diff().fill_null(s.head(1).item() if n else 0)
+
     stats = pl.DataFrame(
         {
             "type": ["stats"] * n,
@@ -164,6 +201,13 @@ def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
             "num_waiting": e.step_waiting,
             "num_batched_tokens": e.step_batched_tokens,
             "kv_usage": e.step_kv_usage,
+            # the split and the step's own cost (its GPU time, without waiting for the GPU)
+            "prompt_computed": e.step_prefill_tokens,
+            "decode_tokens": e.step_decodes,
+            "elapsed_ms": pl.Series(e.step_cost_s, dtype=pl.Float64) * 1000.0,
+            "num_preempted": per_step(e.step_preemptions_total),
+            "prefix_queries": per_step(e.step_prefix_queries_total),
+            "prefix_hits": per_step(e.step_prefix_hits_total),
         },
         schema={
             "type": pl.String,
@@ -173,6 +217,12 @@ def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
             "num_waiting": pl.Int64,
             "num_batched_tokens": pl.Int64,
             "kv_usage": pl.Float64,
+            "prompt_computed": pl.Int64,
+            "decode_tokens": pl.Int64,
+            "elapsed_ms": pl.Float64,
+            "num_preempted": pl.Int64,
+            "prefix_queries": pl.Int64,
+            "prefix_hits": pl.Int64,
         },
     )
     full = [

@@ -23,23 +23,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from relplan import caches
 
 if TYPE_CHECKING:
     import duckdb
 
     from relplan.analyses import AnalyzeOptions
 
-__all__ = ["cache_dir", "code_digest", "enabled", "fingerprint", "load", "store"]
+__all__ = ["cache_dir", "enabled", "fingerprint", "load", "store"]
 
 # The store below is shared with the report's page cache (relplan/report/cache.py), which
 # passes its own folder; this module imports only the standard library at its top, so that a
 # report served from that cache loads neither duckdb nor the analyses.
 _HEADER = "// relplan {folder} cache sha256="
-_code_digest: str | None = None
 
 
 def enabled() -> bool:
@@ -47,34 +46,7 @@ def enabled() -> bool:
 
 
 def cache_dir(folder: str = "whatif") -> Path:
-    if explicit := os.environ.get("RELPLAN_CACHE_DIR"):
-        return Path(explicit) / folder
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "relplan" / folder
-
-
-def _code_files() -> Iterator[Path]:
-    import relplan
-    from relplan import sql
-
-    root = Path(relplan.__file__).resolve().parent
-    yield from sorted(root.rglob("*.py"))
-    queries = Path(str(sql.queries_dir()))
-    yield from sorted(queries.rglob("*.sql"))
-    yield from sorted(root.rglob("*.toml"))
-    yield from sorted(root.rglob("*.html"))  # the report's and the comparison's templates
-
-
-def code_digest() -> str:
-    """SHA-256 over relplan's code and queries (once per process)."""
-    global _code_digest
-    if _code_digest is None:
-        h = hashlib.sha256()
-        for p in _code_files():
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-        _code_digest = h.hexdigest()
-    return _code_digest
+    return caches.root() / folder
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions, settings: str) -> str:
@@ -82,7 +54,7 @@ def fingerprint(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions, settings: 
     from relplan import sql
 
     h = hashlib.sha256()
-    h.update(code_digest().encode())
+    h.update(caches.code_digest().encode())
     h.update(opts.model_dump_json().encode())
     h.update(settings.encode())
     for r in sql.rows(con, "whatif/fingerprint"):
@@ -98,28 +70,10 @@ def load(key: str, folder: str = "whatif") -> str | None:
     """The cached JSON for `key`, or None (absent, damaged, or the cache is off)."""
     if not enabled():
         return None
-    try:
-        text = _path(key, folder).read_text(encoding="utf-8")
-    except OSError:
-        return None
-    head, _, body = text.partition("\n")
-    if head != _HEADER.format(folder=folder) + hashlib.sha256(body.encode("utf-8")).hexdigest():
-        return None
-    return body
+    return caches.read_checked(_path(key, folder), _HEADER.format(folder=folder))
 
 
 def store(key: str, body: str, folder: str = "whatif") -> None:
     """Write the JSON for `key` atomically; a folder that cannot be written is skipped."""
-    if not enabled():
-        return
-    target = _path(key, folder)
-    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    text = _HEADER.format(folder=folder) + digest + "\n" + body
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{folder}-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError:
-        return
+    if enabled():
+        caches.write_checked(_path(key, folder), body, _HEADER.format(folder=folder))

@@ -20,7 +20,8 @@ docs/whatif.md (The fit) describes the choices; in short:
 The calls are written as a Mooncake JSON Lines trace beside the scenario (`<stem>.calls.jsonl`:
 `timestamp` in ms, `input_length`, `output_length`), which the simulator reads with
 `workload.trace` (use = arrivals). The trace's first call is the simulation's time 0, so the
-first phase is shortened by the first call's offset from t0.
+first phase is shortened by the first call's offset from t0, or preceded by a phase `before`
+when calls were planned before it.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def _calls(
                     float(r["t"]),
                     int(prompt or 1),
                     None if r["output_tokens"] is None else int(r["output_tokens"]),
-                    None,
+                    None if r["max_tokens"] is None else int(r["max_tokens"]),
                 )
             )
         source = "prompt_tokens of the arrivals"
@@ -247,6 +248,15 @@ def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[d
     if not spans:
         spans = [("incident", 0.0, ctx.s(ctx.t_end))]
     out: list[dict[str, Any]] = []
+    lead = spans[0][1] - offset  # seconds from the first call to the first phase
+    if lead > 0:
+        # calls planned before the first phase (a drill's capacity ramp, which the operator's
+        # files hold when the lab was marked before it): the simulator's time 0 is the first
+        # call, so a leading phase keeps every later phase on its own calls
+        n = sum(1 for c in calls if c.t < ctx.t0 + spans[0][1])
+        out.append(
+            {"name": _free_name("before", spans), "seconds": round(lead, 6), "rate_per_s": n / lead}
+        )
     for i, (name, a, b) in enumerate(spans):
         start = max(a, offset) if i == 0 else a
         seconds = b - start
@@ -262,6 +272,13 @@ def _phases(ctx: RunContext, t_first: float, calls: list[PlannedCall]) -> list[d
             {"name": "after", "seconds": round(data_end - spans[-1][2], 6), "rate_per_s": 0.0}
         )
     return out
+
+
+def _free_name(name: str, spans: list[tuple[str, float, float]]) -> str:
+    taken = {n for n, _, _ in spans}
+    while name in taken:
+        name += "-"
+    return name
 
 
 def fit_engine_profile(
@@ -451,11 +468,14 @@ def _engine(
 def _prefix(
     con: duckdb.DuckDBPyConnection, ctx: RunContext, prov: list[Provenance], prompts: list[int]
 ) -> int:
-    """The shared prompt prefix the engine found cached: from step records, else vLLM's
-    counters (the share of prompt tokens it served from cache before the first retry, times
-    the calls' mean prompt); 0 when neither shows it."""
-    if ctx.has_steps:
-        r = sql.one(con, "whatif/prefix_cached")
+    """The shared prompt prefix the engine found cached: from step records, else from the
+    requests' ends (the vLLM plugin's cached_tokens), else vLLM's counters (the share of
+    prompt tokens it served from cache before the first retry, times the calls' mean prompt);
+    0 when none shows it."""
+    ends = None if ctx.has_steps else sql.one(con, "whatif/prefix_cached_events")
+    if ctx.has_steps or (ends is not None and ends["executions"]):
+        r = sql.one(con, "whatif/prefix_cached") if ctx.has_steps else ends
+        what = "executions' first step" if ctx.has_steps else "executions' ends (cached_tokens)"
         if (
             r is not None
             and r["executions"]
@@ -466,7 +486,7 @@ def _prefix(
                 Provenance(
                     part="lengths",
                     value=f"shared prefix {r['mode_tokens']} tokens",
-                    source=f"cached tokens of {r['at_mode']} of {r['executions']} executions' first step",
+                    source=f"cached tokens of {r['at_mode']} of {r['executions']} {what}",
                 )
             )
             return int(r["mode_tokens"])
@@ -505,6 +525,56 @@ def _prefix(
         )
         return per
     return 0
+
+
+def _retry_reuse(
+    con: duckdb.DuckDBPyConnection,
+    prov: list[Provenance],
+    prefix: int,
+    prompts: list[int],
+    block_size: int | None,
+) -> bool:
+    """Whether vLLM's prefix cache served retries their call's prompt (`engine.retry_prompt_cached`):
+    vLLM's cached-token counter rose after the first retry by more than the shared prefix's
+    share of the prompt tokens, at least half a cache block a retry on average. vLLM caches by
+    content, so a retry resending its call's prompt finds the blocks an earlier attempt computed;
+    whether the drill or client resent the same prompt is what the counter shows."""
+    r = sql.one(con, "whatif/retries_sent")
+    assumed = "assumed: a retry does not reuse its predecessor's blocks (the simulator's default)"
+    if r is None or not r["retries"] or not prompts:
+        prov.append(Provenance(part="engine", value="retries' prompts not cached", source=assumed))
+        return False
+    rise: dict[str, float] = {}
+    window = {"a": float(r["t_first"]), "b": float("inf")}
+    for m in sql.rows(con, "analyses/metric_rises_in_window", window):
+        rise[m["name"]] = rise.get(m["name"], 0.0) + float(m["rise"])
+    cached, total = (
+        rise.get("vllm:prompt_tokens_cached_total"),
+        rise.get("vllm:prompt_tokens_total"),
+    )
+    if cached is None or not total:
+        prov.append(
+            Provenance(
+                part="engine",
+                value="retries' prompts not cached",
+                source=assumed + "; no vllm:prompt_tokens_cached_total to tell",
+            )
+        )
+        return False
+    excess = cached - total * prefix / statistics.fmean(prompts)
+    per_retry = excess / int(r["retries"])
+    on = per_retry >= (block_size or 16) / 2
+    prov.append(
+        Provenance(
+            part="engine",
+            value="retries' prompts cached" if on else "retries' prompts not cached",
+            source=f"vllm:prompt_tokens_cached_total rose {cached:,.0f} of {total:,.0f} prompt "
+            f"tokens from the first retry on, {max(0.0, excess):,.0f} beyond the shared prefix: "
+            f"{max(0.0, per_retry):.0f} a retry over {int(r['retries'])} retries "
+            + ("(a retry finds its call's prompt blocks)" if on else "(under half a block)"),
+        )
+    )
+    return on
 
 
 def fit_incident(
@@ -607,6 +677,8 @@ def fit_incident(
             )
         engine, profile_path = _engine(con, ctx, profile, cap, out.parent, stem, prov)
         cap_source = "--capacity" if capacity is not None else f"from {ctx.capacity_source}"
+    if _retry_reuse(con, prov, prefix, prompts, engine.get("block_size")):
+        engine["retry_prompt_cached"] = True
     prov.append(Provenance(part="capacity", value=f"C^ {cap:.3g} calls/s", source=cap_source))
     phases = _phases(ctx, calls[0].t, calls)
     names = {p["name"] for p in phases}

@@ -153,7 +153,8 @@ def fit_proxy(
             Provenance(
                 part="proxy",
                 value="cancellation off",
-                source="no execution lost its client: nothing to observe",
+                source="assumed: no execution lost its client in the proxy log, so none "
+                "could be seen aborted (with cancellation off a proxy logs the engine's answer)",
             )
         )
     elif 2 * aborted >= gone:

@@ -80,7 +80,11 @@ def _rank(outcomes: list[ControlOutcome]) -> list[ControlOutcome]:
 
 def _sizing(con: duckdb.DuckDBPyConnection, fitted: Fitted) -> Sizing:
     data = fitted.data
-    phases = data["workload"]["phases"]
+    named = {p.name for p in fitted.ctx.phases}
+    # the incident's own phases: not the fit's leading "before" (calls planned before them)
+    phases = [p for p in data["workload"]["phases"] if p["name"] in named] or data["workload"][
+        "phases"
+    ]
     peak = sql.one(con, "whatif/peak_running")
     d = data["client"].get("deadline_s")
     return Sizing(

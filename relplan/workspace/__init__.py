@@ -39,12 +39,22 @@ _POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
 
 # The version of queries/schema.sql a workspace follows, kept in relplan_meta. Workspaces
 # from before relplan_meta existed are version 1. Bump it with a migration in migrate().
-# Version 2 (issue 17) adds the kube_events table.
-SCHEMA_VERSION = 2
+# Version 2 (issue 17) adds the kube_events table; version 3 (issue 26) the engine-trace
+# columns of the vLLM plugin's records to events and engine_stats (ADDED_IN_3).
+SCHEMA_VERSION = 3
 # Older versions this relplan upgrades when it writes to them: schema.sql only adds tables
-# (`create table if not exists`), so running it is the whole migration. Read-only, such a
-# workspace opens as it is; its missing tables read as absent (table_exists).
-MIGRATES_FROM = frozenset({1})
+# (`create table if not exists`) and columns (`alter table ... add column if not exists`), so
+# running it is the whole migration. Read-only, such a workspace opens as it is: its missing
+# tables read as empty temp tables, its missing columns as NULL (temp views of the same names,
+# queries/workspace/temp_views_since_v2.sql).
+MIGRATES_FROM = frozenset({1, 2})
+ADDED_IN_3 = {
+    "events": ("finish_reason", "output_tokens", "cached_tokens", "preemptions", "max_tokens"),
+    "engine_stats": (
+        *("prompt_computed", "decode_tokens", "elapsed_ms"),
+        *("num_preempted", "prefix_queries", "prefix_hits"),
+    ),
+}
 # A DuckDB database file has this magic at byte 8 (after the checksum of its header).
 DUCKDB_MAGIC = b"DUCK"
 _MAGIC_AT = 8
@@ -231,6 +241,14 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
             # connection only (temp tables; the file is not touched). Not when the file has
             # them (a temp table would hide the stored one).
             sql.run(con, "workspace/temp_tables_since_v1")
+        if read_only and version != SCHEMA_VERSION and _lacks_v3_columns(con):
+            # The same for the columns version 3 added: temp views over the stored tables
+            # (when both exist; a missing one is reported by check_tables below).
+            catalog = str((sql.one(con, "workspace/current_database") or {})["name"])
+            quoted = '"' + catalog.replace('"', '""') + '"'
+            names = {t: f"{quoted}.main.{t}" for t in ADDED_IN_3}
+            sql.run(con, "workspace/set_stored_since_v2", names)
+            sql.run(con, "workspace/temp_views_since_v2")
         if not read_only and not (has_meta and version == SCHEMA_VERSION):
             # Once per file: a workspace whose relplan_meta row already says this version had
             # queries/schema.sql run on it (the row is written right after), so re-running its
@@ -273,6 +291,8 @@ def check_tables(con: duckdb.DuckDBPyConnection, path: Path, *, older: bool = Fa
         got = have.get(table)
         if got is None and older and table == "relplan_meta":
             continue  # version 1 had none
+        if got is not None and older:
+            got = {**{c: want[c] for c in ADDED_IN_3.get(table, ())}, **got}  # version 1, 2
         if got is None:
             what = f"the table {table} is missing"
         else:
@@ -310,6 +330,13 @@ def _install_attached(con: duckdb.DuckDBPyConnection, path: Path) -> None:
             f"cannot read the attached Parquet (moved or deleted since `ingest --attach`?): {exc}",
             str(path),
         ) from exc
+
+
+def _lacks_v3_columns(con: duckdb.DuckDBPyConnection) -> bool:
+    have = _columns(con)
+    if not all(t in have for t in ADDED_IN_3):
+        return False
+    return any(c not in have[t] for t, cols in ADDED_IN_3.items() for c in cols)
 
 
 def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:

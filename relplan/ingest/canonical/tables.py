@@ -326,7 +326,10 @@ ADAPTERS = (
         kind_of=_canonical_kind,
         examples=(
             Example(
-                "tests/data/ingest/adapters/proxy.csv", "relplan's own format (docs/formats.md)"
+                "tests/data/ingest/adapters/proxy.csv",
+                "relplan's own format (docs/formats.md)",
+                # A full row whose t_sent is no time.
+                broken="c9,0,,not-a-time,1764460840,delivered,e9,false,,200,llama-8b,r1,1,1",
             ),
         ),
         doc="proxy-attempts-log",

@@ -244,10 +244,39 @@ _ENVOY_KEYS = {
 }
 
 
+# Other names Envoy's command operators and the distributions' JSON formats give (Envoy
+# docs, Istio, Contour, Higress): a second one must stand beside an _ENVOY_KEYS name, so a
+# single `Duration` (Traefik's JSON log) is not taken for Envoy.
+_ENVOY_VOCABULARY = _ENVOY_KEYS | {
+    "x_request_id",
+    "request_id",
+    "authority",
+    "protocol",
+    "method",
+    "path",
+    "bytes_received",
+    "bytes_sent",
+    "upstream_host",
+    "upstream_cluster",
+    "upstream_service_time",
+    "upstream_local_address",
+    "upstream_transport_failure_reason",
+    "downstream_local_address",
+    "downstream_remote_address",
+    "requested_server_name",
+    "route_name",
+    "response_code_details",
+    "x_forwarded_for",
+    "user_agent",
+    "@timestamp",
+}
+
+
 def _recognise(head: sniff.Head, kind: str | None) -> float:
     if not head.records:
         return 0.0
-    if {sniff.envoy_key(k) for k in head.keys} & _ENVOY_KEYS:
+    keys = {sniff.envoy_key(k) for k in head.keys}
+    if keys & _ENVOY_KEYS and len(keys & _ENVOY_VOCABULARY) >= 2:
         return sniff.LOOSE + 0.1
     return sniff.HINTED + 0.01 if kind == "proxy" else 0.0  # before canonical JSON Lines
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from relplan.errors import InputError
-from relplan.ingest.adapter import Adapter, InputOption, never
+from relplan.ingest.adapter import Adapter, Example, InputOption, never
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import (
@@ -323,6 +323,13 @@ ADAPTERS = (
         chosen=lambda opts: MAP_FILE.of(opts) is not None,
         read=stage_mapped,
         options=(MAP_FILE,),
+        examples=(
+            Example(
+                "tests/data/ingest/adapters/traefik_mapped.jsonl",
+                "docs/formats.md's Traefik example (hand-made from Traefik's documented fields)",
+                {"map_file": Path("tests/data/ingest/adapters/traefik.toml")},
+            ),
+        ),
         doc="any-other-gateway-a-mapping-file-mapped",
     ),
 )

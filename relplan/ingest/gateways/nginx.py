@@ -546,5 +546,6 @@ ADAPTERS = (
             ),
         ),
         doc="nginx-and-ingress-nginx-nginx",
+        server="nginx",  # its combined and JSON logs of one request are twins
     ),
 )

@@ -219,5 +219,6 @@ ADAPTERS = (
             ),
         ),
         doc="nginx-json-access-logs-nginx_json",
+        server="nginx",  # its combined and JSON logs of one request are twins
     ),
 )

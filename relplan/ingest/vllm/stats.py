@@ -99,7 +99,15 @@ HELP.update(
 
 
 def is_stats(msg: str) -> bool:
-    return _ENGINE.sub("", msg, count=1).startswith("Avg prompt throughput:")
+    """A stats line: vLLM's own opening field, else (any subset, any order) at least two
+    fields of the stats line's own names (`Running: 3 reqs, GPU KV cache usage: 9.0%`)."""
+    body = _ENGINE.sub("", msg, count=1)
+    if body.startswith("Avg prompt throughput:") or _V0_PREFIX_RATE.match(body):
+        return True  # V0 logs its prefix-cache rates on a line of their own (metrics.py:502)
+    if ": " not in body or body.startswith("Iteration("):
+        return False
+    known = [n for n, _ in split_fields(body) if n in _GAUGES or _DEVICE_KV.match(n)]
+    return len(known) >= 2
 
 
 @dataclass
