@@ -159,6 +159,10 @@ def test_sources_seconds_apart_share_one_window(tmp_path: Path) -> None:
     events = next(s for s in a.window.sources if s.family == "events")
     assert not events.carries_load
     assert events.why_not is not None
+    # the verdict's window is the scrape's instant; the Run line's 4 s are explained, not silent
+    assert (a.window.start, a.window.end) == (ctx.window_end, ctx.window_end)
+    assert "the analysis window (the Run line) starts 4 s earlier" in a.window.note
+    assert "the engine log's lifecycle events, which carry no load data" in a.window.note
 
 
 @pytest.mark.slow
