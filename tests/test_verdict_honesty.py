@@ -159,6 +159,10 @@ def test_sources_seconds_apart_share_one_window(tmp_path: Path) -> None:
     events = next(s for s in a.window.sources if s.family == "events")
     assert not events.carries_load
     assert events.why_not is not None
+    # the verdict's window is the scrape's instant; the Run line's 4 s are explained, not silent
+    assert (a.window.start, a.window.end) == (ctx.window_end, ctx.window_end)
+    assert "the analysis window (the Run line) starts 4 s earlier" in a.window.note
+    assert "the engine log's lifecycle events, which carry no load data" in a.window.note
 
 
 @pytest.mark.slow
@@ -510,3 +514,99 @@ def test_capacity_from_the_stats_lines_throughput(tmp_path: Path) -> None:
     assert f.status == "estimated"
     assert f.value == pytest.approx(1.2)
     assert (f.low, f.high) == (pytest.approx(1.2), pytest.approx(1.2))
+
+
+@pytest.mark.slow
+def test_one_scrape_counts_no_finished_requests(tmp_path: Path) -> None:
+    """One scrape of vLLM 0.32: request_success_total's rise is unknown, not 0 (the evidence
+    list said "requests finished with reason stop: 0 [measured]" four times beside the
+    verdict's "1 scrape in the window (a rise needs two)"); no measured figure is empty."""
+    _res, a = _assess(tmp_path, CASES[1])
+    assert not [f for f in a.figures if f.key.startswith("completions_")]
+    f = next(f for f in a.figures if f.key == "completions")
+    assert f.status == "not available"
+    assert f.note is not None
+    assert "1 scrape in the window" in f.note
+    assert [f.key for f in a.figures if f.status == "measured" and f.value is None] == []
+
+
+@pytest.mark.slow
+def test_a_gateway_log_without_d_counts_answers_not_deliveries(tmp_path: Path) -> None:
+    """ingress-nginx's one call (8 tries, 499) with D unknown: the share is of calls answered,
+    not "delivered within D"; the series a gateway log gives is attempts in flight, not a
+    waiting queue, and is named so."""
+    _res, a = _assess(tmp_path, CASES[2])
+    share = next(f for f in a.figures if f.key == "delivered_share")
+    assert share.label.startswith("calls answered (D unknown")
+    assert share.value == 0.0
+    trend = next((f for f in a.figures if f.key == "waiting_trend"), None)
+    if trend is not None:
+        assert trend.label.startswith("attempts in flight trend")
+
+
+@pytest.mark.slow
+def test_a_log_without_finish_lines_gives_no_completion_count(tmp_path: Path) -> None:
+    """The vLLM 0.32-shaped log (Added request lines, no finish line): the amplification
+    table said "completed 0, 0.00 × Ĉ" beside request_success_total's 300; completions there
+    are unknown and say where they are counted, while the verdict reads the counter."""
+    db = _metrics_incident(tmp_path / "blind.duckdb", 150.0)
+    with workspace.open_workspace(db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+    assert res.amplification is not None
+    for w in res.amplification.windows:
+        assert w.executions_accepted is not None
+        assert w.executions_completed is None
+        assert w.completed_x_capacity is None
+        assert "request_success_total" in w.null_reasons["executions_completed"]
+    assert all(b.executions_completed is None for b in res.amplification.series)
+    a = res.verdict
+    assert a is not None
+    d = next(x for x in a.disagreements if x.figure == "finished requests")
+    assert d.used == "request_success_total"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["fixture", "lab retries-no-cancel"])
+def test_every_analysis_counts_retries_from_one_attempts_table(tmp_path: Path, source: str) -> None:
+    """Retry timing said 0 retries beside an amplification table that counted 95 (issue 24):
+    both count attempts > 0 of the one attempts table, window by window (the lab's
+    retries-no-cancel: 573 in the run, 111 in the detected overload, 462 after it)."""
+    if source == "fixture":
+        db = build_incident(tmp_path / "inc.duckdb")
+    else:
+        op = DATA / "lab" / "retries-no-cancel" / "operator"
+        db = tmp_path / "lab.duckdb"
+        for f in ("vllm.log.gz", "prometheus.query_range.json.gz", "access.json.gz"):
+            ingest(db, op / f)
+    with workspace.open_workspace(db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+        attempts = con.execute("select count(*) from attempts where attempt > 0").fetchone()
+    assert res.amplification is not None
+    assert res.retry_timing is not None
+    amp = {w.window: w.retries for w in res.amplification.windows}
+    timing = {w.window: w.retries for w in res.retry_timing.windows}
+    assert timing == amp
+    assert attempts is not None
+    assert amp["run"] == attempts[0] > 0
+    if source != "fixture":
+        assert amp["run"] == 573
+
+
+@pytest.mark.slow
+def test_the_report_shows_both_sources_with_their_windows(tmp_path: Path) -> None:
+    """Finished requests: 0 by the log (no finish line), 300 by request_success_total; the
+    report names both, each with its samples and span, and the one the verdict used."""
+    from relplan.report.pipeline import collect_report_data
+
+    db = _metrics_incident(tmp_path / "two.duckdb", 150.0)
+    with workspace.open_workspace(db, read_only=True) as con:
+        data = collect_report_data(
+            con,
+            AnalyzeOptions(),
+            fallback_name="two",
+            generated_at=datetime(2026, 1, 2, tzinfo=UTC),
+        )
+    line = next(r for r in data.verdict.reasons if r.startswith("Two sources for finished"))
+    assert "vllm:request_success_total (stop, length) 300.0 (21 samples, 0..300 s after t0)" in line
+    assert "engine log (finished events) 0.0 (300 samples, 0..299 s after t0)" in line
+    assert "the verdict uses request_success_total" in line

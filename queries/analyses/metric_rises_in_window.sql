@@ -5,7 +5,9 @@
 -- All series of one (name, finished_reason, le) are summed (replicas added up), within one
 -- family per name: a name the scrapes hold is read from them only, and vLLM's stats log line
 -- (sources.format = 'vllm_log') only for names no scrape holds (never the two added).
--- Columns: name, finished_reason, le, rise, max_value, mean_value, samples.
+-- `instants`: the distinct sample times of the name in the window (a rise needs two: one
+-- scrape says nothing of what finished).
+-- Columns: name, finished_reason, le, rise, max_value, mean_value, samples, instants.
 -- params: a, b
 with tagged as (
     select m.name, m.labels, m.t, m.value, s.format = 'vllm_log' as from_log
@@ -30,6 +32,8 @@ per_series as (
            max(value) as max_value, avg(value) as mean_value, count(*) as samples
     from pairs group by all
 )
-select name, finished_reason, le, sum(rise) as rise, sum(max_value) as max_value,
-       sum(mean_value) as mean_value, sum(samples) as samples
-from per_series group by all order by name, finished_reason, le
+select p.name, finished_reason, le, sum(rise) as rise, sum(max_value) as max_value,
+       sum(mean_value) as mean_value, sum(samples) as samples, any_value(i.instants) as instants
+from per_series p join (select name, count(distinct t) as instants from s group by name) i
+    on i.name = p.name
+group by p.name, finished_reason, le order by p.name, finished_reason, le

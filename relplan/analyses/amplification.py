@@ -118,10 +118,25 @@ def amplification_windows(
         r["win_name"]: r
         for r in sql.rows(con, "analyses/load_amplification_by_window", window_params(windows))
     }
-    return [_row(ctx, w, rows[w.name]) for w in windows]
+    blind = ctx.has_events and _no_finish_lines(con)
+    return [_row(ctx, w, rows[w.name], blind) for w in windows]
 
 
-def _row(ctx: RunContext, w: Window, r: dict[str, Any]) -> AmplificationWindow:
+BLIND = (
+    "the engine log has no finish line (vLLM writes none without --enable-log-outputs):"
+    " completions are unknown here, not 0; vllm:request_success_total counts them (the"
+    " verdict's evidence)"
+)
+
+
+def _no_finish_lines(con: duckdb.DuckDBPyConnection) -> bool:
+    """The engine trace records arrivals but no `finished` event at all: it cannot see
+    completions (a vLLM 0.32 log without --enable-log-outputs), so 0 would be false."""
+    r = sql.one(con, "analyses/lifecycle_event_counts")
+    return r is not None and int(r["arrived"]) > 0 and int(r["finished"]) == 0
+
+
+def _row(ctx: RunContext, w: Window, r: dict[str, Any], blind: bool = False) -> AmplificationWindow:
     why: dict[str, str] = {}
     dur = w.b - w.a
     no_proxy = "needs a proxy log"
@@ -136,9 +151,18 @@ def _row(ctx: RunContext, w: Window, r: dict[str, Any]) -> AmplificationWindow:
         acc_src: str | None = ENGINE
         completed: int | None = int(r["engine_finished"])
         comp_src: str | None = ENGINE
-        if ctx.has_proxy:
-            for_waiting: int | None = int(r["engine_finished_delivered"])
-            for_nobody: int | None = int(r["engine_finished"]) - int(r["engine_finished_delivered"])
+        for_waiting: int | None
+        for_nobody: int | None
+        if blind:
+            completed, comp_src = None, None
+            why["executions_completed"] = BLIND
+            # nor what reached a waiting client: with cancellation off the gateway logs 200
+            # for answers whose client had left at D (the lab's retries-no-cancel: 764)
+            for_waiting = for_nobody = None
+            why["completed_for_waiting"] = why["completed_for_nobody"] = BLIND
+        elif ctx.has_proxy:
+            for_waiting = int(r["engine_finished_delivered"])
+            for_nobody = int(r["engine_finished"]) - int(r["engine_finished_delivered"])
         else:
             for_waiting = for_nobody = None
             why["completed_for_waiting"] = why["completed_for_nobody"] = (

@@ -65,6 +65,7 @@ HEALTHY_SHARE = 0.9
 LATE_SHARE = 0.5  # a bin fails when more than this share of its requests missed D
 ON_TIME_AGAIN = 0.1  # ... and has recovered when at most this share missed D
 MIN_AFTER_BINS = 2  # bins after the overload the rates need before they judge "after"
+MIN_TREND_BINS = 3  # bins a least-squares trend of the queue needs
 
 
 class SourceValue(StrictModel):
@@ -161,14 +162,24 @@ PHRASES = {
 
 def contradictions(a: Assessment) -> list[str]:
     """Notes that name as missing an input the workspace holds (must be none): a
-    not-available figure's `needs`, the missing input and the settle list."""
+    not-available figure's `needs` and note, the missing input and the settle list; and a
+    "not recovered" beside a verdict that says it recovered."""
     phrases = [p for k in a.present for p in PHRASES.get(k, ())]
     notes = [
         f"{f.label}: needs {f.needs}" for f in a.figures if f.status == "not available" and f.needs
     ]
+    notes += [f"{f.label}: {f.note}" for f in a.figures if f.status == "not available" and f.note]
     if a.missing_input:
         notes.append(f"missing input: {a.missing_input}")
-    return [n for n in notes if any(p in n for p in phrases)]
+    notes += [f"settle: {s}" for s in a.settle]
+    out = [n for n in notes if any(p in n for p in phrases)]
+    rec = next((f for f in a.figures if f.key == "recovered_after"), None)
+    said_none = rec is not None and rec.status == "measured" and rec.value is None
+    if rec is not None and said_none and a.verdict in ("recovered", "healthy"):
+        out.append(f"{rec.label}: {rec.note} beside the verdict {a.verdict}")
+    if rec is not None and a.verdict in DOWN and rec.value is not None:
+        out.append(f"{rec.label}: {rec.value:g} s beside the verdict {a.verdict}")
+    return out
 
 
 def _need(present: dict[str, bool], key: str, held_reason: str) -> str:
@@ -409,6 +420,8 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 "delivered_share",
                 "calls answered (the gateway log has no durations to check them against D)"
                 if untimed
+                else "calls answered (D unknown: not checked against the client's deadline)"
+                if dl.deadline_s is None
                 else "calls delivered (answered within D)",
                 run.delivered_share,
                 "share",
@@ -477,15 +490,22 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
     ct = res.counters
     if ct is not None:
         w = ct.windows[0]
-        out.append(
-            measured(
-                "counter_shortfall",
-                "prompt-token counter shortfall against prefix-cache queries",
-                w.shortfall,
-                "share",
-                ["metrics"],
+        label = "prompt-token counter shortfall against prefix-cache queries"
+        if w.shortfall is None:  # held, but no value: say why, never "measured: none"
+            out.append(
+                Figure(
+                    key="counter_shortfall",
+                    label=label,
+                    value=None,
+                    unit="share",
+                    status="not available",
+                    inputs=["metrics"],
+                    note=w.null_reasons.get("shortfall")
+                    or "the prefix-cache query counter did not rise in the window",
+                )
             )
-        )
+        else:
+            out.append(measured("counter_shortfall", label, w.shortfall, "share", ["metrics"]))
     elif not present["prompt_counters"]:
         out.append(
             missing(
@@ -673,7 +693,7 @@ def assess(
     scrapes = histograms.scrapes(con)
     present = present_inputs(con, ctx, names, scrapes)
     rises = metrics_figures.window_rises(con, ctx)  # read by three figures, once
-    win = coverage.window(con)
+    win = _with_analysis_span(coverage.window(con), ctx)
     figures = _ctx_figures(ctx)
     series, width = overload.series(con, ctx.t0, ctx.t_end)
     cap = ctx.capacity
@@ -690,12 +710,16 @@ def assess(
         figures.append(tput)
         if cap is None:
             cap = tput.value
-    dr = drain.measure(con, ctx)
+    dr = _load_stopped(drain.measure(con, ctx), ctx, series, width, cap)
     latency = histograms.latency(con, ctx, scrapes) if ctx.has_metrics else []
     rec = res.delivery.recovery if res.delivery is not None else None
     late, late_src = _late_bins(con, ctx, res, present, width)
     ov = next((p for p in ctx.phases if p.name == ctx.overload_phase), None)
     fail = _failure_run(late, None if ov is None else ctx.t0 + ov.start_s) if late else None
+    if ov is None and fail is not None:
+        # no overload found, but a failure window: both recovery figures from its start
+        start = late[fail[0]][0]
+        dr = drain.measure_window(con, ctx, start, start, drain.FROM_FAILURE, from_peak=True)
     recovered_after: float | None = None
     recovered_src: str | None = None
     w_text = _window_text(win, ctx)
@@ -717,6 +741,20 @@ def assess(
         verdict, suspected, basis, reasons, extra = _from_rates(
             ctx, series, width, cap, present["gateway"]
         )
+        if verdict == "draining" and dr.after_load_ended and dr.drained_after_s is not None:
+            # the lab's retries-no-cancel without D: the backlog emptied in the data's last
+            # second, after the drill had stopped sending; that is no service under load
+            reasons.append(
+                f"the backlog reached its pre-pulse level only once the load had stopped"
+                f" (drained after {dr.drained_after_s:.0f} s): that says nothing of service"
+                " under load; "
+                + (
+                    "D (--deadline or a run.json) with the e2e histogram the workspace holds"
+                    if present["hist_e2e"]
+                    else f"D (--deadline or a run.json) and {GATEWAY}"
+                )
+                + " would tell whether the requests were late"
+            )
         evidence = f"{basis}, over {w_text}"
         figures += extra
         if verdict == "cannot tell":
@@ -826,8 +864,9 @@ def _finish(
             for f in figures
         ]
     figures.extend(metrics_figures.figures(con, ctx, series.mean_prompt, present, rises))
-    if ctx.overload_phase is not None or recovered_after is not None:
-        figures.append(_recovered_figure(recovered_after, recovered_src))
+    timed = dr.null_reason != drain.NO_OVERLOAD  # an overload or a failure window to time
+    if ctx.overload_phase is not None or recovered_after is not None or timed:
+        figures.append(_recovered_figure(recovered_after, recovered_src, verdict, ctx, present))
         figures.append(_drain_figure(dr))
     trend = _waiting_trend(ctx, series)
     if trend is not None:
@@ -852,7 +891,7 @@ def _finish(
         reasons=reasons,
         recovered_after_s=recovered_after,
         recovered_source=recovered_src,
-        drain=dr if ctx.overload_phase is not None else None,
+        drain=None if dr.null_reason == drain.NO_OVERLOAD else dr,
         figures=figures,
         disagreements=_disagreements(con, ctx),
         latency=latency,
@@ -861,21 +900,65 @@ def _finish(
     )
 
 
-def _recovered_figure(rec: float | None, src: str | None) -> Figure:
+DOWN: tuple[VerdictName, ...] = ("metastable", "overloaded", "draining", "failing")
+
+
+def _recovered_figure(
+    rec: float | None,
+    src: str | None,
+    verdict: VerdictName,
+    ctx: RunContext,
+    present: dict[str, bool],
+) -> Figure:
+    """`recovered after`, from the same evidence table as the verdict: a run the verdict
+    calls down did not recover (a finding, not a gap); otherwise, when no figure came out,
+    the note names only an input the workspace lacks (never "a gateway log" with one)."""
     label = "recovered after (on-time service again after the overload)"
-    if rec is None:
-        return Figure(
-            key="recovered_after",
-            label=label,
-            value=None,
-            unit="s",
-            status="not available",
-            inputs=[],
-            note="not recovered, or not measured: no on-time signal with enough calls or"
-            " requests per bin (a gateway log, or the e2e histogram and D)",
+    if rec is not None:
+        make = estimated if src and src.startswith("finished requests") else measured
+        return make("recovered_after", label, rec, "s", [src or "gateway log"])
+    if verdict in DOWN:
+        return measured(
+            "recovered_after",
+            label,
+            None,
+            "s",
+            [],
+            note=f"not recovered by the end of the data (the verdict: {verdict})",
         )
-    make = estimated if src and src.startswith("finished requests") else measured
-    return make("recovered_after", label, rec, "s", [src or "gateway log"])
+    return missing("recovered_after", label, "s", _recovered_needs(ctx, present))
+
+
+def _recovered_needs(ctx: RunContext, present: dict[str, bool]) -> str:
+    """What `recovered after` lacks: D to judge on time by, else an on-time signal (a
+    gateway log, or the e2e histogram), else, with both held, enough calls per bin."""
+    if ctx.deadline_s is None:
+        return "D, the client deadline (--deadline or a run.json)"
+    if not present.get("gateway") and not present.get("hist_e2e"):
+        return f"{GATEWAY}, or {NEEDS['hist_e2e']}"
+    return (
+        f"at least {MIN_CALLS} calls or finished requests per 30 s bin after the overload"
+        " (the on-time signal the workspace holds has fewer)"
+    )
+
+
+QUIET = 0.1  # a bin with arrivals under this share of Ĉ carries no load
+
+
+def _load_stopped(
+    dr: Drain, ctx: RunContext, s: overload.Series, width: float, cap: float | None
+) -> Drain:
+    """Detected phases end with the data, so the drain cannot tell from them that the load had
+    stopped; the arrival series can: the backlog drained only once arrivals had fallen under
+    QUIET × Ĉ for good (the lab's drills end with 30 s without new calls)."""
+    ov_end = ctx.overload_end()
+    if dr.drained_after_s is None or dr.after_load_ended or s.arrivals is None or ov_end is None:
+        return dr
+    floor = QUIET * cap if cap else 0.0
+    busy = [t + width for t, a in zip(s.start_s, s.arrivals, strict=True) if a > floor]
+    if busy and ov_end + dr.drained_after_s >= ctx.t0 + max(busy):
+        return dr.model_copy(update={"after_load_ended": True})
+    return dr
 
 
 def _drain_figure(dr: Drain) -> Figure:
@@ -908,16 +991,18 @@ def _waiting_trend(ctx: RunContext, s: overload.Series) -> Figure | None:
     ov_end = ctx.overload_end()
     cut = ctx.s(ov_end) if ov_end is not None else None
     pts = [(t, q) for t, q in zip(s.start_s, s.queue, strict=True) if cut is None or t >= cut]
-    if len(pts) < 2:
+    if len(pts) < MIN_TREND_BINS:
         return None
     mt = sum(t for t, _ in pts) / len(pts)
     mq = sum(q for _, q in pts) / len(pts)
     den = sum((t - mt) ** 2 for t, _ in pts)
     slope = sum((t - mt) * (q - mq) for t, q in pts) / den if den else 0.0
     where = "after the overload" if cut is not None else "over the window"
+    # a gateway log alone has no queue: its series is the attempts in flight, named so
+    what = "attempts in flight" if s.queue_source == "attempts in flight" else "waiting queue"
     return measured(
         "waiting_trend",
-        f"waiting queue trend {where} (change per second)",
+        f"{what} trend {where} (change per second)",
         slope,
         "per_s",
         [s.queue_source or "waiting count"],
@@ -973,6 +1058,38 @@ def _latency_figures(h: LatencyHistogram) -> list[Figure]:
             )
         )
     return out
+
+
+SAME_SPAN_S = 2.0  # windows closer than this (whole-second log times) are the same span
+
+
+def _with_analysis_span(win: DataWindow, ctx: RunContext) -> DataWindow:
+    """The verdict's window is where the load-carrying sources overlap; the analyses run over
+    the run context's window (the Run line), which also takes in records outside that overlap
+    (an isolated abort line, a source's last seconds). When the two differ, the window's note
+    says by how much and why, so the verdict line and the Run line never disagree silently."""
+    if win.start is None or win.end is None:
+        return win
+    before = win.start - ctx.window_start
+    after = ctx.window_end - win.end
+    if before < SAME_SPAN_S and after < SAME_SPAN_S:
+        return win
+    parts = []
+    if before >= SAME_SPAN_S:
+        parts.append(f"starts {before:,.3g} s earlier")
+    if after >= SAME_SPAN_S:
+        parts.append(f"ends {after:,.3g} s later")
+    outside = [s.label for s in win.sources if not s.carries_load]
+    why = (
+        f" (it takes in {', '.join(outside)}, which carry no load data)"
+        if outside
+        else " (it spans every source, not only their overlap)"
+    )
+    return win.model_copy(
+        update={
+            "note": f"{win.note}; the analysis window (the Run line) {' and '.join(parts)}{why}"
+        }
+    )
 
 
 def _window_text(win: DataWindow, ctx: RunContext) -> str:
@@ -1128,7 +1245,8 @@ def _no_overload(
     )
     if dl is not None:
         run = dl.windows[0]
-        ev = f"delivered share of {run.calls:,} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
+        kind = "delivered" if ctx.deadline_s is not None else "answered (D unknown)"
+        ev = f"{kind} share of {run.calls:,} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
         if run.calls and run.delivered == 0:
             return (
                 "failing",
@@ -1368,7 +1486,7 @@ def _from_rates(
         ),
         measured(
             "waiting_at_end",
-            "work waiting at the end of the data",
+            f"work waiting in the data's last {width:g} s bin (mean)",
             q_end,
             "count",
             [s.queue_source or "none"],
@@ -1376,7 +1494,7 @@ def _from_rates(
     ]
     words = (
         f"{tail}: arrivals at {_x(ax)} Ĉ, completions at {_x(cx)} Ĉ, {_n(q_end)} waiting"
-        f" at the end ({'; '.join(src)})"
+        f" in the last {width:g} s bin ({'; '.join(src)})"
     )
     basis = "rates " + tail + " from " + (s.arrivals_source or "the queue")
     if cx is not None and cx < COLLAPSE and ((q_end or 0) > 0 or (ax or 0) > COLLAPSE):

@@ -143,21 +143,49 @@ def _median_gap(points: list[tuple[float, float]]) -> float | None:
     return gaps[len(gaps) // 2] if gaps else None
 
 
+NO_OVERLOAD = "no overload phase: nothing to drain"
+FROM_FAILURE = (
+    "drained after: seconds from the start of the failure window (no overload was found;"
+    " recovered after is timed from there too) to the first time after the backlog's peak"
+    " that the engine's backlog (waiting + running) is at or below its level before the"
+    " failure (time-weighted mean)"
+)
+
+
 def measure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Drain:
     ov = next((p for p in ctx.phases if p.name == ctx.overload_phase), None)
     if ov is None:
-        return _none(None, "no overload phase: nothing to drain")
+        return _none(None, NO_OVERLOAD)
+    return measure_window(con, ctx, ctx.t0 + ov.start_s, ctx.t0 + ov.end_s)
+
+
+def measure_window(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    a: float,
+    b: float,
+    definition: str = DEFINITION,
+    from_peak: bool = False,
+) -> Drain:
+    """Drained after for an overload over [a, b] (epoch seconds): the pre-level over the data
+    before `a`, the first backlog at or below it from `b` on (`from_peak`: from the backlog's
+    peak after `a` on, timed from `b`: a failure window starts before its backlog built)."""
     pts, src, why = backlog(con, ctx)
     if not pts:
         return _none(None, f"no backlog series: {why}")
-    a, b = ctx.t0 + ov.start_s, ctx.t0 + ov.end_s
     res = 0.0 if src and src.startswith("engine trace") else _median_gap(pts)
     lo = max(ctx.window_start, min(t for t, _ in pts))
     pre = _mean(pts, lo, a) if a > lo else None
     later = [v for t, v in pts if t >= a]
     peak = max(later) if later else None
     end = pts[-1][1]
-    base = {"source": src, "peak": peak, "at_end": end, "resolution_s": res}
+    base = {
+        "source": src,
+        "peak": peak,
+        "at_end": end,
+        "resolution_s": res,
+        "definition": definition,
+    }
     if pre is None:
         return Drain(
             pre_level=None,
@@ -165,7 +193,10 @@ def measure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Drain:
             null_reason="no backlog data before the overload: the pre-pulse level is unknown",
             **base,
         )
-    hit = next((t for t, v in pts if t >= b and v <= pre + 1e-9), None)
+    since = b
+    if from_peak and peak is not None:
+        since = max(b, next(t for t, v in pts if t >= a and v == peak))
+    hit = next((t for t, v in pts if t >= since and v <= pre + 1e-9), None)
     if hit is None:
         return Drain(
             pre_level=pre,

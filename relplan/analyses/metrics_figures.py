@@ -75,9 +75,12 @@ def figures(
     rows = window_rises(con, ctx) if rises is None else rises
     span = ctx.window_end - ctx.window_start
     out: list[Figure] = []
+    once = _one_scrape(rows, "vllm:request_success_total")
+    if once is not None:  # a count of 0 from one scrape would say nothing finished
+        out.append(once)
     for reason in ("stop", "length", "abort", "error"):
         v = _rise(rows, "vllm:request_success_total", reason)
-        if v is not None:
+        if v is not None and once is None:
             out.append(
                 measured(
                     f"completions_{reason}",
@@ -88,7 +91,7 @@ def figures(
                 )
             )
     pre = _rise(rows, "vllm:num_preemptions_total")
-    if pre is not None:
+    if pre is not None and _instants(rows, "vllm:num_preemptions_total") >= 2:
         out.append(
             measured("preemptions", "preemptions", pre, "count", ["vllm:num_preemptions_total"])
         )
@@ -104,7 +107,11 @@ def figures(
             )
         )
     queries = _rise(rows, "vllm:prefix_cache_queries_total")
-    if queries is not None and mean_prompt:
+    if (
+        queries is not None
+        and mean_prompt
+        and _instants(rows, "vllm:prefix_cache_queries_total") >= 2
+    ):
         out.append(
             estimated(
                 "admissions",
@@ -151,6 +158,27 @@ def figures(
             )
         )
     return out
+
+
+def _instants(rows: list[dict[str, Any]], name: str) -> int:
+    """Distinct sample times of `name` in the window (0 when absent)."""
+    return max((int(r["instants"]) for r in rows if r["name"] == name), default=0)
+
+
+def _one_scrape(rows: list[dict[str, Any]], name: str) -> Figure | None:
+    """A counter sampled at one instant in the window: its rise is unknown, not 0."""
+    n = _instants(rows, name)
+    if n != 1:
+        return None
+    return Figure(
+        key="completions",
+        label="requests finished",
+        value=None,
+        unit="count",
+        status="not available",
+        inputs=[name],
+        note=f"{name} has 1 scrape in the window: a rise needs two",
+    )
 
 
 def _no_rise(key: str, label: str, unit: Unit, metric: str) -> Figure:

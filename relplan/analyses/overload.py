@@ -33,8 +33,10 @@ the work done in a bin is the work completed in it (capacity_estimate):
    load, so the most loaded bin prices a call closest to capacity (low when no bin reached the engine's limit).
    Without arrivals to show balance, the pooled rate over the calm bins, which leans low.
 The spread of the bins' rates is the estimate's uncertainty. The overload is
-the first run of consecutive bins whose arrivals exceed Ĉ while work was waiting; without an
-arrival series, the first run of bins in which the waiting queue grew.
+the first run of consecutive bins whose arrivals exceed Ĉ while work was waiting and whose
+queue reached DEEP_SHARE of the deepest such run's (a ramp's closed-loop levels pass Ĉ with
+a request or two waiting long before the pulse);
+without an arrival series, the first run of bins in which the waiting queue grew.
 """
 
 from __future__ import annotations
@@ -361,10 +363,22 @@ def detect(
     )
 
 
+DEEP_SHARE = (
+    0.25  # a run of hot bins is the overload once its queue reaches this share of the deepest
+)
+
+
 def _first_run(s: Series, cap: float | None) -> tuple[int, int, str] | None:
     if s.arrivals is not None and s.queue is not None and cap is not None:
         hot = [a > cap and q > 0 for a, q in zip(s.arrivals, s.queue, strict=True)]
-        run = _run(hot)
+        # the first run whose queue was deep, not merely the first: a ramp's closed-loop
+        # levels can pass Ĉ with a request or two waiting long before the pulse
+        # (fresh-retries-no-cancel: 90-120 s at 0-1 waiting was taken for the overload, and
+        # the pulse's queue of 137 missed)
+        queue = s.queue
+        runs = [(r, max(queue[r[0] : r[1] + 1])) for r in _runs(hot)]
+        deepest = max((d for _, d in runs), default=0.0)
+        run = next((r for r, d in runs if d >= DEEP_SHARE * deepest), None)
         if run is not None:
             return (
                 *run,
@@ -379,18 +393,23 @@ def _first_run(s: Series, cap: float | None) -> tuple[int, int, str] | None:
 
 
 def _run(flags: list[bool], min_len: int = 1) -> tuple[int, int] | None:
-    i = 0
+    return next(iter(_runs(flags, min_len)), None)
+
+
+def _runs(flags: list[bool], min_len: int = 1) -> list[tuple[int, int]]:
+    """Every run of consecutive true flags at least `min_len` long, as (first, last)."""
+    out, i = [], 0
     while i < len(flags):
         if flags[i]:
             j = i
             while j + 1 < len(flags) and flags[j + 1]:
                 j += 1
             if j - i + 1 >= min_len:
-                return i, j
+                out.append((i, j))
             i = j + 1
         else:
             i += 1
-    return None
+    return out
 
 
 MIN_GONE_ATTEMPTS = 5

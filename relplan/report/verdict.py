@@ -14,7 +14,7 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.wasted_prefill import WastedPrefill
 from relplan.report.data import KeyFigure, VerdictBlock
 from relplan.report.wording import clock_span_s, fixed, phase_words, sentence, times
-from relplan.text.verdict import figure_text, recovery_lines
+from relplan.text.verdict import figure_text, recovery_lines, span_text
 from relplan.values import pct
 
 HEADLINES = {
@@ -87,7 +87,10 @@ def _evidence_reasons(a: Assessment) -> list[str]:
     out += [
         sentence(
             f"Two sources for {d.figure}: "
-            + ", ".join(f"{v.source} {fixed(v.value)} ({v.samples:,} samples)" for v in d.values)
+            + ", ".join(
+                f"{v.source} {fixed(v.value)} ({v.samples:,} samples, {span_text(v.start_s, v.end_s)})"
+                for v in d.values
+            )
             + f"; the verdict uses {d.used} ({d.why})"
         )
         for d in a.disagreements
@@ -99,11 +102,17 @@ def _recovery_figures(a: Assessment) -> list[KeyFigure]:
     if a.drain is None and a.recovered_after_s is None:
         return []
     dr = a.drain
+    fig = next((f for f in a.figures if f.key == "recovered_after"), None)
     return [
         KeyFigure(
             label="recovered after (first planned-arrival bin with >= 90 % on time)",
             value=a.recovered_after_s,
-            text="not recovered" if a.recovered_after_s is None else f"{a.recovered_after_s:g} s",
+            # the evidence list's own words: "not recovered" only when the verdict says so
+            text=f"{a.recovered_after_s:g} s"
+            if a.recovered_after_s is not None
+            else recovery_lines(a)[0].removeprefix("recovered after: ")
+            if fig is not None
+            else "not recovered",
         ),
         KeyFigure(
             label="drained after (backlog back to its pre-pulse level)",
@@ -198,7 +207,14 @@ def _recovery_block(res: AnalyzeResult) -> VerdictBlock:
     detected = ctx.phases_source == "detected"
     for name in after[:3]:
         reasons.append(_phasesentence(ctx, name, amp_rows.get(name), dl_rows.get(name)))
-    if len(after) == 1 and after[0] in amp_rows:
+    if (
+        len(after) == 1
+        and after[0] in amp_rows
+        and not (
+            amp_rows[after[0]].completed_x_capacity is None
+            and amp_rows[after[0]].completed_for_waiting_x_capacity is None
+        )
+    ):
         w = amp_rows[after[0]]
         during = phase_words(after[0], detected)
         done = w.completed_x_capacity
@@ -243,6 +259,10 @@ def _phasesentence(
             f"completed at {times(amp.completed_x_capacity)} ({waiting} for a client still waiting)"
             if amp.completed_x_capacity is not None
             else f"completed for a client still waiting at {waiting}"
+            if amp.completed_for_waiting_x_capacity is not None
+            else "completions unknown from the engine log ("
+            + amp.null_reasons.get("executions_completed", "not recorded")
+            + ")"
         )
         parts.append(
             f"calls arrived at {times(amp.calls_x_capacity)} capacity, executions were accepted"

@@ -115,8 +115,10 @@ def delivery(d: Delivery, ctx: RunContext) -> str:
     rec = d.recovery
     if rec is not None:
         rec.because = recovery_because(rec, ctx)
+    # with D unknown nothing was checked against the client's deadline: answered, not delivered
+    done = "delivered" if d.deadline_s is not None else "answered (D unknown)"
     text = (
-        f"{pct(run.delivered_share, 0)} of {plural(run.calls, 'call')} delivered,"
+        f"{pct(run.delivered_share, 0)} of {plural(run.calls, 'call')} {done},"
         f" {pct(run.on_time_share, 0)} on time"
     )
     if rec is None:

@@ -23,8 +23,10 @@ def figure_text(f: Figure, t0: float | None = None) -> str:
     """A figure's value for people; a window (seconds from t0) as wall-clock times when `t0`
     is given."""
     v = f.value
-    if f.status == "not available" or v is None:
+    if f.status == "not available":
         return "not available"
+    if v is None:  # a finding without a number (not recovered): its note says it
+        return f.note or "none"
     if f.unit == "share":
         text = pct(v, 1)
         if f.low is not None and f.high is not None:
@@ -33,8 +35,14 @@ def figure_text(f: Figure, t0: float | None = None) -> str:
     if f.unit == "x_capacity":
         return f"{v:.2f} × Ĉ"
     if f.unit == "s":
+        if f.status == "estimated" and f.low is not None:
+            # a histogram percentile: three digits, inside its bucket's bounds
+            top = "+Inf" if f.high is None else f"{f.high:g}"
+            return f"{v:.3g} s (bucket {f.low:g}–{top} s)"
         return f"{v:g} s"
     if f.unit == "per_s":
+        if f.low is not None and f.high is not None:
+            return f"{v:.3g}/s ({f.low:.3g}–{f.high:.3g}/s)"
         return f"{v:.3g}/s"
     if f.unit == "window":
         if f.low is None or f.high is None:
@@ -52,7 +60,19 @@ def figure_line(f: Figure, t0: float | None = None) -> str:
         tail = f" [not available: needs {f.needs}]"
     elif f.status == "estimated" and f.needs:
         tail += f" ({f.needs} would settle it)"
-    return f"  {f.label}: {figure_text(f, t0)}{tail}"
+    how = _how(f)
+    return f"  {f.label}: {figure_text(f, t0)}{tail}" + (f"; {how}" if how else "")
+
+
+def _how(f: Figure) -> str | None:
+    """An estimate's method and uncertainty, as its note states them (the bucket bounds are
+    in the value's text already)."""
+    if f.status != "estimated" or not f.note:
+        return None
+    note = f.note
+    if note.startswith("bucket "):
+        note = note.partition("; ")[2]
+    return note or None
 
 
 def render_verdict(a: Assessment, t0: float | None = None) -> str:
@@ -71,7 +91,7 @@ def render_verdict(a: Assessment, t0: float | None = None) -> str:
         lines.append(f"Two sources for {d.figure} (the verdict uses {d.used}: {d.why}):")
         for v in d.values:
             lines.append(
-                f"  {v.source}: {num(v.value, 1)} over {_span(v.start_s, v.end_s)} ({v.samples:,} samples)"
+                f"  {v.source}: {num(v.value, 1)} over {span_text(v.start_s, v.end_s)} ({v.samples:,} samples)"
             )
     gaps = [f for f in a.figures if f.status == "not available"]
     if gaps:
@@ -83,7 +103,8 @@ def render_verdict(a: Assessment, t0: float | None = None) -> str:
     return "\n".join(lines)
 
 
-def _span(a: float | None, b: float | None) -> str:
+def span_text(a: float | None, b: float | None) -> str:
+    """A source's span in seconds after t0 (`no samples` without one)."""
     if a is None or b is None:
         return "no samples"
     return f"{a:g}..{b:g} s after t0"
@@ -94,15 +115,13 @@ def recovery_lines(a: Assessment) -> list[str]:
     "Recovery, two ways")."""
     from relplan.analyses.drain import DEFINITION, RECOVERED_DEFINITION
 
-    rec = (
-        f"recovered after {a.recovered_after_s:g} s ({a.recovered_source})"
-        if a.recovered_after_s is not None
-        else (
-            "recovered after: not measured (no on-time signal with enough calls or requests per bin)"
-            if a.verdict not in ("metastable", "overloaded", "draining", "failing")
-            else "recovered after: not recovered"
-        )
-    )
+    fig = next((f for f in a.figures if f.key == "recovered_after"), None)
+    if a.recovered_after_s is not None:
+        rec = f"recovered after {a.recovered_after_s:g} s ({a.recovered_source})"
+    elif fig is not None and fig.status == "not available":
+        rec = f"recovered after: not measured (needs {fig.needs})"
+    else:  # the same words as the evidence list's figure
+        rec = f"recovered after: {fig.note if fig is not None and fig.note else 'not recovered'}"
     dr = a.drain
     if dr is None:
         drained = "drained after: unknown (no overload phase)"
@@ -115,7 +134,18 @@ def recovery_lines(a: Assessment) -> list[str]:
             + (", only once the load stopped" if dr.after_load_ended else "")
             + ")"
         )
-    return [rec, drained, f"definitions: {RECOVERED_DEFINITION}; {DEFINITION}"]
+    rec_def = (
+        "recovered after: seconds from the end of the overload (without one, from the start of"
+        " the failure window) to the end of the failure window of finished requests over D"
+        " (vLLM's e2e histogram, by finish time; no gateway durations to judge calls by)"
+        if (a.recovered_source or "").startswith("finished requests")
+        else RECOVERED_DEFINITION
+    )
+    return [
+        rec,
+        drained,
+        f"definitions: {rec_def}; {DEFINITION if dr is None else dr.definition}",
+    ]
 
 
 def given_value(value: float | None, unit: str, source: str | None, digits: int = 0) -> str:

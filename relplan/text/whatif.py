@@ -45,11 +45,18 @@ def render_check(w: WhatIf) -> str:
         f"{num(c.incident.accepted_x_capacity, 2)} x C^ (replay {num(c.replay.accepted_x_capacity, 2)}), "
         f"completed {num(c.incident.completed_x_capacity, 2)} x C^ (replay "
         f"{num(c.replay.completed_x_capacity, 2)})",
+        f"recovered after {_secs(c.incident.recovery_s)} (replay {_secs(c.replay.recovery_s)}),"
+        f" drained after {_secs(c.incident.drained_s)} (replay {_secs(c.replay.drained_s)})"
+        " (docs/analyses.md, Recovery, two ways)",
         f"verdict: {c.incident.verdict} (replay: {c.replay.verdict}); fit error "
         f"{pct(c.error)}" + ("" if c.error_window is None else f" ({c.error_window})"),
         ("trusted: " if c.trusted else "NOT trusted, controls not ranked: ") + c.reason,
     ]
     return "\n".join(lines)
+
+
+def _secs(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0f} s"
 
 
 def _spread(s: Spread | None, share: bool = True) -> str:
