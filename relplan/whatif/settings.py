@@ -136,6 +136,19 @@ def queued_reqs_block(control: str, sizing: Sizing, waiting_cap: int) -> Setting
     )
 
 
+def max_queued_reqs_block(control: str, total: int) -> SettingBlock:
+    """vLLM's `--max-num-queued-reqs` as replayed: unfinished requests (waiting + running)."""
+    return _block(
+        control,
+        "vllm",
+        "vLLM: cap on unfinished requests",
+        f"vllm serve MODEL --max-num-queued-reqs {total}\n"
+        "# vLLM answers 503 above it; waiting and running requests both count, so it is sized"
+        " as --max-num-seqs plus the queue wanted",
+        "shell",
+    )
+
+
 def step_tokens_block(control: str, tokens: int) -> SettingBlock:
     return _block(
         control,
@@ -223,6 +236,9 @@ def blocks_for(name: str, sets: list[str], sizing: Sizing) -> list[SettingBlock]
     cap = _value(sets, "engine.waiting_cap")
     if cap is not None:
         out.append(queued_reqs_block(name, sizing, int(cap)))
+    queued = _value(sets, "engine.max_num_queued_reqs")
+    if queued is not None:
+        out.append(max_queued_reqs_block(name, int(queued)))
     steps = _value(sets, "engine.max_num_batched_tokens")
     if steps is not None:
         out.append(step_tokens_block(name, int(steps)))
