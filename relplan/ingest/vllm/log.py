@@ -83,6 +83,7 @@ _ACCESS = re.compile(r'(?<![\w-])INFO:\s+\S+ - "[A-Z]+ \S+ HTTP/[\d.]+" (\d{3})'
 # Admission rejections of the queue caps (AsyncLLM.check_admission, DEBUG; HTTP 503).
 _QUEUE_FULL = re.compile(r"^Request queue full - rejecting request (\S+?) \(")
 _TOKENS_FULL = re.compile(r"^Max queued tokens reached - rejecting request (\S+?) \(")
+_UNNAMED = "rejected-unnamed@line"  # + the line number: a rejection logged without an id
 
 
 def split_line(line: str) -> tuple[re.Match[str], Stamp] | None:
@@ -174,6 +175,7 @@ class _Reader:
         self.iterations = 0
         self.access = Counter[str]()  # uvicorn access lines by HTTP status
         self.admissions = Counter[str]()
+        self.unnamed_rejections = 0  # `rejecting request None`
         self.admitted_ext: set[str] = set()  # counted once: a DEBUG line and the failed line
         self.lines = Counter[str]()  # category -> physical lines
 
@@ -409,10 +411,21 @@ class _Reader:
     def admission(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
         """A queue cap refused the request (HTTP 503): its arrival, then rejected."""
         internal = mm.group(1)
-        ext = strip_engine_suffix(internal) or internal
         reason = (
             "max_num_queued_reqs" if msg.startswith("Request queue") else "max_num_queued_tokens"
         )
+        if internal == "None":
+            # vLLM 0.32 checks the token cap before the request has an id and logs `rejecting
+            # request None` (tests/data/lab/issue23-forms): one rejection a line, under an id
+            # made from the line number that joins nothing.
+            self.admissions[reason] += 1
+            self.unnamed_rejections += 1
+            exec_id = f"{_UNNAMED}{n}"
+            self.tokens["unknown"] += 1
+            self.emit(n, t, exec_id, "arrived", line)
+            self.emit(n, t, exec_id, "rejected", line)
+            return "stored: request"
+        ext = strip_engine_suffix(internal) or internal
         if ext not in self.admitted_ext:
             self.admitted_ext.add(ext)
             self.admissions[reason] += 1
@@ -485,6 +498,12 @@ class _Reader:
             out.append(
                 "admission rejections (HTTP 503, stored as rejected): "
                 + ", ".join(f"{k} {v}x" for k, v in sorted(self.admissions.items()))
+                + (
+                    f"; {self.unnamed_rejections} logged as `rejecting request None` (no id:"
+                    f" stored as {_UNNAMED}N, N the line, joined to no gateway attempt)"
+                    if self.unnamed_rejections
+                    else ""
+                )
             )
         if self.access:
             codes = ", ".join(f"{k} {v}x" for k, v in sorted(self.access.items()))
