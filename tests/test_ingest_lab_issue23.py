@@ -166,3 +166,22 @@ def test_recorded_stats_lines_with_a_forced_preemption(tmp_path: Path) -> None:
         "select name, value from metric_samples where name in"
         " ('vllm:num_preemptions_total', 'vllm:request_num_preemptions_sum') order by 1",
     ) == [("vllm:num_preemptions_total", 5.0), ("vllm:request_num_preemptions_sum", 5.0)]
+
+
+def test_recorded_aggregated_line_of_two_data_parallel_engines(tmp_path: Path) -> None:
+    """vLLM 0.32 with `--data-parallel-size 2 --aggregate-engine-logging` on the lab
+    (run_vllm_dp2.sh; up after 5.5 min on the shared machine), 6 requests: 3 lines `2 Engines
+    Aggregated: ...` (Running: 6 reqs, then 0), stored without an engine label, 6 samples each,
+    noted as sums of 2 engines."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, LAB / "vllm_dp2_aggregated.log.gz", year=2026)
+    assert (
+        "3 stats lines sum 2 engines ('2 Engines Aggregated:'): stored without an engine label"
+        in (rep.sources[0].notes)
+    )
+    assert rows(db, "select distinct labels from metric_samples") == [({},)]
+    assert rows(
+        db,
+        "select t, value from metric_samples where name = 'vllm:num_requests_running' order by t",
+    ) == [(1796602922.0, 6.0), (1796602924.0, 0.0), (1796602926.0, 0.0)]
+    assert rows(db, "select count(*) from events where event = 'arrived'") == [(6,)]

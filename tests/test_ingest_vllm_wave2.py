@@ -100,23 +100,6 @@ def test_cpu_kv_cache_usage_of_v1_is_the_kv_cache_usage(tmp_path: Path) -> None:
     ) in rep.sources[0].notes
 
 
-def test_aggregated_engines_line_has_no_engine_label(tmp_path: Path) -> None:
-    """`"{} Engines Aggregated: ".format(n)` (AggregatedLoggingStatLogger.log_prefix)."""
-    msg = (
-        "2 Engines Aggregated: Avg prompt throughput: 24.2 tokens/s, Avg generation throughput:"
-        " 11.3 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%, Prefix"
-        " cache hit rate: 0.0%"
-    )
-    f = write_lines(
-        tmp_path / "v.log", ["(ApiServer_0 pid=9) INFO 11-30 00:00:05 [loggers.py:259] " + msg]
-    )
-    db = tmp_path / "w.duckdb"
-    rep = ingest(db, f, year=2025)
-    assert rows(db, "select distinct labels from metric_samples") == [({},)]
-    assert rows(db, "select count(*) from metric_samples")[0][0] == 6
-    assert any("sum 2 engines" in n for n in rep.sources[0].notes)
-
-
 def test_unknown_units_and_values_never_refuse_a_stats_line(tmp_path: Path) -> None:
     """PR 30738: `MFU: 1.7 TF/s/GPU 50.0 GB/s/GPU` beside the known fields, two engines."""
     db = tmp_path / "w.duckdb"
