@@ -185,3 +185,29 @@ def test_recorded_aggregated_line_of_two_data_parallel_engines(tmp_path: Path) -
         "select t, value from metric_samples where name = 'vllm:num_requests_running' order by t",
     ) == [(1796602922.0, 6.0), (1796602924.0, 0.0), (1796602926.0, 0.0)]
     assert rows(db, "select count(*) from events where event = 'arrived'") == [(6,)]
+
+
+def test_recorded_json_formatter_log_gives_the_year_and_milliseconds(tmp_path: Path) -> None:
+    """vLLM 0.32's `--logging-config.formatter json` (run_vllm_json.sh): one JSON record a
+    line, `"asctime": "2026-12-07 00:25:36,532"` the only form of vLLM's own log found with
+    a year. Recognised as a vLLM log without --kind, read as the text lines are, the year
+    taken from the file (no --year, no modification time), times to the millisecond."""
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, LAB / "vllm_json_formatter.log.gz")
+    assert (rep.sources[0].format, rep.sources[0].rejected) == ("vllm_log", 0)
+    assert (
+        "vLLM's MM-DD timestamps read in 2026 from the file (2026-12-07); pass --year to set it"
+        in (rep.sources[0].notes)
+    )
+    t0 = 1796603136.0  # 2026-12-07T00:25:36Z
+    assert rows(db, "select execution_id, event, t - ? from events order by t", [t0]) == [
+        ("cmpl-js-0-0-aad980cf", "arrived", pytest.approx(0.532)),
+        ("cmpl-js-1-0-bb5ec6fd", "arrived", pytest.approx(0.540)),
+        ("cmpl-js-2-0-ba5544d0", "arrived", pytest.approx(0.541)),
+    ]
+    assert rows(
+        db,
+        "select t - ?, value from metric_samples"
+        " where name = 'vllm:avg_generation_throughput_toks_per_s' order by t",
+        [t0],
+    ) == [(pytest.approx(2.358), 90.0), (pytest.approx(4.359), 0.0)]
