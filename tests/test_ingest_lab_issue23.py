@@ -211,3 +211,18 @@ def test_recorded_json_formatter_log_gives_the_year_and_milliseconds(tmp_path: P
         " where name = 'vllm:avg_generation_throughput_toks_per_s' order by t",
         [t0],
     ) == [(pytest.approx(2.358), 90.0), (pytest.approx(4.359), 0.0)]
+
+
+def test_recorded_upstream_tries_join_the_vllm_execution_they_reached(tmp_path: Path) -> None:
+    """nginx passes one X-Request-Id to every try of a request; only the try to vLLM's port
+    (127.0.0.1:8000, the last of each line: nginx moves on from a refused connection) reached
+    vLLM. The 27 executions vLLM logged (21 answered, 6 refused by the request-count cap; the 3
+    token-cap refusals have no id) join those tries, none of the 52 tries to the dead ports
+    (before the fix, the dead first try of each line took the execution: 24 of 27)."""
+    db = tmp_path / "w.duckdb"
+    ingest(db, LAB / "ingress_nginx.json.gz", LAB / "vllm.log.gz", year=2026)
+    assert rows(
+        db,
+        "select replica, status, count(*) from attempts"
+        " where execution_id in (select execution_id from events) group by 1, 2 order by 1, 2",
+    ) == [("127.0.0.1:8000", 200, 21), ("127.0.0.1:8000", 503, 6)]
