@@ -170,7 +170,7 @@ def test_recorded_stats_lines_with_a_forced_preemption(tmp_path: Path) -> None:
 
 def test_recorded_aggregated_line_of_two_data_parallel_engines(tmp_path: Path) -> None:
     """vLLM 0.32 with `--data-parallel-size 2 --aggregate-engine-logging` on the lab
-    (run_vllm_dp2.sh; up after 5.5 min on the shared machine), 6 requests: 3 lines `2 Engines
+    (run_vllm_dp2.sh; up after about 6 min on the shared machine), 6 requests: 3 lines `2 Engines
     Aggregated: ...` (Running: 6 reqs, then 0), stored without an engine label, 6 samples each,
     noted as sums of 2 engines."""
     db = tmp_path / "w.duckdb"
