@@ -99,6 +99,9 @@ _LIST = r"\S+(?:(?:, | : )\S+)*"  # upstream lists: "a, b : c"
 _VALUES = {
     "time_local": r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}",
     "request": r"[^\"]*",
+    # nginx writes a `"` of the body as \x22 (and any byte outside printable ASCII as \xNN), so a
+    # body holds no `"` but does hold spaces (the lab's recording: tests/data/lab/issue23-forms).
+    "request_body": r"[^\"]*",
     "tail": r".*",  # parse_combined_tail: whatever follows a combined line
 }
 _ID_VARS = ("request_id", "req_id", "http_x_request_id")

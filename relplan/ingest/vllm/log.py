@@ -44,6 +44,7 @@ note as stored, merged into another line's row, ignored, or rejected.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -83,6 +84,7 @@ _ACCESS = re.compile(r'(?<![\w-])INFO:\s+\S+ - "[A-Z]+ \S+ HTTP/[\d.]+" (\d{3})'
 # Admission rejections of the queue caps (AsyncLLM.check_admission, DEBUG; HTTP 503).
 _QUEUE_FULL = re.compile(r"^Request queue full - rejecting request (\S+?) \(")
 _TOKENS_FULL = re.compile(r"^Max queued tokens reached - rejecting request (\S+?) \(")
+_UNNAMED = "rejected-unnamed@line"  # + the line number: a rejection logged without an id
 
 
 def split_line(line: str) -> tuple[re.Match[str], Stamp] | None:
@@ -174,6 +176,7 @@ class _Reader:
         self.iterations = 0
         self.access = Counter[str]()  # uvicorn access lines by HTTP status
         self.admissions = Counter[str]()
+        self.unnamed_rejections = 0  # `rejecting request None`
         self.admitted_ext: set[str] = set()  # counted once: a DEBUG line and the failed line
         self.lines = Counter[str]()  # category -> physical lines
 
@@ -409,10 +412,21 @@ class _Reader:
     def admission(self, mm: re.Match[str], n: int, t: float, line: str, msg: str, v1: bool) -> str:
         """A queue cap refused the request (HTTP 503): its arrival, then rejected."""
         internal = mm.group(1)
-        ext = strip_engine_suffix(internal) or internal
         reason = (
             "max_num_queued_reqs" if msg.startswith("Request queue") else "max_num_queued_tokens"
         )
+        if internal == "None":
+            # vLLM 0.32 checks the token cap before the request has an id and logs `rejecting
+            # request None` (tests/data/lab/issue23-forms): one rejection a line, under an id
+            # made from the line number that joins nothing.
+            self.admissions[reason] += 1
+            self.unnamed_rejections += 1
+            exec_id = f"{_UNNAMED}{n}"
+            self.tokens["unknown"] += 1
+            self.emit(n, t, exec_id, "arrived", line)
+            self.emit(n, t, exec_id, "rejected", line)
+            return "stored: request"
+        ext = strip_engine_suffix(internal) or internal
         if ext not in self.admitted_ext:
             self.admitted_ext.add(ext)
             self.admissions[reason] += 1
@@ -485,6 +499,12 @@ class _Reader:
             out.append(
                 "admission rejections (HTTP 503, stored as rejected): "
                 + ", ".join(f"{k} {v}x" for k, v in sorted(self.admissions.items()))
+                + (
+                    f"; {self.unnamed_rejections} logged as `rejecting request None` (no id:"
+                    f" stored as {_UNNAMED}N, N the line, joined to no gateway attempt)"
+                    if self.unnamed_rejections
+                    else ""
+                )
             )
         if self.access:
             codes = ", ".join(f"{k} {v}x" for k, v in sorted(self.access.items()))
@@ -500,13 +520,50 @@ class _Reader:
         return out
 
 
+# vLLM's `--logging-config.formatter json` (0.32: pythonjsonlogger, `%(asctime)s %(levelname)s
+# %(name)s %(processName)s %(process)d %(message)s`, asctime `YYYY-MM-DD HH:MM:SS,mmm` in the
+# server's local time): recorded on the lab, tests/data/lab/issue23-forms.
+_JSON_KEYS = ("asctime", "levelname", "message")
+_ASCTIME = re.compile(r"^\d{4}-(\d\d)-(\d\d) (\d\d:\d\d:\d\d[,.]\d+)$")
+
+
+def _json_record(line: str) -> dict[str, object] | None:
+    if not line.startswith("{"):
+        return None
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(rec, dict) or not all(isinstance(rec.get(k), str) for k in _JSON_KEYS):
+        return None
+    return rec if _ASCTIME.match(str(rec["asctime"])) else None
+
+
+def _as_text(line: str) -> str:
+    """A JSON record as the text formatter's line, its dated asctime in front as a prefix (the
+    year comes from it, docs/formats.md, Line prefix and time); any other line unchanged."""
+    rec = _json_record(line)
+    if rec is None:
+        return line
+    when, msg = str(rec["asctime"]), str(rec["message"])
+    if rec.get("name") == "uvicorn.access":
+        return f"{when} INFO:     {msg}"
+    m = _ASCTIME.match(when)
+    assert m is not None
+    proc = rec.get("vllm_process_name") or rec.get("processName")
+    return (
+        f"{when} ({proc} pid={rec.get('process')}) {rec['levelname']}"
+        f" {m.group(1)}-{m.group(2)} {m.group(3)} {msg}"
+    )
+
+
 def stage_vllm_log(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     reader = _Reader(con, info, staged, opts)
     faults = faults_for(opts.skip)
     for n, line in open_text_lines(info.path, faults):
-        reader.lines[reader.line(n, line)] += 1
+        reader.lines[reader.line(n, _as_text(line))] += 1
     for n, text, why in faults.drain() if faults is not None else []:
         reader.lines[reader.reject(n, text, why)] += 1
     reader.close()
@@ -528,7 +585,13 @@ _VLLM_LINE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:
-    return sniff.SIGNATURE - 0.05 if not head.jsonish and _VLLM_LINE.search(head.text) else 0.0
+    if head.jsonish:
+        rec = _json_record(head.first)
+        vllm = rec is not None and (
+            "vllm_process_name" in rec or str(rec.get("name", "")).startswith("vllm.")
+        )
+        return sniff.SIGNATURE - 0.05 if vllm else 0.0
+    return sniff.SIGNATURE - 0.05 if _VLLM_LINE.search(head.text) else 0.0
 
 
 ADAPTERS = (
