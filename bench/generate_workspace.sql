@@ -49,7 +49,7 @@ select 'x' || call_id_n || '-' || attempt as xid, 'r' || rep as replica, prompt,
        (random() * 2 * $decode_mean)::bigint + 1 as n_decode
 from g_att where kind = 'new';
 
-insert into events
+insert into events (t, execution_id, event, prompt_tokens, replica, source_id, source_row)
 select t, xid, ev, p, replica, 1002, row_number() over () from (
     select ta as t, xid, 'arrived' as ev, prompt as p, replica from g_exec
     union all select ts, xid, 'scheduled', null, replica from g_exec

@@ -578,11 +578,16 @@ def _attach_overflow(tmp: Path, url: str) -> Run:
 def _adapter_cases() -> None:
     from relplan.ingest import registry
 
-    flags = {"at": "--at", "year": "--year"}
+    flags = {o.field: o.flag for o in registry.input_options().values()}
     for name, a in registry.adapters().items():
         if not a.examples:
             continue
         ex = a.examples[0]
+        if "map_file" in ex.options:
+            # --map reads every file of one ingest with the mapping, the late proxy log too;
+            # tests/test_failed_ingest_stores_nothing.py checks the mapped format on its own
+            # bad line instead
+            continue
         opts: list[str] = []
         for k, v in ex.options.items():
             shown = str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
