@@ -40,6 +40,8 @@ EXPECTED: dict[str, tuple[dict[str, int], int, int, int]] = {
     # rate (noted, not stored), 2 SpecDecoding lines and 1 uvicorn access line ignored
     "vllm_v1_server_log_kubectl_timestamps_tt3359.txt": ({}, 4, 24, 0),
     "vllm_v1_server_log_deferred_external_prefix_ascend11876.txt": ({}, 2, 12, 3),
+    # two DEBUG stats lines with `MM cache hit rate` (noted, not stored)
+    "vllm_v1_server_log_mm_cache_issue40856.txt": ({}, 2, 12, 0),
     # docker compose's `vllm-1  | `: 1 SpecDecoding and 1 uvicorn access line ignored
     "vllm_v1_server_log_docker_compose_strix_halo73.txt": ({}, 3, 18, 2),
     # V0's prefix-cache rates on a line of their own (`Prefix cache hit rate: GPU: .., CPU: ..`)
