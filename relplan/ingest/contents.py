@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from relplan import sql
-from relplan.ingest.outcome import display_path, iso, span
+from relplan.ingest.outcome import display_path, iso, sources_table, span
 from relplan.models import StrictModel
 from relplan.tables import format_table
 from relplan.values import num
@@ -131,7 +131,7 @@ def render_inspect(rep: InspectReport) -> str:
     out.append("")
     if rep.sources:
         out.append("Sources:")
-        out.append(_sources_table(rep.sources))
+        out.append(sources_table(rep.sources, WIDTH))
         for s in rep.sources:
             if s.unknown_columns:
                 out.append(
@@ -175,36 +175,6 @@ def render_inspect(rep: InspectReport) -> str:
 
 
 WIDTH = 100  # inspect fits a 100-column terminal (issue 23)
-
-
-def _sources_table(sources: list[InspectSource]) -> str:
-    """The Sources table; when the paths make it wider than WIDTH, they move under it, one
-    line each (`source 3: PATH`), and the table keeps the rest."""
-
-    def table(with_path: bool) -> str:
-        headers = ["source", "kind", "format", "rows", "rejected", "span (UTC)"]
-        rows = [
-            [
-                str(s.source_id),
-                s.kind,
-                s.format,
-                num(s.rows),
-                num(s.rejected),
-                span(s.t_min, s.t_max),
-            ]
-            for s in sources
-        ]
-        if with_path:
-            headers.append("path")
-            rows = [[*r, display_path(s.path)] for r, s in zip(rows, sources, strict=True)]
-        return format_table(headers, rows, left=(1, 2, 5, 6))
-
-    full = table(True)
-    if max(len(line) for line in full.splitlines()) <= WIDTH:
-        return full
-    return "\n".join(
-        [table(False), *(f"  source {s.source_id}: {display_path(s.path)}" for s in sources)]
-    )
 
 
 def _fit(line: str) -> list[str]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from pydantic import Field
 
 from relplan.models import StrictModel
@@ -58,12 +61,33 @@ def span(t_min: float | None, t_max: float | None) -> str:
     return f"{iso(t_min)} +{t_max - t_min:,.1f} s"
 
 
-def render_ingest(rep: IngestReport) -> str:
+class _Source(Protocol):
+    @property
+    def source_id(self) -> int: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def rejected(self) -> int: ...
+    @property
+    def t_min(self) -> float | None: ...
+    @property
+    def t_max(self) -> float | None: ...
+
+
+def sources_table(sources: Sequence[_Source], width: int | None = None) -> str:
+    """The Sources table of `ingest` and `inspect`; with `width`, when the paths make it wider,
+    they move under it, one line each (`source 3: PATH`), and the table keeps the rest."""
     from relplan.tables import format_table
     from relplan.values import num
 
-    lines: list[str] = []
-    if rep.sources:
+    def table(with_path: bool) -> str:
+        headers = ["source", "kind", "format", "rows", "rejected", "span (UTC)"]
         rows = [
             [
                 str(s.source_id),
@@ -72,17 +96,26 @@ def render_ingest(rep: IngestReport) -> str:
                 num(s.rows),
                 num(s.rejected),
                 span(s.t_min, s.t_max),
-                display_path(s.path),
             ]
-            for s in rep.sources
+            for s in sources
         ]
-        lines.append(
-            format_table(
-                ["source", "kind", "format", "rows", "rejected", "span (UTC)", "path"],
-                rows,
-                left=(1, 2, 5, 6),
-            )
-        )
+        if with_path:
+            headers.append("path")
+            rows = [[*r, display_path(s.path)] for r, s in zip(rows, sources, strict=True)]
+        return format_table(headers, rows, left=(1, 2, 5, 6))
+
+    full = table(True)
+    if width is None or max(len(line) for line in full.splitlines()) <= width:
+        return full
+    return "\n".join(
+        [table(False), *(f"  source {s.source_id}: {display_path(s.path)}" for s in sources)]
+    )
+
+
+def render_ingest(rep: IngestReport) -> str:
+    lines: list[str] = []
+    if rep.sources:
+        lines.append(sources_table(rep.sources))
     else:
         lines.append("nothing new ingested")
     for s in rep.sources:
