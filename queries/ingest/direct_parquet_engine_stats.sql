@@ -1,8 +1,8 @@
 -- Scheduler stats records straight from an engine Parquet file into `engine_stats`: fail mode's
 -- path for
 -- Parquet whose columns already have the canonical types (no staging copy). Each record is
--- read with rp_engine_parquet_typed and checked with rp_engine_ok, then, for the rows it does
--- not pass, rp_engine_reason
+-- read with rp_engine_parquet_typed and checked with rp_engine_checked (rp_engine_ok, then, for the rows it does
+-- not pass, rp_engine_reason)
 -- (ingest/engine_macros.sql) by the insert of its type
 -- (records of unknown or missing type by the events insert); a refused one raises, which rolls the
 -- ingest back, and the driver then stages
@@ -19,16 +19,10 @@ select
 from rp_engine_parquet_typed($path)
 where case
     when type_ is distinct from 'stats' then false
-    when rp_engine_ok(
-            type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
-            prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-            num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
-            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens) then true
-    when rp_engine_reason(
+    else rp_engine_checked(
             type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
             num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
             prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
-            'canonical') is null then true
-    else error('relplan: refused engine record in row ' || _ln)
+            true, 'row ' || _ln)
 end

@@ -1,7 +1,7 @@
 -- Lifecycle events straight from an engine Parquet file into `events`: fail mode's path for
 -- Parquet whose columns already have the canonical types (no staging copy). Each record is
--- read with rp_engine_parquet_typed and checked with rp_engine_ok, then, for the rows it does
--- not pass, rp_engine_reason
+-- read with rp_engine_parquet_typed and checked with rp_engine_checked (rp_engine_ok, then, for the rows it does
+-- not pass, rp_engine_reason)
 -- (ingest/engine_macros.sql) by the insert of its type
 -- (this one also checks records of unknown or missing type); a refused one raises, which rolls the
 -- ingest back, and the driver then stages
@@ -16,16 +16,10 @@ select
 from rp_engine_parquet_typed($path)
 where case
     when type_ in ('step', 'stats') then false
-    when rp_engine_ok(
-            type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
-            prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-            num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
-            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens) then true
-    when rp_engine_reason(
+    else rp_engine_checked(
             type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
             num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
             prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
-            'canonical') is null then type_ = 'event'
-    else error('relplan: refused engine record in row ' || _ln)
+            type_ = 'event', 'row ' || _ln)
 end

@@ -23,6 +23,9 @@
 --   NULL; FALSE may still be a good record). The direct inserts evaluate the reason, with its
 --   string building, only for rows this test does not pass. rp_time_ok / rp_count_ok: a time
 --   or count that needs no message (in range, finite, whole).
+-- rp_engine_checked(..., valid, place): what a direct insert keeps of a record of its type:
+--   TRUE when rp_engine_ok passes it, else `valid` when rp_engine_reason finds nothing, else an
+--   error naming `place` (the insert rolls back and the driver's exact reader names FILE:LINE).
 -- params:
 create or replace temp macro rp_engine_type(
     type, event, prompt_computed, num_running, num_waiting, num_batched_tokens, kv_usage
@@ -191,3 +194,23 @@ create or replace temp macro rp_engine_ok(
     and (kv_usage is null or (kv_usage >= 0 and kv_usage <= 1))
     and (elapsed_ms is null or (elapsed_ms >= 0 and elapsed_ms <= 1e300))
     and (prefix_hits is null or prefix_queries is null or prefix_hits <= prefix_queries);
+create or replace temp macro rp_engine_checked(
+    type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
+    prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
+    elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
+    preemptions, max_tokens, valid, place
+) as
+    case
+        when rp_engine_ok(
+                type, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
+                prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
+                num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+                prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens) then true
+        when rp_engine_reason(
+                type, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
+                prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
+                num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
+                prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
+                'canonical') is null then valid
+        else error('relplan: refused engine record in ' || place)
+    end;
