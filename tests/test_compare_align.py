@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from relplan.compare.build import align
+from relplan.compare.build import align, unaligned
 from relplan.compare.model import RunFigures, RunWindow
 
 
@@ -57,3 +57,31 @@ def test_aligned_windows_never_share_a_name() -> None:
     names = [n for n, _ in windows]
     assert names == ["run", "before", "overload", "after", "overload+2"]
     assert len(set(names)) == len(names)
+
+
+def test_a_phase_only_one_side_has_is_listed_not_dropped() -> None:
+    """A drill's `drain` that the other side never had: by name the common phases align and
+    `drain` is listed as not compared, naming the side that has it."""
+    a = _run([("base", 0, 60), ("pulse", 60, 90), ("hold", 90, 300), ("drain", 300, 330)], None)
+    b = _run([("base", 0, 50), ("pulse", 50, 80), ("hold", 80, 200)], None)
+    sa, sb = SimpleNamespace(runs=[a], label="a"), SimpleNamespace(runs=[b], label="b")
+    how, windows = align([sa, sb])
+    assert how == "by name"
+    assert [n for n, _ in windows] == ["run", "base", "pulse", "hold"]
+    left = unaligned([sa, sb], windows)
+    assert [(m.name, m.supported_by) for m in left] == [("phase drain", ["a"])]
+    assert "not compared" in left[0].reason
+    assert unaligned([sb, sb], align([sb, sb])[1]) == []
+
+
+def test_offsets_one_side_lacks_are_listed_too() -> None:
+    a = _run(
+        [("warmup", 0, 60), ("spike", 60, 90), ("after", 90, 300), ("tail", 300, 320)], "spike"
+    )
+    b = _run([("base", 0, 50), ("pulse", 50, 80), ("hold", 80, 200)], "pulse")
+    sa, sb = SimpleNamespace(runs=[a], label="a"), SimpleNamespace(runs=[b], label="b")
+    how, windows = align([sa, sb])
+    assert how == "by detected overload"
+    assert [(m.name, m.supported_by) for m in unaligned([sa, sb], windows)] == [
+        ("phase tail", ["a"])
+    ]

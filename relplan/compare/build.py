@@ -89,6 +89,35 @@ def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | 
     return "by detected overload", aligned
 
 
+def unaligned(
+    sides: list[Side], windows: list[tuple[str, list[list[F.Window | None]]]]
+) -> list[NotCompared]:
+    """The phases of a side's runs that no aligned window holds (a drill's `drain` the other
+    side never had): listed with the reason, never dropped without a word."""
+    used = [
+        [
+            {w.name for _, grid in windows if (w := grid[si][ri]) is not None}
+            for ri in range(len(s.runs))
+        ]
+        for si, s in enumerate(sides)
+    ]
+    have: dict[str, list[str]] = {}
+    for si, s in enumerate(sides):
+        for ri, r in enumerate(s.runs):
+            for w in _phases(r):
+                if w.name not in used[si][ri] and s.label not in have.setdefault(w.name, []):
+                    have[w.name].append(s.label)
+    return [
+        NotCompared(
+            name=f"phase {name}",
+            reason=f"a phase of {', '.join(labels)} that no phase of the other side"
+            " lines up with: its figures are not compared",
+            supported_by=labels,
+        )
+        for name, labels in have.items()
+    ]
+
+
 def _direction(diff: float | None, sense: str) -> Direction:
     if diff is None:
         return "unknown"
@@ -262,6 +291,7 @@ def compare(
     sides = load_sides(specs, opts, inputs)
     how, windows = align(sides)
     rows, missing = _rows(sides, windows)
+    missing += unaligned(sides, windows)
     lines = check_gates(gates, rows, [s.label for s in sides])
     return Comparison(
         baseline=sides[0].label,
