@@ -297,3 +297,20 @@ def test_a_drill_sweeps_pulse_sizes_are_not_one_sides_seeds(tmp_path: Path) -> N
         resolve(str(runs))
     assert "its runs were made differently (1.5-seed1/: phases=" in str(e.value)
     assert '"pulse=9s@1.5"' in str(e.value)
+
+
+def test_a_folder_of_runs_with_a_subfolder_that_is_no_run_is_refused(tmp_path: Path) -> None:
+    """A folder of seeds with a subfolder that is no run (notes, a report) would lose it
+    without a word: refused, naming it, with the commas that name the runs instead."""
+    seeds = tmp_path / "seeds"
+    shutil.copytree(SAMPLES / "pulse-retry-cancel", seeds / "seed1")
+    shutil.copytree(SAMPLES / "pulse-retry-cancel", seeds / "seed2")
+    assert [r.path.name for r in resolve(str(seeds))] == ["seed1", "seed2"]
+    (seeds / "notes").mkdir()
+    (seeds / "notes" / "what-we-did.md").write_text("two seeds\n", encoding="utf-8")
+    (seeds / ".cache").mkdir()  # hidden folders are no one's runs: passed over
+    with pytest.raises(InputError) as e:
+        resolve(str(seeds))
+    msg = str(e.value)
+    assert msg.startswith(f"{seeds}: a folder of runs whose subfolder(s) notes are not runs")
+    assert f"{seeds / 'seed1'},{seeds / 'seed2'},..." in msg

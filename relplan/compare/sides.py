@@ -192,6 +192,17 @@ def resolve(spec: str) -> list[RunSpec]:
                 part,
             )
         _alike(path, found)
+        others = [p.name for p in subs if not p.name.startswith(".") and _run_kind(p) is None]
+        if others:
+            # a subfolder that is no run would otherwise be left out without a word
+            named = ",".join(str(r.path) for r in found[:2])
+            raise InputError(
+                f"a folder of runs whose subfolder(s) {', '.join(others[:5])} are not runs"
+                " (a workspace, a drill or simulate output, an input folder or a lab"
+                f" recording); name the runs of the side with commas ({named},...) or move"
+                " the others out",
+                part,
+            )
         runs.extend(found)
     return runs
 
