@@ -398,14 +398,20 @@ def _dup_at_attach(tmp: Path, url: str) -> Run:
     return Run(rp("ingest", "--attach", f"{root}/**/*.parquet", "--db", db), db=db, check=check)
 
 
-@case("attach", "same records copied, then attached", "counted twice")
-def _copied_then_attached(tmp: Path, url: str) -> Run:
+def _incident_parquet(tmp: Path) -> Path:
+    """A folder `t` holding the incident's engine trace as one Parquet file, e.parquet."""
     root = tmp / "t"
     root.mkdir()
     duckdb.connect().execute(
         f"copy (select * from read_json_auto('{INCIDENT}/engine.jsonl')) to '{root}/e.parquet'"
         " (format parquet)"
     )
+    return root
+
+
+@case("attach", "same records copied, then attached", "counted twice")
+def _copied_then_attached(tmp: Path, url: str) -> Run:
+    root = _incident_parquet(tmp)
     db = tmp / "a.duckdb"
     quiet("ingest", root / "e.parquet", "--db", db)
     return Run(rp("ingest", "--attach", f"{root}/*.parquet", "--db", db), db=db)
@@ -413,12 +419,7 @@ def _copied_then_attached(tmp: Path, url: str) -> Run:
 
 @case("attach", "same records as JSON Lines copied, then the Parquet attached", "counted twice")
 def _jsonl_then_attached(tmp: Path, url: str) -> Run:
-    root = tmp / "t"
-    root.mkdir()
-    duckdb.connect().execute(
-        f"copy (select * from read_json_auto('{INCIDENT}/engine.jsonl')) to '{root}/e.parquet'"
-        " (format parquet)"
-    )
+    root = _incident_parquet(tmp)
     db = tmp / "a.duckdb"
     quiet("ingest", INCIDENT / "engine.jsonl", "--db", db)
 
@@ -431,12 +432,7 @@ def _jsonl_then_attached(tmp: Path, url: str) -> Run:
 
 @case("attach", "attached, then the same file copied by ingest", "counted twice")
 def _attached_then_copied(tmp: Path, url: str) -> Run:
-    root = tmp / "t"
-    root.mkdir()
-    duckdb.connect().execute(
-        f"copy (select * from read_json_auto('{INCIDENT}/engine.jsonl')) to '{root}/e.parquet'"
-        " (format parquet)"
-    )
+    root = _incident_parquet(tmp)
     db = attach_db(tmp, root)
 
     def check() -> str | None:
@@ -448,12 +444,7 @@ def _attached_then_copied(tmp: Path, url: str) -> Run:
 
 @case("attach", "attached Parquet, then the same records as JSON Lines copied", "counted twice")
 def _attached_then_jsonl(tmp: Path, url: str) -> Run:
-    root = tmp / "t"
-    root.mkdir()
-    duckdb.connect().execute(
-        f"copy (select * from read_json_auto('{INCIDENT}/engine.jsonl')) to '{root}/e.parquet'"
-        " (format parquet)"
-    )
+    root = _incident_parquet(tmp)
     db = attach_db(tmp, root)
 
     def check() -> str | None:
