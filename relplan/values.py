@@ -301,6 +301,40 @@ def pct(value: float | None, digits: int = 1) -> str:
     return f"{text} %"
 
 
+# The one number formatter: every number shown to a person goes through `num`, `pct` above or
+# one of these (tests/test_text_room.py fails on a format spec anywhere else). Each names a
+# style, so a change of how numbers look is made here, once.
+
+
+def short(value: float) -> str:
+    """The shortest exact-looking form, up to 6 significant digits: `2`, `0.25`, `1e+06`."""
+    return f"{value:g}"
+
+
+def sig(value: float, digits: int) -> str:
+    """`digits` significant digits, no separators: `sig(1234.5, 3)` is `1.23e+03`."""
+    return f"{value:.{digits}g}"
+
+
+def fixed(value: float, digits: int) -> str:
+    """`digits` decimals, no thousands separators: `fixed(0.25, 3)` is `0.250`."""
+    return f"{value:.{digits}f}"
+
+
+def share(value: float, digits: int = 0) -> str:
+    """A fraction as a percentage with no space: `share(0.1)` is `10%` (`pct` writes `10.0 %`)."""
+    return f"{value:.{digits}%}"
+
+
+def signed(value: float, digits: int | None = None, *, sig_digits: int | None = None) -> str:
+    """With its sign always shown: `+3`, `+1.5` (`digits` decimals), `+0.0123` (`sig_digits`)."""
+    if sig_digits is not None:
+        return f"{value:+.{sig_digits}g}"
+    if digits is None:
+        return f"{int(value):+d}"
+    return f"{value:+.{digits}f}"
+
+
 # --- wall-clock time for people ------------------------------------------------------------
 
 UTC_NAME = "UTC"

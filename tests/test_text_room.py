@@ -1,6 +1,18 @@
 """The words live in relplan/text/: no analysis module words its finding (or the recovery's
 `because`); each analysis whose model has a `finding` names the text function that words it.
-The verdict (relplan/analyses/assessment.py) is worded where it is computed, for now."""
+The verdict (relplan/analyses/assessment.py) is worded where it is computed, for now.
+
+One room for the words (issue 29): number formats live in `relplan/text/` and the one number
+formatter (`relplan/values.py`: `num`, `pct`, `short`, `sig`, `fixed`, `share`, `signed`).
+
+A number format is, in the syntax tree of a module: an f-string value with a format spec
+(`f"{x:.3f}"`, `f"{name:<10}"`), `format(x, spec)`, or `"%..." % x`. A module outside the text
+package and the formatter may have one only when it is listed below: `MACHINE` (a format that a
+program reads, not a person: a vLLM log line, a trace record, PromQL, a settings file, a URL, an
+id or a file name; one line saying why) or `NOT_MOVED_YET` (person-facing formats still waiting
+to move; the lead shrinks it as they do). Each count is exact, so the lists stay true: a module
+that loses a format must leave the list, one that gains one fails.
+"""
 
 from __future__ import annotations
 
@@ -65,3 +77,167 @@ def test_every_model_with_a_finding_names_the_text_that_words_it() -> None:
             assert a.finding is not None, a.name
             assert a.finding.startswith("relplan.text."), a.name
             assert callable(registry.resolve(a.finding)), a.name
+
+
+# --- number formats (issue 29) -------------------------------------------------------------
+
+PACKAGE = ROOT / "relplan"
+TEXT = PACKAGE / "text"
+FORMATTER = PACKAGE / "values.py"
+
+# file (relative to relplan/) -> (formats, why they are not for a person)
+MACHINE: dict[str, tuple[int, str]] = {
+    "terminal.py": (2, "the escapes (\\x1b, \\u2028) that make control characters inert"),
+    "alerts/rules.py": (1, "Go's printf %.2f as Prometheus's templates render it"),
+    "alerts/slo.py": (2, "rule values and annotations in the Prometheus rule file"),
+    "alerts/pushdown.py": (1, "epoch seconds in Prometheus's query parameters"),
+    "drill/capacity.py": (2, "the call ids the ramp sends"),
+    "drill/plan.py": (1, "the call ids the drill sends"),
+    "drill/sweep.py": (2, "the run folders' and runs' names"),
+    "ingest/gateways/nginx_json.py": (1, "a JSON value stored as the log's text field"),
+    "ingest/metrics/promlive.py": (7, "Prometheus's query_range URL and parameters, escapes"),
+    "lab/capture.py": (2, "Prometheus's query_range parameters"),
+    "lab/settings.py": (1, "an environment variable the plugin reads"),
+    "sim/metrics.py": (1, "sample times in the Prometheus exposition the simulator writes"),
+    "sim/simulator.py": (2, "the call ids the simulator writes"),
+    "sim/sweep.py": (1, "the sweep's run folder names"),
+    "vllm_plugin/writer.py": (7, "inside vLLM (imports nothing of relplan): file names, log"),
+    "whatif/controls.py": (5, "the scenario overrides (`--set` values) a control applies"),
+    "whatif/fit_observed.py": (1, "the proxy's cancellation setting in the fitted scenario"),
+    "whatif/settings.py": (1, "a timeout in the Python code of the settings handed over"),
+}
+
+# Person-facing number formats not moved into relplan/text yet (file -> formats).
+NOT_MOVED_YET: dict[str, int] = {
+    "alerts/dashboard.py": 1,
+    "alerts/health.py": 9,
+    "alerts/promtool.py": 7,
+    "alerts/pushdown.py": 2,
+    "alerts/slo.py": 5,
+    "analyses/assessment.py": 66,
+    "analyses/bounds.py": 22,
+    "analyses/context.py": 6,
+    "analyses/coverage.py": 5,
+    "analyses/drain.py": 4,
+    "analyses/heavy_requests.py": 1,
+    "analyses/histograms.py": 7,
+    "analyses/metrics_figures.py": 7,
+    "analyses/overload.py": 27,
+    "cli/alerts.py": 2,
+    "cli/drill.py": 3,
+    "cli/lab.py": 4,
+    "cli/report.py": 1,
+    "compare/build.py": 2,
+    "compare/figures.py": 7,
+    "compare/gate.py": 3,
+    "compare/render.py": 9,
+    "drill/capacity.py": 1,
+    "drill/client.py": 1,
+    "drill/plan.py": 3,
+    "drill/policies.py": 3,
+    "drill/prompts.py": 5,
+    "drill/run.py": 2,
+    "drill/sweep.py": 6,
+    "drill/text.py": 15,
+    "httpget.py": 3,
+    "ingest/contents.py": 2,
+    "ingest/files.py": 1,
+    "ingest/loadtests/vllm_bench.py": 1,
+    "ingest/outcome.py": 1,
+    "ingest/sniff.py": 1,
+    "ingest/vllm/clock.py": 1,
+    "lab/capture.py": 2,
+    "lab/processes.py": 1,
+    "planning/budget.py": 5,
+    "planning/pulse.py": 12,
+    "report/charts.py": 2,
+    "report/sections/counters.py": 2,
+    "report/sections/delivery.py": 3,
+    "report/sections/health.py": 4,
+    "report/sections/heavy_requests.py": 15,
+    "report/sections/restarts.py": 11,
+    "report/sections/retry_timing.py": 3,
+    "report/sections/what_would_have_helped.py": 1,
+    "report/verdict.py": 6,
+    "report/wording.py": 4,
+    "settings_file.py": 1,
+    "sim/calibrate.py": 8,
+    "sim/costfit.py": 7,
+    "sim/run.py": 2,
+    "sim/summary.py": 4,
+    "whatif/check.py": 3,
+    "whatif/controls.py": 4,
+    "whatif/fit.py": 30,
+    "whatif/fit_lengths.py": 5,
+    "whatif/fit_observed.py": 7,
+}
+
+
+def number_formats(source: str) -> list[int]:
+    """The line of each number format in a module's source (see the module docstring)."""
+    lines: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        spec = isinstance(node, ast.FormattedValue) and node.format_spec is not None
+        call = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "format"
+            and len(node.args) == 2
+        )
+        percent = (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mod)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and "%" in node.left.value
+        )
+        if spec or call or percent:
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def _found() -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == FORMATTER or TEXT in path.parents:
+            continue
+        found = number_formats(path.read_text(encoding="utf-8"))
+        if found:
+            out[path.relative_to(PACKAGE).as_posix()] = found
+    return out
+
+
+def test_number_formats_live_in_the_text_package_or_are_listed() -> None:
+    wrong = []
+    for name, lines in _found().items():
+        expected = MACHINE.get(name, (0, ""))[0] + NOT_MOVED_YET.get(name, 0)
+        if len(lines) != expected:
+            wrong.append(
+                f"relplan/{name}: {len(lines)} number formats (lines {lines}), listed {expected}"
+            )
+    for name in sorted({*MACHINE, *NOT_MOVED_YET} - set(_found())):
+        wrong.append(f"relplan/{name}: no number format left, listed; take it off the lists")
+    assert not wrong, (
+        "format numbers with relplan/values.py and word them in relplan/text/"
+        " (or list a machine format in MACHINE with why):\n" + "\n".join(wrong)
+    )
+
+
+def test_each_listed_module_exists_and_each_machine_format_says_why() -> None:
+    for name in {*MACHINE, *NOT_MOVED_YET}:
+        assert (PACKAGE / name).is_file(), name
+    for name, (count, why) in MACHINE.items():
+        assert count > 0, name
+        assert len(why.split()) >= 3, name
+
+
+def test_the_scan_finds_each_kind_of_number_format() -> None:
+    source = (
+        'a = f"{x:.3f} and {y}"\n'
+        'b = format(x, ",")\n'
+        'c = "%d calls" % n\n'
+        'd = f"{x!r} {y}"\n'
+        'e = "100 %"\n'
+        "f = str(x)\n"
+    )
+    assert number_formats(source) == [1, 2, 3]
