@@ -99,10 +99,9 @@ class _Progress:
         if not self.on:
             return
         phase = next((s.name for s in self.spans if s.start <= elapsed < s.end), "drain")
-        line = (
-            f"drill: {elapsed:6.1f} s  {phase}  sent {c.sent}  in flight {c.in_flight}"
-            f"  delivered {c.delivered}"
-        )
+        from relplan.text.drill import progress_line
+
+        line = progress_line(elapsed, phase, c)
         if self.tty:
             sys.stderr.write("\r" + line + "\x1b[K")
         else:
@@ -250,7 +249,7 @@ def drill(
     """
     args = dict(locals())  # the flags only: taken before any import binds a local
     from relplan.drill import run as run_mod
-    from relplan.drill import text
+    from relplan.text import drill as text
 
     for k in ("sweep", "sweep_seeds", "sweep_vary", "down_below", "progress"):
         args.pop(k)
@@ -266,12 +265,7 @@ def drill(
             raise UsageError("--sweep-seeds", "must be 1 or more")
 
         def ran(r: Any) -> None:
-            typer.echo(
-                f"sweep: pulse {r.value:g} seed {r.seed}: hold on time"
-                f" {r.hold_on_time_share if r.hold_on_time_share is None else round(r.hold_on_time_share, 3)}"
-                f" ({'down' if r.down else 'up'})",
-                err=True,
-            )
+            typer.echo(text.sweep_progress(r), err=True)
 
         res = sweep_mod.sweep(
             opts,
@@ -281,11 +275,11 @@ def drill(
             threshold=down_below,
             on_run=ran,
         )
-        typer.echo(sweep_mod.render_sweep(res))
+        typer.echo(text.render_sweep(res))
         return
 
     def level(lv: Any) -> None:
-        typer.echo(f"ramp: concurrency {lv.concurrency}: {lv.calls_per_s:.3f} calls/s", err=True)
+        typer.echo(text.ramp_progress(lv), err=True)
 
     prepared = run_mod.prepare(opts, on_level=level)
     if prepared.ramp is not None:

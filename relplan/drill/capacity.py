@@ -28,6 +28,7 @@ from relplan.drill.client import (
     read_attempt,
 )
 from relplan.drill.prompts import Lengths, make_prompt
+from relplan.values import share
 
 
 @dataclass
@@ -167,7 +168,7 @@ def measure(
             best, ramp.best_concurrency = lv.calls_per_s, c
         else:
             ramp.stopped_because = (
-                f"concurrency {c} raised the best throughput by less than {min_gain:.0%}"
+                f"concurrency {c} raised the best throughput by less than {share(min_gain)}"
             )
             break
         if c * 2 > max_concurrency:

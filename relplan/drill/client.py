@@ -33,6 +33,7 @@ import httpx
 
 from relplan.drill.policies import Policy, RetryBudget
 from relplan.errors import InputError
+from relplan.values import short
 
 SHED_STATUSES = frozenset({429, 503})
 
@@ -486,7 +487,7 @@ def check_models(root: str, timeout: float) -> list[str]:
     except httpx.ConnectError as exc:
         raise InputError(f"cannot connect ({exc}); is the server running?", url) from None
     except httpx.TimeoutException:
-        raise InputError(f"no answer within {timeout:g} s", url) from None
+        raise InputError(f"no answer within {short(timeout)} s", url) from None
     except httpx.HTTPError as exc:
         raise InputError(f"the request failed ({exc})", url) from None
     if resp.status_code != 200:

@@ -128,6 +128,3 @@ class RetryBudget:
             self._retries.append(t)
             return True
         return False
-
-    def text(self) -> str:
-        return f"ratio {self.ratio:g}, ttl {self.ttl:g} s, min {self.min_per_s:g}/s"

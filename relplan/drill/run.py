@@ -2,7 +2,7 @@
 record, ingest, and the delivery verdict from relplan's delivery analysis.
 
 `prepare` does everything before the first planned call (so the CLI can print the plan);
-`execute` runs it. Both return plain data; the text is in `relplan.drill.text`.
+`execute` runs it. Both return plain data; the text is in `relplan.text.drill`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from relplan.drill.capacity import Level, Ramp
 from relplan.drill.policies import Policy, RetryBudget
 from relplan.drill.prompts import Lengths, make_prompt, prefix_words
 from relplan.errors import InputError, UsageError
+from relplan.values import short
 
 
 @dataclass
@@ -192,7 +193,7 @@ def prepare(opts: DrillOptions, on_level: Callable[[Level], None] | None = None)
     if duration > opts.max_duration:
         raise UsageError(
             "--max-duration",
-            f"the phases last {duration:g} s, more than --max-duration {opts.max_duration:g} s",
+            f"the phases last {short(duration)} s, more than --max-duration {short(opts.max_duration)} s",
         )
     existed = opts.out.exists()
     folder = Folder(opts.out).__enter__()
