@@ -25,6 +25,7 @@ from relplan.compare.model import (
 )
 from relplan.compare.sides import Run, Side, load_sides
 from relplan.errors import UsageError
+from relplan.values import signed
 
 if TYPE_CHECKING:
     from relplan.analyses.options import AnalyzeOptions
@@ -78,10 +79,10 @@ def align(sides: list[Side]) -> tuple[str, list[tuple[str, list[list[F.Window | 
         grid = offsets[off]
         if any(w is None for row in grid for w in row):
             continue
-        label = {0: "overload", -1: "before", 1: "after"}.get(off, f"overload{off:+d}")
+        label = {0: "overload", -1: "before", 1: "after"}.get(off, "overload" + signed(off))
         first = {w.name for row in grid for w in row if w is not None}
         # the runs' own name when they share it, unless another window took it already
-        for name in ([first.pop()] if len(first) == 1 else []) + [label, f"overload{off:+d}"]:
+        for name in ([first.pop()] if len(first) == 1 else []) + [label, "overload" + signed(off)]:
             if name not in used:
                 break
         used.add(name)

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from relplan.values import num, short, sig
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -73,7 +75,7 @@ def _binomial(n: int, p: float, what: str) -> tuple[Sampler, str]:
     def draw(rng: np.random.Generator, b: int) -> np.ndarray[Any, Any]:
         return rng.binomial(n, p, b) / n
 
-    return draw, f"bootstrap over {what} ({n:,})"
+    return draw, f"bootstrap over {what} ({num(n)})"
 
 
 def _bins(
@@ -98,7 +100,7 @@ def _bins(
         out: np.ndarray[Any, Any] = a[idx].sum(axis=1) / d[idx].sum(axis=1) + shift
         return out
 
-    return draw, f"bootstrap over {bin_s:g} s time bins ({len(pairs)})"
+    return draw, f"bootstrap over {short(bin_s)} s time bins ({len(pairs)})"
 
 
 def _per_call(counts: list[tuple[int, int]], value: float) -> tuple[Sampler, str]:
@@ -115,7 +117,7 @@ def _per_call(counts: list[tuple[int, int]], value: float) -> tuple[Sampler, str
         out: np.ndarray[Any, Any] = rng.multinomial(total, n / total, size=b) @ k / total + shift
         return out
 
-    return draw, f"bootstrap over calls ({total:,})"
+    return draw, f"bootstrap over calls ({num(total)})"
 
 
 def _quantiles(cum: np.ndarray[Any, Any], les: np.ndarray[Any, Any], q: float) -> Any:
@@ -160,7 +162,7 @@ def _histogram_bins(
         out: np.ndarray[Any, Any] = _quantiles(mat[idx].sum(axis=1), les, q) + shift
         return out
 
-    return draw, f"bootstrap over {bin_s:.3g} s time bins ({len(mat)})"
+    return draw, f"bootstrap over {sig(bin_s, 3)} s time bins ({len(mat)})"
 
 
 def _in(w: Window | None, t: float) -> bool:
@@ -210,7 +212,7 @@ def _executions_per_call(res: AnalyzeResult, w: Window | None, samples: Samples)
     sent, unknown = samples.unknown_executions.get("run" if w is None else w.name, (0, 0))
     if unknown > UNKNOWN_EXECUTIONS_SHARE * sent:
         return (
-            f"{unknown:,} of {sent:,} attempts sent have no execution id (a record that"
+            f"{num(unknown)} of {num(sent)} attempts sent have no execution id (a record that"
             " names the execution only when answered): executions would be undercounted"
         )
     counts = samples.executions_by_call.get("run" if w is None else w.name)
@@ -218,7 +220,9 @@ def _executions_per_call(res: AnalyzeResult, w: Window | None, samples: Samples)
         return Measured(value, None, "none: each call's executions were not read")
     draw, method = _per_call(counts, value)
     if unknown:
-        method += f", {unknown:,} attempt{'s' if unknown > 1 else ''} with no execution id left out"
+        method += (
+            f", {num(unknown)} attempt{'s' if unknown > 1 else ''} with no execution id left out"
+        )
     return Measured(value, draw, method)
 
 

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from relplan.errors import UsageError
+from relplan.values import signed
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,11 @@ def _skip(expr: str, pos: int) -> int:
 def measure(gate: Gate, diff: float, rel: float | None, unit: str) -> tuple[float | None, str]:
     """The difference in the gate's unit, and how it is shown."""
     if gate.unit == "pt":
-        return diff * 100, f"{diff * 100:+.1f}pt"
+        return diff * 100, signed(diff * 100, 1) + "pt"
     if gate.unit == "%":
         if rel is None:  # the baseline is 0: any change is an infinite relative change
             if diff == 0:
                 return 0.0, "+0.0% (baseline is 0)"
             return math.copysign(math.inf, diff), f"{'+' if diff > 0 else '-'}inf% (baseline is 0)"
-        return rel * 100, f"{rel * 100:+.1f}%"
-    return diff, f"{diff:+.4g}" + (f" {unit}" if unit in ("s", "per_s") else "")
+        return rel * 100, signed(rel * 100, 1) + "%"
+    return diff, signed(diff, sig_digits=4) + (f" {unit}" if unit in ("s", "per_s") else "")

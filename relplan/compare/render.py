@@ -7,6 +7,8 @@ import re
 
 from relplan.compare.figures import FAMILIES, NOT_IN_ANALYSES
 from relplan.compare.model import Comparison, FigureRow
+from relplan.values import fixed, num, sig
+from relplan.values import signed as plus
 
 
 def fmt(value: float | None, unit: str, signed: bool = False) -> str:
@@ -14,18 +16,24 @@ def fmt(value: float | None, unit: str, signed: bool = False) -> str:
     significant ones, so that no nonzero difference reads as +0.0 beside better or worse."""
     if value is None:
         return "—"
-    sign = "+" if signed else ""
+
+    def digits(x: float, n: int) -> str:
+        return plus(x, n) if signed else fixed(x, n)
+
+    def significant(x: float, n: int) -> str:
+        return plus(x, sig_digits=n) if signed else sig(x, n)
+
     if unit == "share":
-        text = f"{value * 100:{sign}.1f}"
+        text = digits(value * 100, 1)
         if signed and value and not _NONZERO.search(text):
-            text = f"{value * 100:{sign}.2g}"
+            text = significant(value * 100, 2)
         return text + ("pt" if signed else " %")
     if unit == "s":
-        text = f"{value:{sign}.1f}"
+        text = digits(value, 1)
         if signed and value and not _NONZERO.search(text):
-            text = f"{value:{sign}.2g}"
+            text = significant(value, 2)
         return text + " s"
-    return f"{value:{sign}.3g}"
+    return significant(value, 3)
 
 
 _NONZERO = re.compile(r"[1-9]")
@@ -128,7 +136,7 @@ def band_methods(c: Comparison) -> list[str]:
                 got.add(int(m.group(1).replace(",", "")))
     lines = []
     for (label, shape), ns in sorted(counts.items()):
-        text = shape.replace("(N)", "(" + ", ".join(f"{n:,}" for n in sorted(ns)) + ")", 1)
+        text = shape.replace("(N)", "(" + ", ".join(num(n) for n in sorted(ns)) + ")", 1)
         lines.append(f"{label}: {text}")
     return lines
 
@@ -166,7 +174,9 @@ def render_figure_list(names: list[str] | None = None) -> str:
     lines = []
     for f in FAMILIES:
         name = f"{f.name}.WINDOW" if f.per_window else f.name
-        lines.append(f"{name:42} {f.unit:6} {f.sense} is better; {f.title} ({f.analysis})")
+        lines.append(
+            f"{name.ljust(42)} {f.unit.ljust(6)} {f.sense} is better; {f.title} ({f.analysis})"
+        )
     lines.append("WINDOW: run, steady, or a phase name (base, pulse, hold, ...)")
-    lines += [f"{n:42} not available: {why}" for n, why in NOT_IN_ANALYSES]
+    lines += [f"{n.ljust(42)} not available: {why}" for n, why in NOT_IN_ANALYSES]
     return "\n".join(lines)
