@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from relplan.errors import InputError
+from relplan.values import short, sig
 
 ERROR_BODY_BYTES = 4096  # what an error reply may tell us; the rest is not read
 _CHUNK = 64 * 1024
@@ -39,7 +40,7 @@ class Reply:
 
 
 def mib(n: int) -> str:
-    return f"{n / (1024 * 1024):g} MiB"
+    return f"{short(n / (1024 * 1024))} MiB"
 
 
 class _Worker:
@@ -125,13 +126,15 @@ def get(
     thread.join(seconds)
     if thread.is_alive():
         worker.stop.set()  # the daemon thread ends at its next chunk or socket timeout
-        raise InputError(f"no complete answer within {seconds:.3g} s{timeout_hint}", url)
+        raise InputError(f"no complete answer within {sig(seconds, 3)} s{timeout_hint}", url)
     if worker.too_large:
         raise InputError(f"the answer is larger than {mib(max_bytes)}{size_hint}", url)
     exc = worker.error
     if isinstance(exc, TimeoutError):
         waited = time.monotonic() - started
-        raise InputError(f"no complete answer within {waited:.3g} s{timeout_hint}", url) from exc
+        raise InputError(
+            f"no complete answer within {sig(waited, 3)} s{timeout_hint}", url
+        ) from exc
     if isinstance(exc, urllib.error.URLError):
         raise InputError(f"cannot reach the server ({exc.reason})", url) from exc
     if isinstance(exc, (OSError, ValueError)):

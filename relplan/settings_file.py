@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from relplan.errors import InputError, check_utf8_path
+from relplan.values import num
 
 MAX_BYTES = 16 * 1024 * 1024  # settings are a few KB; anything this large is not one
 
@@ -29,7 +30,7 @@ def read_settings(path: Path, what: str) -> str:
         )
     if st.st_size > MAX_BYTES:
         raise InputError(
-            f"{st.st_size:,} bytes; a {what} is a few KB (at most {MAX_BYTES // 2**20} MiB)",
+            f"{num(st.st_size)} bytes; a {what} is a few KB (at most {MAX_BYTES // 2**20} MiB)",
             str(path),
         )
     try:

@@ -306,24 +306,24 @@ def pct(value: float | None, digits: int = 1) -> str:
 # style, so a change of how numbers look is made here, once.
 
 
-def short(value: float) -> str:
+def short(value: float | None) -> str:
     """The shortest exact-looking form, up to 6 significant digits: `2`, `0.25`, `1e+06`."""
-    return f"{value:g}"
+    return MISSING if value is None else f"{value:g}"
 
 
-def sig(value: float, digits: int) -> str:
+def sig(value: float | None, digits: int) -> str:
     """`digits` significant digits, no separators: `sig(1234.5, 3)` is `1.23e+03`."""
-    return f"{value:.{digits}g}"
+    return MISSING if value is None else f"{value:.{digits}g}"
 
 
-def fixed(value: float, digits: int) -> str:
+def fixed(value: float | None, digits: int) -> str:
     """`digits` decimals, no thousands separators: `fixed(0.25, 3)` is `0.250`."""
-    return f"{value:.{digits}f}"
+    return MISSING if value is None else f"{value:.{digits}f}"
 
 
-def share(value: float, digits: int = 0) -> str:
-    """A fraction as a percentage with no space: `share(0.1)` is `10%` (`pct` writes `10.0 %`)."""
-    return f"{value:.{digits}%}"
+def percent(value: float | None, digits: int = 0) -> str:
+    """A fraction as a percentage with no space: `percent(0.1)` is `10%` (`pct`: `10.0 %`)."""
+    return MISSING if value is None else f"{value:.{digits}%}"
 
 
 def signed(value: float, digits: int | None = None, *, sig_digits: int | None = None) -> str:

@@ -31,6 +31,7 @@ from relplan.alerts.rules import (
     check_label,
     health_rules,
 )
+from relplan.values import short
 
 SCHEMA_VERSION = 39
 UID = "relplan-vllm-health"
@@ -212,7 +213,7 @@ def dashboard(
             _panel(
                 f"Health signal: {rule.signal}",
                 f"{rule.annotations['summary']} — the value alert {rule.alert} compares"
-                f" (threshold drawn), for {rule.for_s:g} s.",
+                f" (threshold drawn), for {short(rule.for_s)} s.",
                 [(expr, legend)],
                 threshold=limit,
             )

@@ -49,6 +49,7 @@ from relplan.alerts.rules import (
 from relplan.alerts.samples import BATCH_SAMPLES, label_values, stream_stores
 from relplan.errors import NoDataError, UsageError
 from relplan.models import REPLICA_LABELS, StrictModel
+from relplan.values import fixed, num, short
 
 DEFAULT_STEP_S = 15.0
 # Bounds on the evaluation grid (bounded_window): a stated limit on evaluations per rule,
@@ -100,7 +101,7 @@ def grid(start: float, end: float, step: float) -> IntArray:
     """Evaluation times start, start + step, ... <= end, in integer milliseconds."""
     start_ms, end_ms, step_ms = round(start * 1000), round(end * 1000), round(step * 1000)
     if step_ms <= 0:
-        raise UsageError("--step", f"must be longer than zero, got {step:g} s")
+        raise UsageError("--step", f"must be longer than zero, got {short(step)} s")
     if end_ms < start_ms:
         raise UsageError("--to", "the end of the window is before its start")
     count = (end_ms - start_ms) // step_ms + 1
@@ -117,8 +118,8 @@ def bounded_window(
     if start > t_max + slack or end < t_min - slack:
         raise UsageError(
             "--from" if start > t_max else "--to",
-            f"the window {start:.3f}..{end:.3f} lies outside the metric samples"
-            f" ({t_min:.3f}..{t_max:.3f}); nothing to evaluate",
+            f"the window {fixed(start, 3)}..{fixed(end, 3)} lies outside the metric samples"
+            f" ({fixed(t_min, 3)}..{fixed(t_max, 3)}); nothing to evaluate",
         )
     margin = max(slack, CLIP_SLACK_S)
     start = max(start, t_min - margin)
@@ -128,8 +129,8 @@ def bounded_window(
         if count > MAX_EVALUATIONS:
             raise UsageError(
                 "--step",
-                f"evaluating every {step:g} s over {end - start:,.0f} s of metric samples"
-                f" would take {count:,} evaluations, over the limit of {MAX_EVALUATIONS:,};"
+                f"evaluating every {short(step)} s over {num(end - start, 0)} s of metric samples"
+                f" would take {num(count)} evaluations, over the limit of {num(MAX_EVALUATIONS)};"
                 " use a longer --step or a narrower --from/--to",
             )
     return start, end

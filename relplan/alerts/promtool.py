@@ -38,6 +38,7 @@ from relplan.alerts.rules import (
 )
 from relplan.errors import InputError, NoDataError, UsageError
 from relplan.models import StrictModel
+from relplan.values import num, short
 
 MAX_POINTS = 200_000  # grid points of one input series; beyond this the file is too big
 # A unit test lists the firing alerts at every evaluation time: beyond these, the file runs to
@@ -49,20 +50,20 @@ MAX_UNIT_TEST_SERIES_EVALUATIONS = 20_000_000  # evaluation times x input series
 def unit_test_bounds(evaluations: int, series: int, step_ms: int, span_ms: int) -> None:
     """Refuse, before any work, a unit test whose grid is over the stated limits."""
     what = (
-        f"a unit test every {step_ms / 1000:g} s over {span_ms / 1000:,.0f} s of metric samples"
-        f" has {evaluations:,} evaluation times"
+        f"a unit test every {short(step_ms / 1000)} s over {num(span_ms / 1000, 0)} s of metric samples"
+        f" has {num(evaluations)} evaluation times"
     )
     if evaluations > MAX_UNIT_TEST_EVALUATIONS:
         raise UsageError(
             "--step",
-            f"{what}, over the limit of {MAX_UNIT_TEST_EVALUATIONS:,}; use a longer --step or"
+            f"{what}, over the limit of {num(MAX_UNIT_TEST_EVALUATIONS)}; use a longer --step or"
             " a narrower --from/--to",
         )
     if evaluations * series > MAX_UNIT_TEST_SERIES_EVALUATIONS:
         raise UsageError(
             "--step",
-            f"{what} for {series:,} input series ({evaluations * series:,} series"
-            f" evaluations), over the limit of {MAX_UNIT_TEST_SERIES_EVALUATIONS:,}; use a"
+            f"{what} for {num(series)} input series ({num(evaluations * series)} series"
+            f" evaluations), over the limit of {num(MAX_UNIT_TEST_SERIES_EVALUATIONS)}; use a"
             " longer --step, a narrower --from/--to or fewer replicas",
         )
 

@@ -56,6 +56,7 @@ from relplan.alerts.slo import SloRuleSet
 from relplan.errors import InputError, UsageError
 from relplan.ingest.metrics.promlive import MAX_POINTS, api_data, get_json, promql_string
 from relplan.models import StrictModel
+from relplan.values import fixed
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -187,7 +188,7 @@ def evaluate_health_remote(
     if not present:
         raise InputError(
             "the server has no vLLM metrics (vllm:num_requests_waiting, ...) in the window"
-            f" {start:.3f}..{end:.3f}",
+            f" {fixed(start, 3)}..{fixed(end, 3)}",
             remote.url,
         )
     keys = remote.label_names(sorted(present), start, end)

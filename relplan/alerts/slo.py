@@ -37,7 +37,7 @@ from relplan.alerts.rules import (
 )
 from relplan.errors import UsageError
 from relplan.models import StrictModel
-from relplan.values import human_duration
+from relplan.values import human_duration, percent, short, sig
 
 # (severity, budget share, long window s, short window s), the SRE workbook's table.
 WORKBOOK_TIERS: tuple[tuple[str, float, int, int], ...] = (
@@ -114,7 +114,7 @@ def slo_rules(
     for severity, share, long_s, short_s in WORKBOOK_TIERS:
         if long_s > window_s:
             skipped.append(
-                f"{severity} tier {share:.0%} in {human_duration(long_s)}: longer than the"
+                f"{severity} tier {percent(share)} in {human_duration(long_s)}: longer than the"
                 f" {human_duration(window_s)} SLO window"
             )
             continue
@@ -165,7 +165,7 @@ def slo_rules(
             )
         expr = "\nor\n".join(parts)
         described = "; ".join(
-            f"{t.budget_share:.0%} of the budget in {t.long_window} (burn {t.burn_rate:g}x,"
+            f"{percent(t.budget_share)} of the budget in {t.long_window} (burn {short(t.burn_rate)}x,"
             f" confirmed over {t.short_window})"
             for t in mine
         )
@@ -210,7 +210,7 @@ def slo_rules(
 def export_slo_rules(rs: SloRuleSet) -> str:
     header = (
         f"SLO burn-rate rules written by `relplan alerts slo` (SRE workbook, chapter 5).\n"
-        f"SLO {rs.slo:.6g} over {human_duration(rs.window_s)}; error budget {rs.error_budget:g}.\n"
+        f"SLO {sig(rs.slo, 6)} over {human_duration(rs.window_s)}; error budget {short(rs.error_budget)}.\n"
         f"errors: {rs.errors_expr}\ntotal:  {rs.total_expr}\n"
         "Check: promtool check rules FILE. Deploy: list FILE under rule_files in prometheus.yml.\n"
     )

@@ -24,7 +24,7 @@ from relplan.cli.options import (
     time_flag,
 )
 from relplan.errors import FindingError, UsageError
-from relplan.values import is_relative, parse_duration, parse_slo, resolve_time
+from relplan.values import is_relative, num, parse_duration, parse_slo, resolve_time
 
 if TYPE_CHECKING:
     import duckdb
@@ -309,8 +309,8 @@ def _eval_remote(
         slo_result = slo_eval.evaluate_slo(rs, pushdown.slo_vectors_remote(remote, rs, ts), ts)
     s = remote.stats
     typer.echo(
-        f"pushed down to {s.url}: {s.requests} requests, {s.bytes_fetched:,} bytes fetched,"
-        f" {s.series} result series, {s.points:,} points",
+        f"pushed down to {s.url}: {s.requests} requests, {num(s.bytes_fetched)} bytes fetched,"
+        f" {s.series} result series, {num(s.points)} points",
         err=True,
     )
     return health, slo_result

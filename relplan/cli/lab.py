@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from relplan.values import fixed, num
+
 lab_app = typer.Typer(
     cls=TyperGroup,
     help="A real vLLM (CPU, tiny model) behind nginx on loopback, to drill against.",
@@ -129,9 +131,9 @@ def status(dir: DirOption = Path()) -> None:
 
     st = lab_status(_root(dir))
     for name, pid in st.running.items():
-        typer.echo(f"{name:<10}  running  pid {pid}")
+        typer.echo(f"{name.ljust(10)}  running  pid {pid}")
     for name in st.stopped:
-        typer.echo(f"{name:<10}  stopped")
+        typer.echo(f"{name.ljust(10)}  stopped")
     if st.settings:
         names = ("cancel", "queue_cap", "max_num_seqs", "trace")
         flags = {k: st.settings.get(k, False) for k in names}
@@ -148,7 +150,8 @@ def mark(dir: DirOption = Path()) -> None:
     from relplan.lab.settings import LabSettings
 
     marked = lab_mark(LabSettings(root=_root(dir)))
-    typer.echo(f"marked at {marked['time']:.3f}")
+    when = marked["time"]
+    typer.echo(f"marked at {fixed(when if isinstance(when, float) else None, 3)}")
 
 
 @lab_app.command()
@@ -179,4 +182,4 @@ def collect(
     for path in lab_collect(
         s, out, prometheus="prometheus" in st.running, wait=wait, say=typer.echo
     ):
-        typer.echo(f"{path}  {path.stat().st_size:,} bytes")
+        typer.echo(f"{path}  {num(path.stat().st_size)} bytes")

@@ -15,6 +15,7 @@ from relplan.cli.options import (
     input_flags,
     run_flags,
 )
+from relplan.values import fixed
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -121,7 +122,7 @@ def report(
     else:
         typer.echo(str(files.html))
     extra = f"; {len(files.images)} image(s)" if files.images else ""
-    typer.echo(f"relplan: report {files.html_bytes / 1e6:.2f} MB{extra}", err=True)
+    typer.echo(f"relplan: report {fixed(files.html_bytes / 1e6, 2)} MB{extra}", err=True)
 
 
 def _make(

@@ -28,7 +28,7 @@ from relplan.drill.client import (
     read_attempt,
 )
 from relplan.drill.prompts import Lengths, make_prompt
-from relplan.values import share
+from relplan.values import percent
 
 
 @dataclass
@@ -168,7 +168,7 @@ def measure(
             best, ramp.best_concurrency = lv.calls_per_s, c
         else:
             ramp.stopped_because = (
-                f"concurrency {c} raised the best throughput by less than {share(min_gain)}"
+                f"concurrency {c} raised the best throughput by less than {percent(min_gain)}"
             )
             break
         if c * 2 > max_concurrency:

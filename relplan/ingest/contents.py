@@ -13,7 +13,7 @@ from relplan import sql
 from relplan.ingest.outcome import display_path, iso, sources_table, span
 from relplan.models import StrictModel
 from relplan.tables import format_table
-from relplan.values import num
+from relplan.values import num, short
 from relplan.workspace import TABLES, open_workspace
 
 REJECTS_SHOWN = 50
@@ -169,7 +169,9 @@ def render_inspect(rep: InspectReport) -> str:
         if m.phases:
             out.append(
                 "  phases: "
-                + ", ".join(f"{p['name']}={p['start_s']:g}:{p['end_s']:g}" for p in m.phases)
+                + ", ".join(
+                    f"{p['name']}={short(p['start_s'])}:{short(p['end_s'])}" for p in m.phases
+                )
             )
     return "\n".join(out)
 

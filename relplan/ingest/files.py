@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from relplan.errors import InputError, check_utf8_path
+from relplan.values import num
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -177,7 +178,7 @@ GZIP_RATIO_AFTER = 16 * 1024 * 1024
 def _bomb(path: Path, out: int, used: int) -> InputError:
     return InputError(
         f"a gzip file that decompresses to over {MAX_GZIP_RATIO} times its size"
-        f" ({out // (1024 * 1024)} MiB from {used:,} bytes); a gzip bomb? expected a"
+        f" ({out // (1024 * 1024)} MiB from {num(used)} bytes); a gzip bomb? expected a"
         " compressed log (real ones compress 3 to 100 times)",
         str(path),
     )

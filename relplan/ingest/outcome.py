@@ -8,6 +8,7 @@ from typing import Protocol
 from pydantic import Field
 
 from relplan.models import StrictModel
+from relplan.values import num
 
 
 class SourceReport(StrictModel):
@@ -58,7 +59,7 @@ def iso(t: float | None) -> str:
 def span(t_min: float | None, t_max: float | None) -> str:
     if t_min is None or t_max is None:
         return "-"
-    return f"{iso(t_min)} +{t_max - t_min:,.1f} s"
+    return f"{iso(t_min)} +{num(t_max - t_min, 1)} s"
 
 
 class _Source(Protocol):

@@ -15,6 +15,7 @@ from typing import Any
 
 from relplan.errors import InputError
 from relplan.ingest.files import PARQUET_MAGIC, FileInfo, read_document
+from relplan.values import num
 
 # How sure a recogniser is, by what it saw (registry.Adapter.recognise returns one of these or
 # a value between them). A format's own marker (magic bytes, `# SCRAPE`) is CERTAIN; a set of
@@ -166,7 +167,7 @@ class Head:
         if info.size > 256 * 1024 * 1024:
             raise InputError(
                 f"the first line is not a whole JSON record within 16 MiB, and as one JSON"
-                f" document the file ({info.size / 2**20:,.0f} MiB) is larger than the 256 MiB"
+                f" document the file ({num(info.size / 2**20, 0)} MiB) is larger than the 256 MiB"
                 " read whole; expected JSON Lines (one record a line) or a smaller document:"
                 " split it",
                 self.path,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from relplan.errors import InputError
 from relplan.lab.settings import TRACE_SECONDS, LabSettings, read_state, write_state
+from relplan.values import fixed
 
 MAX_EXPORT_BYTES = 512 * 1024 * 1024
 # How long `collect` waits by default for nginx to finish the requests still in flight.
@@ -97,11 +98,11 @@ def collect(
     left, waited = wait_gateway_idle(s, wait)
     if left:
         say(
-            f"warning: after {waited:.1f} s nginx still handles {left} request(s);"
+            f"warning: after {fixed(waited, 1)} s nginx still handles {left} request(s);"
             " their access-log lines are not in this copy (collect again later, or --wait)"
         )
     elif waited >= GATEWAY_POLL_SECONDS:
-        say(f"waited {waited:.1f} s for nginx to finish the requests in flight")
+        say(f"waited {fixed(waited, 1)} s for nginx to finish the requests in flight")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, path in logs(s).items():

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from relplan.errors import RelplanError
+from relplan.values import fixed
 
 # The servers this process started, kept so they are reaped (and not warned about) here.
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
@@ -82,7 +83,7 @@ def wait_http(url: str, pid: int, log: Path, what: str, timeout: float) -> None:
         except (urllib.error.URLError, OSError):
             pass
         time.sleep(0.5)
-    raise LabError(f"{what} did not answer {url} within {timeout:.0f} s; see {log}")
+    raise LabError(f"{what} did not answer {url} within {fixed(timeout, 0)} s; see {log}")
 
 
 def stop(pid: int, grace: float = 30.0) -> bool:

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from relplan.models import StrictModel
 from relplan.planning.measured import MeasuredRestarts, MeasuredStreams
+from relplan.values import fixed, short
 
 TYPICAL_STREAM_SECONDS: tuple[float, ...] = (10, 30, 60, 120, 300, 600)
 
@@ -92,9 +93,9 @@ def _row(inp: BudgetInputs, crashes: float, planned: float, drain: bool, d: floa
     burn = killed / allowed
     cause = "on crashes alone" if undrained == 0 else "on crashes and undrained restarts"
     if burn >= 1.0:
-        verdict = f"blows the budget {burn:.1f}× {cause}"
+        verdict = f"blows the budget {fixed(burn, 1)}× {cause}"
     else:
-        verdict = f"uses {burn * 100:.0f} % of the budget {cause}"
+        verdict = f"uses {fixed(burn * 100, 0)} % of the budget {cause}"
     return BudgetRow(
         stream_seconds=d,
         streams_killed=killed,
@@ -136,10 +137,15 @@ def plan_budget(
     c, p = inp.crashes, inp.planned_restarts
     baseline = _case(inp, "as given", "the inputs as given", c, p, inp.drain)
     halve = _case(
-        inp, "halve crashes", f"{c / 2:g} crashes per replica instead of {c:g}", c / 2, p, inp.drain
+        inp,
+        "halve crashes",
+        f"{short(c / 2)} crashes per replica instead of {short(c)}",
+        c / 2,
+        p,
+        inp.drain,
     )
     if p > 0 and not inp.drain:
-        drain_desc = f"drain the {p:g} planned restarts per replica so they kill no streams"
+        drain_desc = f"drain the {short(p)} planned restarts per replica so they kill no streams"
     else:
         drain_desc = "no undrained planned restarts to drain: same as the inputs"
     drained = _case(inp, "drain planned restarts", drain_desc, c, p, True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from relplan.models import StrictModel
+from relplan.values import fixed, short
 
 
 class PulseInputs(StrictModel):
@@ -74,27 +75,27 @@ def plan_pulse(inp: PulseInputs) -> PulseResult:
     reasons: list[str] = []
     over_deadline = backlog_s > d
     if backlog_s == 0:
-        reasons.append(f"the pulse ({inp.pulse:g}x) is within capacity: it leaves no backlog")
+        reasons.append(f"the pulse ({short(inp.pulse)}x) is within capacity: it leaves no backlog")
     elif over_deadline:
         reasons.append(
-            f"the pulse leaves {backlog_s:.0f} s of engine work queued, {backlog_s / d:.2f}x the"
-            f" {d:g} s deadline: attempts at the back of the queue time out before they are served"
+            f"the pulse leaves {fixed(backlog_s, 0)} s of engine work queued, {fixed(backlog_s / d, 2)}x the"
+            f" {short(d)} s deadline: attempts at the back of the queue time out before they are served"
         )
     else:
         reasons.append(
-            f"the pulse leaves {backlog_s:.0f} s of engine work queued, under the {d:g} s deadline"
+            f"the pulse leaves {fixed(backlog_s, 0)} s of engine work queued, under the {short(d)} s deadline"
         )
     if inp.hold >= 1.0:
         verdict = "never drains"
         reasons.append(
-            f"the hold ({inp.hold:g}x) is at or above capacity: the backlog never drains,"
+            f"the hold ({short(inp.hold)}x) is at or above capacity: the backlog never drains,"
             " even without retries"
         )
     elif over_deadline and retried > 1.0:
         verdict = "collapse risk"
         reasons.append(
             f"if the hold's calls time out and retry {inp.retries} times, they offer"
-            f" {retried:.2f}x capacity ({retried * cap:.2f} calls/s): above capacity, so the"
+            f" {fixed(retried, 2)}x capacity ({fixed(retried * cap, 2)} calls/s): above capacity, so the"
             " queue can stay full of attempts whose clients have left (metastable failure)"
         )
     elif backlog_s == 0:
@@ -105,11 +106,11 @@ def plan_pulse(inp: PulseInputs) -> PulseResult:
         if over_deadline:
             reasons.append(
                 f"even if every hold call retried {inp.retries} times the offered load"
-                f" ({retried:.2f}x) stays under capacity"
+                f" ({fixed(retried, 2)}x) stays under capacity"
             )
         reasons.append(
-            f"the hold's spare capacity drains the backlog in {drain:.0f} s (drained after);"
-            f" new calls are on time again after {recovered or 0:.0f} s (recovered after)"
+            f"the hold's spare capacity drains the backlog in {fixed(drain, 0)} s (drained after);"
+            f" new calls are on time again after {fixed(recovered or 0, 0)} s (recovered after)"
         )
     return PulseResult(
         inputs=inp,

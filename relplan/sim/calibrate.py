@@ -33,6 +33,7 @@ from relplan.sim.profiles import (
 )
 from relplan.sim.scenario import ClientSpec, PhaseSpec, ProxySpec, Scenario
 from relplan.sim.simulator import Simulation
+from relplan.values import fixed, short
 
 GROWTH_SLOPE = 0.05  # waiting executions per second
 GROWTH_MIN_WAITING = 20
@@ -144,15 +145,15 @@ def calibrate_seed(
             if i == 0:
                 lower = max(step, round(0.8 * done_rate / step) * step)
                 note = (
-                    f"the first stage ({rate:.2f} calls/s) already grows: C^ is below the "
-                    f"ramp; try --start {lower:.2f}"
+                    f"the first stage ({fixed(rate, 2)} calls/s) already grows: C^ is below the "
+                    f"ramp; try --start {fixed(lower, 2)}"
                 )
             else:
                 cap = round(start + (i - 1) * step, 6)
             break
     else:
         top = start + (max_stages - 1) * step
-        note = f"no stage grew up to {top:.2f} calls/s; try --start {top + step:.2f}"
+        note = f"no stage grew up to {fixed(top, 2)} calls/s; try --start {fixed(top + step, 2)}"
     return SeedResult(
         seed=seed,
         capacity_calls_per_s=cap,
@@ -255,7 +256,7 @@ def render_calibration(r: CalibrationResult) -> str:
                 num(sr.capacity_calls_per_s, 2),
                 num(sr.saturated_completion_calls_per_s, 3),
                 str(len(sr.stages)),
-                "-" if last is None else f"{last.waiting_slope_per_s:.3f}",
+                "-" if last is None else f"{fixed(last.waiting_slope_per_s, 3)}",
                 sr.note or "",
             ]
         )
@@ -266,8 +267,8 @@ def render_calibration(r: CalibrationResult) -> str:
     )
     lines = [
         f"profile {r.profile}, configuration {r.config} ({r.label})",
-        f"ramp: {r.stage_seconds:g} s stages from {r.start_calls_per_s:g} calls/s, "
-        f"+{r.step_calls_per_s:g} per stage; patient clients",
+        f"ramp: {short(r.stage_seconds)} s stages from {short(r.start_calls_per_s)} calls/s, "
+        f"+{short(r.step_calls_per_s)} per stage; patient clients",
         "",
         table,
         "",

@@ -36,6 +36,7 @@ from pydantic import Field
 
 from relplan import sql
 from relplan.models import StrictModel
+from relplan.values import fixed, num, short, sig
 
 if TYPE_CHECKING:
     import duckdb
@@ -130,7 +131,7 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
         names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
         notes.append(
             "no step records: durations are the gaps between scheduler-stats records "
-            f"(<= {max_gap_s:g} s), tokens are batched tokens (prefill and decode together)"
+            f"(<= {short(max_gap_s)} s), tokens are batched tokens (prefill and decode together)"
         )
     n = len(y)
     if n < MIN_STEPS:
@@ -205,7 +206,7 @@ def _kv(con: duckdb.DuckDBPyConnection, notes: list[str]) -> tuple[int | None, .
         return (None, None, None)
     size = int(r["block_size"]) * int(r["num_blocks"])
     notes.append(
-        f"KV capacity {size:,} tokens: {r['num_blocks']} blocks of {r['block_size']} "
+        f"KV capacity {num(size)} tokens: {r['num_blocks']} blocks of {r['block_size']} "
         "(vllm:cache_config_info)"
     )
     return (size, int(r["block_size"]), int(r["num_blocks"]))
@@ -232,14 +233,14 @@ def _held(con: duckdb.DuckDBPyConnection, notes: list[str]) -> int | None:
 
 def render_fit(fit: EngineFit) -> str:
     """The fit as text for the terminal."""
-    lines = [f"Engine step-cost fit from {fit.source} ({fit.steps_used:,} steps)"]
+    lines = [f"Engine step-cost fit from {fit.source} ({num(fit.steps_used)} steps)"]
     for c in fit.coefficients:
-        v = "not constrained" if c.value_ms is None else f"{c.value_ms:.6g} ms"
+        v = "not constrained" if c.value_ms is None else f"{sig(c.value_ms, 6)} ms"
         tail = "" if c.constrained else " (not constrained" + (f": {c.note})" if c.note else ")")
-        lines.append(f"  {c.name:<22} {v}{tail if c.value_ms is not None else ''}")
+        lines.append(f"  {c.name.ljust(22)} {v}{tail if c.value_ms is not None else ''}")
     if fit.median_abs_error_pct is not None and fit.p90_abs_error_pct is not None:
         lines.append(
-            f"  error: median {fit.median_abs_error_pct:.1f} %, p90 {fit.p90_abs_error_pct:.1f} %"
+            f"  error: median {fixed(fit.median_abs_error_pct, 1)} %, p90 {fixed(fit.p90_abs_error_pct, 1)} %"
         )
     lines.append(f"  largest batch seen: {fit.max_batch_seen} (lower bound of --max-num-seqs)")
     lines.append(

@@ -38,6 +38,7 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.models import RunManifest, StrictModel
 from relplan.sim.pool import duckdb_config
+from relplan.values import fixed, short
 
 if TYPE_CHECKING:
     from relplan.analyses.context import PhaseSpan
@@ -268,7 +269,7 @@ def render_summary(s: SimSummary) -> str:
         rows.append(
             [
                 name,
-                f"{p.start_s:g}-{p.end_s:g} s",
+                f"{short(p.start_s)}-{short(p.end_s)} s",
                 num(p.calls),
                 pct(p.delivered_share),
                 pct(p.on_time_share),
@@ -282,12 +283,12 @@ def render_summary(s: SimSummary) -> str:
         left=(0, 1),
     )
     rec = (
-        f"recovered {s.recovered_after_pulse_s:g} s after the overload"
+        f"recovered {short(s.recovered_after_pulse_s)} s after the overload"
         if s.recovered_after_pulse_s is not None
         else "not recovered"
     )
     rec += (
-        f", drained after {s.drained_after_pulse_s:.0f} s"
+        f", drained after {fixed(s.drained_after_pulse_s, 0)} s"
         + (" (only once the load stopped)" if s.drained_only_after_load_stopped else "")
         if s.drained_after_pulse_s is not None
         else ", not drained"

@@ -9,6 +9,7 @@ incident's verdict and the error is at most `MAX_ERROR`; otherwise the check say
 
 from __future__ import annotations
 
+from relplan.values import percent
 from relplan.whatif.model import Figures, FitCheck
 
 MAX_ERROR = 0.10  # shares: 10 points of delivered or on-time share
@@ -49,13 +50,13 @@ def check_fit(incident: Figures, runs: list[Figures], seeds: list[int]) -> FitCh
     elif err is not None and err > MAX_ERROR:
         trusted = False
         reason = (
-            f"the as-observed replay differs by {err:.0%} of calls in {where} (more than "
-            f"{MAX_ERROR:.0%}): the controls' figures would carry that error"
+            f"the as-observed replay differs by {percent(err)} of calls in {where} (more than "
+            f"{percent(MAX_ERROR)}): the controls' figures would carry that error"
         )
     else:
         trusted = True
         reason = f"every as-observed seed reached the incident's verdict ({incident.verdict})" + (
-            "" if err is None else f" and the shares differ by at most {err:.1%} ({where})"
+            "" if err is None else f" and the shares differ by at most {percent(err, 1)} ({where})"
         )
     return FitCheck(
         incident=incident,

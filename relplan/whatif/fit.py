@@ -39,6 +39,7 @@ import duckdb
 from relplan import sql
 from relplan.analyses import AnalyzeOptions, RunContext, resolve_context
 from relplan.errors import NoDataError
+from relplan.values import fixed, num, percent, short, sig
 from relplan.whatif.fit_lengths import Histogram, draw, histograms
 from relplan.whatif.fit_observed import ClientFlags, fit_client, fit_proxy
 from relplan.whatif.model import Provenance
@@ -229,9 +230,9 @@ def _refuse_long_span(ctx: RunContext, calls: list[PlannedCall]) -> None:
     span = last - first
     if span > MAX_SPAN_S:
         raise NoDataError(
-            f"the workspace's calls span {span / 86400:,.1f} days"
+            f"the workspace's calls span {num(span / 86400, 1)} days"
             f" ({_day(first)} to {_day(last)}); whatif replays at most"
-            f" {MAX_SPAN_S / 86400:.0f} days: calls this far apart are more than one incident"
+            f" {fixed(MAX_SPAN_S / 86400, 0)} days: calls this far apart are more than one incident"
             " (ingest each into its own --db) or times in the wrong unit"
         )
 
@@ -342,7 +343,7 @@ def _fitted_profile(
         "provenance": {
             "cost": f"least squares over {fit.steps_used} steps of the {fit.source}: step_ms = a "
             f"+ b x prefill tokens + bd x decoding requests; error median "
-            f"{fit.median_abs_error_pct:.0f} %, p90 {fit.p90_abs_error_pct:.0f} %",
+            f"{fixed(fit.median_abs_error_pct, 0)} %, p90 {fixed(fit.p90_abs_error_pct, 0)} %",
             "not_fitted": "attention (c, f) and the memory floor: the counts cannot separate them",
         },
     }
@@ -352,9 +353,9 @@ def _fitted_profile(
     prov.append(
         Provenance(
             part="engine",
-            value=f"step costs a {a:.3g} ms + b {b:.3g} ms/prefill token + bd {bd:.3g} ms/decode",
+            value=f"step costs a {sig(a, 3)} ms + b {sig(b, 3)} ms/prefill token + bd {sig(bd, 3)} ms/decode",
             source=f"fitted to {fit.steps_used} steps of the {fit.source} (error per step: "
-            f"median {fit.median_abs_error_pct:.0f} %, p90 {fit.p90_abs_error_pct:.0f} %)",
+            f"median {fixed(fit.median_abs_error_pct, 0)} %, p90 {fixed(fit.p90_abs_error_pct, 0)} %)",
         )
     )
     seqs = fit.max_running_held
@@ -441,7 +442,7 @@ def _engine(
         pdata = scaled.model_dump(mode="json")
         pdata["provenance"] = dict(pdata.get("provenance") or {})
         pdata["provenance"]["speed"] = (
-            f"relplan whatif fit: {prof.speed:g} x {base:g} / {capacity:g} (the profile's "
+            f"relplan whatif fit: {short(prof.speed)} x {short(base)} / {short(capacity)} (the profile's "
             f"calibrated C^ over the C^ of the incident)"
         )
         written.write_text(dump_toml(pdata), encoding="utf-8")
@@ -449,12 +450,16 @@ def _engine(
         prov.append(
             Provenance(
                 part="engine",
-                value=f"profile {name} at speed {scaled.speed:g}",
-                source=f"{label} scaled so that its C^ {base:g} becomes the incident's {capacity:g} calls/s",
+                value=f"profile {name} at speed {short(scaled.speed)}",
+                source=f"{label} scaled so that its C^ {short(base)} becomes the incident's {short(capacity)} calls/s",
             )
         )
     else:
-        why = "" if base is None else f" (its C^ {base:g} calls/s is within 2 % of the incident's)"
+        why = (
+            ""
+            if base is None
+            else f" (its C^ {short(base)} calls/s is within 2 % of the incident's)"
+        )
         prov.append(
             Provenance(
                 part="engine",
@@ -519,8 +524,8 @@ def _prefix(
             Provenance(
                 part="lengths",
                 value=f"shared prefix {per} tokens",
-                source=f"{metric} over vllm:prompt_tokens_total {when}: {share:.0%} of"
-                f" {prompt_tokens:.0f} prompt tokens cached, times the calls' mean prompt",
+                source=f"{metric} over vllm:prompt_tokens_total {when}: {percent(share)} of"
+                f" {fixed(prompt_tokens, 0)} prompt tokens cached, times the calls' mean prompt",
             )
         )
         return per
@@ -568,9 +573,9 @@ def _retry_reuse(
         Provenance(
             part="engine",
             value="retries' prompts cached" if on else "retries' prompts not cached",
-            source=f"vllm:prompt_tokens_cached_total rose {cached:,.0f} of {total:,.0f} prompt "
-            f"tokens from the first retry on, {max(0.0, excess):,.0f} beyond the shared prefix: "
-            f"{max(0.0, per_retry):.0f} a retry over {int(r['retries'])} retries "
+            source=f"vllm:prompt_tokens_cached_total rose {num(cached, 0)} of {num(total, 0)} prompt "
+            f"tokens from the first retry on, {num(max(0.0, excess), 0)} beyond the shared prefix: "
+            f"{fixed(max(0.0, per_retry), 0)} a retry over {int(r['retries'])} retries "
             + ("(a retry finds its call's prompt blocks)" if on else "(under half a block)"),
         )
     )
@@ -622,10 +627,10 @@ def fit_incident(
             for c in calls
         ]
         drawn_from = (
-            f"drawn from lognormal(median {median:.0f}, sigma {sigma:.2f}) fitted to "
+            f"drawn from lognormal(median {fixed(median, 0)}, sigma {fixed(sigma, 2)}) fitted to "
             f"{ref_source}, each longer than what it had generated"
             if len(reference) >= 2
-            else f"drawn from lognormal(median {median:.0f}, sigma {sigma:.2f}): assumed, the "
+            else f"drawn from lognormal(median {fixed(median, 0)}, sigma {fixed(sigma, 2)}): assumed, the "
             "data holds no finished lengths (no step records, no "
             "vllm:request_generation_tokens histogram)"
         )
@@ -662,12 +667,14 @@ def fit_incident(
         else:
             cap = costs.capacity(prefill, output)
             cap_source = (
-                f"the fitted step costs, each call prefilling {prefill:.0f} tokens (after the "
-                f"prefix) and decoding {output:.0f}, {costs.max_num_seqs} requests decoding "
+                f"the fitted step costs, each call prefilling {fixed(prefill, 0)} tokens (after the "
+                f"prefix) and decoding {fixed(output, 0)}, {costs.max_num_seqs} requests decoding "
                 "together"
             )
             if ctx.capacity is not None:
-                cap_source += f"; the analyses estimated {ctx.capacity:.3g} ({ctx.capacity_source})"
+                cap_source += (
+                    f"; the analyses estimated {sig(ctx.capacity, 3)} ({ctx.capacity_source})"
+                )
     else:
         if cap is None:
             raise NoDataError(
@@ -679,7 +686,7 @@ def fit_incident(
         cap_source = "--capacity" if capacity is not None else f"from {ctx.capacity_source}"
     if _retry_reuse(con, prov, prefix, prompts, engine.get("block_size")):
         engine["retry_prompt_cached"] = True
-    prov.append(Provenance(part="capacity", value=f"C^ {cap:.3g} calls/s", source=cap_source))
+    prov.append(Provenance(part="capacity", value=f"C^ {sig(cap, 3)} calls/s", source=cap_source))
     phases = _phases(ctx, calls[0].t, calls)
     names = {p["name"] for p in phases}
     data: dict[str, Any] = {

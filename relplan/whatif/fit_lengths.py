@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import duckdb
 
 from relplan import sql
+from relplan.values import fixed, percent, short
 
 __all__ = ["Histogram", "draw", "histograms"]
 
@@ -44,10 +45,10 @@ class Histogram:
         top = max(self.buckets, key=lambda b: b[1])
         lo = max((b[0] for b in self.buckets if b[0] < top[0]), default=0.0)
         share = top[1] / self.count
-        hi = "+Inf" if math.isinf(top[0]) else f"{top[0]:g}"
+        hi = "+Inf" if math.isinf(top[0]) else f"{short(top[0])}"
         return (
-            f"vllm:request_{self._name()} histogram: {self.count:.0f} finished requests, mean "
-            f"{self.mean:.1f}, {share:.0%} in ({lo:g}, {hi}]"
+            f"vllm:request_{self._name()} histogram: {fixed(self.count, 0)} finished requests, mean "
+            f"{fixed(self.mean, 1)}, {percent(share)} in ({short(lo)}, {hi}]"
         )
 
     def _name(self) -> str:

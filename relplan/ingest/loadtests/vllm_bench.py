@@ -33,7 +33,7 @@ from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
-from relplan.values import parse_instant
+from relplan.values import parse_instant, sig
 
 if TYPE_CHECKING:
     import duckdb
@@ -240,7 +240,9 @@ def summary_figures(run: dict[str, Any]) -> str:
     for key, name, unit in _FIGURES:
         v = run.get(key)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            shown.append(f"{name} {v:.4g}{unit}" if isinstance(v, float) else f"{name} {v}{unit}")
+            shown.append(
+                f"{name} {sig(v, 4)}{unit}" if isinstance(v, float) else f"{name} {v}{unit}"
+            )
     return ", ".join(shown)
 
 

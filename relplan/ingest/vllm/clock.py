@@ -81,7 +81,7 @@ def year_of(given: int | None, head: str, path: Path) -> Year:
             start = None
         if start is not None and start > mtime + dt.timedelta(days=1):
             year -= 1  # the log began before a New Year the file was last written after
-    return Year(year, f"inferred from the file's modification time ({mtime:%Y-%m-%d})")
+    return Year(year, f"inferred from the file's modification time ({mtime.date().isoformat()})")
 
 
 class Clock:
