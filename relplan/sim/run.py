@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from relplan.errors import InputError
 from relplan.sim.profiles import Profile, load_profile, lookup_capacity
-from relplan.sim.scenario import Scenario, apply_set, load_scenario_data, validate_scenario
+from relplan.sim.scenario import (
+    Override,
+    Scenario,
+    apply_all,
+    load_scenario_data,
+    validate_scenario,
+)
 from relplan.sim.simulator import Simulation
 from relplan.sim.summary import SimSummary, summarize
 from relplan.sim.writer import check_out_dir, write_outputs
+from relplan.values import num
 
 
 @dataclass
@@ -26,10 +34,13 @@ class Prepared:
     sets: list[str]
 
 
-def prepare(ref: str, sets: list[str] | None = None, seed: int | None = None) -> Prepared:
+def prepare(
+    ref: str, sets: Sequence[str | Override] | None = None, seed: int | None = None
+) -> Prepared:
+    """The scenario `ref` with `sets` applied (`--set` strings or typed overrides) and its seed,
+    validated, with its engine profile and capacity."""
     data, label = load_scenario_data(ref)
-    for s in sets or []:
-        apply_set(data, s)
+    apply_all(data, sets or [])
     if seed is not None:
         data["seed"] = seed
     scn = validate_scenario(data, label)
@@ -51,7 +62,8 @@ def prepare(ref: str, sets: list[str] | None = None, seed: int | None = None) ->
             label,
         )
     check_size(scn, cap, label)
-    return Prepared(scn, label, profile, plabel, cap, source, list(sets or []))
+    said = [s.text() if isinstance(s, Override) else s for s in sets or []]
+    return Prepared(scn, label, profile, plabel, cap, source, said)
 
 
 # The most calls one simulation plans (each is a few hundred bytes through the event queue,
@@ -70,7 +82,7 @@ def check_size(scn: Scenario, cap: float | None, label: str) -> None:
         planned += rate * ph.seconds
     if planned > MAX_CALLS:
         raise InputError(
-            f"the phases plan about {planned:,.0f} calls, more than the {MAX_CALLS:,} one"
+            f"the phases plan about {num(planned, 0)} calls, more than the {num(MAX_CALLS)} one"
             " simulation holds in memory; shorten the phases or lower the rates",
             label,
         )

@@ -9,7 +9,8 @@ Built-in scenarios live in `relplan/sim/scenarios/NAME.toml`; `load_scenario(NAM
 either. `--set` takes a dotted path into the model (`proxy.cancellation=deferred(10)`,
 `workload.phases.1.rate_x=1.5`); the value is read as a TOML value when it parses as one
 (numbers, booleans, `inf`, quoted strings, arrays), as `null` for `null`/`none`, otherwise as
-a plain string.
+a plain string. It is parsed into an `Override` (a path and a typed value), the same object
+whatif's controls build directly, and applied through the one path (`apply_override`).
 
 Capacity: multiples refer to the C^ of the configuration being run. `capacity_calls_per_s`
 in the scenario (or `--set`) wins; otherwise it is looked up in the engine profile's
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -276,14 +279,97 @@ def parse_value(raw: str) -> Any:
         return raw
 
 
+Scalar = bool | int | float | str | None
+# A setting's value: a scalar, or an array of them (a tuple, so an override stays hashable).
+Value = Scalar | tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Override:
+    """One setting of a scenario, set directly: a dotted path into the model (`Scenario`'s
+    fields; list items by index, `workload.phases.1.rate_x`) and its typed value. The scenario
+    is validated after every override is applied (`validate_scenario`), so a value of the wrong
+    type or range is refused there; `check()` refuses a path that names no field at once.
+
+    whatif's controls build these directly; `--set key=value` is parsed into one (`parse`);
+    `text()` is the `--set` form both record (run.json `sets`, whatif's `--json`)."""
+
+    path: str
+    value: Value
+
+    @classmethod
+    def parse(cls, assignment: str) -> Override:
+        """`--set key.path=value`: the value read as TOML when it parses as one, as None for
+        `null`/`none`, else as a plain string."""
+        if "=" not in assignment:
+            raise InputError(f"--set {assignment!r}: expected key=value, e.g. proxy.coalesce=true")
+        key, raw = assignment.split("=", 1)
+        if not all(key.strip().split(".")):
+            raise InputError(f"--set {assignment!r}: empty key part in {key!r}")
+        value = parse_value(raw)
+        return cls(key.strip(), tuple(value) if isinstance(value, list) else value)
+
+    def text(self) -> str:
+        v = self.value
+        if isinstance(v, tuple):
+            return f"{self.path}={list(v)}"
+        if isinstance(v, bool):
+            return f"{self.path}={'true' if v else 'false'}"
+        if isinstance(v, str):
+            return f'{self.path}="{v}"'
+        return f"{self.path}={v}"
+
+    def check(self) -> Override:
+        """This override, when its path names a setting of `Scenario` (else ValueError)."""
+        model: Any = Scenario
+        for part in self.path.split("."):
+            if model is None:
+                raise ValueError(f"{self.path}: {part!r} is below a setting, not a table")
+            if isinstance(model, list):
+                if not part.isdigit():
+                    raise ValueError(f"{self.path}: {part!r} is not a list index")
+                model = model[0]
+                continue
+            field = model.model_fields.get(part)
+            if field is None:
+                raise ValueError(f"{self.path}: {model.__name__} has no setting {part!r}")
+            model = _field_model(field.annotation)
+        return self
+
+
+def _field_model(annotation: Any) -> Any:
+    """The model a field holds (a list of models as a one-item list), or None for a value."""
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is list:
+        inner = _field_model(args[0]) if args else None
+        return [inner] if inner is not None else None
+    if isinstance(annotation, type) and issubclass(annotation, StrictModel):
+        return annotation
+    for a in args:
+        found = _field_model(a)
+        if found is not None:
+            return found
+    return None
+
+
+def whole(value: float) -> int | float:
+    """A float as `--set` wrote it: 6 significant digits (`%g`), a whole number as an int; the
+    rounding whatif's controls have always applied to their sizes, kept so the replays hold."""
+    rounded = float(f"{value:g}")
+    return int(rounded) if rounded.is_integer() and abs(rounded) < 1e15 else rounded
+
+
 def apply_set(data: dict[str, Any], assignment: str) -> None:
-    """Apply one `key.path=value` override to raw scenario settings, in place."""
-    if "=" not in assignment:
-        raise InputError(f"--set {assignment!r}: expected key=value, e.g. proxy.coalesce=true")
-    key, raw = assignment.split("=", 1)
-    parts = key.strip().split(".")
-    if not all(parts):
-        raise InputError(f"--set {assignment!r}: empty key part in {key!r}")
+    """Apply one `key.path=value` override, as `--set` gives it, to raw scenario settings."""
+    apply_override(data, Override.parse(assignment), assignment)
+
+
+def apply_override(data: dict[str, Any], ov: Override, said: str | None = None) -> None:
+    """Set one override in raw scenario settings, in place (tables made as needed)."""
+    assignment = ov.text() if said is None else said
+    parts = ov.path.split(".")
     node: Any = data
     for i, part in enumerate(parts[:-1]):
         nxt_is_index = parts[i + 1].isdigit()
@@ -299,7 +385,7 @@ def apply_set(data: dict[str, Any], assignment: str) -> None:
                 node[part] = [] if nxt_is_index else {}
         node = node[part]
     last = parts[-1]
-    value = parse_value(raw)
+    value = list(ov.value) if isinstance(ov.value, tuple) else ov.value
     if isinstance(node, list):
         if not last.isdigit() or int(last) >= len(node):
             raise InputError(f"--set {assignment!r}: no list item {last!r}")
@@ -321,10 +407,20 @@ def validate_scenario(data: dict[str, Any], label: str) -> Scenario:
         raise InputError("invalid scenario: " + "; ".join(lines), label) from None
 
 
-def load_scenario(ref: str, sets: list[str] | None = None, seed: int | None = None) -> Scenario:
+def apply_all(data: dict[str, Any], sets: Sequence[str | Override]) -> None:
+    """`--set` strings (parsed) and typed overrides, in order, through the same path."""
+    for s in sets:
+        if isinstance(s, Override):
+            apply_override(data, s)
+        else:
+            apply_set(data, s)
+
+
+def load_scenario(
+    ref: str, sets: Sequence[str | Override] | None = None, seed: int | None = None
+) -> Scenario:
     data, label = load_scenario_data(ref)
-    for s in sets or []:
-        apply_set(data, s)
+    apply_all(data, sets or [])
     if seed is not None:
         data["seed"] = seed
     return validate_scenario(data, label)

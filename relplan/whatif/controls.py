@@ -9,9 +9,10 @@ their names (`_s` seconds, ratios as fractions, counts as int), and whose class 
   parameter) and how closely;
 - `size(fit)`: the control sized from the fitted incident (or `Unavailable` with the reason,
   or None where it does not apply);
-- `label()`, `sets()` (the `relplan simulate --set` overrides it applies to the fitted
-  scenario) and `hooks` (simulation hooks, relplan/whatif/hooks.py, for what the scenario has
-  no setting for);
+- `label()`, `overrides()` (the settings of the fitted scenario it sets, typed: `Override`s of
+  relplan/sim/scenario.py, each path checked against the scenario model; `sets()` is their
+  `--set` form, as the results record them) and `hooks` (simulation hooks the simulator
+  exposes, relplan/whatif/hooks.py, for what the scenario has no setting for);
 - `blocks(sizing)`: the settings to deploy (relplan/whatif/settings.py builders).
 `CONTROLS` lists them once, in table order; `--control`'s help names them from it.
 
@@ -32,6 +33,8 @@ from pydantic import ConfigDict, Field
 from relplan.errors import UsageError
 from relplan.models import StrictModel
 from relplan.planning.pulse import PulseInputs, plan_pulse
+from relplan.sim.scenario import Override, whole
+from relplan.values import num, percent, short
 from relplan.whatif.model import SettingBlock
 from relplan.whatif.settings import (
     Sizing,
@@ -118,14 +121,26 @@ class Declared(StrictModel):
     def label(self) -> str:
         raise NotImplementedError
 
+    def overrides(self) -> tuple[Override, ...]:
+        return ()
+
     def sets(self) -> list[str]:
-        return []
+        """The overrides as `--set` writes them (run.json and whatif's `--json` record these)."""
+        return [o.text() for o in self.overrides()]
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         raise NotImplementedError
 
     def control(self) -> Control:
-        return Control(self.name, self.label(), self.sets(), hooks=self.hooks, declared=self)
+        ovs = tuple(o.check() for o in self.overrides())
+        return Control(
+            self.name,
+            self.label(),
+            [o.text() for o in ovs],
+            hooks=self.hooks,
+            declared=self,
+            overrides=ovs,
+        )
 
 
 class NoRetries(Declared):
@@ -140,8 +155,8 @@ class NoRetries(Declared):
     def label(self) -> str:
         return "no client retries"
 
-    def sets(self) -> list[str]:
-        return ["client.max_retries=0"]
+    def overrides(self) -> tuple[Override, ...]:
+        return (Override("client.max_retries", 0),)
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         return [client_block(self.name, sizing, max_retries=0, timeout_s=None)]
@@ -174,11 +189,11 @@ class RetryBudget10(Declared):
     def label(self) -> str:
         return "retry budget 10 %"
 
-    def sets(self) -> list[str]:
-        return [
-            f"proxy.retry_budget.ratio={round(self.ratio, 3)}",
-            f"proxy.retry_budget.window_s={self.window_s:g}",
-        ]
+    def overrides(self) -> tuple[Override, ...]:
+        return (
+            Override("proxy.retry_budget.ratio", round(self.ratio, 3)),
+            Override("proxy.retry_budget.window_s", whole(self.window_s)),
+        )
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         return retry_budget_blocks(self.name, sizing, round(self.ratio, 3) * 100.0)
@@ -201,7 +216,7 @@ class RetryBudgetPulse(RetryBudget10):
         return cls(ratio=fit.pulse_ratio)
 
     def label(self) -> str:
-        return f"retry budget {self.ratio:.0%} (from the pulse)"
+        return f"retry budget {percent(self.ratio)} (from the pulse)"
 
 
 _COALESCE_REAL = (
@@ -229,13 +244,16 @@ class CoalesceDeferred(Declared):
         return cls(cancel_delay_s=fit.deferred_delay_s)
 
     def label(self) -> str:
-        return f"coalesce, cancel deferred {self.cancel_delay_s:g} s"
+        return f"coalesce, cancel deferred {short(self.cancel_delay_s)} s"
 
-    def sets(self) -> list[str]:
-        return ["proxy.coalesce=true", f'proxy.cancellation="deferred({self.cancel_delay_s:g})"']
+    def overrides(self) -> tuple[Override, ...]:
+        return (
+            Override("proxy.coalesce", True),
+            Override("proxy.cancellation", f"deferred({whole(self.cancel_delay_s)})"),
+        )
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
-        return [coalescing_block(self.name, f"deferred({self.cancel_delay_s:g})")]
+        return [coalescing_block(self.name, f"deferred({whole(self.cancel_delay_s)})")]
 
 
 class CoalesceImmediate(Declared):
@@ -253,8 +271,8 @@ class CoalesceImmediate(Declared):
     def label(self) -> str:
         return "coalesce, cancel immediately"
 
-    def sets(self) -> list[str]:
-        return ["proxy.coalesce=true", 'proxy.cancellation="immediate"']
+    def overrides(self) -> tuple[Override, ...]:
+        return (Override("proxy.coalesce", True), Override("proxy.cancellation", "immediate"))
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         return [coalescing_block(self.name, "immediate")]
@@ -282,12 +300,12 @@ class ProxyCapNewest(Declared):
     def label(self) -> str:
         return f"proxy cap {self.max_outstanding}, newest first"
 
-    def sets(self) -> list[str]:
-        return [
-            f"proxy.max_outstanding={self.max_outstanding}",
-            'proxy.queue_order="newest_first"',
-            'proxy.cancellation="immediate"',
-        ]
+    def overrides(self) -> tuple[Override, ...]:
+        return (
+            Override("proxy.max_outstanding", self.max_outstanding),
+            Override("proxy.queue_order", "newest_first"),
+            Override("proxy.cancellation", "immediate"),
+        )
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         return [proxy_cap_block(self.name, sizing, self.max_outstanding)]
@@ -323,8 +341,8 @@ class VllmQueueCap(Declared):
     def label(self) -> str:
         return f"vLLM --max-num-queued-reqs {self.max_num_queued_reqs}"
 
-    def sets(self) -> list[str]:
-        return [f"engine.max_num_queued_reqs={self.max_num_queued_reqs}"]
+    def overrides(self) -> tuple[Override, ...]:
+        return (Override("engine.max_num_queued_reqs", self.max_num_queued_reqs),)
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         return [max_queued_reqs_block(self.name, self.max_num_queued_reqs)]
@@ -342,10 +360,10 @@ class Steps2048(Declared):
         return cls()
 
     def label(self) -> str:
-        return f"{self.max_num_batched_tokens:,}-token steps"
+        return f"{num(self.max_num_batched_tokens)}-token steps"
 
-    def sets(self) -> list[str]:
-        return [f"engine.max_num_batched_tokens={self.max_num_batched_tokens}"]
+    def overrides(self) -> tuple[Override, ...]:
+        return (Override("engine.max_num_batched_tokens", self.max_num_batched_tokens),)
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         return [step_tokens_block(self.name, self.max_num_batched_tokens)]
@@ -365,13 +383,13 @@ class LongerTimeout(Declared):
         return cls(deadline_s=2 * fit.deadline_s)
 
     def label(self) -> str:
-        return f"client timeout {self.deadline_s:g} s"
+        return f"client timeout {short(self.deadline_s)} s"
 
-    def sets(self) -> list[str]:
-        return [f"client.deadline_s={self.deadline_s:g}"]
+    def overrides(self) -> tuple[Override, ...]:
+        return (Override("client.deadline_s", whole(self.deadline_s)),)
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
-        timeout = float(f"{self.deadline_s:g}")
+        timeout = float(whole(self.deadline_s))
         return [client_block(self.name, sizing, max_retries=None, timeout_s=timeout)]
 
 
@@ -450,6 +468,12 @@ class Control:
     unavailable: str = ""  # why it cannot be replayed ("" when it can)
     hooks: tuple[str, ...] = ()  # simulation hooks (relplan/whatif/hooks.py)
     declared: Declared | None = None
+    overrides: tuple[Override, ...] = ()  # typed; a control given as `--set` strings has none
+
+    @property
+    def applied(self) -> tuple[Override | str, ...]:
+        """What the replay applies to the fitted scenario: the typed overrides, else `sets`."""
+        return self.overrides if self.overrides else tuple(self.sets)
 
     def blocks(self, sizing: Sizing) -> list[SettingBlock]:
         """The settings to deploy: the declaration's own, else those its overrides name."""
@@ -510,22 +534,18 @@ def builtin_controls(data: dict[str, Any]) -> list[Control]:
 
 def file_control(path: str, data: dict[str, Any]) -> Control:
     """A user's scenario file as a control: its client, proxy and engine tables as overrides."""
-    sets: list[str] = []
+    ovs: list[Override] = []
     for table in ("client", "proxy", "engine"):
         for key, value in (data.get(table) or {}).items():
-            sets += _flatten(f"{table}.{key}", value)
+            ovs += _flatten(f"{table}.{key}", value)
     name = file_control_name(path)
-    return Control(name, f"{name} (file)", sets)
+    return Control(name, f"{name} (file)", [o.text() for o in ovs], overrides=tuple(ovs))
 
 
-def _flatten(key: str, value: Any) -> list[str]:
+def _flatten(key: str, value: Any) -> list[Override]:
     if isinstance(value, dict):
-        out: list[str] = []
+        out: list[Override] = []
         for k, v in value.items():
             out += _flatten(f"{key}.{k}", v)
         return out
-    if isinstance(value, bool):
-        return [f"{key}={'true' if value else 'false'}"]
-    if isinstance(value, str):
-        return [f'{key}="{value}"']
-    return [f"{key}={value}"]
+    return [Override(key, tuple(value) if isinstance(value, list) else value)]

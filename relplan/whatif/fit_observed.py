@@ -21,6 +21,8 @@ import duckdb
 
 from relplan import sql
 from relplan.analyses import RunContext
+from relplan.sim.scenario import whole
+from relplan.values import fixed, short
 from relplan.whatif.model import Provenance
 
 # vLLM's log stamps whole seconds: an abort logged up to this long before the proxy's end of the
@@ -46,7 +48,9 @@ def fit_client(
     if flags.deadline_s is not None:
         client["deadline_s"] = flags.deadline_s
         prov.append(
-            Provenance(part="client", value=f"deadline {flags.deadline_s:g} s", source="--deadline")
+            Provenance(
+                part="client", value=f"deadline {short(flags.deadline_s)} s", source="--deadline"
+            )
         )
     elif (
         cut is not None
@@ -58,7 +62,7 @@ def fit_client(
         prov.append(
             Provenance(
                 part="client",
-                value=f"deadline {cut['mode_s']:g} s",
+                value=f"deadline {short(cut['mode_s'])} s",
                 source=f"{cut['at_mode']} of {cut['gone']} attempts the client cut lasted it",
             )
         )
@@ -67,7 +71,7 @@ def fit_client(
         prov.append(
             Provenance(
                 part="client",
-                value=f"deadline {ctx.deadline_s:g} s",
+                value=f"deadline {short(ctx.deadline_s)} s",
                 source=f"D from {ctx.deadline_source}",
             )
         )
@@ -116,14 +120,16 @@ def fit_client(
         lo, hi = round(max(0.0, lo), 3), round(max(lo, hi), 3)
         client["backoff_min_s"], client["backoff_max_s"] = lo, hi
         prov.append(
-            Provenance(part="client", value=f"backoff uniform {lo:g}-{hi:g} s", source=source)
+            Provenance(
+                part="client", value=f"backoff uniform {short(lo)}-{short(hi)} s", source=source
+            )
         )
     if ctx.delivery_window_s is not None:
         client["delivery_window_s"] = ctx.delivery_window_s
         prov.append(
             Provenance(
                 part="client",
-                value=f"delivery window {ctx.delivery_window_s:g} s",
+                value=f"delivery window {short(ctx.delivery_window_s)} s",
                 source=f"W from {ctx.delivery_window_source}",
             )
         )
@@ -159,12 +165,14 @@ def fit_proxy(
         )
     elif 2 * aborted >= gone:
         delay = float(r["abort_delay_median_s"] or 0.0)
-        proxy["cancellation"] = "immediate" if delay < 0.5 else f"deferred({round(delay, 1):g})"
+        proxy["cancellation"] = (
+            "immediate" if delay < 0.5 else f"deferred({whole(round(delay, 1))})"
+        )
         prov.append(
             Provenance(
                 part="proxy",
                 value=f"cancellation {proxy['cancellation']}",
-                source=f"{aborted} of {gone} executions whose client left were aborted, median {delay:.2f} s after",
+                source=f"{aborted} of {gone} executions whose client left were aborted, median {fixed(delay, 2)} s after",
             )
         )
     else:

@@ -20,16 +20,19 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relplan.whatif.controls import Control
 from relplan.whatif.model import ControlOutcome, Figures, Spread
+
+if TYPE_CHECKING:
+    from relplan.sim.scenario import Override
 
 
 @dataclass(frozen=True)
 class Task:
     scenario: str  # path of the fitted scenario file
-    sets: tuple[str, ...]
+    sets: tuple[Override | str, ...]  # typed overrides, or `--set` strings
     seed: int
     control: str
     hooks: tuple[str, ...] = ()  # relplan/whatif/hooks.py
@@ -47,14 +50,12 @@ def run_one(task: Task) -> Figures:
     from relplan.whatif.figures import figures
     from relplan.whatif.hooks import apply
 
-    p = prepare(task.scenario, list(task.sets), task.seed)
+    p = prepare(task.scenario, task.sets, task.seed)
     sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
     apply(sim, task.hooks)
     sim.run()
     with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
-        files = write_measured(
-            sim, Path(tmp), {"scenario": p.scenario.name, "sets": list(task.sets)}
-        )
+        files = write_measured(sim, Path(tmp), {"scenario": p.scenario.name, "sets": p.sets})
         con = duckdb.connect()
         try:
             sql.run(con, "schema")
@@ -93,11 +94,11 @@ def check_tasks(tasks: list[Task]) -> None:
     """Validate every task's overrides in the parent, so a bad one fails before any run."""
     from relplan.sim.run import prepare
 
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[Override | str, ...]] = set()
     for t in tasks:
         if t.sets not in seen:
             seen.add(t.sets)
-            prepare(t.scenario, list(t.sets), t.seed)
+            prepare(t.scenario, t.sets, t.seed)
 
 
 def run_tasks(

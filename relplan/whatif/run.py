@@ -138,9 +138,7 @@ def replay(
     incident = figures(con, aopts)
     seeds = list(range(1, o.seeds + 1))
     runnable = [Control(AS_OBSERVED, "as observed")] + [c for c in controls if not c.unavailable]
-    tasks = [
-        Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
-    ]
+    tasks = [Task(str(scenario), c.applied, s, c.name, c.hooks) for c in runnable for s in seeds]
     runs, _, cpu = run_tasks(tasks, o.jobs, progress)
     by_control = {
         c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
