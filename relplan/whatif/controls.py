@@ -479,7 +479,7 @@ class Control:
         """The settings to deploy: the declaration's own, else those its overrides name."""
         if self.declared is not None:
             return self.declared.blocks(sizing)
-        return blocks_for(self.name, self.sets, sizing)
+        return blocks_for(self.name, self.applied, sizing)
 
 
 def _hold_x(data: dict[str, Any]) -> float | None:

@@ -22,11 +22,13 @@ against the published schemas (tests/data/schemas/).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from relplan.sim.scenario import Override
 from relplan.whatif.model import SettingBlock
 
 
@@ -219,34 +221,39 @@ def coalescing_block(control: str, cancellation: str) -> SettingBlock:
     )
 
 
-def _value(sets: list[str], key: str) -> str | None:
+def _values(sets: Sequence[str | Override]) -> dict[str, Any]:
+    """Each overridden setting's typed value (the first override of a path), `--set` strings
+    parsed as `relplan simulate --set` parses them."""
+    out: dict[str, Any] = {}
     for s in sets:
-        if s.startswith(key + "="):
-            return s.split("=", 1)[1].strip('"')
-    return None
+        o = s if isinstance(s, Override) else Override.parse(s)
+        out.setdefault(o.path, o.value)
+    return out
 
 
-def blocks_for(name: str, sets: list[str], sizing: Sizing) -> list[SettingBlock]:
+def blocks_for(name: str, sets: Sequence[str | Override], sizing: Sizing) -> list[SettingBlock]:
     """The settings a scenario file's overrides `sets` correspond to (a `--scenario FILE`
     control; the built-in controls give their own, relplan/whatif/controls.py)."""
     out: list[SettingBlock] = []
-    ratio = _value(sets, "proxy.retry_budget.ratio")
+    values = _values(sets)
+    _value = values.get
+    ratio = _value("proxy.retry_budget.ratio")
     if ratio is not None:
         out += retry_budget_blocks(name, sizing, float(ratio) * 100.0)
-    cap = _value(sets, "engine.waiting_cap")
+    cap = _value("engine.waiting_cap")
     if cap is not None:
         out.append(queued_reqs_block(name, sizing, int(cap)))
-    queued = _value(sets, "engine.max_num_queued_reqs")
+    queued = _value("engine.max_num_queued_reqs")
     if queued is not None:
         out.append(max_queued_reqs_block(name, int(queued)))
-    steps = _value(sets, "engine.max_num_batched_tokens")
+    steps = _value("engine.max_num_batched_tokens")
     if steps is not None:
         out.append(step_tokens_block(name, int(steps)))
-    outstanding = _value(sets, "proxy.max_outstanding")
+    outstanding = _value("proxy.max_outstanding")
     if outstanding is not None:
         out.append(proxy_cap_block(name, sizing, int(outstanding)))
-    retries = _value(sets, "client.max_retries")
-    timeout = _value(sets, "client.deadline_s")
+    retries = _value("client.max_retries")
+    timeout = _value("client.deadline_s")
     if retries is not None or timeout is not None:
         out.append(
             client_block(
@@ -256,6 +263,6 @@ def blocks_for(name: str, sets: list[str], sizing: Sizing) -> list[SettingBlock]
                 timeout_s=None if timeout is None else float(timeout),
             )
         )
-    if _value(sets, "proxy.coalesce") == "true":
-        out.append(coalescing_block(name, _value(sets, "proxy.cancellation") or "off"))
+    if _value("proxy.coalesce") is True:
+        out.append(coalescing_block(name, str(_value("proxy.cancellation") or "off")))
     return out
