@@ -101,3 +101,27 @@ def test_a_control_sizes_and_overrides_are_validated() -> None:
 
     with pytest.raises(InputError, match=r"engine\.max_num_seqs"):
         load_scenario("pulse-retry", [Override("engine.max_num_seqs", "many")])
+
+
+def test_no_hook_patches_a_private_part_of_the_simulator() -> None:
+    """relplan/whatif/hooks.py sets only the simulator's public hook points (today
+    `Clients.retry_policy`): no assignment to an `_attribute`, no setattr."""
+    import ast
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parent.parent / "relplan" / "whatif" / "hooks.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    targets = [
+        t
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Attribute)
+    ]
+    assert [t.attr for t in targets] == ["retry_policy"]
+    calls = [
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    ]
+    assert "setattr" not in calls
