@@ -24,7 +24,7 @@ from relplan.cli.options import (
     time_flag,
 )
 from relplan.errors import FindingError, UsageError
-from relplan.values import is_relative, num, parse_duration, parse_slo, resolve_time
+from relplan.values import is_relative, parse_duration, parse_slo, resolve_time
 
 if TYPE_CHECKING:
     import duckdb
@@ -94,7 +94,9 @@ def alerts_export(
         return
     rules_mod.write_text_atomic(out, text)
     count = text.count("\n  - alert: ")
-    typer.echo(f"wrote {out}: {count} alerting rules; check with: promtool check rules {out}")
+    from relplan.text import alerts as alert_text
+
+    typer.echo(alert_text.wrote_rules(out, count))
 
 
 @alerts_app.command("dashboard")
@@ -120,7 +122,9 @@ def alerts_dashboard(
         return
     rules_mod.write_text_atomic(out, text)
     panels = text.count('"type": "timeseries"')
-    typer.echo(f"wrote {out}: {panels} panels; import it in Grafana: Dashboards > New > Import")
+    from relplan.text import alerts as alert_text
+
+    typer.echo(alert_text.wrote_dashboard(out, panels))
 
 
 @alerts_app.command("slo")
@@ -165,7 +169,9 @@ def alerts_slo(
         typer.echo(text, nl=False)
     else:
         typer.echo(render_slo(rs))
-        typer.echo(f"wrote {out}; check with: promtool check rules {out}")
+        from relplan.text import alerts as alert_text
+
+        typer.echo(alert_text.wrote_slo_rules(out))
 
 
 PrometheusUrlOption = Annotated[
@@ -307,12 +313,9 @@ def _eval_remote(
     if rs is not None:
         ts = slo_eval.slo_grid(health.start, health.end, step_s)
         slo_result = slo_eval.evaluate_slo(rs, pushdown.slo_vectors_remote(remote, rs, ts), ts)
-    s = remote.stats
-    typer.echo(
-        f"pushed down to {s.url}: {s.requests} requests, {num(s.bytes_fetched)} bytes fetched,"
-        f" {s.series} result series, {num(s.points)} points",
-        err=True,
-    )
+    from relplan.text import alerts as alert_text
+
+    typer.echo(alert_text.pushed_down(remote.stats), err=True)
     return health, slo_result
 
 
@@ -388,11 +391,9 @@ def alerts_unittest(
     if json_out:
         typer.echo(report.model_dump_json(indent=2))
     else:
-        typer.echo(
-            f"wrote {report.rules_path} and {report.test_path}: {report.evaluations} evaluations,"
-            f" {report.checks} checks; firing evaluations: "
-            + ", ".join(f"{k} {v}" for k, v in report.firing.items())
-        )
+        from relplan.text import alerts as alert_text
+
+        typer.echo(alert_text.wrote_unit_test(report))
         if report.promtool is not None:
             typer.echo(report.promtool)
     if run and not report.promtool_ok:

@@ -98,15 +98,10 @@ def up(
         prometheus_port=prometheus_port,
     )
     st = lab_up(s, _say)
-    typer.echo(f"lab up in {s.root}: " + ", ".join(f"{k} pid {v}" for k, v in st.running.items()))
-    typer.echo(f"gateway (nginx) {s.gateway_url}  vLLM {s.vllm_url}  model tiny-llama")
-    if prometheus:
-        typer.echo(f"Prometheus {s.prometheus_url}")
-    if trace:
-        typer.echo(f"engine trace (relplan plugin) {s.trace_dir}")
-    typer.echo(
-        f"cancellation {'on' if s.cancel else 'off'}; stop with: relplan lab down --dir {s.root}"
-    )
+    from relplan.text.lab import lab_up as up_lines
+
+    for line in up_lines(s, st, prometheus=prometheus, trace=trace):
+        typer.echo(line)
 
 
 @lab_app.command()

@@ -76,7 +76,7 @@ def budget(
     Example: relplan budget --crashes 10 --concurrency 40
     """
     from relplan.planning import budget as budget_mod
-    from relplan.text.budget import render_budget
+    from relplan.text.budget import render_budget, replicas_line
 
     window_s = parse_duration(window, "--window")
     typed = {
@@ -108,12 +108,9 @@ def budget(
             }
         if replicas is None:
             replicas = measured.replicas_seen
-            typer.echo(
-                f"relplan: replicas: {replicas}, as seen in the proxy log (--replicas overrides)",
-                err=True,
-            )
+            typer.echo(replicas_line(replicas, seen=True), err=True)
         else:
-            typer.echo(f"relplan: replicas: {replicas}, from --replicas", err=True)
+            typer.echo(replicas_line(replicas, seen=False), err=True)
     if replicas is None:
         replicas = DEFAULT_REPLICAS
     defaults: dict[str, object] = {

@@ -53,16 +53,10 @@ def record(
             timeout=parse_duration(timeout, "--timeout"),
             progress=bar if bar.active else None,
         )
-    failed = (
-        f"; {rec.failed} failed scrape(s) skipped, last: {rec.last_error}" if rec.failed else ""
-    )
+    from relplan.text import record as record_text
+
     if rec.interrupted:
-        typer.echo(
-            f"relplan: interrupted; {rec.scrapes} complete scrape(s) kept in {out}{failed}",
-            err=True,
-        )
+        typer.echo(record_text.interrupted(rec, out), err=True)
         raise typer.Exit(int(ExitCode.INTERRUPTED))
     typer.echo(str(out))
-    typer.echo(
-        f"relplan: recorded {rec.scrapes} scrape(s), {rec.bytes_written} bytes{failed}", err=True
-    )
+    typer.echo(record_text.recorded(rec), err=True)

@@ -2,8 +2,10 @@
 
 The analyses, planners, alerts and `whatif` compute and return typed results (pydantic models
 or dataclasses); the modules here turn those into terminal tables, sentences and captions, and
-nothing outside this package should need to word a figure. Numbers are formatted by one
-function, `relplan.values.num` (with `pct` for shares and `human_duration` for spans).
+nothing outside this package should need to word a figure. Numbers are formatted by the one
+formatter, relplan/values.py (`num`, `pct`, `short`, `sig`, `fixed`, `percent`, `signed`, and
+`human_duration` for spans); tests/test_text_room.py fails on a number format elsewhere that is
+neither a machine format (listed with why) nor listed as not moved yet.
 
 - `analyze`: the text of `relplan analyze` and `relplan alerts eval` (one renderer per
   analysis, named by its registry row);
@@ -12,7 +14,10 @@ function, `relplan.values.num` (with `pct` for shares and `human_duration` for s
 - `heavy`, `restarts`, `verdict`: the heavy-request, stuck, restart and verdict text;
 - `budget`, `pulse`: the text of `relplan budget` and `relplan pulse`;
 - `slo`: the SLO alert rules' descriptions and the `relplan alerts slo` summary;
-- `whatif`: the text of `relplan whatif` and the controls' labels.
+- `whatif`: the text of `relplan whatif` and the controls' docs table;
+- `drill`: the text of `relplan drill` (plan, ramp, outcome, sweep, progress lines);
+- `alerts`, `record`, `lab`: the lines `relplan alerts`, `relplan record` and `relplan lab up`
+  print after their work.
 
 This package imports the models it words and `relplan.values` / `relplan.tables`; it never
 imports the report, the simulator or the CLI (pyproject's import-linter contracts).

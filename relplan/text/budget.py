@@ -87,3 +87,10 @@ def render_budget(res: BudgetResult) -> str:
         )
     )
     return "\n".join(lines)
+
+
+def replicas_line(replicas: int, *, seen: bool) -> str:
+    """Where `relplan budget --from-db` took its replica count from."""
+    if seen:
+        return f"relplan: replicas: {replicas}, as seen in the proxy log (--replicas overrides)"
+    return f"relplan: replicas: {replicas}, from --replicas"
