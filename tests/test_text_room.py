@@ -17,6 +17,7 @@ that loses a format must leave the list, one that gains one fails.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from relplan.analyses import registry
@@ -199,3 +200,151 @@ def test_the_scan_finds_each_kind_of_number_format() -> None:
         "f = str(x)\n"
     )
     assert number_formats(source) == [1, 2, 3]
+
+
+# --- sentences (issue 29) ------------------------------------------------------------------
+#
+# A module builds a sentence when it has an f-string with a value in it and at least four words
+# of its own text, outside a `raise` and an `...Error(...)` call (an error may keep its message
+# where it is raised). These modules outside relplan/text do today; no other module may start
+# (the list only shrinks: a module that stops may leave it, and the lead takes it off).
+SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
+    {
+        "alerts/dashboard.py",
+        "alerts/promtool.py",
+        "alerts/rules.py",
+        "alerts/slo.py",
+        "analyses/assessment.py",
+        "analyses/bounds.py",
+        "analyses/capacity.py",
+        "analyses/context.py",
+        "analyses/counters.py",
+        "analyses/coverage.py",
+        "analyses/delivery.py",
+        "analyses/drain.py",
+        "analyses/heavy_requests.py",
+        "analyses/histograms.py",
+        "analyses/littles_law.py",
+        "analyses/metrics_figures.py",
+        "analyses/overload.py",
+        "analyses/stuck.py",
+        "cli/drill.py",
+        "cli/reference.py",
+        "cli/root.py",
+        "compare/build.py",
+        "compare/figures.py",
+        "compare/render.py",
+        "drill/capacity.py",
+        "drill/client.py",
+        "ingest/attach.py",
+        "ingest/canonical/csv_rows.py",
+        "ingest/cluster/kube_events.py",
+        "ingest/contents.py",
+        "ingest/detect.py",
+        "ingest/driver.py",
+        "ingest/files.py",
+        "ingest/foreign.py",
+        "ingest/gateway_rows.py",
+        "ingest/gateways/envoy_json.py",
+        "ingest/gateways/envoy_text.py",
+        "ingest/gateways/kong.py",
+        "ingest/gateways/litellm.py",
+        "ingest/gateways/mapping.py",
+        "ingest/gateways/nginx.py",
+        "ingest/gateways/nginx_json.py",
+        "ingest/loadtests/guidellm.py",
+        "ingest/loadtests/vllm_bench.py",
+        "ingest/metrics/promjson.py",
+        "ingest/metrics/promlive.py",
+        "ingest/metrics/scrape_time.py",
+        "ingest/metrics/text.py",
+        "ingest/otel/documents.py",
+        "ingest/otel/spans.py",
+        "ingest/otel/traces.py",
+        "ingest/outcome.py",
+        "ingest/sniff.py",
+        "ingest/vllm/clock.py",
+        "ingest/vllm/log.py",
+        "ingest/vllm/stats.py",
+        "lab/capture.py",
+        "lab/configs.py",
+        "lab/environment.py",
+        "lab/lifecycle.py",
+        "planning/budget.py",
+        "planning/pulse.py",
+        "report/bundle.py",
+        "report/charts.py",
+        "report/html.py",
+        "report/sections/counters.py",
+        "report/sections/delivery.py",
+        "report/sections/health.py",
+        "report/sections/heavy_requests.py",
+        "report/sections/restarts.py",
+        "report/sections/what_would_have_helped.py",
+        "report/verdict.py",
+        "report/wording.py",
+        "sim/calibrate.py",
+        "sim/costfit.py",
+        "sim/metrics.py",
+        "sim/summary.py",
+        "values.py",
+        "vllm_plugin/writer.py",
+        "whatif/check.py",
+        "whatif/controls.py",
+        "whatif/fit.py",
+        "whatif/fit_lengths.py",
+        "whatif/fit_observed.py",
+        "whatif/settings.py",
+        "workspace/__init__.py",
+        "workspace/attached.py",
+    }
+)
+
+
+def sentence_lines(source: str) -> list[int]:
+    """The line of each sentence a module builds (see above)."""
+    tree = ast.parse(source)
+    errors: set[int] = set()
+    for node in ast.walk(tree):
+        name = ""
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
+        if isinstance(node, ast.Raise) or name.endswith("Error"):
+            errors |= {id(n) for n in ast.walk(node)}
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.JoinedStr) or id(node) in errors:
+            continue
+        text = " ".join(
+            v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        )
+        valued = any(isinstance(v, ast.FormattedValue) for v in node.values)
+        if valued and len(re.findall(r"[A-Za-z]{2,}", text)) >= 4:
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_new_module_outside_the_text_package_builds_sentences() -> None:
+    building = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if TEXT not in path.parents and sentence_lines(path.read_text(encoding="utf-8"))
+    }
+    assert building <= SENTENCES_NOT_MOVED_YET, (
+        "word it in relplan/text/ from a typed result: "
+        + ", ".join(sorted(building - SENTENCES_NOT_MOVED_YET))
+    )
+
+
+def test_the_sentence_check_sees_a_sentence_and_leaves_errors_alone() -> None:
+    source = (
+        'a = f"the pulse leaves {x} s of work queued"\n'
+        'b = f"{x} s"\n'
+        'raise InputError(f"no answer within {t} s from the server")\n'
+        'c = UsageError("--x", f"must be longer than zero, got {v}")\n'
+        'd = "no value in this long sentence"\n'
+    )
+    assert sentence_lines(source) == [1]
