@@ -228,7 +228,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "analyses/metrics_figures.py",
         "analyses/overload.py",
         "analyses/stuck.py",
-        "cli/drill.py",
         "cli/reference.py",
         "cli/root.py",
         "compare/build.py",

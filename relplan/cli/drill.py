@@ -290,5 +290,5 @@ def drill(
     bar.close()
     typer.echo(text.render_outcome(result))
     if result.interrupted:
-        typer.echo(f"relplan: interrupted; {result.attempts} attempt(s) kept in {out}", err=True)
+        typer.echo(text.interrupted(result, out), err=True)
         raise typer.Exit(int(ExitCode.INTERRUPTED))

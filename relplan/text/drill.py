@@ -3,6 +3,7 @@ the sweep's table and the progress lines (from relplan.drill's typed results).""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from relplan.drill.capacity import Level, Ramp
@@ -101,6 +102,10 @@ def render_outcome(r: Outcome) -> str:
     lines.append(f"Files: {out} (attempts.jsonl, metrics.scrape.txt, run.json, drill.duckdb)")
     lines.append(f"Next: relplan analyze --db {out}/drill.duckdb")
     return "\n".join(lines)
+
+
+def interrupted(r: Outcome, out: Path) -> str:
+    return f"relplan: interrupted; {r.attempts} attempt(s) kept in {out}"
 
 
 def render_sweep(r: SweepResult) -> str:
