@@ -284,11 +284,35 @@ def parse_phases(text: str) -> list[PhaseBounds]:
     return out
 
 
-def num(value: float | None, digits: int = 0) -> str:
-    """Thousands separators; `-` for a missing value."""
+# --- numbers for people: the one formatter ------------------------------------------------
+# Every number a person reads (terminal tables, findings, notes, report captions, errors) is
+# written by one of the functions below; no other module uses a format spec on a number.
+
+
+def num(value: float | None, digits: int = 0, *, grouping: bool = True) -> str:
+    """`1,234.5` (fixed digits, thousands separators unless `grouping=False`); `-` for a
+    missing value."""
     if value is None:
         return MISSING
-    return f"{value:,.{digits}f}"
+    return f"{value:,.{digits}f}" if grouping else f"{value:.{digits}f}"
+
+
+def grouped(value: int) -> str:
+    """A whole count with thousands separators: `12,345`."""
+    return f"{value:,}"
+
+
+def sig(value: float, digits: int | None = None, *, grouping: bool = False) -> str:
+    """A number to `digits` significant digits (6 when None), trailing zeros dropped: `90`,
+    `0.25`, `1.23e+03` (`1,230` with `grouping`)."""
+    spec = ("," if grouping else "") + ("" if digits is None else f".{digits}") + "g"
+    return format(value, spec)
+
+
+def percent(value: float, digits: int = 0) -> str:
+    """A share as a percentage with no space: `12%`, `12.5%` (tables and sentences that
+    read it as a word; `pct` is the spaced form of the figures)."""
+    return f"{value:.{digits}%}"
 
 
 def pct(value: float | None, digits: int = 1) -> str:
