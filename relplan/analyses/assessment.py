@@ -1105,7 +1105,7 @@ def _window_text(win: DataWindow, ctx: RunContext) -> str:
         else f"{win.start_bound_by} to {win.end_bound_by}"
     )
     secs = win.end - win.start
-    length = f"{num(secs)}" if secs >= 10 else f"{sig(secs, 3)}"
+    length = num(secs) if secs >= 10 else sig(secs, 3)
     return f"{span} ({length} s, bounded by {bound})"
 
 
@@ -1539,4 +1539,4 @@ def _x(v: float | None) -> str:
 
 
 def _n(v: float | None) -> str:
-    return "?" if v is None else f"{num(v)}"
+    return "?" if v is None else num(v)
