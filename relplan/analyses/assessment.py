@@ -52,7 +52,7 @@ from relplan.analyses.evidence import (
 )
 from relplan.analyses.histograms import LatencyHistogram
 from relplan.models import StrictModel
-from relplan.values import grouped, num, percent, sig
+from relplan.values import fixed, num, percent, short, sig, sig_grouped
 
 VerdictName = Literal[
     "metastable", "draining", "overloaded", "recovered", "healthy", "failing", "cannot tell"
@@ -179,7 +179,7 @@ def contradictions(a: Assessment) -> list[str]:
     if rec is not None and said_none and a.verdict in ("recovered", "healthy"):
         out.append(f"{rec.label}: {rec.note} beside the verdict {a.verdict}")
     if rec is not None and a.verdict in DOWN and rec.value is not None:
-        out.append(f"{rec.label}: {sig(rec.value)} s beside the verdict {a.verdict}")
+        out.append(f"{rec.label}: {short(rec.value)} s beside the verdict {a.verdict}")
     return out
 
 
@@ -348,7 +348,7 @@ def _aborted_prefill_from_counters(
         needs="an engine trace with step records (per execution)",
         note=f"method: 1 - {num(finished)} prompt tokens computed for finished requests ÷"
         f" {num(computed)} computed in all (prefix-cache queries - hits); "
-        f"{grouped(aborted)} executions aborted by the engine log's abort lines"
+        f"{num(aborted)} executions aborted by the engine log's abort lines"
         f" ({num(computed - finished)} tokens, {num((computed - finished) / aborted)} each;"
         " work still running at the end of the data counts here too)",
     )
@@ -427,7 +427,7 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 run.delivered_share,
                 "share",
                 ["gateway log"],
-                note=f"{grouped(run.delivered)} of {grouped(run.calls)} calls",
+                note=f"{num(run.delivered)} of {num(run.calls)} calls",
             )
         )
         if dl.recovery is not None:
@@ -451,7 +451,7 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 run_amp.retry_share,
                 "share",
                 ["gateway log"],
-                note=f"{grouped(run_amp.retries)} retries of {grouped(run_amp.attempts)} attempts",
+                note=f"{num(run_amp.retries)} retries of {num(run_amp.attempts)} attempts",
             )
         )
     elif run_amp is not None and present["gateway"]:
@@ -747,7 +747,7 @@ def assess(
             # second, after the drill had stopped sending; that is no service under load
             reasons.append(
                 f"the backlog reached its pre-pulse level only once the load had stopped"
-                f" (drained after {num(dr.drained_after_s, 0, grouping=False)} s): that says nothing of service"
+                f" (drained after {fixed(dr.drained_after_s, 0)} s): that says nothing of service"
                 " under load; "
                 + (
                     "D (--deadline or a run.json) with the e2e histogram the workspace holds"
@@ -979,7 +979,7 @@ def _drain_figure(dr: Drain) -> Figure:
         dr.drained_after_s,
         "s",
         [dr.source or "backlog"],
-        note=f"pre-pulse level {num(dr.pre_level, 1, grouping=False)}, peak {num(dr.peak)}"
+        note=f"pre-pulse level {fixed(dr.pre_level, 1)}, peak {num(dr.peak)}"
         + (", only once the load stopped" if dr.after_load_ended else ""),
     )
 
@@ -1024,7 +1024,7 @@ def _late_answer_figure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figu
         float(r["attempts_late"]),
         "count",
         ["gateway log"],
-        note=f"{grouped(int(r['calls_only_late']))} calls had only such answers: their client had left"
+        note=f"{num(int(r['calls_only_late']))} calls had only such answers: their client had left"
         " at D (with cancellation off the gateway logs 200 for them)",
     )
 
@@ -1054,7 +1054,7 @@ def _latency_figures(h: LatencyHistogram) -> list[Figure]:
                 [h.metric],
                 low=p.low,
                 high=p.high,
-                note=f"bucket {sig(p.low)}–{'+Inf' if p.high is None else f'{sig(p.high)}'} s"
+                note=f"bucket {short(p.low)}–{'+Inf' if p.high is None else f'{short(p.high)}'} s"
                 + (f"; {h.change}" if h.change and p.q == 0.9 else ""),
             )
         )
@@ -1077,9 +1077,9 @@ def _with_analysis_span(win: DataWindow, ctx: RunContext) -> DataWindow:
         return win
     parts = []
     if before >= SAME_SPAN_S:
-        parts.append(f"starts {sig(before, 3, grouping=True)} s earlier")
+        parts.append(f"starts {sig_grouped(before, 3)} s earlier")
     if after >= SAME_SPAN_S:
-        parts.append(f"ends {sig(after, 3, grouping=True)} s later")
+        parts.append(f"ends {sig_grouped(after, 3)} s later")
     outside = [s.label for s in win.sources if not s.carries_load]
     why = (
         f" (it takes in {', '.join(outside)}, which carry no load data)"
@@ -1140,7 +1140,7 @@ def _from_gateway(
     if pulse is not None and pulse.calls and pulse.on_time_share == 0:
         reasons.insert(
             0,
-            f"an incident: none of the {grouped(pulse.calls)} calls planned during the {ov} was answered"
+            f"an incident: none of the {num(pulse.calls)} calls planned during the {ov} was answered"
             " on time",
         )
     if verdict == "metastable" and (rec.accepted_x_capacity_after or 0.0) <= 1.0:
@@ -1176,7 +1176,7 @@ def _from_failure(
         [src],
         low=a - ctx.t0,
         high=b - ctx.t0,
-        note=f"bins of {sig(width)} s with more than {percent(LATE_SHARE)} missing D, until a bin with at"
+        note=f"bins of {short(width)} s with more than {percent(LATE_SHARE)} missing D, until a bin with at"
         f" most {percent(ON_TIME_AGAIN)}",
     )
     evidence = f"{src}, over {w_text}"
@@ -1184,14 +1184,14 @@ def _from_failure(
     ax = (sum(arr_tail) / len(arr_tail) / cap) if arr_tail and cap else None
     if to_end:
         tail = [sh for _, sh, w in late if w >= MIN_CALLS and sh is not None][-3:]
-        words = ", ".join(f"{num(x * 100, 0, grouping=False)} %" for x in tail)
+        words = ", ".join(f"{fixed(x * 100, 0)} %" for x in tail)
         if ax is not None and ax > 1:
             return (
                 "overloaded",
                 True,
                 f"{src} and arrivals above Ĉ",
                 [
-                    f"work missed D until the end of the data ({words} in the last bins) while arrivals stayed at {num(ax, 2, grouping=False)} × Ĉ"
+                    f"work missed D until the end of the data ({words} in the last bins) while arrivals stayed at {fixed(ax, 2)} × Ĉ"
                 ],
                 evidence,
                 None,
@@ -1205,7 +1205,7 @@ def _from_failure(
                 f"most work missed D until the end of the data ({words} in the last bins;"
                 f" {percent(mean_late or 0)} over the failure window): not recovered, and not"
                 " draining"
-                + ("" if ax is None else f"; arrivals at the end {num(ax, 2, grouping=False)} × Ĉ")
+                + ("" if ax is None else f"; arrivals at the end {fixed(ax, 2)} × Ĉ")
                 + ("" if has_gateway else "; whether retries sustain it needs a gateway log")
             ],
             evidence,
@@ -1221,8 +1221,8 @@ def _from_failure(
         f"{src}: the failure ended",
         [
             f"an incident: {percent(mean_late or 0)} of the work missed D from"
-            f" {sig(a - ctx.t0)} s to {sig(b - ctx.t0)} s after t0; from then on at most"
-            f" {percent(ON_TIME_AGAIN)} did (recovered after {sig(recovered_after)} s)"
+            f" {short(a - ctx.t0)} s to {short(b - ctx.t0)} s after t0; from then on at most"
+            f" {percent(ON_TIME_AGAIN)} did (recovered after {short(recovered_after)} s)"
         ],
         evidence,
         recovered_after,
@@ -1247,15 +1247,19 @@ def _no_overload(
     if dl is not None:
         run = dl.windows[0]
         kind = "delivered" if ctx.deadline_s is not None else "answered (D unknown)"
-        ev = f"{kind} share of {grouped(run.calls)} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
+        ev = f"{kind} share of {num(run.calls)} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
         if run.calls and run.delivered == 0:
             return (
                 "failing",
                 False,
                 "the gateway log: no call delivered",
                 [
-                    f"0 of {grouped(run.calls)} calls delivered"
-                    + (f" within D = {sig(ctx.deadline_s)} s" if ctx.deadline_s is not None else "")
+                    f"0 of {num(run.calls)} calls delivered"
+                    + (
+                        f" within D = {short(ctx.deadline_s)} s"
+                        if ctx.deadline_s is not None
+                        else ""
+                    )
                     + _attempts_words(res)
                 ],
                 ev,
@@ -1268,7 +1272,7 @@ def _no_overload(
                 False,
                 f"fewer than {MIN_CALLS} calls",
                 [
-                    f"{grouped(run.delivered)} of {grouped(run.calls)} calls delivered: too few calls to judge (at least {MIN_CALLS})"
+                    f"{num(run.delivered)} of {num(run.calls)} calls delivered: too few calls to judge (at least {MIN_CALLS})"
                 ],
                 ev,
                 f"more calls in the gateway log (at least {MIN_CALLS})",
@@ -1281,18 +1285,18 @@ def _no_overload(
                 False,
                 "the gateway log's delivered share",
                 [
-                    f"only {percent(share)} of {grouped(run.calls)} calls delivered (healthy needs >= {percent(HEALTHY_SHARE)})"
+                    f"only {percent(share)} of {num(run.calls)} calls delivered (healthy needs >= {percent(HEALTHY_SHARE)})"
                 ],
                 ev,
                 None,
                 [],
             )
         if ctx.deadline_s is None:
-            return _no_deadline(ev, f"{percent(share)} of {grouped(run.calls)} calls answered")
+            return _no_deadline(ev, f"{percent(share)} of {num(run.calls)} calls answered")
         if run.on_time is None:  # delivery.UNTIMED: every answer looked instant
             return _no_deadline(
                 ev,
-                f"{percent(share)} of {grouped(run.calls)} calls answered",
+                f"{percent(share)} of {num(run.calls)} calls answered",
                 "no request durations in the gateway log",
                 UNTIMED_NEED,
             )
@@ -1300,7 +1304,7 @@ def _no_overload(
             "healthy",
             False,
             "the gateway log's delivered share",
-            [f"{percent(share)} of {grouped(run.calls)} calls delivered; {none_found}"],
+            [f"{percent(share)} of {num(run.calls)} calls delivered; {none_found}"],
             ev,
             None,
             [],
@@ -1320,7 +1324,7 @@ def _no_overload(
         if fin >= ab and ctx.deadline_s is None:
             return _no_deadline(
                 f"finished executions (engine trace), over {w_text}",
-                f"{grouped(fin)} executions finished and {grouped(ab)} aborted",
+                f"{num(fin)} executions finished and {num(ab)} aborted",
             )
         if fin >= ab:
             return (
@@ -1328,7 +1332,7 @@ def _no_overload(
                 True,
                 "the engine trace's finished executions",
                 [
-                    f"{grouped(fin)} executions finished and {grouped(ab)} aborted; {none_found}; whether clients"
+                    f"{num(fin)} executions finished and {num(ab)} aborted; {none_found}; whether clients"
                     " received them needs a gateway log"
                 ],
                 f"finished executions (engine trace), over {w_text}",
@@ -1382,7 +1386,7 @@ def _no_overload(
     parts = []
     if aborts:
         parts.append(
-            f"{grouped(aborts)} abort line{'s' if aborts > 1 else ''} in the engine log (a failure signal, not a rate)"
+            f"{num(aborts)} abort line{'s' if aborts > 1 else ''} in the engine log (a failure signal, not a rate)"
         )
     if present["success"]:
         parts.append(
@@ -1441,7 +1445,7 @@ def _attempts_words(res: Any) -> str:
     if amp is None:
         return ""
     w = amp.windows[0]
-    return f" ({grouped(w.attempts)} attempts, {grouped(w.retries)} of them retries)"
+    return f" ({num(w.attempts)} attempts, {num(w.retries)} of them retries)"
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -1487,7 +1491,7 @@ def _from_rates(
         ),
         measured(
             "waiting_at_end",
-            f"work waiting in the data's last {sig(width)} s bin (mean)",
+            f"work waiting in the data's last {short(width)} s bin (mean)",
             q_end,
             "count",
             [s.queue_source or "none"],
@@ -1495,7 +1499,7 @@ def _from_rates(
     ]
     words = (
         f"{tail}: arrivals at {_x(ax)} Ĉ, completions at {_x(cx)} Ĉ, {_n(q_end)} waiting"
-        f" in the last {sig(width)} s bin ({'; '.join(src)})"
+        f" in the last {short(width)} s bin ({'; '.join(src)})"
     )
     basis = "rates " + tail + " from " + (s.arrivals_source or "the queue")
     if cx is not None and cx < COLLAPSE and ((q_end or 0) > 0 or (ax or 0) > COLLAPSE):
@@ -1504,7 +1508,7 @@ def _from_rates(
             True,
             basis,
             [
-                f"completions collapsed below {sig(COLLAPSE)} × Ĉ while work kept arriving or waiting, {words}"
+                f"completions collapsed below {short(COLLAPSE)} × Ĉ while work kept arriving or waiting, {words}"
                 + ("" if has_gateway else "; whether the arrivals were retries needs a gateway log")
             ],
             extra,
@@ -1535,7 +1539,7 @@ def _from_rates(
 
 
 def _x(v: float | None) -> str:
-    return "?" if v is None else f"{num(v, 2, grouping=False)} ×"
+    return "?" if v is None else f"{fixed(v, 2)} ×"
 
 
 def _n(v: float | None) -> str:

@@ -35,7 +35,7 @@ from pydantic import Field
 from relplan import sql
 from relplan.analyses.context import RunContext
 from relplan.models import StrictModel
-from relplan.values import grouped, num
+from relplan.values import num
 
 DEFINITION = (
     "drained after: seconds from the end of the overload to the first time the engine's"
@@ -74,8 +74,8 @@ def _from_trace(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple[float, float
     finished = int(counts["finished"]) if counts else 0
     if int(rows[0]["no_terminal"]) and not finished:
         return [], (
-            f"the engine trace has no terminal event for {grouped(int(rows[0]['no_terminal']))} of"
-            f" {grouped(int(rows[0]['executions']))} executions and no finish line at all (it cannot"
+            f"the engine trace has no terminal event for {num(int(rows[0]['no_terminal']))} of"
+            f" {num(int(rows[0]['executions']))} executions and no finish line at all (it cannot"
             " see completions)"
         )
     level, out = 0.0, []

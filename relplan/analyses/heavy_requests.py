@@ -35,7 +35,7 @@ from relplan.analyses.common import FINDING
 from relplan.analyses.inputs import Inputs
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
-from relplan.values import num
+from relplan.values import fixed
 
 TOP_K = 5
 BLOCK_SIZE = 16  # tokens per KV block: vLLM's default --block-size on GPUs
@@ -133,7 +133,7 @@ def classify(row: dict[str, Any], has_engine: bool) -> tuple[CutKind, str]:
     if silence >= MIN_SILENCE_S and (longest is None or silence > float(longest)):
         return (
             "between_tokens",
-            f"silent {num(silence, 1, grouping=False)} s at the cut, longer than any earlier gap",
+            f"silent {fixed(silence, 1)} s at the cut, longer than any earlier gap",
         )
     return "total", "tokens were still flowing at the cut"
 

@@ -28,7 +28,7 @@ from pydantic import Field
 from relplan import sql
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.models import StrictModel
-from relplan.values import num, sig
+from relplan.values import fixed, sig
 
 BASES: dict[str, tuple[str, str]] = {
     "ttft": ("vllm:time_to_first_token_seconds", "time to first token"),
@@ -192,16 +192,10 @@ def _change(ctx: RunContext, rows: list[HistogramWindow]) -> str | None:
     parts = [f"p90 {sig(b, 3)} s before"]
     if d is not None:
         parts.append(
-            f"{sig(d, 3)} s during the {ov} ({num(d / b, 1, grouping=False)}×)"
-            if b
-            else f"{sig(d, 3)} s during"
+            f"{sig(d, 3)} s during the {ov} ({fixed(d / b, 1)}×)" if b else f"{sig(d, 3)} s during"
         )
     if a is not None:
-        parts.append(
-            f"{sig(a, 3)} s after ({num(a / b, 1, grouping=False)}×)"
-            if b
-            else f"{sig(a, 3)} s after"
-        )
+        parts.append(f"{sig(a, 3)} s after ({fixed(a / b, 1)}×)" if b else f"{sig(a, 3)} s after")
     return ", ".join(parts) + " (estimates within bucket bounds)"
 
 

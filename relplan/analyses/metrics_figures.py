@@ -22,7 +22,7 @@ import duckdb
 from relplan import sql
 from relplan.analyses.context import RunContext
 from relplan.analyses.evidence import Figure, Unit, estimated, measured, missing
-from relplan.values import num, sig
+from relplan.values import fixed, num, short, sig
 
 ABORT_NOTE = (
     "aborted requests appear in no per-request histogram in current vLLM"
@@ -227,7 +227,7 @@ def _littles(rows: list[dict[str, Any]], span: float, held: dict[str, bool]) -> 
         L / (lam * wq) if lam * wq else None,
         "count",
         ["vllm:num_requests_waiting", "vllm:request_queue_time_seconds"],
-        note=f"L {num(L, 1, grouping=False)}, λ {sig(lam, 3)}/s, Wq {sig(wq, 3)} s; {ABORT_NOTE}",
+        note=f"L {fixed(L, 1)}, λ {sig(lam, 3)}/s, Wq {sig(wq, 3)} s; {ABORT_NOTE}",
     )
 
 
@@ -263,5 +263,5 @@ def _over_deadline(rows: list[dict[str, Any]], ctx: RunContext, held: dict[str, 
         ["vllm:e2e_request_latency_seconds"],
         low=low,
         high=high,
-        note=f"bucket bounds {sig(below[0])} s and {sig(above[0])} s around D = {sig(d)} s; {ABORT_NOTE}",
+        note=f"bucket bounds {short(below[0])} s and {short(above[0])} s around D = {short(d)} s; {ABORT_NOTE}",
     )

@@ -48,7 +48,7 @@ import duckdb
 
 from relplan import sql
 from relplan.analyses.windows import Window, window_params
-from relplan.values import grouped, num, percent, plural, sig
+from relplan.values import fixed, num, percent, plural, short, sig
 
 MIN_BIN_S = 30.0
 MAX_DETECT_BINS = 400
@@ -256,7 +256,7 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         scaled = (
             "; each bin's rate weighed by the share of its queried prompt tokens the engine"
             " computed (prefix-cache queries - hits) against the calm bins' share"
-            f" (×{num(factors[0], 2, grouping=False)}–×{num(factors[-1], 2, grouping=False)}: retried prompts served from the prefix"
+            f" (×{fixed(factors[0], 2)}–×{fixed(factors[-1], 2)}: retried prompts served from the prefix"
             " cache make a completion cheaper than a fresh call; leans low where decode is"
             " much of the work)"
             if factors and factors[0] < 1.0
@@ -269,10 +269,10 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             start_s=s.start_s[used[0]],
             bins=len(used),
             method=f"median completion rate ({s.completions_source}) over {len(used)} bins of"
-            f" {sig(width)} s in each of which work waited ({s.queue_source}), at most {percent(CUT_SHARE)} of the work was cut and at least"
+            f" {short(width)} s in each of which work waited ({s.queue_source}), at most {percent(CUT_SHARE)} of the work was cut and at least"
             f" {percent(COLLAPSE)} of the best such bin completed; bins ranged"
             f" {sig(rates[0], 3)}–{sig(rates[-1], 3)}/s" + scaled,
-            rule=f"median {s.completions_source} rate over {len(used)} bins of {sig(width)} s"
+            rule=f"median {s.completions_source} rate over {len(used)} bins of {short(width)} s"
             f" while work was waiting ({s.queue_source})"
             + (", weighed by the prompt share computed" if scaled else ""),
         )
@@ -307,12 +307,12 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             bins=len(per_bin),
             method=f"utilization law: the highest completion rate ({s.completions_source})"
             f" per busy second of the engine (vLLM's iteration elapsed times) over {n} of"
-            f" {sig(width)} s in flow balance (nothing waiting, completions within {percent(FLOW)} of"
+            f" {short(width)} s in flow balance (nothing waiting, completions within {percent(FLOW)} of"
             f" arrivals, busy at least {percent(MIN_BUSY)}); {spread}; batching grows with load,"
             " so the most loaded bin is the closest to capacity; low when no bin reached the"
             " engine's limit",
             rule=f"utilization law: the highest {s.completions_source} rate per busy second"
-            f" over {n} of {sig(width)} s in flow balance",
+            f" over {n} of {short(width)} s in flow balance",
         )
     done = sum(comp[k] for k in calm)
     busy = sum(s.busy[k] or 0.0 for k in calm)
@@ -323,11 +323,11 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         start_s=s.start_s[calm[0]],
         bins=len(calm),
         method=f"utilization law: completions ({s.completions_source}) ÷ the engine's busy"
-        f" share (vLLM's iteration elapsed times) over {n} of {sig(width)} s (nothing waiting,"
+        f" share (vLLM's iteration elapsed times) over {n} of {short(width)} s (nothing waiting,"
         f" busy {percent(busy / len(calm))} of the time on average; no arrival series to show"
         f" flow balance); {spread}; leans low: batching under load makes a call cheaper",
         rule=f"utilization law: {s.completions_source} ÷ the engine's busy share over"
-        f" {n} of {sig(width)} s",
+        f" {n} of {short(width)} s",
     )
 
 
@@ -488,8 +488,8 @@ def deadline_from_attempts(con: duckdb.DuckDBPyConnection) -> tuple[float | None
         return None, None
     mode = float(r["mode_s"])
     return mode, (
-        f"from the data: {grouped(r['at_mode'])} of {grouped(r['gone'])} attempts the client left"
-        f" lasted {sig(mode)} s"
+        f"from the data: {num(r['at_mode'])} of {num(r['gone'])} attempts the client left"
+        f" lasted {short(mode)} s"
     )
 
 
@@ -504,7 +504,7 @@ def deadline_from_retries(con: duckdb.DuckDBPyConnection) -> tuple[float | None,
         return None, None
     gap = float(r["mode_s"])
     return gap, (
-        f"from the data, an upper bound: {grouped(r['at_mode'])} of {grouped(r['pairs'])} retries started {sig(gap)} s"
+        f"from the data, an upper bound: {num(r['at_mode'])} of {num(r['pairs'])} retries started {short(gap)} s"
         " after the previous attempt of their call, which was still running (the client left"
-        f" it at D, then waited): D <= {sig(gap)} s"
+        f" it at D, then waited): D <= {short(gap)} s"
     )
