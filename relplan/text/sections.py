@@ -1,5 +1,7 @@
 """The captions and table cells of the report's `amplification`, `delivery`, `counters`,
-`littles_law`, `retry_timing` and `wasted_prefill` sections (relplan/report/sections/ arranges them into the page)."""
+`littles_law`, `retry_timing`, `wasted_prefill` and `what_would_have_helped` sections
+(relplan/report/sections/ arranges them into the page). The last imports only
+relplan.whatif.model: the report never imports the simulator, which whatif's controls do."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from relplan.analyses.littles_law import LittleWindow
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import WastedPrefill
 from relplan.text.report import ALL_REPLICAS, at_s, cell_number, coincide_caption, count_times
-from relplan.values import num, pct, short
+from relplan.values import fixed, num, pct, short
+from relplan.whatif.model import ControlOutcome, Spread, WhatIf
 
 
 def delivery_recovery_text(dl: Delivery) -> str:
@@ -216,3 +219,86 @@ def wasted_prefill_report_rows(wp: WastedPrefill) -> list[list[str]]:
         for w in wp.windows
         if w.replica is None or w.window == "run"
     ]
+
+
+# --- the report's "what would have helped" section (relplan/report/sections/
+# what_would_have_helped.py arranges it) ------------------------------------------------------
+
+
+def _cell(s: Spread | None, share: bool = True) -> str:
+    if s is None or s.median is None:
+        return "-"
+    f = pct if share else (lambda v: num(v, 0))
+    return f(s.median) if s.low == s.high else f"{f(s.median)} ({f(s.low)}-{f(s.high)})"
+
+
+def incident_report_row(w: WhatIf) -> list[str]:
+    """The report table's first row: the incident as observed."""
+    c = w.check
+    inc = c.incident.window("overload+later")
+    inc_share = None if inc is None else inc.delivered_share
+    return [
+        "as observed (the incident)",
+        pct(inc_share),
+        pct(None if inc is None else inc.on_time_share),
+        num(c.incident.recovery_s),
+        num(c.incident.drained_s),
+        num(c.incident.executions_per_call, 2),
+        c.incident.verdict,
+    ]
+
+
+def control_report_row(o: ControlOutcome) -> list[str]:
+    """The report table's row for one control (its medians over the seeds, with their range)."""
+    if not o.available:
+        return [o.label, "-", "-", "-", "-", "-", f"not replayed: {o.reason}"]
+    return [
+        o.label,
+        _cell(o.delivered_share),
+        _cell(o.on_time_share),
+        _cell(o.recovery_s, share=False),
+        _cell(o.drained_s, share=False),
+        "-"
+        if o.executions_per_call is None or o.executions_per_call.median is None
+        else fixed(o.executions_per_call.median, 2),
+        o.verdict,
+    ]
+
+
+def _seeds(w: WhatIf) -> str:
+    return f"{w.seeds} seed" + ("" if w.seeds == 1 else "s")
+
+
+def whatif_report_finding(w: WhatIf) -> str:
+    """The section's finding: whether the fit is trusted, the best control, how to get more."""
+    c = w.check
+    inc = c.incident.window("overload+later")
+    inc_share = None if inc is None else inc.delivered_share
+    seeds = _seeds(w)
+    fit = (
+        f"The as-observed replay reached the incident's verdict ({c.incident.verdict}); "
+        f"fit error {pct(c.error)}."
+        if c.trusted
+        else f"The fit is not trusted, so the controls are not ranked: {c.reason}."
+    )
+    best = ""
+    if w.ranked:
+        top = next(o for o in w.controls if o.name == w.ranked[0])
+        best = (
+            f" Best: {top.label}, {_cell(top.delivered_share)} of overload-and-later calls "
+            f"delivered against {pct(inc_share)} in the incident ({top.verdict})."
+        )
+    finding = (
+        f"{fit}{best} The report replays {seeds} per control to stay quick; "
+        "`relplan whatif --db FILE --seeds 3` gives the range over seeds and the settings to "
+        "configure."
+    )
+    return finding
+
+
+def whatif_report_caption(w: WhatIf) -> str:
+    """The chart's caption."""
+    return (
+        "Delivered share of the calls planned from the start of the overload on, per control "
+        f"(median over {_seeds(w)}); the dashed line is the incident's."
+    )

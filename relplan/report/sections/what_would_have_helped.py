@@ -18,7 +18,7 @@ from relplan.models import StrictModel
 from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.text.whatif import (
+from relplan.text.sections import (
     control_report_row,
     incident_report_row,
     whatif_report_caption,
