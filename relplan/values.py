@@ -284,6 +284,12 @@ def parse_phases(text: str) -> list[PhaseBounds]:
     return out
 
 
+def sig_grouped(value: float | None, digits: int) -> str:
+    """`digits` significant digits with thousands separators: `sig_grouped(1234.5, 4)` is
+    `1,234` (`sig` writes `1234`)."""
+    return MISSING if value is None else f"{value:,.{digits}g}"
+
+
 def num(value: float | None, digits: int = 0) -> str:
     """Thousands separators; `-` for a missing value."""
     if value is None:

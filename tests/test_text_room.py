@@ -109,27 +109,7 @@ MACHINE: dict[str, tuple[int, str]] = {
 }
 
 # Person-facing number formats not moved into relplan/text yet (file -> formats).
-NOT_MOVED_YET: dict[str, int] = {
-    "analyses/assessment.py": 66,
-    "analyses/bounds.py": 22,
-    "analyses/context.py": 6,
-    "analyses/coverage.py": 5,
-    "analyses/drain.py": 4,
-    "analyses/heavy_requests.py": 1,
-    "analyses/histograms.py": 7,
-    "analyses/metrics_figures.py": 7,
-    "analyses/overload.py": 27,
-    "report/charts.py": 2,
-    "report/sections/counters.py": 2,
-    "report/sections/delivery.py": 3,
-    "report/sections/health.py": 4,
-    "report/sections/heavy_requests.py": 15,
-    "report/sections/restarts.py": 11,
-    "report/sections/retry_timing.py": 3,
-    "report/sections/what_would_have_helped.py": 1,
-    "report/verdict.py": 6,
-    "report/wording.py": 4,
-}
+NOT_MOVED_YET: dict[str, int] = {}
 
 
 def number_formats(source: str) -> list[int]:

@@ -12,12 +12,18 @@ from hypothesis import strategies as st
 from relplan.errors import UsageError
 from relplan.values import (
     ABSOLUTE_TIME_THRESHOLD,
+    fixed,
     is_relative,
+    num,
     parse_duration,
     parse_instant,
     parse_slo,
     parse_time_flag,
+    percent,
     resolve_time,
+    short,
+    sig,
+    sig_grouped,
 )
 
 T0 = 1_764_460_800.0  # 2025-11-30T00:00:00Z
@@ -173,3 +179,39 @@ def test_slo_refused(value: float) -> None:
 def test_times_outside_the_plausible_range_are_refused(text: str, said: str) -> None:
     with pytest.raises(UsageError, match=re.escape(said)):
         parse_time_flag(text, "--from")
+
+
+# --- the one number formatter (issue 29): the analyses and the report moved from format specs
+# to it; each style writes what the spec it replaced wrote, so no figure changed.
+
+
+@pytest.mark.parametrize(
+    ("written", "spec_wrote"),
+    [
+        (num(12345), "12,345"),  # was f"{n:,}" for a count
+        (sig_grouped(1234.5, 4), "1,234"),  # was f"{x:,.4g}"
+        (sig_grouped(12.3456, 4), "12.35"),
+        (sig_grouped(12345.0, 4), "1.234e+04"),
+        (sig_grouped(None, 4), "-"),
+        (short(90.0), "90"),  # was f"{x:g}"
+        (fixed(1234.567, 2), "1234.57"),  # was f"{x:.2f}", no separators
+        (percent(0.125, 1), "12.5%"),  # was f"{x:.1%}"
+    ],
+)
+def test_the_number_formatter_writes_what_the_spec_wrote(written: str, spec_wrote: str) -> None:
+    assert written == spec_wrote
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12))
+def test_each_style_is_the_spec_it_replaced(value: float) -> None:
+    assert short(value) == f"{value:g}"
+    assert sig(value, 3) == f"{value:.3g}"
+    assert sig_grouped(value, 4) == f"{value:,.4g}"
+    assert num(value, 1) == f"{value:,.1f}"
+    assert fixed(value, 2) == f"{value:.2f}"
+    assert percent(value) == f"{value:.0%}"
+
+
+@given(st.integers(min_value=-(10**15), max_value=10**15))
+def test_num_writes_a_count_as_the_thousands_spec_did(value: int) -> None:
+    assert num(value) == f"{value:,}"

@@ -52,6 +52,7 @@ from relplan.analyses.evidence import (
 )
 from relplan.analyses.histograms import LatencyHistogram
 from relplan.models import StrictModel
+from relplan.values import fixed, num, percent, short, sig, sig_grouped
 
 VerdictName = Literal[
     "metastable", "draining", "overloaded", "recovered", "healthy", "failing", "cannot tell"
@@ -178,7 +179,7 @@ def contradictions(a: Assessment) -> list[str]:
     if rec is not None and said_none and a.verdict in ("recovered", "healthy"):
         out.append(f"{rec.label}: {rec.note} beside the verdict {a.verdict}")
     if rec is not None and a.verdict in DOWN and rec.value is not None:
-        out.append(f"{rec.label}: {rec.value:g} s beside the verdict {a.verdict}")
+        out.append(f"{rec.label}: {short(rec.value)} s beside the verdict {a.verdict}")
     return out
 
 
@@ -345,10 +346,10 @@ def _aborted_prefill_from_counters(
         "share",
         sources,
         needs="an engine trace with step records (per execution)",
-        note=f"method: 1 - {finished:,.0f} prompt tokens computed for finished requests ÷"
-        f" {computed:,.0f} computed in all (prefix-cache queries - hits); "
-        f"{aborted:,} executions aborted by the engine log's abort lines"
-        f" ({computed - finished:,.0f} tokens, {(computed - finished) / aborted:,.0f} each;"
+        note=f"method: 1 - {num(finished)} prompt tokens computed for finished requests ÷"
+        f" {num(computed)} computed in all (prefix-cache queries - hits); "
+        f"{num(aborted)} executions aborted by the engine log's abort lines"
+        f" ({num(computed - finished)} tokens, {num((computed - finished) / aborted)} each;"
         " work still running at the end of the data counts here too)",
     )
 
@@ -403,7 +404,7 @@ def _capacity_from_throughput(
         high=best[2] / per,
         needs="--capacity or a run.json",
         note=f"method: peak generation throughput sustained over {k} stats lines while"
-        f" requests waited ({best[0]:,.1f} tokens/s) ÷ {per:,.1f} generated tokens per"
+        f" requests waited ({num(best[0], 1)} tokens/s) ÷ {num(per, 1)} generated tokens per"
         " finished request; it weighs decode only, which batches, and no prefill, so it reads"
         " high: a ceiling, not the Ĉ the verdict uses",
     )
@@ -426,7 +427,7 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 run.delivered_share,
                 "share",
                 ["gateway log"],
-                note=f"{run.delivered:,} of {run.calls:,} calls",
+                note=f"{num(run.delivered)} of {num(run.calls)} calls",
             )
         )
         if dl.recovery is not None:
@@ -450,7 +451,7 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 run_amp.retry_share,
                 "share",
                 ["gateway log"],
-                note=f"{run_amp.retries:,} retries of {run_amp.attempts:,} attempts",
+                note=f"{num(run_amp.retries)} retries of {num(run_amp.attempts)} attempts",
             )
         )
     elif run_amp is not None and present["gateway"]:
@@ -746,7 +747,7 @@ def assess(
             # second, after the drill had stopped sending; that is no service under load
             reasons.append(
                 f"the backlog reached its pre-pulse level only once the load had stopped"
-                f" (drained after {dr.drained_after_s:.0f} s): that says nothing of service"
+                f" (drained after {fixed(dr.drained_after_s, 0)} s): that says nothing of service"
                 " under load; "
                 + (
                     "D (--deadline or a run.json) with the e2e histogram the workspace holds"
@@ -978,7 +979,7 @@ def _drain_figure(dr: Drain) -> Figure:
         dr.drained_after_s,
         "s",
         [dr.source or "backlog"],
-        note=f"pre-pulse level {dr.pre_level:.1f}, peak {dr.peak:,.0f}"
+        note=f"pre-pulse level {fixed(dr.pre_level, 1)}, peak {num(dr.peak)}"
         + (", only once the load stopped" if dr.after_load_ended else ""),
     )
 
@@ -1006,8 +1007,8 @@ def _waiting_trend(ctx: RunContext, s: overload.Series) -> Figure | None:
         slope,
         "per_s",
         [s.queue_source or "waiting count"],
-        note=f"least-squares slope over {len(pts)} bins; {pts[0][1]:,.0f} waiting in the first,"
-        f" {pts[-1][1]:,.0f} in the last",
+        note=f"least-squares slope over {len(pts)} bins; {num(pts[0][1])} waiting in the first,"
+        f" {num(pts[-1][1])} in the last",
     )
 
 
@@ -1023,7 +1024,7 @@ def _late_answer_figure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figu
         float(r["attempts_late"]),
         "count",
         ["gateway log"],
-        note=f"{int(r['calls_only_late']):,} calls had only such answers: their client had left"
+        note=f"{num(int(r['calls_only_late']))} calls had only such answers: their client had left"
         " at D (with cancellation off the gateway logs 200 for them)",
     )
 
@@ -1053,7 +1054,7 @@ def _latency_figures(h: LatencyHistogram) -> list[Figure]:
                 [h.metric],
                 low=p.low,
                 high=p.high,
-                note=f"bucket {p.low:g}–{'+Inf' if p.high is None else f'{p.high:g}'} s"
+                note=f"bucket {short(p.low)}–{'+Inf' if p.high is None else f'{short(p.high)}'} s"
                 + (f"; {h.change}" if h.change and p.q == 0.9 else ""),
             )
         )
@@ -1076,9 +1077,9 @@ def _with_analysis_span(win: DataWindow, ctx: RunContext) -> DataWindow:
         return win
     parts = []
     if before >= SAME_SPAN_S:
-        parts.append(f"starts {before:,.3g} s earlier")
+        parts.append(f"starts {sig_grouped(before, 3)} s earlier")
     if after >= SAME_SPAN_S:
-        parts.append(f"ends {after:,.3g} s later")
+        parts.append(f"ends {sig_grouped(after, 3)} s later")
     outside = [s.label for s in win.sources if not s.carries_load]
     why = (
         f" (it takes in {', '.join(outside)}, which carry no load data)"
@@ -1104,7 +1105,7 @@ def _window_text(win: DataWindow, ctx: RunContext) -> str:
         else f"{win.start_bound_by} to {win.end_bound_by}"
     )
     secs = win.end - win.start
-    length = f"{secs:,.0f}" if secs >= 10 else f"{secs:.3g}"
+    length = num(secs) if secs >= 10 else sig(secs, 3)
     return f"{span} ({length} s, bounded by {bound})"
 
 
@@ -1139,7 +1140,7 @@ def _from_gateway(
     if pulse is not None and pulse.calls and pulse.on_time_share == 0:
         reasons.insert(
             0,
-            f"an incident: none of the {pulse.calls:,} calls planned during the {ov} was answered"
+            f"an incident: none of the {num(pulse.calls)} calls planned during the {ov} was answered"
             " on time",
         )
     if verdict == "metastable" and (rec.accepted_x_capacity_after or 0.0) <= 1.0:
@@ -1175,22 +1176,22 @@ def _from_failure(
         [src],
         low=a - ctx.t0,
         high=b - ctx.t0,
-        note=f"bins of {width:g} s with more than {LATE_SHARE:.0%} missing D, until a bin with at"
-        f" most {ON_TIME_AGAIN:.0%}",
+        note=f"bins of {short(width)} s with more than {percent(LATE_SHARE)} missing D, until a bin with at"
+        f" most {percent(ON_TIME_AGAIN)}",
     )
     evidence = f"{src}, over {w_text}"
     arr_tail = s.arrivals[-3:] if s.arrivals else None
     ax = (sum(arr_tail) / len(arr_tail) / cap) if arr_tail and cap else None
     if to_end:
         tail = [sh for _, sh, w in late if w >= MIN_CALLS and sh is not None][-3:]
-        words = ", ".join(f"{x * 100:.0f} %" for x in tail)
+        words = ", ".join(f"{fixed(x * 100, 0)} %" for x in tail)
         if ax is not None and ax > 1:
             return (
                 "overloaded",
                 True,
                 f"{src} and arrivals above Ĉ",
                 [
-                    f"work missed D until the end of the data ({words} in the last bins) while arrivals stayed at {ax:.2f} × Ĉ"
+                    f"work missed D until the end of the data ({words} in the last bins) while arrivals stayed at {fixed(ax, 2)} × Ĉ"
                 ],
                 evidence,
                 None,
@@ -1202,9 +1203,9 @@ def _from_failure(
             f"{src} until the end of the data",
             [
                 f"most work missed D until the end of the data ({words} in the last bins;"
-                f" {mean_late or 0:.0%} over the failure window): not recovered, and not"
+                f" {percent(mean_late or 0)} over the failure window): not recovered, and not"
                 " draining"
-                + ("" if ax is None else f"; arrivals at the end {ax:.2f} × Ĉ")
+                + ("" if ax is None else f"; arrivals at the end {fixed(ax, 2)} × Ĉ")
                 + ("" if has_gateway else "; whether retries sustain it needs a gateway log")
             ],
             evidence,
@@ -1219,9 +1220,9 @@ def _from_failure(
         src.startswith("finished requests"),
         f"{src}: the failure ended",
         [
-            f"an incident: {mean_late or 0:.0%} of the work missed D from"
-            f" {a - ctx.t0:g} s to {b - ctx.t0:g} s after t0; from then on at most"
-            f" {ON_TIME_AGAIN:.0%} did (recovered after {recovered_after:g} s)"
+            f"an incident: {percent(mean_late or 0)} of the work missed D from"
+            f" {short(a - ctx.t0)} s to {short(b - ctx.t0)} s after t0; from then on at most"
+            f" {percent(ON_TIME_AGAIN)} did (recovered after {short(recovered_after)} s)"
         ],
         evidence,
         recovered_after,
@@ -1246,15 +1247,19 @@ def _no_overload(
     if dl is not None:
         run = dl.windows[0]
         kind = "delivered" if ctx.deadline_s is not None else "answered (D unknown)"
-        ev = f"{kind} share of {run.calls:,} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
+        ev = f"{kind} share of {num(run.calls)} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
         if run.calls and run.delivered == 0:
             return (
                 "failing",
                 False,
                 "the gateway log: no call delivered",
                 [
-                    f"0 of {run.calls:,} calls delivered"
-                    + (f" within D = {ctx.deadline_s:g} s" if ctx.deadline_s is not None else "")
+                    f"0 of {num(run.calls)} calls delivered"
+                    + (
+                        f" within D = {short(ctx.deadline_s)} s"
+                        if ctx.deadline_s is not None
+                        else ""
+                    )
                     + _attempts_words(res)
                 ],
                 ev,
@@ -1267,7 +1272,7 @@ def _no_overload(
                 False,
                 f"fewer than {MIN_CALLS} calls",
                 [
-                    f"{run.delivered:,} of {run.calls:,} calls delivered: too few calls to judge (at least {MIN_CALLS})"
+                    f"{num(run.delivered)} of {num(run.calls)} calls delivered: too few calls to judge (at least {MIN_CALLS})"
                 ],
                 ev,
                 f"more calls in the gateway log (at least {MIN_CALLS})",
@@ -1280,18 +1285,18 @@ def _no_overload(
                 False,
                 "the gateway log's delivered share",
                 [
-                    f"only {share:.0%} of {run.calls:,} calls delivered (healthy needs >= {HEALTHY_SHARE:.0%})"
+                    f"only {percent(share)} of {num(run.calls)} calls delivered (healthy needs >= {percent(HEALTHY_SHARE)})"
                 ],
                 ev,
                 None,
                 [],
             )
         if ctx.deadline_s is None:
-            return _no_deadline(ev, f"{share:.0%} of {run.calls:,} calls answered")
+            return _no_deadline(ev, f"{percent(share)} of {num(run.calls)} calls answered")
         if run.on_time is None:  # delivery.UNTIMED: every answer looked instant
             return _no_deadline(
                 ev,
-                f"{share:.0%} of {run.calls:,} calls answered",
+                f"{percent(share)} of {num(run.calls)} calls answered",
                 "no request durations in the gateway log",
                 UNTIMED_NEED,
             )
@@ -1299,7 +1304,7 @@ def _no_overload(
             "healthy",
             False,
             "the gateway log's delivered share",
-            [f"{share:.0%} of {run.calls:,} calls delivered; {none_found}"],
+            [f"{percent(share)} of {num(run.calls)} calls delivered; {none_found}"],
             ev,
             None,
             [],
@@ -1319,7 +1324,7 @@ def _no_overload(
         if fin >= ab and ctx.deadline_s is None:
             return _no_deadline(
                 f"finished executions (engine trace), over {w_text}",
-                f"{fin:,} executions finished and {ab:,} aborted",
+                f"{num(fin)} executions finished and {num(ab)} aborted",
             )
         if fin >= ab:
             return (
@@ -1327,7 +1332,7 @@ def _no_overload(
                 True,
                 "the engine trace's finished executions",
                 [
-                    f"{fin:,} executions finished and {ab:,} aborted; {none_found}; whether clients"
+                    f"{num(fin)} executions finished and {num(ab)} aborted; {none_found}; whether clients"
                     " received them needs a gateway log"
                 ],
                 f"finished executions (engine trace), over {w_text}",
@@ -1340,14 +1345,14 @@ def _no_overload(
         done = float(ctr["finished"]) if ctr else 0.0
         ev = f"completions counted by vllm:request_success_total over {scrapes} scrapes, over {w_text}"
         if done > 0 and ctx.deadline_s is None:
-            return _no_deadline(ev, f"{done:,.0f} requests completed (stop or length)")
+            return _no_deadline(ev, f"{num(done)} requests completed (stop or length)")
         if done > 0:
             return (
                 "healthy",
                 True,
                 "completions from vllm:request_success_total",
                 [
-                    f"{done:,.0f} requests completed (stop or length) and no failure signal; {none_found};"
+                    f"{num(done)} requests completed (stop or length) and no failure signal; {none_found};"
                     " completions are not client deliveries"
                 ],
                 ev,
@@ -1360,7 +1365,7 @@ def _no_overload(
                 "failing",
                 True,
                 "no completion while work waited",
-                [f"no request completed over {scrapes} scrapes while {busy:,.0f} waited"],
+                [f"no request completed over {scrapes} scrapes while {num(busy)} waited"],
                 ev,
                 None,
                 [],
@@ -1381,7 +1386,7 @@ def _no_overload(
     parts = []
     if aborts:
         parts.append(
-            f"{aborts:,} abort line{'s' if aborts > 1 else ''} in the engine log (a failure signal, not a rate)"
+            f"{num(aborts)} abort line{'s' if aborts > 1 else ''} in the engine log (a failure signal, not a rate)"
         )
     if present["success"]:
         parts.append(
@@ -1440,7 +1445,7 @@ def _attempts_words(res: Any) -> str:
     if amp is None:
         return ""
     w = amp.windows[0]
-    return f" ({w.attempts:,} attempts, {w.retries:,} of them retries)"
+    return f" ({num(w.attempts)} attempts, {num(w.retries)} of them retries)"
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -1486,7 +1491,7 @@ def _from_rates(
         ),
         measured(
             "waiting_at_end",
-            f"work waiting in the data's last {width:g} s bin (mean)",
+            f"work waiting in the data's last {short(width)} s bin (mean)",
             q_end,
             "count",
             [s.queue_source or "none"],
@@ -1494,7 +1499,7 @@ def _from_rates(
     ]
     words = (
         f"{tail}: arrivals at {_x(ax)} Ĉ, completions at {_x(cx)} Ĉ, {_n(q_end)} waiting"
-        f" in the last {width:g} s bin ({'; '.join(src)})"
+        f" in the last {short(width)} s bin ({'; '.join(src)})"
     )
     basis = "rates " + tail + " from " + (s.arrivals_source or "the queue")
     if cx is not None and cx < COLLAPSE and ((q_end or 0) > 0 or (ax or 0) > COLLAPSE):
@@ -1503,7 +1508,7 @@ def _from_rates(
             True,
             basis,
             [
-                f"completions collapsed below {COLLAPSE:g} × Ĉ while work kept arriving or waiting, {words}"
+                f"completions collapsed below {short(COLLAPSE)} × Ĉ while work kept arriving or waiting, {words}"
                 + ("" if has_gateway else "; whether the arrivals were retries needs a gateway log")
             ],
             extra,
@@ -1534,8 +1539,8 @@ def _from_rates(
 
 
 def _x(v: float | None) -> str:
-    return "?" if v is None else f"{v:.2f} ×"
+    return "?" if v is None else f"{fixed(v, 2)} ×"
 
 
 def _n(v: float | None) -> str:
-    return "?" if v is None else f"{v:,.0f}"
+    return "?" if v is None else num(v)

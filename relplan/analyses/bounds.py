@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from relplan.errors import UsageError
-from relplan.values import clock_span
+from relplan.values import clock_span, num, short
 
 # Default series bin: 30 s, widened to the next of these widths when a window would need more
 # than MAX_BINS bins (a chart of a day in 30 s bars is unreadable, and each bin costs a
@@ -39,8 +39,8 @@ def bounded_bin(given: float | None, span_s: float, notes: list[str]) -> float:
         return given
     wide = auto_bin(span_s)
     notes.append(
-        f"--bin {given:g} s would make {math.ceil(span_s / given):,} bins over the"
-        f" {span_s:,.0f} s window (at most {MAX_SERIES_BINS:,}); bins widened to {wide:g} s"
+        f"--bin {short(given)} s would make {num(math.ceil(span_s / given))} bins over the"
+        f" {num(span_s)} s window (at most {num(MAX_SERIES_BINS)}); bins widened to {short(wide)} s"
     )
     return wide
 
@@ -52,9 +52,9 @@ def bounded_step(step: float, span_s: float, notes: list[str]) -> float:
         return step
     wide = step * math.ceil(span_s / step / MAX_ROLLING_EVALUATIONS)
     notes.append(
-        f"the rolling series would need {math.ceil(span_s / step):,} evaluations every"
-        f" {step:g} s over {span_s:,.0f} s (at most {MAX_ROLLING_EVALUATIONS:,}); evaluated"
-        f" every {wide:g} s instead"
+        f"the rolling series would need {num(math.ceil(span_s / step))} evaluations every"
+        f" {short(step)} s over {num(span_s)} s (at most {num(MAX_ROLLING_EVALUATIONS)}); evaluated"
+        f" every {short(wide)} s instead"
     )
     return wide
 
@@ -79,14 +79,14 @@ def window_in_data(
         flag = "--from" if given_from and a > hi else "--to"
         raise UsageError(
             flag,
-            f"the window {a - t0:g}..{b - t0:g} s lies outside the data, which spans"
-            f" {lo - t0:g}..{hi - t0:g} s after t0 ({clock_span(lo, hi)})",
+            f"the window {short(a - t0)}..{short(b - t0)} s lies outside the data, which spans"
+            f" {short(lo - t0)}..{short(hi - t0)} s after t0 ({clock_span(lo, hi)})",
         )
     if b <= a:
         if given_from or given_to:
             raise UsageError(
                 "--to",
-                f"the window must end after it starts (from {a - t0:g} s to {b - t0:g} s after t0)",
+                f"the window must end after it starts (from {short(a - t0)} s to {short(b - t0)} s after t0)",
             )
         notes.append("every record is at one instant: the window is that instant")
         return a, a + INSTANT_S
@@ -95,8 +95,8 @@ def window_in_data(
     cb = hi if b > hi + slack else b
     if (ca, cb) != (a, b):
         notes.append(
-            f"the window {a - t0:g}..{b - t0:g} s reaches far beyond the data"
-            f" ({lo - t0:g}..{hi - t0:g} s); clipped to {ca - t0:g}..{cb - t0:g} s"
+            f"the window {short(a - t0)}..{short(b - t0)} s reaches far beyond the data"
+            f" ({short(lo - t0)}..{short(hi - t0)} s); clipped to {short(ca - t0)}..{short(cb - t0)} s"
         )
     return ca, cb
 

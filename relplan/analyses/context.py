@@ -56,7 +56,7 @@ from relplan.analyses.overload import detect as detect_overload
 from relplan.analyses.windows import SEGMENT_CASE_CUTS, Window, segments, window_params
 from relplan.errors import NoDataError
 from relplan.models import REPLICA_LABELS, StrictModel
-from relplan.values import resolve_time
+from relplan.values import fixed, resolve_time, short
 from relplan.workspace.facts import latest_manifest
 
 __all__ = [
@@ -227,7 +227,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
             mins, maxs = [min(lo, metrics_range[0])], [max(hi, metrics_range[1])]
             notes.append(
                 "every proxy/engine record lies at one instant: the window includes the"
-                f" adjacent metric samples (within {ADJACENT_S:g} s)"
+                f" adjacent metric samples (within {short(ADJACENT_S)} s)"
             )
 
     if man is not None and man.t0 is not None:
@@ -376,8 +376,8 @@ def _clock_notes(spans: dict[str, Span]) -> list[str]:
             (a0, a1), (b0, b1) = ranges[a], ranges[b]
             if a1 + ADJACENT_S < b0 or b1 + ADJACENT_S < a0:
                 out.append(
-                    f"the {labels[a]} ({a0:.3f}..{a1:.3f}) and the {labels[b]} ({b0:.3f}..{b1:.3f})"
-                    f" do not overlap in time (more than {ADJACENT_S:g} s apart): different"
+                    f"the {labels[a]} ({fixed(a0, 3)}..{fixed(a1, 3)}) and the {labels[b]} ({fixed(b0, 3)}..{fixed(b1, 3)})"
+                    f" do not overlap in time (more than {short(ADJACENT_S)} s apart): different"
                     " clocks or files from different periods; figures joining them will be empty"
                 )
     return out

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from relplan import sql
 from relplan.models import StrictModel
+from relplan.values import num, short, sig
 
 ADJACENT_S = 30.0
 MIN_EVENT_TIMES = 2
@@ -92,7 +93,7 @@ def sources(con: duckdb.DuckDBPyConnection) -> list[SourceCoverage]:
         n_t = int(r["n_t"])
         why = None
         if fam == "events" and n_t < MIN_EVENT_TIMES:
-            why = f"{n:,} event line{'s' if n > 1 else ''} at one instant: an isolated line carries no load data"
+            why = f"{num(n)} event line{'s' if n > 1 else ''} at one instant: an isolated line carries no load data"
         out.append(
             SourceCoverage(
                 family=fam,
@@ -166,8 +167,8 @@ def window_of(srcs: list[SourceCoverage]) -> DataWindow:
             relation="adjacent",
             tolerance_s=ADJACENT_S,
             sources=srcs,
-            note=f"{_names(load)} are adjacent ({a - b:.3g} s apart, within the"
-            f" {ADJACENT_S:g} s tolerance): the window runs from {lo.label}'s start to"
+            note=f"{_names(load)} are adjacent ({sig(a - b, 3)} s apart, within the"
+            f" {short(ADJACENT_S)} s tolerance): the window runs from {lo.label}'s start to"
             f" {hi.label}'s end",
         )
     main = max(load, key=lambda s: (s.instants, s.rows))
@@ -180,7 +181,7 @@ def window_of(srcs: list[SourceCoverage]) -> DataWindow:
         relation="disjoint",
         tolerance_s=ADJACENT_S,
         sources=srcs,
-        note=f"{_names(load)} are {a - b:,.0f} s apart (more than the {ADJACENT_S:g} s"
+        note=f"{_names(load)} are {num(a - b)} s apart (more than the {short(ADJACENT_S)} s"
         f" tolerance): the window is the span of {main.label}, the source with the most"
         f" timestamps; {_names(others)} lie outside it (different clocks or periods)",
     )

@@ -35,6 +35,7 @@ from pydantic import Field
 from relplan import sql
 from relplan.analyses.context import RunContext
 from relplan.models import StrictModel
+from relplan.values import num
 
 DEFINITION = (
     "drained after: seconds from the end of the overload to the first time the engine's"
@@ -73,8 +74,8 @@ def _from_trace(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple[float, float
     finished = int(counts["finished"]) if counts else 0
     if int(rows[0]["no_terminal"]) and not finished:
         return [], (
-            f"the engine trace has no terminal event for {int(rows[0]['no_terminal']):,} of"
-            f" {int(rows[0]['executions']):,} executions and no finish line at all (it cannot"
+            f"the engine trace has no terminal event for {num(int(rows[0]['no_terminal']))} of"
+            f" {num(int(rows[0]['executions']))} executions and no finish line at all (it cannot"
             " see completions)"
         )
     level, out = 0.0, []
@@ -201,8 +202,8 @@ def measure_window(
         return Drain(
             pre_level=pre,
             drained_after_s=None,
-            null_reason=f"not drained by the end of the data: backlog {end:,.0f} at the end"
-            f" against {pre:,.1f} before the overload",
+            null_reason=f"not drained by the end of the data: backlog {num(end)} at the end"
+            f" against {num(pre, 1)} before the overload",
             **base,
         )
     last_phase = max((p.end_s for p in ctx.phases), default=None)

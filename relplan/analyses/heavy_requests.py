@@ -35,6 +35,7 @@ from relplan.analyses.common import FINDING
 from relplan.analyses.inputs import Inputs
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
+from relplan.values import fixed
 
 TOP_K = 5
 BLOCK_SIZE = 16  # tokens per KV block: vLLM's default --block-size on GPUs
@@ -130,7 +131,10 @@ def classify(row: dict[str, Any], has_engine: bool) -> tuple[CutKind, str]:
         return "unknown", "a first token, but no step records to time the others"
     silence, longest = float(row["gap_at_cut_s"]), row["max_gap_s"]
     if silence >= MIN_SILENCE_S and (longest is None or silence > float(longest)):
-        return "between_tokens", f"silent {silence:.1f} s at the cut, longer than any earlier gap"
+        return (
+            "between_tokens",
+            f"silent {fixed(silence, 1)} s at the cut, longer than any earlier gap",
+        )
     return "total", "tokens were still flowing at the cut"
 
 

@@ -28,6 +28,7 @@ from pydantic import Field
 from relplan import sql
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.models import StrictModel
+from relplan.values import fixed, sig
 
 BASES: dict[str, tuple[str, str]] = {
     "ttft": ("vllm:time_to_first_token_seconds", "time to first token"),
@@ -188,11 +189,13 @@ def _change(ctx: RunContext, rows: list[HistogramWindow]) -> str | None:
     b, d, a = _p90(before), _p90(during), _p90(after)
     if b is None or (d is None and a is None):
         return None
-    parts = [f"p90 {b:.3g} s before"]
+    parts = [f"p90 {sig(b, 3)} s before"]
     if d is not None:
-        parts.append(f"{d:.3g} s during the {ov} ({d / b:.1f}×)" if b else f"{d:.3g} s during")
+        parts.append(
+            f"{sig(d, 3)} s during the {ov} ({fixed(d / b, 1)}×)" if b else f"{sig(d, 3)} s during"
+        )
     if a is not None:
-        parts.append(f"{a:.3g} s after ({a / b:.1f}×)" if b else f"{a:.3g} s after")
+        parts.append(f"{sig(a, 3)} s after ({fixed(a / b, 1)}×)" if b else f"{sig(a, 3)} s after")
     return ", ".join(parts) + " (estimates within bucket bounds)"
 
 

@@ -22,6 +22,7 @@ import duckdb
 from relplan import sql
 from relplan.analyses.context import RunContext
 from relplan.analyses.evidence import Figure, Unit, estimated, measured, missing
+from relplan.values import fixed, num, short, sig
 
 ABORT_NOTE = (
     "aborted requests appear in no per-request histogram in current vLLM"
@@ -123,7 +124,7 @@ def figures(
                     "vllm:prompt_tokens_total",
                     "vllm:request_success_total",
                 ],
-                note=f"mean prompt length {mean_prompt:,.0f} tokens, from the bins where nothing waited;"
+                note=f"mean prompt length {num(mean_prompt)} tokens, from the bins where nothing waited;"
                 " a preempted request is queried again",
                 needs="an engine trace or a vLLM log (admissions counted)",
             )
@@ -226,7 +227,7 @@ def _littles(rows: list[dict[str, Any]], span: float, held: dict[str, bool]) -> 
         L / (lam * wq) if lam * wq else None,
         "count",
         ["vllm:num_requests_waiting", "vllm:request_queue_time_seconds"],
-        note=f"L {L:.1f}, λ {lam:.3g}/s, Wq {wq:.3g} s; {ABORT_NOTE}",
+        note=f"L {fixed(L, 1)}, λ {sig(lam, 3)}/s, Wq {sig(wq, 3)} s; {ABORT_NOTE}",
     )
 
 
@@ -262,5 +263,5 @@ def _over_deadline(rows: list[dict[str, Any]], ctx: RunContext, held: dict[str, 
         ["vllm:e2e_request_latency_seconds"],
         low=low,
         high=high,
-        note=f"bucket bounds {below[0]:g} s and {above[0]:g} s around D = {d:g} s; {ABORT_NOTE}",
+        note=f"bucket bounds {short(below[0])} s and {short(above[0])} s around D = {short(d)} s; {ABORT_NOTE}",
     )

@@ -48,7 +48,7 @@ import duckdb
 
 from relplan import sql
 from relplan.analyses.windows import Window, window_params
-from relplan.values import plural
+from relplan.values import fixed, num, percent, plural, short, sig
 
 MIN_BIN_S = 30.0
 MAX_DETECT_BINS = 400
@@ -158,7 +158,7 @@ def series(con: duckdb.DuckDBPyConnection, t0: float, t_end: float) -> tuple[Ser
                 prev = last
             a_src = (
                 "admissions estimated from prefix_cache_queries ÷ mean prompt length"
-                f" ({mean_prompt:,.0f} tokens) plus the waiting gauge's growth"
+                f" ({num(mean_prompt)} tokens) plus the waiting gauge's growth"
             )
     span = t_end - t0
     busy = [
@@ -256,7 +256,7 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         scaled = (
             "; each bin's rate weighed by the share of its queried prompt tokens the engine"
             " computed (prefix-cache queries - hits) against the calm bins' share"
-            f" (×{factors[0]:.2f}–×{factors[-1]:.2f}: retried prompts served from the prefix"
+            f" (×{fixed(factors[0], 2)}–×{fixed(factors[-1], 2)}: retried prompts served from the prefix"
             " cache make a completion cheaper than a fresh call; leans low where decode is"
             " much of the work)"
             if factors and factors[0] < 1.0
@@ -269,10 +269,10 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             start_s=s.start_s[used[0]],
             bins=len(used),
             method=f"median completion rate ({s.completions_source}) over {len(used)} bins of"
-            f" {width:g} s in each of which work waited ({s.queue_source}), at most {CUT_SHARE:.0%} of the work was cut and at least"
-            f" {COLLAPSE:.0%} of the best such bin completed; bins ranged"
-            f" {rates[0]:.3g}–{rates[-1]:.3g}/s" + scaled,
-            rule=f"median {s.completions_source} rate over {len(used)} bins of {width:g} s"
+            f" {short(width)} s in each of which work waited ({s.queue_source}), at most {percent(CUT_SHARE)} of the work was cut and at least"
+            f" {percent(COLLAPSE)} of the best such bin completed; bins ranged"
+            f" {sig(rates[0], 3)}–{sig(rates[-1], 3)}/s" + scaled,
+            rule=f"median {s.completions_source} rate over {len(used)} bins of {short(width)} s"
             f" while work was waiting ({s.queue_source})"
             + (", weighed by the prompt share computed" if scaled else ""),
         )
@@ -292,7 +292,9 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
     per_bin = {k: comp[k] / (s.busy[k] or 1.0) for k in (flowing or calm)}
     lo, hi = min(per_bin.values()), max(per_bin.values())
     n = plural(len(per_bin), "calm bin")
-    spread = f"bins ranged {lo:.3g}–{hi:.3g}/s" if len(per_bin) > 1 else "one bin, so no spread"
+    spread = (
+        f"bins ranged {sig(lo, 3)}–{sig(hi, 3)}/s" if len(per_bin) > 1 else "one bin, so no spread"
+    )
     if flowing:
         # batching grows with load, so the busiest-per-second balanced bin is the closest to
         # the engine's capacity (a ramp's highest level, read from the data)
@@ -305,12 +307,12 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             bins=len(per_bin),
             method=f"utilization law: the highest completion rate ({s.completions_source})"
             f" per busy second of the engine (vLLM's iteration elapsed times) over {n} of"
-            f" {width:g} s in flow balance (nothing waiting, completions within {FLOW:.0%} of"
-            f" arrivals, busy at least {MIN_BUSY:.0%}); {spread}; batching grows with load,"
+            f" {short(width)} s in flow balance (nothing waiting, completions within {percent(FLOW)} of"
+            f" arrivals, busy at least {percent(MIN_BUSY)}); {spread}; batching grows with load,"
             " so the most loaded bin is the closest to capacity; low when no bin reached the"
             " engine's limit",
             rule=f"utilization law: the highest {s.completions_source} rate per busy second"
-            f" over {n} of {width:g} s in flow balance",
+            f" over {n} of {short(width)} s in flow balance",
         )
     done = sum(comp[k] for k in calm)
     busy = sum(s.busy[k] or 0.0 for k in calm)
@@ -321,11 +323,11 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         start_s=s.start_s[calm[0]],
         bins=len(calm),
         method=f"utilization law: completions ({s.completions_source}) ÷ the engine's busy"
-        f" share (vLLM's iteration elapsed times) over {n} of {width:g} s (nothing waiting,"
-        f" busy {busy / len(calm):.0%} of the time on average; no arrival series to show"
+        f" share (vLLM's iteration elapsed times) over {n} of {short(width)} s (nothing waiting,"
+        f" busy {percent(busy / len(calm))} of the time on average; no arrival series to show"
         f" flow balance); {spread}; leans low: batching under load makes a call cheaper",
         rule=f"utilization law: {s.completions_source} ÷ the engine's busy share over"
-        f" {n} of {width:g} s",
+        f" {n} of {short(width)} s",
     )
 
 
@@ -382,7 +384,7 @@ def _first_run(s: Series, cap: float | None) -> tuple[int, int, str] | None:
         if run is not None:
             return (
                 *run,
-                f"detected: {s.arrivals_source} above Ĉ ({cap:.3g}/s) while work was waiting",
+                f"detected: {s.arrivals_source} above Ĉ ({sig(cap, 3)}/s) while work was waiting",
             )
     if s.queue is not None:
         grew = [False] + [b > a for a, b in zip(s.queue, s.queue[1:], strict=False)]
@@ -447,7 +449,7 @@ def overload_phase(
     if best is None:
         return None, None
     src = "calls" if use_calls else "engine arrivals"
-    return best[1], f"the phase with the highest arrival rate ({best[0]:.3g} {src}/s)"
+    return best[1], f"the phase with the highest arrival rate ({sig(best[0], 3)} {src}/s)"
 
 
 STEADY = "steady"  # the window after the overload once all its attempts have timed out
@@ -486,8 +488,8 @@ def deadline_from_attempts(con: duckdb.DuckDBPyConnection) -> tuple[float | None
         return None, None
     mode = float(r["mode_s"])
     return mode, (
-        f"from the data: {r['at_mode']:,} of {r['gone']:,} attempts the client left"
-        f" lasted {mode:g} s"
+        f"from the data: {num(r['at_mode'])} of {num(r['gone'])} attempts the client left"
+        f" lasted {short(mode)} s"
     )
 
 
@@ -502,7 +504,7 @@ def deadline_from_retries(con: duckdb.DuckDBPyConnection) -> tuple[float | None,
         return None, None
     gap = float(r["mode_s"])
     return gap, (
-        f"from the data, an upper bound: {r['at_mode']:,} of {r['pairs']:,} retries started {gap:g} s"
+        f"from the data, an upper bound: {num(r['at_mode'])} of {num(r['pairs'])} retries started {short(gap)} s"
         " after the previous attempt of their call, which was still running (the client left"
-        f" it at D, then waited): D <= {gap:g} s"
+        f" it at D, then waited): D <= {short(gap)} s"
     )

@@ -25,7 +25,7 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.report.data import Footer, MissingItem, MissingSection, PhaseBand, ReportData
 from relplan.report.section import extra_sections, report_model, report_sections, section_title
 from relplan.report.verdict import verdict_block
-from relplan.report.wording import sentence
+from relplan.text.report import sentence
 from relplan.values import display_tz, iso_utc
 from relplan.workspace.facts import WorkspaceFacts
 

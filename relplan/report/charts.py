@@ -66,7 +66,8 @@ def time_title(data: ReportData, what: str = "time") -> str:
         return f"{what} ({data.tz})"
     first = dt.datetime.fromtimestamp(when(data, 0.0) / 1000.0, dt.timezone.utc)
     last = dt.datetime.fromtimestamp(when(data, data.end_s or 0.0) / 1000.0, dt.timezone.utc)
-    date = f"{first:%Y-%m-%d}" if first.date() == last.date() else f"from {first:%Y-%m-%d}"
+    day = first.date().isoformat()
+    date = day if first.date() == last.date() else f"from {day}"
     return f"{what}, {date} ({data.tz})"
 
 
@@ -186,14 +187,6 @@ def coinciding(points: Sequence[tuple[str, Hashable, float]], order: Sequence[st
                 out.append(name)
                 break
     return out
-
-
-def coincide_caption(names: Sequence[str]) -> str:
-    if not names:
-        return ""
-    listed = ", ".join(f"“{n}”" for n in names)
-    verb = "coincides" if len(names) == 1 else "coincide"
-    return f"{listed} {verb} with another line: drawn dashed on top of it."
 
 
 def dash_scale(order: Sequence[str], dashed: Sequence[str]) -> alt.Scale:

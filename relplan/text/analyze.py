@@ -28,7 +28,7 @@ from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.wasted_prefill import FATES, WastedPrefill
 from relplan.tables import format_table
 from relplan.text.verdict import given_value, phase_list
-from relplan.values import MISSING, clock, clock_span, human_duration, num, pct
+from relplan.values import MISSING, clock, clock_span, fixed, human_duration, num, pct, short, sig
 
 Renderer = Callable[[Any, RunContext], str]
 
@@ -65,8 +65,8 @@ def _cell(v: object) -> str:
 def render_analysis(result: AnalyzeResult) -> str:
     ctx = result.context
     lines = [
-        f"Run: t0 {clock(ctx.t0, frac=True)} ({ctx.t0_source}; epoch {ctx.t0:.3f}),"
-        f" data until {clock(ctx.t_end)} ({ctx.s(ctx.t_end):g} s),"
+        f"Run: t0 {clock(ctx.t0, frac=True)} ({ctx.t0_source}; epoch {fixed(ctx.t0, 3)}),"
+        f" data until {clock(ctx.t_end)} ({short(ctx.s(ctx.t_end))} s),"
         f" window {clock_span(ctx.window_start, ctx.window_end)};"
         f" Ĉ {given_value(ctx.capacity, 'calls/s', ctx.capacity_source, 3)},"
         f" D {given_value(ctx.deadline_s, 's', ctx.deadline_source)},"
@@ -81,7 +81,7 @@ def render_analysis(result: AnalyzeResult) -> str:
     ]
     lines += [f"Note: {n}" for n in ctx.notes]
     checks = result.data_checks.model_dump()
-    odd = [f"{k.replace('_', ' ')}: {v:,}" for k, v in checks.items() if v]
+    odd = [f"{k.replace('_', ' ')}: {num(v)}" for k, v in checks.items() if v]
     if odd:
         lines.append("Edge cases: " + "; ".join(odd))
     blocks = ["\n".join(lines)]
@@ -356,7 +356,7 @@ def render_capacity(g: CapacityCalibration, ctx: RunContext | None = None) -> st
 def _fmt_value(v: float | None) -> str:
     if v is None or not math.isfinite(v):
         return "-"
-    return f"{v:.3g}"
+    return sig(v, 3)
 
 
 def render_health(result: HealthResult, ctx: RunContext | None = None) -> str:

@@ -22,7 +22,7 @@ from relplan.analyses.result import AnalyzeResult
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.analyses.stuck import StuckEpisodes
 from relplan.analyses.wasted_prefill import WastedPrefill
-from relplan.values import clock_span, clock_span_list, num, pct, plural
+from relplan.values import clock_span, clock_span_list, fixed, num, pct, plural, short, sig
 
 
 def _sentence(parts: list[str], empty: str) -> str:
@@ -41,8 +41,8 @@ def amplification(a: Amplification, ctx: RunContext) -> str:
         parts.append(f"retries created {pct(run.retry_share, 0)} of executions")
     if run.executions_per_call is not None and run.attempts_per_call is not None:
         parts.append(
-            f"{run.executions_per_call:.2f} executions and"
-            f" {run.attempts_per_call:.2f} attempts per call"
+            f"{fixed(run.executions_per_call, 2)} executions and"
+            f" {fixed(run.attempts_per_call, 2)} attempts per call"
         )
     peak = max(
         (w for w in windows[1:] if w.accepted_x_capacity is not None),
@@ -51,13 +51,13 @@ def amplification(a: Amplification, ctx: RunContext) -> str:
     )
     if peak is not None and peak.accepted_x_capacity is not None:
         parts.append(
-            f"accepted executions peaked at {peak.accepted_x_capacity:.2f} × Ĉ in {peak.window}"
+            f"accepted executions peaked at {fixed(peak.accepted_x_capacity, 2)} × Ĉ in {peak.window}"
         )
     return _sentence(parts, "Not enough input to measure amplification.")
 
 
 def _x(v: float | None) -> str:
-    return "?" if v is None else f"{v:.2f} ×"
+    return "?" if v is None else f"{fixed(v, 2)} ×"
 
 
 def recovery_because(rec: Recovery, ctx: RunContext) -> str:
@@ -73,7 +73,7 @@ def recovery_because(rec: Recovery, ctx: RunContext) -> str:
     )
     if rec.bins_with_enough_calls == 0:
         return (
-            f"no {rec.bin_s:g} s bin after the overload has {plural(rec.min_calls, 'call')}; "
+            f"no {short(rec.bin_s)} s bin after the overload has {plural(rec.min_calls, 'call')}; "
             + figures
         )
     if rec.on_time_again_bins is not None:
@@ -83,7 +83,7 @@ def recovery_because(rec: Recovery, ctx: RunContext) -> str:
         )
     if rec.verdict == "recovered":
         return (
-            f"on-time share >= {pct(rec.threshold, 0)} in every bin from {rec.recovery_s:g} s"
+            f"on-time share >= {pct(rec.threshold, 0)} in every bin from {short(rec.recovery_s)} s"
             " after the overload on; " + figures
         )
     if rec.verdict == "insufficient data":
@@ -124,7 +124,7 @@ def delivery(d: Delivery, ctx: RunContext) -> str:
     if rec is None:
         return f"{text}; no recovery verdict: {d.recovery_null_reason}."
     if rec.verdict == "recovered":
-        return f"{text}; recovered {rec.recovery_s:g} s after the {rec.overload_phase}."
+        return f"{text}; recovered {short(rec.recovery_s)} s after the {rec.overload_phase}."
     return f"{text}; verdict {rec.verdict.replace('_', ' ')}: {rec.because}."
 
 
@@ -189,11 +189,13 @@ def littles_law(e: LittlesLaw, ctx: RunContext) -> str:
     run = windows[0]
     parts = []
     if run.consistency is not None:
-        parts.append(f"Little's law holds to {run.consistency:.2f} over the run ({run.source})")
+        parts.append(
+            f"Little's law holds to {fixed(run.consistency, 2)} over the run ({run.source})"
+        )
     if worst is not None and worst.deadline_saturation is not None and worst.waiting_l is not None:
         parts.append(
-            f"the waiting queue held {worst.deadline_saturation:.2f} deadlines' worth of"
-            f" arrivals in {_window_words(worst.window)} (L = {worst.waiting_l:.1f})"
+            f"the waiting queue held {fixed(worst.deadline_saturation, 2)} deadlines' worth of"
+            f" arrivals in {_window_words(worst.window)} (L = {fixed(worst.waiting_l, 1)})"
             + (
                 "; near 1 means executions wait out their whole deadline"
                 if worst.deadline_saturation >= 0.8
@@ -208,32 +210,32 @@ def retry_timing(f: RetryTiming, ctx: RunContext) -> str:
     if run.retries_after_abort == 0:
         if run.retries:
             return (
-                f"{run.retries:,} retries in the attempts table; {run.retries_with_execution:,}"
+                f"{num(run.retries)} retries in the attempts table; {num(run.retries_with_execution)}"
                 " created an execution after an earlier one, and none of those followed an"
                 " execution the engine trace shows aborted."
             )
         return "No retry created an execution after an aborted one."
-    text = f"{run.retries_after_abort:,} retries re-ran an aborted execution"
+    text = f"{num(run.retries_after_abort)} retries re-ran an aborted execution"
     if run.gap_median_s is not None:
-        text += f"; median {run.gap_median_s:.1f} s from the abort to the retry's scheduling"
+        text += f"; median {fixed(run.gap_median_s, 1)} s from the abort to the retry's scheduling"
     if run.slack_median_s is not None:
-        text += f"; median slack {run.slack_median_s:.1f} s before the retry's own deadline"
+        text += f"; median slack {fixed(run.slack_median_s, 1)} s before the retry's own deadline"
         if run.slack_negative:
-            text += f", {run.slack_negative:,} reached the GPU after their client had gone"
+            text += f", {num(run.slack_negative)} reached the GPU after their client had gone"
     if run.never_scheduled:
-        text += f"; {run.never_scheduled:,} never scheduled"
+        text += f"; {num(run.never_scheduled)} never scheduled"
     return text + "."
 
 
 def capacity(g: CapacityCalibration, ctx: RunContext) -> str:
     cap, bound = g.capacity_calls_per_s, g.bound
     if bound == "within" and cap is not None:
-        return f"Ĉ ≈ {cap:.3g} calls/s: the waiting queue starts to grow in the next stage."
+        return f"Ĉ ≈ {sig(cap, 3)} calls/s: the waiting queue starts to grow in the next stage."
     if bound == "below_first_stage":
         first = num(g.stages[0].offered_per_s, 3)
         return f"Ĉ lies below the first stage ({first} calls/s): the queue already grows there."
     if bound == "at_or_above_last_stage" and cap is not None:
-        return f"Ĉ is at least {cap:.3g} calls/s: the queue did not grow in any stage; ramp higher."
+        return f"Ĉ is at least {sig(cap, 3)} calls/s: the queue did not grow in any stage; ramp higher."
     return "Ĉ unknown: some stage has no waiting-count data."
 
 
@@ -242,12 +244,12 @@ def restarts(r: Restarts, ctx: RunContext) -> str:
         return f"No restart in the window on the {r.replicas_seen} pod(s) with restart signals."
     text = (
         f"{r.crashes} crash(es) and {r.planned} planned restart(s) on {r.replicas_seen} pod(s)"
-        f" ({r.crashes_per_replica:.2f} crashes per replica in the window)"
+        f" ({fixed(r.crashes_per_replica, 2)} crashes per replica in the window)"
     )
     if r.streams_killed_per_crash is not None:
-        text += f"; {r.streams_killed_per_crash:.1f} streams killed per crash"
+        text += f"; {fixed(r.streams_killed_per_crash, 1)} streams killed per crash"
     if r.mean_down_to_ready_s is not None:
-        text += f"; {r.mean_down_to_ready_s:.0f} s down per crash"
+        text += f"; {fixed(r.mean_down_to_ready_s, 0)} s down per crash"
     if r.crash_loops:
         text += f"; crash loop on {', '.join(r.crash_loops)}"
     if r.rollouts:
@@ -264,18 +266,18 @@ def heavy_requests(h: HeavyRequests, ctx: RunContext) -> str:
     if h.by_prefill:
         top = h.by_prefill[0]
         parts.append(
-            f"the heaviest prefill was {top.execution_id} ({top.prefill_tokens or 0:,} prompt"
-            f" tokens computed, {top.prefill_gpu_s or 0:.1f} s of prefill steps)"
+            f"the heaviest prefill was {top.execution_id} ({num(top.prefill_tokens or 0)} prompt"
+            f" tokens computed, {fixed(top.prefill_gpu_s or 0, 1)} s of prefill steps)"
         )
     if h.by_duration:
         top = h.by_duration[0]
         name = top.call_id or top.execution_id
-        parts.append(f"the longest ran {top.duration_s or 0:.1f} s ({name})")
+        parts.append(f"the longest ran {fixed(top.duration_s or 0, 1)} s ({name})")
     for x in h.limits:
         if x.tier is None and x.limit is not None and x.cuts_top:
             parts.append(
-                f"a {x.measure} limit of {x.limit:,} would cut {x.cuts_top} of the top"
-                f" {x.top_n} and {x.cuts_rest:,} others"
+                f"a {x.measure} limit of {num(x.limit)} would cut {x.cuts_top} of the top"
+                f" {x.top_n} and {num(x.cuts_rest)} others"
             )
     words = {
         "first_token": "before their first token",
@@ -283,7 +285,7 @@ def heavy_requests(h: HeavyRequests, ctx: RunContext) -> str:
         "total": "by a total timeout",
     }
     seen = [
-        f"{t.attempts:,} {words[t.kind]} (median {t.median_s:.1f} s)"
+        f"{num(t.attempts)} {words[t.kind]} (median {fixed(t.median_s, 1)} s)"
         for t in h.timeouts
         if t.attempts and t.kind in words and t.median_s is not None
     ]
@@ -297,17 +299,17 @@ def heavy_requests(h: HeavyRequests, ctx: RunContext) -> str:
 def stuck(s: StuckEpisodes, ctx: RunContext) -> str:
     episodes, range_s = s.episodes, s.range_s
     if not episodes:
-        return f"No replica had requests running without generating a token for {range_s:g} s."
+        return f"No replica had requests running without generating a token for {short(range_s)} s."
     longest = max(episodes, key=lambda e: e.duration_s)
     caught = [e.streams_caught for e in episodes if e.streams_caught is not None]
     text = (
         f"{len(episodes)} stuck episode{'s' if len(episodes) > 1 else ''}"
-        f" (requests running, no token for {range_s:g} s or more)"
+        f" (requests running, no token for {short(range_s)} s or more)"
         f" on {len({e.replica for e in episodes})} replica(s); the longest"
-        f" {longest.duration_s:.0f} s on {longest.replica or 'the only replica'}"
+        f" {fixed(longest.duration_s, 0)} s on {longest.replica or 'the only replica'}"
     )
     if caught:
-        text += f"; {sum(caught):,} streams caught"
+        text += f"; {num(sum(caught))} streams caught"
     return text + "."
 
 

@@ -13,7 +13,6 @@ from relplan.models import StrictModel
 from relplan.report.charts import (
     HEIGHT,
     WIDTH,
-    coincide_caption,
     coinciding,
     dash_scale,
     inline_data,
@@ -24,8 +23,12 @@ from relplan.report.charts import (
 )
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import count_times, span_column
-from relplan.values import num, pct
+from relplan.text.report import span_column
+from relplan.text.sections import (
+    amplification_caption,
+    amplification_report_columns,
+    amplification_report_rows,
+)
 
 TITLE = "Load and retry amplification"
 QUESTION = "Was the engine offered more work than it could do, and who created that work?"
@@ -94,42 +97,18 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
         )
     replica_bins = _replica_bins(amp, ctx)
     span_head, cells = span_column(ctx.t0, [(w.start_s, w.end_s) for w in amp.windows])
-    rows = [
-        [
-            w.window,
-            cell,
-            count_times(w.calls, w.calls_x_capacity),
-            count_times(w.executions_accepted, w.accepted_x_capacity),
-            count_times(w.executions_completed, w.completed_x_capacity),
-            count_times(w.completed_for_waiting, w.completed_for_waiting_x_capacity),
-            pct(w.retry_share),
-            num(w.executions_per_call, 2),
-        ]
-        for w, cell in zip(amp.windows, cells, strict=True)
-    ]
-    rows += _replica_rows(amp, cells[0] if cells else "")
-    unit = " (× Ĉ)" if cap else ""
+    rows = amplification_report_rows(amp, cells)
     points = [
         (label, b.start_s, getattr(b, key))
         for b in bins
         for key, label, _ in LOAD_SERIES
         if getattr(b, key) is not None
     ]
-    caption = " ".join(
-        c
-        for c in (
-            "The black dashed line is capacity Ĉ (1×)." if cap and bins else "",
-            REPLICA_CAPTION.format(
-                what="executions accepted"
-                if amp.replica_series_source == "engine trace"
-                else "attempts sent",
-                done="completed" if amp.replica_series_source == "engine trace" else "delivered",
-            )
-            if replica_bins
-            else "",
-            coincide_caption(coinciding(points, [s[1] for s in LOAD_SERIES])),
-        )
-        if c
+    caption = amplification_caption(
+        amp,
+        capacity_line=bool(cap and bins),
+        replicas=bool(replica_bins),
+        dashed=coinciding(points, [s[1] for s in LOAD_SERIES]),
     )
     return AmplificationSection(
         title=TITLE,
@@ -142,25 +121,10 @@ def build(amp: Amplification, ctx: RunContext) -> AmplificationSection:
         replica_bins=replica_bins,
         replica_source=amp.replica_series_source,
         table=Table(
-            columns=[
-                "window",
-                span_head,
-                f"calls{unit}",
-                f"accepted{unit}",
-                f"completed{unit}",
-                f"for a waiting client{unit}",
-                "retry share",
-                "executions per call",
-            ],
+            columns=amplification_report_columns(span_head, capacity=bool(cap)),
             rows=rows,
         ),
     )
-
-
-REPLICA_CAPTION = (
-    "The lower chart splits the load by replica: {what} (solid) and {done} (dashed) per"
-    " replica, in the same unit."
-)
 
 
 def _replica_bins(amp: Amplification, ctx: RunContext) -> list[ReplicaRate]:
@@ -181,24 +145,6 @@ def _replica_bins(amp: Amplification, ctx: RunContext) -> list[ReplicaRate]:
                 )
             )
     return out
-
-
-def _replica_rows(amp: Amplification, span: str) -> list[list[str]]:
-    """The whole run on each engine replica (the engine trace's executions)."""
-    return [
-        [
-            f"run on {r.replica or 'unnamed'}",
-            span,
-            "–",
-            count_times(r.executions_accepted, r.accepted_x_capacity),
-            count_times(r.executions_completed, r.completed_x_capacity),
-            count_times(r.completed_for_waiting, None),
-            "–",
-            "–",
-        ]
-        for r in amp.by_replica
-        if r.window == "run"
-    ]
 
 
 def _replica_chart(sec: AmplificationSection, data: ReportData) -> alt.Chart | None:

@@ -12,7 +12,6 @@ from relplan.analyses.counters import Counters
 from relplan.models import StrictModel
 from relplan.report.charts import (
     WIDTH,
-    coincide_caption,
     coinciding,
     dash_scale,
     inline_data,
@@ -24,8 +23,9 @@ from relplan.report.charts import (
 )
 from relplan.report.data import Interval, ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import ALL_REPLICAS
-from relplan.values import num, pct
+from relplan.text.report import ALL_REPLICAS
+from relplan.text.sections import counters_caption, counters_report_rows
+from relplan.values import pct
 
 TITLE = "Counters that miss it"
 QUESTION = "Would vLLM's own counters have shown the wasted prefill on a dashboard?"
@@ -61,36 +61,15 @@ def build(c: Counters, ctx: RunContext) -> CountersSection:
     shown = [w for w in c.windows if w.replica is None or w.window == "run"]
     trace = c.truth_source is not None
     steps = any(w.trace_computed_tokens is not None for w in c.windows)
-    rows = [
-        [
-            w.window,
-            w.replica or ALL_REPLICAS,
-            num(w.prompt_rise),
-            num(w.query_rise),
-            pct(w.shortfall),
-            *([pct(w.truth_shortfall)] if trace else []),
-            *([num(w.trace_computed_tokens), pct(w.counter_share_of_computed)] if steps else []),
-            f"{w.resets:,}",
-        ]
-        for w in shown
-    ]
+    rows = counters_report_rows(shown, trace=trace, steps=steps)
     return CountersSection(
         title=TITLE,
         question=QUESTION,
         finding=c.finding,
-        caption=" ".join(
-            x
-            for x in (
-                f"Each point is the rise over the {c.rolling_window_s:g} s before it."
-                if points
-                else "",
-                "The red bands are the alarm intervals; the black dashed line is the"
-                f" {pct(c.threshold, 0)} threshold."
-                if c.alarms
-                else "",
-                coincide_caption(coinciding(rises, ["prefix-cache queries", "prompt tokens"])),
-            )
-            if x
+        caption=counters_caption(
+            c,
+            points=bool(points),
+            dashed=coinciding(rises, ["prefix-cache queries", "prompt tokens"]),
         ),
         window_s=c.rolling_window_s,
         threshold=c.threshold,

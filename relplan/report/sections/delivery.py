@@ -20,8 +20,8 @@ from relplan.report.charts import (
 )
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import at_s, fixed, span_column
-from relplan.values import pct
+from relplan.text.report import span_column
+from relplan.text.sections import delivery_caption, delivery_recovery_text, delivery_report_rows
 
 TITLE = "Delivery and recovery"
 QUESTION = "Did calls get their answer in time, and when did that come back after the overload?"
@@ -49,32 +49,13 @@ def build(dl: Delivery, ctx: RunContext) -> DeliverySection:
     end_s = ctx.s(ctx.window_end)
     rec = dl.recovery
     recovery_s = None
-    text = dl.recovery_null_reason or ""
-    if rec is not None:
-        if rec.recovery_s is not None:
-            recovery_s = rec.overload_end_s + rec.recovery_s
-            text = f"{rec.recovery_s:,.0f} s after the {rec.overload_phase} ended"
-        else:
-            text = rec.verdict
+    if rec is not None and rec.recovery_s is not None:
+        recovery_s = rec.overload_end_s + rec.recovery_s
+    text = delivery_recovery_text(dl)
     span_head, cells = span_column(ctx.t0, [(w.start_s, w.end_s) for w in dl.windows])
-    rows = [
-        [
-            w.window,
-            cell,
-            f"{w.calls:,}",
-            pct(w.delivered_share),
-            pct(w.on_time_share),
-            f"{w.window_open_at_end:,}",
-            fixed(w.delivery_median_s),
-            fixed(w.delivery_p99_s),
-        ]
-        for w, cell in zip(dl.windows, cells, strict=True)
-    ]
+    rows = delivery_report_rows(dl, cells)
     threshold = rec.threshold if rec else 0.9
-    caption = f"The green dashed line is the recovery threshold, {pct(threshold, 0)} on time."
-    if recovery_s is not None:
-        caption += f" The solid green line marks the recovery, at {at_s(ctx.t0, recovery_s)}"
-        caption += f" ({text})."
+    caption = delivery_caption(ctx.t0, threshold, recovery_s, text)
     return DeliverySection(
         title=TITLE,
         question=QUESTION,

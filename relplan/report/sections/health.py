@@ -3,13 +3,12 @@ firing interval with when it fired (wall clock), how long and on which replica."
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import altair as alt
 from pydantic import Field
 
-from relplan.alerts.health import HealthResult, SignalResult
+from relplan.alerts.health import HealthResult
 from relplan.analyses.context import RunContext
 from relplan.report.charts import (
     WIDTH,
@@ -23,8 +22,8 @@ from relplan.report.charts import (
 )
 from relplan.report.data import Interval, MissingItem, ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import ALL_REPLICAS, span_column
-from relplan.values import clock_span_list, plural
+from relplan.text.health import health_report_columns, health_report_finding, health_report_rows
+from relplan.text.report import ALL_REPLICAS
 
 TITLE = "Engine health signals"
 QUESTION = "Which alerting signals would have fired on the metrics, on which replica, and when?"
@@ -52,82 +51,15 @@ def build(h: HealthResult, ctx: RunContext) -> HealthSection:
         ),
         key=lambda i: (i.replica, i.name, i.start_s),
     )
-    rows = _rows(h, ctx)
-    quiet = [s.signal.replace("_", " ") for s in evaluated if not s.intervals]
-    fired = [s for s in evaluated if s.intervals]
-    if fired:
-        finding = "Fired: " + "; ".join(_fired_words(s, ctx) for s in fired)
-        finding += f"; quiet: {', '.join(quiet)}." if quiet else "."
-    else:
-        finding = f"No signal fired ({plural(len(evaluated), 'signal')} evaluated)."
     return HealthSection(
         title=TITLE,
         question=QUESTION,
-        finding=finding + f" Evaluated every {h.step_s:g} s as Prometheus would"
-        f" ({plural(h.evaluations, 'evaluation')}).",
+        finding=health_report_finding(h),
         signals=[s.signal.replace("_", " ") for s in evaluated],
         replicas=sorted(h.replicas),
         intervals=intervals,
-        table=Table(columns=_columns(h, ctx), rows=rows),
+        table=Table(columns=health_report_columns(h, ctx), rows=health_report_rows(h, ctx)),
     )
-
-
-def _spans(h: HealthResult, ctx: RunContext) -> tuple[str, list[str]]:
-    """The firing column's header and one cell per firing interval, in signal order."""
-    return span_column(
-        ctx.t0, [(ctx.s(i.start), ctx.s(i.end)) for s in h.signals for i in s.intervals]
-    )
-
-
-def _columns(h: HealthResult, ctx: RunContext) -> list[str]:
-    head, _ = _spans(h, ctx)
-    return ["signal", "replica", "state", head.replace("span", "firing", 1), "for", "peak"]
-
-
-def _rows(h: HealthResult, ctx: RunContext) -> list[list[str]]:
-    """One row per firing interval (when, how long, on which replica, the peak value), one
-    per signal that stayed quiet or could not be evaluated."""
-    _, cells = _spans(h, ctx)
-    spans = iter(cells)
-    rows: list[list[str]] = []
-    for s in h.signals:
-        name = s.signal.replace("_", " ")
-        if not s.evaluated:
-            rows.append([name, "–", f"not evaluated: {s.skipped_reason}", "–", "–", "–"])
-        elif not s.intervals:
-            rows.append([name, "–", "quiet", "–", "–", "–"])
-        for i in s.intervals:
-            state = "firing at the end" if i.ongoing else "fired"
-            rows.append(
-                [
-                    name,
-                    i.replica or ALL_REPLICAS,
-                    state,
-                    next(spans),
-                    f"{i.end - i.start:,.0f} s",
-                    _peak(i.peak_value),
-                ]
-            )
-    return rows
-
-
-def _peak(v: float | None) -> str:
-    return "–" if v is None or not math.isfinite(v) else f"{v:.3g}"
-
-
-def _fired_words(s: SignalResult, ctx: RunContext) -> str:
-    """`queue growing 2025-11-30 00:04:15–00:16:30 UTC (735 s)`: every interval, how long,
-    and on which replica when the metrics name one."""
-    del ctx  # the intervals are epoch seconds already
-    by_replica: dict[str, list[tuple[float, float]]] = {}
-    for i in s.intervals:
-        by_replica.setdefault(i.replica or "", []).append((i.start, i.end))
-    parts = []
-    for replica, spans in by_replica.items():
-        who = f" on {replica}" if replica else ""
-        lasted = ", ".join(f"{b - a:,.0f} s" for a, b in spans)
-        parts.append(f"{clock_span_list(spans)}{who} ({lasted})")
-    return f"{s.signal.replace('_', ' ')} {', '.join(parts)}"
 
 
 def missing(h: HealthResult, ctx: RunContext) -> list[MissingItem]:

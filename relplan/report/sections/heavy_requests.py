@@ -15,7 +15,7 @@ import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
-from relplan.analyses.heavy_requests import HeavyRequest, HeavyRequests, RequestLimit
+from relplan.analyses.heavy_requests import HeavyRequests
 from relplan.analyses.stuck import StuckEpisodes
 from relplan.report.charts import (
     WIDTH,
@@ -29,7 +29,8 @@ from relplan.report.charts import (
 )
 from relplan.report.data import Interval, MissingItem, ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import fixed, span_column
+from relplan.text.heavy import heavy_report_rows, stuck_report_rows
+from relplan.text.report import span_column
 
 TITLE = "Requests that hurt"
 QUESTION = (
@@ -41,13 +42,6 @@ STUCK_QUESTION = (
     "Did a replica keep requests running without generating a token for a minute or more, "
     "when, on which node, and which streams did it catch?"
 )
-_MEASURE = {"prefill": "most prefill", "kv": "most KV cache", "duration": "longest"}
-_KIND = {
-    "first_token": "timeout to first token",
-    "between_tokens": "timeout between tokens",
-    "total": "total timeout",
-    "unknown": "cut, timeout unknown",
-}
 COLUMNS = ["kind", "request", "model", "replica", "figure", "detail"]
 
 
@@ -56,86 +50,15 @@ class HeavyRequestsSection(SectionBase):
     cut_attempts: int = Field(default=0, description="attempts cut by a timeout, all kinds")
 
 
-def _name(r: HeavyRequest) -> str:
-    if r.call_id is not None:
-        attempt = f"/{r.attempt}" if r.attempt is not None else ""
-        exe = f" ({r.execution_id})" if r.execution_id and r.measure != "duration" else ""
-        return f"{r.call_id}{attempt}{exe}"
-    return r.execution_id or "–"
-
-
-def _figure(r: HeavyRequest) -> str:
-    if r.measure == "prefill":
-        return f"{fixed(r.prefill_gpu_s, 2)} s of prefill steps"
-    if r.measure == "kv":
-        return f"{fixed(r.kv_block_s, 0)} block-s"
-    return f"{fixed(r.duration_s)} s"
-
-
-def _detail(r: HeavyRequest) -> str:
-    parts = []
-    if r.prompt_tokens is not None:
-        parts.append(f"prompt {r.prompt_tokens:,}")
-    if r.prefill_tokens is not None and r.prefill_tokens != r.prompt_tokens:
-        parts.append(f"{r.prefill_tokens:,} computed")
-    if r.max_tokens is not None:
-        parts.append(f"max_tokens {r.max_tokens:,}")
-    if r.outcome is not None:
-        parts.append(r.outcome)
-    return ", ".join(parts) or "–"
-
-
-def _limit_row(x: RequestLimit) -> list[str]:
-    tier = x.tier or "all models"
-    if x.limit is None:
-        return [f"{x.measure} limit", "–", tier, "–", "–", f"{x.n:,} values: too few to size"]
-    kept = "–" if x.rest_kept_share is None else f"{x.rest_kept_share:.1%}"
-    return [
-        f"{x.measure} limit",
-        "–",
-        tier,
-        "–",
-        f"≤ {x.limit:,}",
-        f"cuts {x.cuts_top} of the top {x.top_n} ({x.top_min:,}–{x.top_max:,}),"
-        f" {x.cuts_rest:,} of {x.n - x.top_n:,} others (keeps {kept})",
-    ]
-
-
 def build(h: HeavyRequests, ctx: RunContext) -> HeavyRequestsSection:
     del ctx  # every figure is in the analysis's model
-    rows: list[list[str]] = []
-    for rs in (h.by_prefill, h.by_kv, h.by_duration):
-        rows += [
-            [
-                f"{_MEASURE[r.measure]} #{r.rank}",
-                _name(r),
-                r.model or "–",
-                r.replica or "–",
-                _figure(r),
-                _detail(r),
-            ]
-            for r in rs
-        ]
-    rows += [_limit_row(x) for x in sorted(h.limits, key=lambda x: (x.measure, x.tier or ""))]
-    for t in h.timeouts:
-        if t.attempts:
-            rows.append(
-                [
-                    _KIND[t.kind],
-                    f"{t.attempts:,} attempts",
-                    "–",
-                    "–",
-                    f"median {fixed(t.median_s)} s",
-                    _cut_range(t.measured, t.min_s, t.max_s),
-                ]
-            )
     return HeavyRequestsSection(
         title=TITLE,
         question=QUESTION,
         finding=h.finding,
         top_requests=h.top_k,
         cut_attempts=h.cut_attempts_total,
-        table=Table(columns=COLUMNS, rows=rows),
+        table=Table(columns=COLUMNS, rows=heavy_report_rows(h)),
     )
 
 
@@ -161,20 +84,7 @@ class StuckSection(SectionBase):
 
 def build_stuck(s: StuckEpisodes, ctx: RunContext) -> StuckSection:
     head, spans = span_column(ctx.t0, [(e.start_s, e.end_s) for e in s.episodes])
-    rows = [
-        [
-            e.replica or "–",
-            e.node or "–",
-            cell + (" (still stuck)" if e.ongoing else ""),
-            f"{e.duration_s:,.0f} s",
-            "yes" if e.alerted else f"no (under {s.for_s:g} s more)",
-            fixed(e.peak_running, 0),
-            "–"
-            if e.streams_caught is None
-            else f"{e.streams_caught:,} ({e.streams_failed or 0:,} not delivered)",
-        ]
-        for e, cell in zip(s.episodes, spans, strict=True)
-    ]
+    rows = stuck_report_rows(s, spans)
     return StuckSection(
         title=STUCK_TITLE,
         question=STUCK_QUESTION,
@@ -252,13 +162,3 @@ STUCK_SECTION = Section(
     chart=chart_stuck,
     missing=missing_stuck,
 )
-
-
-def _cut_range(measured: str, lo: float | None, hi: float | None) -> str:
-    """`elapsed 120.0 s` when every cut was the same, else `elapsed 110.0 s to 120.0 s`: a
-    range of durations, never written like a stretch of the run."""
-    if lo is None or hi is None:
-        return f"{measured} unknown"
-    if fixed(lo) == fixed(hi):
-        return f"{measured} {fixed(lo)} s"
-    return f"{measured} {fixed(lo)} s to {fixed(hi)} s"

@@ -13,7 +13,6 @@ from relplan.models import StrictModel
 from relplan.report.charts import (
     HEIGHT,
     WIDTH,
-    coincide_caption,
     coinciding,
     dash_scale,
     inline_data,
@@ -24,7 +23,8 @@ from relplan.report.charts import (
 )
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import ALL_REPLICAS, fixed
+from relplan.text.report import coincide_caption
+from relplan.text.sections import littles_law_report_rows
 
 TITLE = "Waiting queue against Little's law"
 QUESTION = (
@@ -75,20 +75,7 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
                 )
     per_replica = any(w.replica is not None for w in ll.windows)
     shown = [w for w in ll.windows if w.replica is None or w.window == "run"]
-    rows = [
-        [
-            w.window,
-            *([w.replica or ALL_REPLICAS] if per_replica else []),
-            w.source,
-            fixed(w.waiting_l, 2),
-            fixed(w.lambda_per_s, 3),
-            fixed(w.wq_s),
-            fixed(w.consistency, 2),
-            fixed(w.deadline_saturation, 2),
-            fixed(w.waiting_l_metrics, 2),
-        ]
-        for w in shown
-    ]
+    rows = littles_law_report_rows(shown, per_replica=per_replica)
     labels = {key: label for key, label, _ in WAITING_SERIES}
     same = coinciding(
         [(labels[p.series], p.start_s, p.value) for p in points], list(labels.values())

@@ -13,7 +13,7 @@ from relplan.models import StrictModel
 from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import fixed
+from relplan.text.sections import retry_timing_report_rows
 
 TITLE = "Retry timing"
 QUESTION = (
@@ -63,17 +63,6 @@ def build(rt: RetryTiming, ctx: RunContext) -> RetryTimingSection:
                     p90_s=w.slack_p90_s or 0.0,
                 )
             )
-    rows = [
-        [
-            w.window,
-            f"{w.retries_after_abort:,}",
-            f"{w.never_scheduled:,}",
-            f"{fixed(w.gap_p10_s)} / {fixed(w.gap_median_s)} / {fixed(w.gap_p90_s)}",
-            f"{fixed(w.slack_p10_s)} / {fixed(w.slack_median_s)} / {fixed(w.slack_p90_s)}",
-            "–" if w.slack_negative is None else f"{w.slack_negative:,}",
-        ]
-        for w in rt.windows
-    ]
     return RetryTimingSection(
         title=TITLE,
         question=QUESTION,
@@ -88,7 +77,7 @@ def build(rt: RetryTiming, ctx: RunContext) -> RetryTimingSection:
                 "slack p10 / p50 / p90 (s)",
                 "on the GPU after the client left",
             ],
-            rows=rows,
+            rows=retry_timing_report_rows(rt),
         ),
     )
 

@@ -13,8 +13,7 @@ from relplan.models import StrictModel
 from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.report.wording import ALL_REPLICAS
-from relplan.values import num, pct
+from relplan.text.sections import wasted_prefill_report_rows
 
 TITLE = "Where the prefill went"
 QUESTION = "What did the GPU spend its prefill on: answers someone received, or work thrown away?"
@@ -56,21 +55,6 @@ def build(wp: WastedPrefill, ctx: RunContext) -> WastedPrefillSection:
         for f in FATES
         if run.tokens_by_fate.get(f)
     ]
-    rows = [
-        [
-            w.window,
-            w.replica or ALL_REPLICAS,
-            num(w.computed_tokens),
-            pct(w.share_by_fate.get("delivered")),
-            pct(w.share_by_fate.get("finished_for_nobody")),
-            pct(w.aborted_share),
-            pct(w.before_first_output_share),
-            pct(w.inflight_share_of_aborted),
-            num(w.recomputed_tokens),
-        ]
-        for w in wp.windows
-        if w.replica is None or w.window == "run"
-    ]
     return WastedPrefillSection(
         title=TITLE,
         question=QUESTION,
@@ -94,7 +78,7 @@ def build(wp: WastedPrefill, ctx: RunContext) -> WastedPrefillSection:
                 "in flight at the abort (of aborted)",
                 "recomputed tokens",
             ],
-            rows=rows,
+            rows=wasted_prefill_report_rows(wp),
         ),
     )
 

@@ -18,8 +18,13 @@ from relplan.models import StrictModel
 from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
-from relplan.values import num, pct
-from relplan.whatif.model import Spread, WhatIf
+from relplan.text.sections import (
+    control_report_row,
+    incident_report_row,
+    whatif_report_caption,
+    whatif_report_finding,
+)
+from relplan.whatif.model import WhatIf
 
 TITLE = "What would have helped"
 QUESTION = (
@@ -43,13 +48,6 @@ class WhatWouldHaveHelpedSection(SectionBase):
     settings: list[str] = Field(default_factory=list, description="titles of the settings")
 
 
-def _cell(s: Spread | None, share: bool = True) -> str:
-    if s is None or s.median is None:
-        return "-"
-    f = pct if share else (lambda v: num(v, 0))
-    return f(s.median) if s.low == s.high else f"{f(s.median)} ({f(s.low)}-{f(s.high)})"
-
-
 def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
     del ctx  # every figure is in the what-if result
     c = w.check
@@ -57,35 +55,12 @@ def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
     inc_share = None if inc is None else inc.delivered_share
     order = {n: i for i, n in enumerate(w.ranked)}
     controls = sorted(w.controls, key=lambda o: order.get(o.name, len(order)))
-    rows = [
-        [
-            "as observed (the incident)",
-            pct(inc_share),
-            pct(None if inc is None else inc.on_time_share),
-            num(c.incident.recovery_s),
-            num(c.incident.drained_s),
-            num(c.incident.executions_per_call, 2),
-            c.incident.verdict,
-        ]
-    ]
+    rows = [incident_report_row(w)]
     bars: list[ControlBar] = []
     for o in controls:
+        rows.append(control_report_row(o))
         if not o.available:
-            rows.append([o.label, "-", "-", "-", "-", "-", f"not replayed: {o.reason}"])
             continue
-        rows.append(
-            [
-                o.label,
-                _cell(o.delivered_share),
-                _cell(o.on_time_share),
-                _cell(o.recovery_s, share=False),
-                _cell(o.drained_s, share=False),
-                "-"
-                if o.executions_per_call is None or o.executions_per_call.median is None
-                else f"{o.executions_per_call.median:.2f}",
-                o.verdict,
-            ]
-        )
         if o.delivered_share is not None and o.delivered_share.median is not None:
             bars.append(
                 ControlBar(
@@ -95,35 +70,11 @@ def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
                     verdict=o.verdict,
                 )
             )
-    seeds = f"{w.seeds} seed" + ("" if w.seeds == 1 else "s")
-    fit = (
-        f"The as-observed replay reached the incident's verdict ({c.incident.verdict}); "
-        f"fit error {pct(c.error)}."
-        if c.trusted
-        else f"The fit is not trusted, so the controls are not ranked: {c.reason}."
-    )
-    best = ""
-    if w.ranked:
-        top = next(o for o in w.controls if o.name == w.ranked[0])
-        best = (
-            f" Best: {top.label}, {_cell(top.delivered_share)} of overload-and-later calls "
-            f"delivered against {pct(inc_share)} in the incident ({top.verdict})."
-        )
-    finding = (
-        f"{fit}{best} The report replays {seeds} per control to stay quick; "
-        "`relplan whatif --db FILE --seeds 3` gives the range over seeds and the settings to "
-        "configure."
-    )
     return WhatWouldHaveHelpedSection(
         title=TITLE,
         question=QUESTION,
-        finding=finding,
-        caption=(
-            "Delivered share of the calls planned from the start of the overload on, per control "
-            f"(median over {seeds}); the dashed line is the incident's."
-        )
-        if bars
-        else "",
+        finding=whatif_report_finding(w),
+        caption=whatif_report_caption(w) if bars else "",
         seeds=w.seeds,
         incident_delivered_share=inc_share,
         trusted=c.trusted,

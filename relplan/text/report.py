@@ -1,25 +1,29 @@
-"""How the report writes figures and sentences (the page's table cells and reasons)."""
+"""How the report writes figures and sentences (the page's table cells and reasons); numbers
+through relplan.values, the one number formatter."""
 
 from __future__ import annotations
 
-from relplan.values import clock, clock_span, clock_spans
+from collections.abc import Sequence
+
+from relplan.values import clock, clock_span, clock_spans, fixed, num
 
 ALL_REPLICAS = "all replicas"
 
 
 def times(v: float | None) -> str:
     """A multiple of capacity: `2.40×`, or `–` when unknown."""
-    return "–" if v is None else f"{v:.2f}×"
+    return "–" if v is None else f"{fixed(v, 2)}×"
 
 
-def fixed(v: float | None, digits: int = 1) -> str:
-    return "–" if v is None else f"{v:,.{digits}f}"
+def cell_number(v: float | None, digits: int = 1) -> str:
+    """A table cell's number: thousands separators, `–` when unknown."""
+    return "–" if v is None else num(v, digits)
 
 
 def count_times(count: int | None, x: float | None) -> str:
     if count is None:
         return "–"
-    return f"{count:,} ({times(x)})" if x is not None else f"{count:,}"
+    return f"{num(count)} ({times(x)})" if x is not None else num(count)
 
 
 def phase_words(name: str, detected: bool) -> str:
@@ -55,3 +59,13 @@ def sentence(text: str) -> str:
         return text
     text = text[0].upper() + text[1:]
     return text if text.endswith(".") else text + "."
+
+
+def coincide_caption(names: Sequence[str]) -> str:
+    """`“a” coincides with another line: drawn dashed on top of it.` (names from
+    relplan.report.charts.coinciding), or nothing."""
+    if not names:
+        return ""
+    listed = ", ".join(f"“{n}”" for n in names)
+    verb = "coincides" if len(names) == 1 else "coincide"
+    return f"{listed} {verb} with another line: drawn dashed on top of it."
