@@ -8,8 +8,10 @@ analysis) and `relplan.workspace.facts.workspace_facts` -> `build.build_report_d
 
 PATH may be a workspace file (a DuckDB file, recognised by its header), a directory of raw
 inputs or a single raw input file. Raw inputs are ingested first, through `relplan.ingest`,
-into `--db FILE` when given (kept, re-usable) or else into a temporary workspace that is
-deleted afterwards, so a report never writes beside the inputs. Without PATH the workspace is
+into `--db FILE` when given (kept, re-usable), else into the report's workspace cache
+(relplan/report/workspace_cache.py: a later report of the same inputs opens it instead of
+ingesting), else (the cache off or not writable) into a temporary workspace in memory; a
+report never writes beside the inputs. Without PATH the workspace is
 `--db`, `$RELPLAN_DB` or `./relplan.duckdb`.
 
 The default output is `reports/<run name>.html`, the run name being run.json's `name`, else
@@ -33,6 +35,7 @@ from relplan.errors import InputError, NoDataError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
 from relplan.report import cache as page_cache
+from relplan.report import workspace_cache
 from relplan.report.build import build_report_data
 from relplan.report.charts import chart_specs
 from relplan.report.data import ReportData
@@ -114,6 +117,19 @@ def _open_inputs(
             ingest_files(con, [path], inputs)
             yield con, name
         return
+    key = workspace_cache.key_of(path, inputs)
+    kept = None if key is None else workspace_cache.workspace_for(path, inputs, key)
+    if kept is not None:
+        try:
+            con = workspace.connect(kept, read_only=True)
+        except (duckdb.Error, InputError, NoDataError, OSError):
+            pass  # removed or damaged since it was checked: ingest into memory below
+        else:
+            try:
+                yield con, name
+            finally:
+                con.close()
+            return
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
         workspace.scratch_workspace(Path(tmp)) as con,
