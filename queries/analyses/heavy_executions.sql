@@ -9,7 +9,8 @@
 --                  t_done, else its first preempted / aborted / finished event at or after
 --                  that t_done (none: the hold ends at its last step);
 --                  one window over the steps gives each step its blocks and the next step's
---                  t_done; only the last step of each hold looks up the event that ends it;
+--                  t_done; only the last step of each hold looks up the event that ends it
+--                  (the step rows are read twice rather than kept: 20 MB less at the peak);
 --   duration_s     arrived to its first finished / aborted / rejected event (engine side).
 -- With each: the prompt tokens computed (recomputation included), the prompt size on
 -- `arrived`, and the first attempt that created it (not attached; same replica when both
@@ -26,7 +27,7 @@ ends as (
     select coalesce(replica, '') as rk, execution_id, t from events
     where event in ('preempted', 'aborted', 'finished')
 ),
-s0 as (
+s0 as not materialized (
     select coalesce(s.replica, '') as rk, s.execution_id, s.step, s.t_issue, s.t_done,
            s.prompt_computed, s.prompt_cached, s.decode_tokens, s.source_row,
            count(p.t) as residency
