@@ -149,10 +149,11 @@ def phase_layers(data: ReportData) -> list[alt.Chart]:
     )
     # Alternate shading so neighbouring phases stay distinguishable.
     shaded = band.transform_window(idx="row_number()").transform_filter("datum.idx % 2 == 0")
+    at_top = alt.YValue(0)  # type: ignore[no-untyped-call]
     label = (
         alt.Chart(inline_data(rows))
         .mark_text(baseline="bottom", dy=-3, fontSize=10, color="#444444", limit=90)
-        .encode(x=tx(data, "t_mid"), y=alt.YValue(0), text=alt.Text("phase:N"))
+        .encode(x=tx(data, "t_mid"), y=at_top, text=alt.Text("phase:N"))
     )
     edges = (
         alt.Chart(inline_data(rows))
