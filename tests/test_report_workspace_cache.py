@@ -5,6 +5,7 @@ ingest leaves nothing in the cache folder; the switch turns it off."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from datetime import datetime, timezone
@@ -118,3 +119,18 @@ def test_only_the_newest_workspaces_are_kept(cache_dir: Path, inputs: Path) -> N
         assert workspace_cache.workspace_for(inputs, IngestOptions(), key) is not None
     assert len(list(cache_dir.glob("*.duckdb"))) == workspace_cache.KEEP
     assert len(list(cache_dir.glob("*.sha256"))) == workspace_cache.KEEP
+
+
+def test_a_kept_file_duckdb_cannot_open_is_forgotten_and_ingested_again(
+    cache_dir: Path, inputs: Path, ingests: list[Path], tmp_path: Path
+) -> None:
+    first = _page(inputs, tmp_path / "a.html")
+    (db,) = cache_dir.glob("*.duckdb")
+    garbage = b"not a DuckDB file" * 100
+    db.write_bytes(garbage)  # its SHA-256 file agrees: only DuckDB can tell
+    db.with_suffix(".sha256").write_text(hashlib.sha256(garbage).hexdigest(), encoding="ascii")
+    assert _page(inputs, tmp_path / "b.html") == first
+    assert not db.exists()
+    assert _page(inputs, tmp_path / "c.html") == first
+    assert db.exists()
+    assert len(ingests) == 3

@@ -137,11 +137,13 @@ def _open_inputs(
         return
     key = workspace_cache.key_of(path, inputs)
     kept = None if key is None else workspace_cache.workspace_for(path, inputs, key)
-    if kept is not None:
+    if key is not None and kept is not None:
         try:
             con = workspace.connect(kept, read_only=True)
         except (duckdb.Error, InputError, NoDataError, OSError):
-            pass  # removed or damaged since it was checked: ingest into memory below
+            # Removed since it was checked, or unreadable for this DuckDB: ingested into
+            # memory below, and into the cache again by the next report.
+            workspace_cache.forget(key)
         else:
             try:
                 yield con, name

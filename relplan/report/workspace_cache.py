@@ -4,7 +4,8 @@ run-context flags, or a page-cache miss) opens it read-only instead of ingesting
 
 What the key holds (any change is a different key, hence a new ingest): PATH's resolved
 location; every file below it (relative path, size, modification time, SHA-256); the input
-flags (and a `--map` file's content); relplan's code digest (relplan/caches.py). It is the
+flags (and a `--map` file's content); relplan's code digest (relplan/caches.py); DuckDB's
+version (a newer one may write another storage format). It is the
 page cache's digest of the inputs (relplan/report/cache.py, `inputs_digest`) with the input
 flags only: the analysis flags do not shape a workspace.
 
@@ -35,7 +36,7 @@ from relplan.ingest.driver import ingest_files
 from relplan.report import cache as page_cache
 from relplan.whatif import cache as store
 
-__all__ = ["FOLDER", "KEEP", "enabled", "key_of", "workspace_for"]
+__all__ = ["FOLDER", "KEEP", "enabled", "forget", "key_of", "workspace_for"]
 
 FOLDER = "workspace"
 KEEP = 4  # workspaces kept (the newest by modification time)
@@ -50,7 +51,11 @@ def key_of(path: Path, inputs: IngestOptions) -> str | None:
     when the cache is off or a file cannot be read."""
     if not enabled():
         return None
-    settings = {"workspace_of": str(path.resolve()), **inputs.as_dict()}
+    settings = {
+        "workspace_of": str(path.resolve()),
+        "duckdb": duckdb.__version__,  # the file's storage format
+        **inputs.as_dict(),
+    }
     return page_cache.inputs_digest(path, settings)
 
 
@@ -108,6 +113,14 @@ def workspace_for(path: Path, inputs: IngestOptions, key: str) -> Path | None:
         return None
     _evict(folder)
     return db
+
+
+def forget(key: str) -> None:
+    """Delete the workspace kept for `key` (one DuckDB could not open)."""
+    db = _folder() / f"{key[:32]}.duckdb"
+    for p in (db, db.with_suffix(".sha256")):
+        with suppress(OSError):
+            p.unlink()
 
 
 def _evict(folder: Path) -> None:
