@@ -1,7 +1,7 @@
 """Issue 27's table in one go: the report (cold, warm, --no-whatif), start-up against
 `import typer`, and optionally the test suite and the fast loop, each against its goal.
 
-    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [PATH]
+    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF] [PATH]
 
 Every figure is a whole process run from this checkout with this interpreter, its wall time
 and (in the last column) its CPU time, user + system, of the process and every process it
@@ -10,9 +10,14 @@ waited for (the replay's workers): on a shared machine the CPU seconds move less
   the Vega bundle is built, the page is computed and kept); one run, each cold run needing its
   own empty cache;
 - report, warm: the same command again: the page cache serves it (relplan/report/cache.py);
-- report, computed: RELPLAN_REPORT_CACHE=0, so ingest, analyses, charts and page run again
-  while the what-if replay is read from its cache;
-- report --no-whatif, warm and computed: the same two without the what-if section;
+- report, computed: RELPLAN_REPORT_CACHE=0, so the analyses, charts and page run again while
+  the what-if replay is read from its cache and the ingested workspace from the report's
+  workspace cache (relplan/report/workspace_cache.py: a second report of the same inputs with
+  other flags);
+- report, computed with ingest: also RELPLAN_WORKSPACE_CACHE=0, so the inputs are ingested
+  again too (new inputs whose replay happens to be cached: everything but the replay);
+- report --no-whatif, warm and computed (with and without the ingest): the same without the
+  what-if section;
 - each warm or computed figure is the median of --repeat runs;
 - peak MB: the largest resident set of the report process or any process it waited for (the
   replay's workers), from wait4's rusage: the peak of one process, not a sum;
@@ -23,11 +28,16 @@ waited for (the replay's workers): on a shared machine the CPU seconds move less
   one run each (they take minutes: run them once, at a quiet time).
 The load average at the start and the end is printed: on a shared machine it says how far the
 figures are from a quiet one's.
+
+With --before REF (a git ref, checked out into a temporary worktree, or a checkout's folder)
+the report figures are measured for REF too, each run of REF followed by the same run of this
+checkout, and a second table sets them side by side: wall, CPU and peak RSS, before and after.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -66,46 +76,94 @@ def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
     return wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
 
 
-# (label, extra flags, page cache on, goal)
-REPORT_RUNS: tuple[tuple[str, tuple[str, ...], bool, float], ...] = (
-    ("report, warm (page cache)", (), True, GOALS["warm"]),
-    ("report, computed (what-if cached)", (), False, GOALS["warm"]),
-    ("report --no-whatif, warm", ("--no-whatif",), True, GOALS["no-whatif"]),
-    ("report --no-whatif, computed", ("--no-whatif",), False, GOALS["no-whatif"]),
+# (label, extra flags, page cache on, workspace cache on, goal)
+REPORT_RUNS: tuple[tuple[str, tuple[str, ...], bool, bool, float], ...] = (
+    ("report, warm (page cache)", (), True, True, GOALS["warm"]),
+    ("report, computed (what-if cached)", (), False, True, GOALS["warm"]),
+    ("report, computed with ingest", (), False, False, GOALS["warm"]),
+    ("report --no-whatif, warm", ("--no-whatif",), True, True, GOALS["no-whatif"]),
+    ("report --no-whatif, computed", ("--no-whatif",), False, True, GOALS["no-whatif"]),
+    ("report --no-whatif, with ingest", ("--no-whatif",), False, False, GOALS["no-whatif"]),
 )
 
+Row = tuple[str, float, float, float, float]  # label, median wall s, peak MB, goal s, median CPU s
 
-def report_rows(
-    path: Path, repeat: int, cold: bool
-) -> list[tuple[str, float, float, float, float]]:
-    """(label, median wall s, peak MB, goal s, median CPU s) per report figure."""
-    rows: list[tuple[str, float, float, float, float]] = []
+
+def report_rows(path: Path, repeat: int, cold: bool, roots: Sequence[Path]) -> list[list[Row]]:
+    """The report figures of each checkout in `roots` (runs interleaved, root after root)."""
+    rows: list[list[Row]] = [[] for _ in roots]
     with tempfile.TemporaryDirectory(prefix="relplan-speed-") as tmp:
         work = Path(tmp)
         cache = work / "cache"
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "RELPLAN_CACHE_DIR": str(cache)}
-        env.pop("RELPLAN_REPORT_CACHE", None)
-        env.pop("RELPLAN_WHATIF_CACHE", None)
+        envs = []
+        for root in roots:
+            env = {**os.environ, "PYTHONPATH": str(root), "RELPLAN_CACHE_DIR": str(cache)}
+            for switch in (
+                "RELPLAN_REPORT_CACHE",
+                "RELPLAN_WHATIF_CACHE",
+                "RELPLAN_WORKSPACE_CACHE",
+            ):
+                env.pop(switch, None)
+            envs.append(env)
         cmd = [sys.executable, "-m", "relplan", "report", str(path), "--out", str(work / "r.html")]
-        first = timed(cmd, env, work)  # fills the caches
-        if cold:
-            rows.append(
-                ("report, cold (empty caches)", first[0], first[1], GOALS["cold"], first[2])
-            )
-        timed([*cmd, "--no-whatif"], env, work)  # keeps the --no-whatif page
-        for label, extra, page_cache, goal in REPORT_RUNS:
-            run_env = env if page_cache else {**env, "RELPLAN_REPORT_CACHE": "0"}
-            runs = [timed([*cmd, *extra], run_env, work) for _ in range(repeat)]
-            rows.append(
-                (
-                    label,
-                    statistics.median(w for w, _, _ in runs),
-                    max(m for _, m, _ in runs),
-                    goal,
-                    statistics.median(c for _, _, c in runs),
+        for i, env in enumerate(envs):
+            first = timed(cmd, env, work)  # fills the caches
+            if cold:
+                rows[i].append(
+                    ("report, cold (empty caches)", first[0], first[1], GOALS["cold"], first[2])
                 )
-            )
+            timed([*cmd, "--no-whatif"], env, work)  # keeps the --no-whatif page
+        for label, extra, page_cache, ws_cache, goal in REPORT_RUNS:
+            switches = {
+                **({} if page_cache else {"RELPLAN_REPORT_CACHE": "0"}),
+                **({} if ws_cache else {"RELPLAN_WORKSPACE_CACHE": "0"}),
+            }
+            runs: list[list[tuple[float, float, float]]] = [[] for _ in roots]
+            for _ in range(repeat):
+                for i, env in enumerate(envs):
+                    runs[i].append(timed([*cmd, *extra], {**env, **switches}, work))
+            for i, mine in enumerate(runs):
+                rows[i].append(
+                    (
+                        label,
+                        statistics.median(w for w, _, _ in mine),
+                        max(m for _, m, _ in mine),
+                        goal,
+                        statistics.median(c for _, _, c in mine),
+                    )
+                )
     return rows
+
+
+@contextlib.contextmanager
+def checkout(ref: str) -> Iterator[Path]:
+    """A checkout's folder as it is, or a git ref checked out (detached) into a temporary
+    worktree, removed afterwards."""
+    if Path(ref).is_dir():
+        yield Path(ref).resolve()
+        return
+    with tempfile.TemporaryDirectory(prefix="relplan-speed-before-") as tmp:
+        tree = Path(tmp) / "before"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), ref],
+            check=True,
+        )
+        try:
+            yield tree
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True
+            )
+
+
+def print_side_by_side(ref: str, before: list[Row], after: list[Row]) -> None:
+    print(f"\nreport figures, {ref} (before) and this checkout (after), runs interleaved")
+    head = ("wall s", "", "CPU s", "", "peak MB", "")
+    print(f"{'figure':<36}  " + "  ".join(f"{h:>8}" for h in head))
+    print(f"{'':<36}  " + "  ".join(f"{h:>8}" for h in ("before", "after") * 3))
+    for b, a in zip(before, after, strict=True):
+        cells = (b[1], a[1], b[4], a[4], b[2], a[2])
+        print(f"{a[0]:<36}  " + "  ".join(f"{c:>8.2f}" for c in cells), flush=True)
 
 
 def startup_rows(repeat: int) -> list[tuple[str, float, float, float]]:
@@ -157,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-cold", action="store_true", help="leave out the cold report")
     parser.add_argument("--suite", action="store_true", help="also time the suite (minutes)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest -n for --suite")
+    parser.add_argument("--before", metavar="REF", help="also measure the report at REF")
     ns = parser.parse_args(argv)
     if ns.repeat < 1:
         parser.error("--repeat must be 1 or more")
@@ -177,7 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
 
-    reports = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold)
+    with contextlib.ExitStack() as stack:
+        roots = [ROOT] if ns.before is None else [stack.enter_context(checkout(ns.before)), ROOT]
+        measured = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
+    reports = measured[-1]
     for label, wall, _mb, goal, cpu in reports:
         row(label, wall, goal, "s", f"{cpu:.2f}s")
     row("report peak RSS (MB)", max(r[2] for r in reports), GOALS["peak_mb"], " ")
@@ -192,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.suite:
         for label, wall, goal in suite_rows(ns.jobs):
             row(label, wall, goal, "s")
+    if ns.before is not None:
+        print_side_by_side(ns.before, measured[0], reports)
     load1 = os.getloadavg()
     print(f"load average at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}")
     return 0

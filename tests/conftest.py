@@ -67,8 +67,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _no_report_page_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test computes its reports (relplan/report/cache.py is off, in this process and
     the processes it starts): a page kept by an earlier test would hide what a test changed.
-    tests/test_report_cache.py turns it back on."""
+    tests/test_report_cache.py turns it back on. Likewise the report's workspace cache
+    (relplan/report/workspace_cache.py; tests/test_report_workspace_cache.py)."""
     monkeypatch.setenv("RELPLAN_REPORT_CACHE", "0")
+    monkeypatch.setenv("RELPLAN_WORKSPACE_CACHE", "0")
 
 
 # Outside tools: skip without them on a user's machine, fail under CI=true.

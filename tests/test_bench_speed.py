@@ -30,8 +30,10 @@ def test_speed_bench_prints_each_figure_against_its_goal() -> None:
     assert list(rows) == [
         "report, warm (page cache)",
         "report, computed (what-if cached)",
+        "report, computed with ingest",
         "report --no-whatif, warm",
         "report --no-whatif, computed",
+        "report --no-whatif, with ingest",
         "report peak RSS (MB)",
         "import typer (s)",
         "relplan budget / import typer",

@@ -8,6 +8,9 @@
 --                  (re)scheduling (a `preempted` event frees them), until its next step's
 --                  t_done, else its first preempted / aborted / finished event at or after
 --                  that t_done (none: the hold ends at its last step);
+--                  one window over the steps gives each step its blocks and the next step's
+--                  t_done; only the last step of each hold looks up the event that ends it
+--                  (the step rows are read twice rather than kept: 20 MB less at the peak);
 --   duration_s     arrived to its first finished / aborted / rejected event (engine side).
 -- With each: the prompt tokens computed (recomputation included), the prompt size on
 -- `arrived`, and the first attempt that created it (not attached; same replica when both
@@ -24,7 +27,7 @@ ends as (
     select coalesce(replica, '') as rk, execution_id, t from events
     where event in ('preempted', 'aborted', 'finished')
 ),
-s0 as (
+s0 as not materialized (
     select coalesce(s.replica, '') as rk, s.execution_id, s.step, s.t_issue, s.t_done,
            s.prompt_computed, s.prompt_cached, s.decode_tokens, s.source_row,
            count(p.t) as residency
@@ -34,30 +37,39 @@ s0 as (
      and p.t <= s.t_issue
     group by all
 ),
-s1 as (
-    select s0.*, st.tokens as step_tokens,
-           sum(prompt_computed + prompt_cached + decode_tokens) over w as held,
-           lead(t_done) over w as next_done
-    from s0 join st using (rk, step)
-    window w as (partition by rk, execution_id, residency order by t_done, step, source_row)
-),
-s2 as (
-    select s1.*, e.t as t_end_event
-    from s1 asof left join ends e
-      on e.rk = s1.rk and e.execution_id = s1.execution_id and e.t >= s1.t_done
-),
-ex as (
+base as (
     select rk, execution_id,
            sum(prompt_computed) as prefill_tokens,
-           sum(case when step_tokens > 0
-                    then (t_done - t_issue) * prompt_computed / step_tokens else 0 end)
+           sum(case when st.tokens > 0
+                    then (t_done - t_issue) * prompt_computed / st.tokens else 0 end)
                as prefill_gpu_s,
-           sum(ceil(held / $block_size)
-               * (coalesce(next_done, greatest(t_end_event, t_done), t_done) - t_done))
-               as kv_block_s,
            min(t_issue) as t_first
-    from s2 group by all
+    from s0 join st using (rk, step)
+    group by all
     having max(t_done) >= $t_from and min(t_done) <= $t_to
+),
+s1 as (
+    select rk, execution_id, t_done,
+           ceil(sum(prompt_computed + prompt_cached + decode_tokens) over w / $block_size)
+               as blocks,
+           lead(t_done) over w as next_done
+    from s0
+    window w as (partition by rk, execution_id, residency order by t_done, step, source_row)
+),
+held as (
+    select rk, execution_id, blocks * (next_done - t_done) as kv
+    from s1 where next_done is not null
+    union all
+    select l.rk, l.execution_id, l.blocks * (greatest(e.t, l.t_done) - l.t_done) as kv
+    from (select * from s1 where next_done is null) l
+    asof left join ends e
+      on e.rk = l.rk and e.execution_id = l.execution_id and e.t >= l.t_done
+),
+ex as (
+    select b.rk, b.execution_id, b.prefill_tokens, b.prefill_gpu_s, h.kv_block_s, b.t_first
+    from base b
+    join (select rk, execution_id, sum(kv) as kv_block_s from held group by all) h
+      using (rk, execution_id)
 ),
 ev as (
     select coalesce(replica, '') as rk, execution_id,

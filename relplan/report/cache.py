@@ -46,6 +46,7 @@ __all__ = [
     "SENTINEL",
     "CachedReport",
     "enabled",
+    "inputs_digest",
     "inputs_key",
     "key_for",
     "load",
@@ -89,6 +90,13 @@ def inputs_key(path: Path, settings: Mapping[str, object]) -> str | None:
     and its own error names the file)."""
     if not enabled():
         return None
+    return inputs_digest(path, settings)
+
+
+def inputs_digest(path: Path, settings: Mapping[str, object]) -> str | None:
+    """`inputs_key`'s digest whether or not the page cache is on (the report's workspace
+    cache, relplan/report/workspace_cache.py, keys on it too); None when a file cannot be
+    read."""
     h = hashlib.sha256()
     h.update(caches.code_digest().encode())
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())

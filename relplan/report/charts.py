@@ -140,17 +140,21 @@ def phase_layers(data: ReportData) -> list[alt.Chart]:
         }
         for p in data.phases
     ]
+    # Channels as objects, not shorthand strings or dicts: Altair turns each of those into
+    # its class through `from_dict`, which hashes the schema of every class it has (about
+    # 570) on each call; this chart is drawn on most timelines.
     band = (
         alt.Chart(inline_data(rows))
         .mark_rect(opacity=0.09, color="#555555")
-        .encode(x=tx(data, "t"), x2="t_end:T")
+        .encode(x=tx(data, "t"), x2=alt.X2("t_end:T"))
     )
     # Alternate shading so neighbouring phases stay distinguishable.
     shaded = band.transform_window(idx="row_number()").transform_filter("datum.idx % 2 == 0")
+    at_top = alt.YValue(0)  # type: ignore[no-untyped-call]
     label = (
         alt.Chart(inline_data(rows))
         .mark_text(baseline="bottom", dy=-3, fontSize=10, color="#444444", limit=90)
-        .encode(x=tx(data, "t_mid"), y=alt.value(0), text="phase:N")
+        .encode(x=tx(data, "t_mid"), y=at_top, text=alt.Text("phase:N"))
     )
     edges = (
         alt.Chart(inline_data(rows))

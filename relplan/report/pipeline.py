@@ -8,8 +8,10 @@ analysis) and `relplan.workspace.facts.workspace_facts` -> `build.build_report_d
 
 PATH may be a workspace file (a DuckDB file, recognised by its header), a directory of raw
 inputs or a single raw input file. Raw inputs are ingested first, through `relplan.ingest`,
-into `--db FILE` when given (kept, re-usable) or else into a temporary workspace that is
-deleted afterwards, so a report never writes beside the inputs. Without PATH the workspace is
+into `--db FILE` when given (kept, re-usable), else into the report's workspace cache
+(relplan/report/workspace_cache.py: a later report of the same inputs opens it instead of
+ingesting), else (the cache off or not writable) into a temporary workspace in memory; a
+report never writes beside the inputs. Without PATH the workspace is
 `--db`, `$RELPLAN_DB` or `./relplan.duckdb`.
 
 The default output is `reports/<run name>.html`, the run name being run.json's `name`, else
@@ -18,9 +20,11 @@ the input's file or directory name, reduced to a safe file name.
 
 from __future__ import annotations
 
+import importlib
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,8 +37,8 @@ from relplan.errors import InputError, NoDataError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
 from relplan.report import cache as page_cache
+from relplan.report import workspace_cache
 from relplan.report.build import build_report_data
-from relplan.report.charts import chart_specs
 from relplan.report.data import ReportData
 from relplan.report.export import export_images, write_atomic
 from relplan.report.files import (
@@ -86,7 +90,24 @@ def collect_report_data(
 
 
 def render_page(data: ReportData) -> str:
+    from relplan.report.charts import chart_specs
+
     return render_html(data, chart_specs(data))
+
+
+def _import_altair_meanwhile() -> threading.Thread:
+    """Import Altair (about a third of a CPU second, all Python) on a thread of its own while
+    this one waits on DuckDB's ingest and queries, which release the GIL: the charts need it
+    only once the analyses are done. Altair imports nothing of relplan's, so the two threads
+    never wait on each other's modules; a failed import is left for the charts to raise."""
+
+    def load() -> None:
+        with suppress(ImportError):
+            importlib.import_module("altair")
+
+    thread = threading.Thread(target=load, name="relplan-import-altair", daemon=True)
+    thread.start()
+    return thread
 
 
 @contextmanager
@@ -114,6 +135,21 @@ def _open_inputs(
             ingest_files(con, [path], inputs)
             yield con, name
         return
+    key = workspace_cache.key_of(path, inputs)
+    kept = None if key is None else workspace_cache.workspace_for(path, inputs, key)
+    if key is not None and kept is not None:
+        try:
+            con = workspace.connect(kept, read_only=True)
+        except (duckdb.Error, InputError, NoDataError, OSError):
+            # Removed since it was checked, or unreadable for this DuckDB: ingested into
+            # memory below, and into the cache again by the next report.
+            workspace_cache.forget(key)
+        else:
+            try:
+                yield con, name
+            finally:
+                con.close()
+            return
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
         workspace.scratch_workspace(Path(tmp)) as con,
@@ -143,10 +179,14 @@ def make_report(
     `generated_at`: the same texts a later hit writes."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
     check_targets(out, png_dir, svg_dir)
+    altair_loading = _import_altair_meanwhile()
     with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback):
         data = collect_report_data(
             con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when, extras=extras
         )
+    altair_loading.join()
+    from relplan.report.charts import chart_specs
+
     specs = chart_specs(data)
     if cache_key is None:
         page, data_json = render_html(data, specs), data.model_dump_json(indent=2) + "\n"

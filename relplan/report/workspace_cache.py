@@ -1,0 +1,135 @@
+"""The report's workspace cache: the workspace a `relplan report PATH` ingested from raw inputs
+is kept, so a later report of the same inputs (other flags: `--tz`, `--no-whatif`, the
+run-context flags, or a page-cache miss) opens it read-only instead of ingesting again.
+
+What the key holds (any change is a different key, hence a new ingest): PATH's resolved
+location; every file below it (relative path, size, modification time, SHA-256); the input
+flags (and a `--map` file's content); relplan's code digest (relplan/caches.py); DuckDB's
+version (a newer one may write another storage format). It is the
+page cache's digest of the inputs (relplan/report/cache.py, `inputs_digest`) with the input
+flags only: the analysis flags do not shape a workspace.
+
+What is kept: the DuckDB workspace file, as `relplan report PATH --db FILE` would leave it,
+and beside it the SHA-256 of its bytes, checked before each use; a file that fails the
+check, or that DuckDB cannot open, is ingested again. On a miss the inputs are ingested into
+a new file in the cache folder, which is renamed into place only after the ingest committed
+(a failed or interrupted ingest removes it); when the folder cannot be written the report
+ingests into memory as before. The newest `KEEP` workspaces are kept, older ones deleted.
+
+Where: `$RELPLAN_CACHE_DIR/workspace/` (default `~/.cache/relplan/workspace/`).
+`RELPLAN_WORKSPACE_CACHE=0` (or `RELPLAN_WHATIF_CACHE=0`, every cache) turns it off.
+Not used with `--db` (the named workspace is the one written) nor for a workspace PATH.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from contextlib import suppress
+from pathlib import Path
+
+import duckdb
+
+from relplan import caches, workspace
+from relplan.ingest import IngestOptions
+from relplan.ingest.driver import ingest_files
+from relplan.report import cache as page_cache
+from relplan.whatif import cache as store
+
+__all__ = ["FOLDER", "KEEP", "enabled", "forget", "key_of", "workspace_for"]
+
+FOLDER = "workspace"
+KEEP = 4  # workspaces kept (the newest by modification time)
+
+
+def enabled() -> bool:
+    return store.enabled() and os.environ.get("RELPLAN_WORKSPACE_CACHE", "1") != "0"
+
+
+def key_of(path: Path, inputs: IngestOptions) -> str | None:
+    """The cache key of the workspace of the raw inputs at `path` read with `inputs`, or None
+    when the cache is off or a file cannot be read."""
+    if not enabled():
+        return None
+    settings = {
+        "workspace_of": str(path.resolve()),
+        "duckdb": duckdb.__version__,  # the file's storage format
+        **inputs.as_dict(),
+    }
+    return page_cache.inputs_digest(path, settings)
+
+
+def _folder() -> Path:
+    return caches.root() / FOLDER
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _kept(key: str) -> Path | None:
+    """The kept workspace for `key` when its bytes pass their SHA-256, else None."""
+    db = _folder() / f"{key[:32]}.duckdb"
+    try:
+        expected = db.with_suffix(".sha256").read_text(encoding="ascii").strip()
+        if expected != _sha256(db):
+            return None
+        os.utime(db)  # the newest use: kept longest (_evict)
+    except OSError:
+        return None
+    return db
+
+
+def workspace_for(path: Path, inputs: IngestOptions, key: str) -> Path | None:
+    """The kept workspace of these inputs, ingested into the cache folder first on a miss;
+    None when the folder cannot be written (the caller ingests into memory). An ingest error
+    propagates, and leaves nothing in the folder."""
+    found = _kept(key)
+    if found is not None:
+        return found
+    folder = _folder()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    db = folder / f"{key[:32]}.duckdb"
+    tmp = folder / f".{key[:32]}-{os.getpid()}.duckdb"
+    try:
+        with workspace.open_workspace(tmp) as con:
+            ingest_files(con, [path], inputs)
+        digest = _sha256(tmp)
+        sidecar = tmp.with_suffix(".sha256")
+        sidecar.write_text(digest + "\n", encoding="ascii")
+        os.replace(tmp, db)
+        os.replace(sidecar, db.with_suffix(".sha256"))
+    except (OSError, duckdb.IOException):
+        for p in (tmp, tmp.with_suffix(".sha256"), tmp.with_name(tmp.name + ".wal")):
+            with suppress(OSError):
+                p.unlink()
+        return None
+    _evict(folder)
+    return db
+
+
+def forget(key: str) -> None:
+    """Delete the workspace kept for `key` (one DuckDB could not open)."""
+    db = _folder() / f"{key[:32]}.duckdb"
+    for p in (db, db.with_suffix(".sha256")):
+        with suppress(OSError):
+            p.unlink()
+
+
+def _evict(folder: Path) -> None:
+    """Keep the newest KEEP workspaces (with their SHA-256 files)."""
+    try:
+        kept = sorted(folder.glob("[!.]*.duckdb"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for old in kept[KEEP:]:
+        for p in (old, old.with_suffix(".sha256")):
+            with suppress(OSError):
+                p.unlink()

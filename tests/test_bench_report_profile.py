@@ -1,0 +1,34 @@
+"""Smoke test of bench/report_profile.py on the bundled sample, one run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_report_profile_times_each_stage_and_query() -> None:
+    done = subprocess.run(
+        [sys.executable, "bench/report_profile.py", "--runs", "1", "--no-whatif", "--top", "3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for stage in ("ingest", "  analysis heavy_requests", "analyses", "chart specs", "page"):
+        assert re.search(rf"^{re.escape(stage)}\s+\d+\.\d{{3}}\s+\d+\.\d{{3}}\s+\d+$", out, re.M), (
+            stage
+        )
+    assert "whatif" not in out
+    queries = re.findall(r"^(\S+/\S+)\s+\d+\s+\d+\.\d{3}\s+\d+\.\d{3}$", out, re.M)
+    assert len(queries) == 3
+    assert re.search(r"^peak RSS \d+ MB$", out, re.M)

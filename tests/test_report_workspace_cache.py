@@ -1,0 +1,136 @@
+"""The report's workspace cache (relplan/report/workspace_cache.py): a second report of the
+same raw inputs opens the workspace the first ingested, and its page is the page a fresh ingest
+gives; a changed input file, input flag or damaged kept file means a new ingest; a failed
+ingest leaves nothing in the cache folder; the switch turns it off."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relplan.analyses import AnalyzeOptions
+from relplan.errors import InputError
+from relplan.ingest import IngestOptions
+from relplan.report import pipeline, workspace_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
+WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+pytestmark = pytest.mark.slow  # each report of the sample takes about a second
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("RELPLAN_WORKSPACE_CACHE", "1")
+    monkeypatch.delenv("RELPLAN_WHATIF_CACHE", raising=False)
+    return tmp_path / "cache" / workspace_cache.FOLDER
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(SAMPLE, tmp_path / "pulse-retry-cancel"))
+
+
+@pytest.fixture
+def ingests(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The paths ingested, by either path (the cache's or the in-memory one)."""
+    seen: list[Path] = []
+    for module in (workspace_cache, pipeline):
+        real = module.ingest_files
+
+        def counted(con: Any, paths: Any, opts: Any, *a: Any, _real: Any = real) -> Any:
+            seen.extend(paths)
+            return _real(con, paths, opts, *a)
+
+        monkeypatch.setattr(module, "ingest_files", counted)
+    return seen
+
+
+def _note(inputs: Path, notes: str) -> None:
+    manifest = inputs / "run.json"
+    doc = json.loads(manifest.read_text(encoding="utf-8"))
+    doc["notes"] = notes
+    manifest.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def _page(path: Path, out: Path, inputs: IngestOptions | None = None) -> str:
+    files = pipeline.make_report(
+        path, out=out, opts=AnalyzeOptions(), generated_at=WHEN, inputs=inputs
+    )
+    return files.html.read_text(encoding="utf-8")
+
+
+def test_a_second_report_opens_the_kept_workspace_and_writes_the_same_page(
+    cache_dir: Path,
+    inputs: Path,
+    ingests: list[Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = _page(inputs, tmp_path / "a.html")
+    assert ingests == [inputs]
+    kept = sorted(p.suffix for p in cache_dir.iterdir())
+    assert kept == [".duckdb", ".sha256"]
+    assert _page(inputs, tmp_path / "b.html") == first
+    assert ingests == [inputs]  # opened, not ingested again
+    monkeypatch.setenv("RELPLAN_WORKSPACE_CACHE", "0")
+    assert _page(inputs, tmp_path / "c.html") == first  # in memory, as without the cache
+    assert ingests == [inputs, inputs]
+
+
+def test_a_changed_input_flag_or_damage_means_a_new_ingest(
+    cache_dir: Path, inputs: Path, ingests: list[Path], tmp_path: Path
+) -> None:
+    _page(inputs, tmp_path / "a.html")
+    _note(inputs, "edited")
+    _page(inputs, tmp_path / "b.html")
+    _page(inputs, tmp_path / "c.html", IngestOptions(on_error="skip"))
+    assert len(ingests) == 3
+    assert len(list(cache_dir.glob("*.duckdb"))) == 3
+    newest = max(cache_dir.glob("*.duckdb"), key=lambda p: p.stat().st_mtime_ns)
+    data = bytearray(newest.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    newest.write_bytes(bytes(data))
+    _page(inputs, tmp_path / "d.html", IngestOptions(on_error="skip"))
+    assert len(ingests) == 4  # the damaged file failed its SHA-256 and was ingested again
+
+
+def test_a_failed_ingest_keeps_nothing(cache_dir: Path, inputs: Path, tmp_path: Path) -> None:
+    (inputs / "proxy.parquet").write_bytes(b"PAR1 this is no Parquet file PAR1")
+    with pytest.raises(InputError):
+        _page(inputs, tmp_path / "a.html")
+    assert not cache_dir.exists() or list(cache_dir.iterdir()) == []
+    assert not (tmp_path / "a.html").exists()
+
+
+def test_only_the_newest_workspaces_are_kept(cache_dir: Path, inputs: Path) -> None:
+    for i in range(workspace_cache.KEEP + 2):
+        _note(inputs, str(i))
+        key = workspace_cache.key_of(inputs, IngestOptions())
+        assert key is not None
+        assert workspace_cache.workspace_for(inputs, IngestOptions(), key) is not None
+    assert len(list(cache_dir.glob("*.duckdb"))) == workspace_cache.KEEP
+    assert len(list(cache_dir.glob("*.sha256"))) == workspace_cache.KEEP
+
+
+def test_a_kept_file_duckdb_cannot_open_is_forgotten_and_ingested_again(
+    cache_dir: Path, inputs: Path, ingests: list[Path], tmp_path: Path
+) -> None:
+    first = _page(inputs, tmp_path / "a.html")
+    (db,) = cache_dir.glob("*.duckdb")
+    garbage = b"not a DuckDB file" * 100
+    db.write_bytes(garbage)  # its SHA-256 file agrees: only DuckDB can tell
+    db.with_suffix(".sha256").write_text(hashlib.sha256(garbage).hexdigest(), encoding="ascii")
+    assert _page(inputs, tmp_path / "b.html") == first
+    assert not db.exists()
+    assert _page(inputs, tmp_path / "c.html") == first
+    assert db.exists()
+    assert len(ingests) == 3
