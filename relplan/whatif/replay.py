@@ -3,9 +3,10 @@
 Each run is a normal simulation of the scenario file with the control's `--set` overrides
 and the seed (relplan.sim.run.prepare, relplan.sim.simulator.Simulation), with the control's
 hooks (hooks.py). What the figures read (the proxy log, the engine trace's events, run.json)
-is written in the canonical formats to a temporary folder by the simulator's own writer
-functions, ingested into an in-memory workspace with `relplan ingest`'s readers and measured
-by `figures()`, exactly as the incident is. Runs are spread over `jobs` processes
+is taken from the simulator's own frames in the canonical formats (relplan/sim/writer.py)
+into an in-memory workspace, the same rows `relplan ingest` stores from those files
+(`load_measured`; no file is written), and measured by `figures()`, exactly as the incident
+is. Runs are spread over `jobs` processes
 (spawned, as `relplan simulate sweep` does); results come back in task order whatever the
 parallelism, so the table is deterministic.
 """
@@ -13,17 +14,18 @@ parallelism, so the table is deterministic.
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relplan.whatif.controls import Control
 from relplan.whatif.model import ControlOutcome, Figures, Spread
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,6 @@ def run_one(task: Task) -> Figures:
     import duckdb
 
     from relplan import sql
-    from relplan.ingest.base import IngestOptions
-    from relplan.ingest.driver import ingest_files
     from relplan.sim.run import prepare
     from relplan.sim.simulator import Simulation
     from relplan.whatif.figures import figures
@@ -51,35 +51,95 @@ def run_one(task: Task) -> Figures:
     sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
     apply(sim, task.hooks)
     sim.run()
-    with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
-        files = write_measured(
-            sim, Path(tmp), {"scenario": p.scenario.name, "sets": list(task.sets)}
-        )
-        con = duckdb.connect()
-        try:
-            sql.run(con, "schema")
-            sql.run(con, "whatif/no_progress_bar")
-            ingest_files(con, files, IngestOptions())
-            return figures(con)
-        finally:
-            con.close()
+    con = duckdb.connect()
+    try:
+        sql.run(con, "schema")
+        sql.run(con, "whatif/no_progress_bar")
+        load_measured(con, sim, {"scenario": p.scenario.name, "sets": list(task.sets)})
+        return figures(con)
+    finally:
+        con.close()
 
 
-def write_measured(sim: Any, folder: Path, meta: dict[str, Any]) -> list[Path]:
-    """The files the figures read, in the canonical formats (relplan/sim/writer.py): the proxy
-    log, the engine trace's `event` rows and run.json. The trace's step and stats rows and the
-    metrics (most of a run's bytes) are left out: no figure reads them."""
+# The sources the replay's workspace holds, as `relplan ingest` numbers the three files
+# written in this order (proxy.parquet, engine.parquet, run.json).
+MEASURED = (("proxy", "parquet"), ("engine", "parquet"), ("manifest", "run_json"))
+
+
+def load_measured(con: duckdb.DuckDBPyConnection, sim: Any, meta: dict[str, Any]) -> None:
+    """Store what the figures read of a finished simulation in the workspace `con` (the
+    schema created, nothing else in it): the rows `relplan ingest` stores from the proxy log,
+    the engine trace's `event` rows and run.json in the canonical formats
+    (relplan/sim/writer.py), straight from the simulator's frames, with no file written and
+    no reader run. The trace's step and stats rows and the metrics (most of a run's bytes)
+    are left out: no figure reads them. tests/test_whatif_load.py holds every table equal to
+    an ingest of the written files."""
+    import datetime as dt
     import json
 
     import polars as pl
 
-    from relplan.sim.writer import engine_frame, manifest, proxy_frame
+    from relplan import sql
+    from relplan.sim.writer import event_frame, manifest, proxy_frame
 
-    proxy, engine, run = folder / "proxy.parquet", folder / "engine.parquet", folder / "run.json"
-    proxy_frame(sim).write_parquet(proxy)
-    engine_frame(sim).filter(pl.col("type") == "event").write_parquet(engine)
-    run.write_text(json.dumps(manifest(sim, meta).model_dump(mode="json")), encoding="utf-8")
-    return [proxy, engine, run]
+    proxy = proxy_frame(sim).with_row_index("ln", offset=1)
+    events = event_frame(sim).with_row_index("ln", offset=1)
+    man = manifest(sim, meta)
+    now = dt.datetime.now(dt.timezone.utc)
+    spans = {
+        "proxy": (len(proxy), proxy["t_sent"].min(), proxy["t_end"].max()),
+        "engine": (len(events), events["t"].min(), events["t"].max()),
+        "manifest": (1 + len(man.phases), None, None),
+    }
+    con.register("replay_proxy", proxy.with_columns(pl.col("ln").cast(pl.Int64)).to_arrow())
+    con.register("replay_events", events.with_columns(pl.col("ln").cast(pl.Int64)).to_arrow())
+    try:
+        for source_id, (kind, fmt) in enumerate(MEASURED, start=1):
+            rows, t_min, t_max = spans[kind]
+            sql.run(
+                con,
+                "ingest/insert_source",
+                {
+                    "source_id": source_id,
+                    "path": f"(replay)/{kind}",
+                    "kind": kind,
+                    "format": fmt,
+                    "sha256": f"replay-{kind}",  # no file: nothing to hash, but unique
+                    "rows": rows,
+                    "rejected": 0,
+                    "t_min": t_min,
+                    "t_max": t_max,
+                    "unknown_columns": [],
+                    "notes": [],
+                    "ingested_at": now,
+                },
+            )
+        sql.run(con, "whatif/replay_attempts", {"source_id": 1})
+        sql.run(con, "whatif/replay_events", {"source_id": 2})
+    finally:
+        con.unregister("replay_proxy")
+        con.unregister("replay_events")
+    sql.run(
+        con,
+        "ingest/insert_manifest",
+        {
+            "source_id": 3,
+            "name": man.name,
+            "capacity": man.capacity_calls_per_s,
+            "deadline": man.deadline_s,
+            "window": man.delivery_window_s,
+            "overload_phase": man.overload_phase,
+            "t0": man.t0,
+            "notes": man.notes,
+            "manifest": json.dumps(man.model_dump(mode="json")),
+        },
+    )
+    for ph in man.phases:
+        sql.run(
+            con,
+            "ingest/insert_phase",
+            {"source_id": 3, "name": ph.name, "start_s": ph.start, "end_s": ph.end},
+        )
 
 
 def run_timed(task: Task) -> tuple[Figures, float]:
