@@ -6,9 +6,9 @@ hooks (hooks.py). What the figures read (the proxy log, the engine trace's event
 is taken from the simulator's own frames in the canonical formats (relplan/sim/writer.py)
 into an in-memory workspace, the same rows `relplan ingest` stores from those files
 (`load_measured`; no file is written), and measured by `figures()`, exactly as the incident
-is. Runs are spread over `jobs` processes
-(spawned, as `relplan simulate sweep` does); results come back in task order whatever the
-parallelism, so the table is deterministic.
+is. Runs are spread over `jobs` processes, this one included (the others forked from the
+simulator's fork server, as `relplan simulate sweep` does); results come back in task order
+whatever the parallelism, so the table is deterministic.
 """
 
 from __future__ import annotations
@@ -164,30 +164,50 @@ def run_tasks(
     tasks: list[Task], jobs: int, progress: Callable[[int, int], None] | None = None
 ) -> tuple[list[Figures], float, float]:
     """Every task's figures, in task order, the wall seconds the runs took and the CPU
-    seconds they used (summed over the runs, in whichever process each ran)."""
+    seconds they used (summed over the runs, in whichever process each ran).
+
+    `jobs` processes replay: this one and `jobs - 1` workers. The workers take the tasks
+    from the front of the list, this process from the back (a task no worker has started
+    yet is withdrawn from the pool and run here), so no process waits while a task is left
+    and none pays a worker's start-up for nothing."""
     from relplan.sim.pool import spawn_context
 
     check_tasks(tasks)
     t = time.perf_counter()
-    out: list[Figures] = []
-    cpu = 0.0
-    if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(
-            max_workers=min(jobs, len(tasks)), mp_context=spawn_context()
-        ) as pool:
-            for fig, used in pool.map(run_timed, tasks):
-                out.append(fig)
-                cpu += used
-                if progress is not None:
-                    progress(len(out), len(tasks))
+    done: list[tuple[Figures, float] | None] = [None] * len(tasks)
+
+    def report() -> None:
+        if progress is not None:
+            progress(sum(d is not None for d in done), len(tasks))
+
+    workers = min(jobs, len(tasks)) - 1
+    if workers > 0:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=spawn_context()) as pool:
+            futures = [pool.submit(run_timed, task) for task in tasks]
+            try:
+                for i in reversed(range(len(tasks))):
+                    if futures[i].cancel():  # not started by a worker: run it here
+                        done[i] = run_timed(tasks[i])
+                        for j, f in enumerate(futures):
+                            if done[j] is None and f.done() and not f.cancelled():
+                                done[j] = f.result()
+                        report()
+                for i, f in enumerate(futures):
+                    if done[i] is None:
+                        done[i] = f.result()
+                        report()
+            except BaseException:
+                # Ctrl-C or a failed run: the workers must not go on with the queued tasks
+                # while the pool's exit waits for them.
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     else:
-        for task in tasks:
-            fig, used = run_timed(task)
-            out.append(fig)
-            cpu += used
-            if progress is not None:
-                progress(len(out), len(tasks))
-    return out, time.perf_counter() - t, cpu
+        for i, task in enumerate(tasks):
+            done[i] = run_timed(task)
+            report()
+    out = [d for d in done if d is not None]
+    assert len(out) == len(tasks), "every task ran"
+    return [fig for fig, _ in out], time.perf_counter() - t, sum(used for _, used in out)
 
 
 def spread(values: list[float | None]) -> Spread:
