@@ -7,7 +7,9 @@ run, and the figures of both are equal.
 The runs are short variants of the built-in `pulse-retry` scenario (the shape of
 tests/test_whatif_hooks.py) under settings that exercise what the controls change: retries,
 cancellation, coalescing (attached attempts), a retry budget (shed attempts), a proxy cap and
-an engine queue cap (rejected executions), and the retry-before-first-token hook.
+an engine queue cap (rejected executions), and the retry-before-first-token hook. The files
+come from a run that keeps its step records, the loaded rows from one that does not, as the
+replay runs (`record_steps=False`).
 """
 
 from __future__ import annotations
@@ -54,9 +56,11 @@ pytestmark = pytest.mark.slow  # a simulation and an ingest per case
 NOT_COMPARED = {"sources": ("path", "sha256", "ingested_at")}
 
 
-def _sim(sets: list[str], hooks: tuple[str, ...]) -> tuple[Simulation, dict[str, Any]]:
+def _sim(
+    sets: list[str], hooks: tuple[str, ...], *, record_steps: bool = True
+) -> tuple[Simulation, dict[str, Any]]:
     p = prepare("pulse-retry", [*SHORT, *sets], 1)
-    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
+    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed, record_steps=record_steps)
     apply(sim, hooks)
     sim.run()
     return sim, {"scenario": p.scenario.name, "sets": [*SHORT, *sets]}
@@ -98,8 +102,11 @@ def test_loaded_replay_stores_what_an_ingest_of_its_files_stores(
 ) -> None:
     sim, meta = _sim(sets, hooks)
     ingested = _ingested(sim, meta, tmp_path)
+    # the replay's own run keeps no step records (record_steps=False): same events, same log
+    lean, _ = _sim(sets, hooks, record_steps=False)
+    assert not lean.engine.step_t_issue
     loaded = _workspace()
-    load_measured(loaded, sim, meta)
+    load_measured(loaded, lean, meta)
     want, got = _tables(ingested), _tables(loaded)
     assert want.keys() == got.keys()
     assert want["attempts"]

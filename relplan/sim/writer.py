@@ -140,6 +140,8 @@ def event_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
 
 def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
     e = sim.engine
+    if not e.record_steps:
+        raise ValueError("the simulation kept no step records (record_steps=False)")
     execution_ids = pl.Series(
         "execution_id", [x.execution_id for x in sim.executions], dtype=pl.String
     )

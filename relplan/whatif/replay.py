@@ -16,8 +16,9 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,10 +49,11 @@ def run_one(task: Task) -> Figures:
     from relplan.whatif.hooks import apply
 
     p = prepare(task.scenario, list(task.sets), task.seed)
-    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
+    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed, record_steps=False)
     apply(sim, task.hooks)
     sim.run()
-    con = duckdb.connect()
+    # One thread: the tables are small, and the other core replays too.
+    con = duckdb.connect(config={"threads": 1})
     try:
         sql.run(con, "schema")
         sql.run(con, "whatif/no_progress_bar")
@@ -160,19 +162,55 @@ def check_tasks(tasks: list[Task]) -> None:
             prepare(t.scenario, list(t.sets), t.seed)
 
 
+def warm_up() -> None:
+    """A worker's first job: import what `run_one` needs, while the parent still fits."""
+    import duckdb  # noqa: F401
+
+    from relplan.sim.run import prepare  # noqa: F401
+    from relplan.sim.simulator import Simulation  # noqa: F401
+    from relplan.whatif.figures import figures  # noqa: F401
+    from relplan.whatif.hooks import apply  # noqa: F401
+
+
+@contextmanager
+def replay_pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """The `jobs - 1` worker processes of `run_tasks` (None for one job), started now, each
+    importing what a replay needs (`warm_up`) while the caller prepares the tasks. Pending
+    tasks are cancelled when the block ends by an exception (Ctrl-C, a failed run), so the
+    workers do not go on with them while the pool's exit waits."""
+    from relplan.sim.pool import spawn_context
+
+    if jobs <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=spawn_context()) as pool:
+        for _ in range(jobs - 1):
+            pool.submit(warm_up)
+        try:
+            yield pool
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
 def run_tasks(
-    tasks: list[Task], jobs: int, progress: Callable[[int, int], None] | None = None
+    tasks: list[Task],
+    jobs: int,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    pool: ProcessPoolExecutor | None = None,
 ) -> tuple[list[Figures], float, float]:
     """Every task's figures, in task order, the wall seconds the runs took and the CPU
     seconds they used (summed over the runs, in whichever process each ran).
 
-    `jobs` processes replay: this one and `jobs - 1` workers. The workers take the tasks
-    from the front of the list, this process from the back (a task no worker has started
-    yet is withdrawn from the pool and run here), so no process waits while a task is left
-    and none pays a worker's start-up for nothing."""
-    from relplan.sim.pool import spawn_context
-
+    `jobs` processes replay: this one and `jobs - 1` workers (`pool`, from `replay_pool`, or
+    started here). The workers take the tasks from the front of the list, this process from
+    the back (a task no worker has started yet is withdrawn from the pool and run here), so
+    no process waits while a task is left and none pays a worker's start-up for nothing."""
     check_tasks(tasks)
+    if pool is None and jobs > 1 and len(tasks) > 1:
+        with replay_pool(min(jobs, len(tasks))) as own:
+            return run_tasks(tasks, jobs, progress, pool=own)
     t = time.perf_counter()
     done: list[tuple[Figures, float] | None] = [None] * len(tasks)
 
@@ -180,27 +218,24 @@ def run_tasks(
         if progress is not None:
             progress(sum(d is not None for d in done), len(tasks))
 
-    workers = min(jobs, len(tasks)) - 1
-    if workers > 0:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=spawn_context()) as pool:
-            futures = [pool.submit(run_timed, task) for task in tasks]
-            try:
-                for i in reversed(range(len(tasks))):
-                    if futures[i].cancel():  # not started by a worker: run it here
-                        done[i] = run_timed(tasks[i])
-                        for j, f in enumerate(futures):
-                            if done[j] is None and f.done() and not f.cancelled():
-                                done[j] = f.result()
-                        report()
-                for i, f in enumerate(futures):
-                    if done[i] is None:
-                        done[i] = f.result()
-                        report()
-            except BaseException:
-                # Ctrl-C or a failed run: the workers must not go on with the queued tasks
-                # while the pool's exit waits for them.
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+    if pool is not None and len(tasks) > 1:
+        futures = [pool.submit(run_timed, task) for task in tasks]
+        try:
+            for i in reversed(range(len(tasks))):
+                if futures[i].cancel():  # not started by a worker: run it here
+                    done[i] = run_timed(tasks[i])
+                    for j, f in enumerate(futures):
+                        if done[j] is None and f.done() and not f.cancelled():
+                            done[j] = f.result()
+                    report()
+            for i, f in enumerate(futures):
+                if done[i] is None:
+                    done[i] = f.result()
+                    report()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
     else:
         for i, task in enumerate(tasks):
             done[i] = run_timed(task)

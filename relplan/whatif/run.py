@@ -11,6 +11,7 @@ import math
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from relplan.whatif.controls import (
 from relplan.whatif.figures import figures
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
 from relplan.whatif.model import ControlOutcome, Figures, WhatIf
-from relplan.whatif.replay import Task, outcome, run_tasks
+from relplan.whatif.replay import Task, outcome, replay_pool, run_tasks
 from relplan.whatif.settings import Sizing
 
 
@@ -120,6 +121,7 @@ def replay(
     progress: Callable[[int, int], None] | None = None,
     analyze_opts: AnalyzeOptions | None = None,
     fitted: Fitted | None = None,
+    pool: ProcessPoolExecutor | None = None,
 ) -> Replayed:
     """Fit the incident into `work_dir` (unless `fitted` was fitted there already), measure
     it, replay it as observed and under each available control over `o.seeds` seeds."""
@@ -141,7 +143,7 @@ def replay(
     tasks = [
         Task(str(scenario), tuple(c.sets), s, c.name, c.hooks) for c in runnable for s in seeds
     ]
-    runs, _, cpu = run_tasks(tasks, o.jobs, progress)
+    runs, _, cpu = run_tasks(tasks, o.jobs, progress, pool=pool)
     by_control = {
         c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
     }
@@ -162,7 +164,11 @@ def whatif(
         raise UsageError("--seeds", "give at least 1 seed")
     check_names(o.only, o.scenario_files)  # before the fit, which takes a while
     t = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
+    # the workers start (and import) while this process fits
+    with (
+        tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp,
+        replay_pool(o.jobs) as pool,
+    ):
         folder = work_dir or Path(tmp)
         fitted = fit_incident(
             con,
@@ -181,6 +187,7 @@ def whatif(
             progress=progress,
             analyze_opts=analyze_opts,
             fitted=fitted,
+            pool=pool,
         )
     fitted, incident, seeds, by_control, cpu = (
         done.fitted,
