@@ -122,9 +122,12 @@ def replay(
     analyze_opts: AnalyzeOptions | None = None,
     fitted: Fitted | None = None,
     pool: ProcessPoolExecutor | None = None,
+    incident: Figures | None = None,
 ) -> Replayed:
     """Fit the incident into `work_dir` (unless `fitted` was fitted there already), measure
-    it, replay it as observed and under each available control over `o.seeds` seeds."""
+    it (`incident`: already measured with `analyze_opts`, which stands when the fit changes
+    none of them), replay it as observed and under each available control over `o.seeds`
+    seeds."""
     scenario = work_dir / "scenario.toml"
     if fitted is None:
         fitted = fit_incident(
@@ -137,7 +140,8 @@ def replay(
     if aopts.capacity is None and fitted.ctx.capacity is None:
         # the data gives no Ĉ: the incident is measured against the fitted engine's
         aopts = aopts.model_copy(update={"capacity": float(fitted.data["capacity_calls_per_s"])})
-    incident = figures(con, aopts)
+    if incident is None or aopts != (analyze_opts or AnalyzeOptions()):
+        incident = figures(con, aopts)
     seeds = list(range(1, o.seeds + 1))
     runnable = [Control(AS_OBSERVED, "as observed")] + [c for c in controls if not c.unavailable]
     tasks = [
@@ -157,8 +161,10 @@ def whatif(
     work_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     analyze_opts: AnalyzeOptions | None = None,
+    incident: Figures | None = None,
 ) -> WhatIf:
-    """Fit the workspace's incident, replay it as observed and under each control, rank."""
+    """Fit the workspace's incident, replay it as observed and under each control, rank.
+    `incident`: its figures, when the caller measured them already with `analyze_opts`."""
     o = opts or WhatIfOptions()
     if o.seeds < 1:
         raise UsageError("--seeds", "give at least 1 seed")
@@ -188,6 +194,7 @@ def whatif(
             analyze_opts=analyze_opts,
             fitted=fitted,
             pool=pool,
+            incident=incident,
         )
     fitted, incident, seeds, by_control, cpu = (
         done.fitted,
