@@ -30,7 +30,7 @@ from relplan.sim.simulator import Simulation
 from relplan.sim.writer import engine_frame, manifest, proxy_frame
 from relplan.whatif.figures import figures
 from relplan.whatif.hooks import apply
-from relplan.whatif.replay import load_measured
+from relplan.whatif.replay import Task, load_measured, run_tasks
 
 SHORT = [
     "workload.phases.0.seconds=20",
@@ -134,3 +134,16 @@ def test_the_cases_exercise_what_the_controls_change(tmp_path: Path) -> None:
         if con.execute("select count(*) from events where event = 'rejected'").fetchone() != (0,):
             seen.add("rejected")
     assert seen == {"attached", "shed", "cancel", "rejected"}
+
+
+def test_two_processes_give_the_figures_of_one_in_task_order() -> None:
+    """`run_tasks` with a worker (which takes tasks from the front while this process takes
+    them from the back) returns what one process returns, in task order."""
+    tasks = [
+        Task("pulse-retry", (*SHORT, *sets), 1, name, hooks) for name, sets, hooks in CASES[:4]
+    ]
+    alone, _, _ = run_tasks(tasks, 1)
+    shared, _, cpu = run_tasks(tasks, 2)
+    assert shared == alone
+    assert len({f.model_dump_json() for f in alone}) > 1  # the cases differ
+    assert cpu > 0
