@@ -1,11 +1,18 @@
 """Issue 27's table in one go: the report (cold, warm, --no-whatif), start-up against
 `import typer`, and optionally the test suite and the fast loop, each against its goal.
 
-    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF] [PATH]
+    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF]
+                          [--against REF [--against-only]] [PATH]
 
 Every figure is a whole process run from this checkout with this interpreter, its wall time
-and (in the last column) its CPU time, user + system, of the process and every process it
-waited for (the replay's workers): on a shared machine the CPU seconds move less than the wall.
+and (in the last column) its CPU time, user + system, of the process and every descendant:
+the fork server and the replay's workers, which outlive the report process by a moment and
+are waited for here (this process is their subreaper; before, their CPU and memory went
+uncounted). On a shared machine the CPU seconds move less than the wall.
+- with --against REF, first a side-by-side table of the cold report: git REF (checked out in
+  a temporary worktree, run with this interpreter) and this checkout, --repeat runs each,
+  interleaved, each with its own empty cache: median and least wall and CPU, peak MB;
+  --against-only prints that table alone;
 - report, cold: `relplan report PATH` with an empty RELPLAN_CACHE_DIR (the what-if replay runs,
   the Vega bundle is built, the page is computed and kept); one run, each cold run needing its
   own empty cache;
@@ -19,7 +26,7 @@ waited for (the replay's workers): on a shared machine the CPU seconds move less
 - report --no-whatif, warm and computed (with and without the ingest): the same without the
   what-if section;
 - each warm or computed figure is the median of --repeat runs;
-- peak MB: the largest resident set of the report process or any process it waited for (the
+- peak MB: the largest resident set of the report process or any of its descendants (the
   replay's workers), from wait4's rusage: the peak of one process, not a sum;
 - start-up: `relplan budget ...`, `relplan pulse ...`, `--version`, `-h` against
   `python -c "import typer"`, interleaved, median of --repeat x 3 runs, the ratio of the wall
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import os
 import statistics
 import subprocess
@@ -46,6 +54,8 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/startup.py's checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
@@ -60,9 +70,18 @@ STARTUP: tuple[tuple[str, ...], ...] = (
 )
 
 
+def _subreaper() -> None:
+    """Make this process the reaper of its orphaned descendants (Linux PR_SET_CHILD_SUBREAPER),
+    so the replay's workers, which are children of multiprocessing's fork server and outlive
+    the report process by a moment, are waited for here and their CPU and memory counted."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
 def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
-    """(wall s, peak RSS MB, CPU s) of one process and its children, failing loudly when it
-    fails."""
+    """(wall s, peak RSS MB, CPU s) of one process and every descendant (the fork server and
+    the replay's workers included), failing loudly when it fails. The wall time ends when the
+    command exits; the descendants it left are then waited for (they hold no output)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         list(cmd), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -70,10 +89,19 @@ def timed(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode() if proc.stderr is not None else ""
+    peak = usage.ru_maxrss
+    cpu = usage.ru_utime + usage.ru_stime
+    while True:  # orphans reparented here (see _subreaper)
+        try:
+            _, _, more = os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+        peak = max(peak, more.ru_maxrss)
+        cpu += more.ru_utime + more.ru_stime
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
-    return wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
+    return wall, peak / 1024.0, cpu
 
 
 # (label, extra flags, page cache on, workspace cache on, goal)
@@ -135,27 +163,6 @@ def report_rows(path: Path, repeat: int, cold: bool, roots: Sequence[Path]) -> l
     return rows
 
 
-@contextlib.contextmanager
-def checkout(ref: str) -> Iterator[Path]:
-    """A checkout's folder as it is, or a git ref checked out (detached) into a temporary
-    worktree, removed afterwards."""
-    if Path(ref).is_dir():
-        yield Path(ref).resolve()
-        return
-    with tempfile.TemporaryDirectory(prefix="relplan-speed-before-") as tmp:
-        tree = Path(tmp) / "before"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), ref],
-            check=True,
-        )
-        try:
-            yield tree
-        finally:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True
-            )
-
-
 def print_side_by_side(ref: str, before: list[Row], after: list[Row]) -> None:
     print(f"\nreport figures, {ref} (before) and this checkout (after), runs interleaved")
     head = ("wall s", "", "CPU s", "", "peak MB", "")
@@ -164,6 +171,41 @@ def print_side_by_side(ref: str, before: list[Row], after: list[Row]) -> None:
     for b, a in zip(before, after, strict=True):
         cells = (b[1], a[1], b[4], a[4], b[2], a[2])
         print(f"{a[0]:<36}  " + "  ".join(f"{c:>8.2f}" for c in cells), flush=True)
+
+
+def cold_against(
+    ref: str, path: Path, repeat: int
+) -> list[tuple[str, float, float, float, float, float]]:
+    """The cold report of `ref` (checked out in a temporary worktree) and of this checkout,
+    `repeat` runs each, interleaved (ref, this, this, ref, ...) so other jobs' load falls on
+    both alike, each run with its own empty cache: (side, median wall s, min wall s, median
+    CPU s, min CPU s, peak MB)."""
+    from startup import checkout
+
+    with checkout(ref) as tree, tempfile.TemporaryDirectory(prefix="relplan-speed-") as tmp:
+        work = Path(tmp)
+        sides = [(f"{ref}", tree), ("this checkout", ROOT)]
+        runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in sides}
+        for i in range(repeat):
+            for name, src in sides if i % 2 == 0 else sides[::-1]:
+                cache = work / f"cache-{len(runs[name])}-{name.replace(' ', '-')}"
+                env = {**os.environ, "PYTHONPATH": str(src), "RELPLAN_CACHE_DIR": str(cache)}
+                env.pop("RELPLAN_REPORT_CACHE", None)
+                env.pop("RELPLAN_WHATIF_CACHE", None)
+                out = work / "r.html"
+                cmd = [sys.executable, "-m", "relplan", "report", str(path), "--out", str(out)]
+                runs[name].append(timed(cmd, env, work))
+    return [
+        (
+            name,
+            statistics.median(w for w, _, _ in rs),
+            min(w for w, _, _ in rs),
+            statistics.median(c for _, _, c in rs),
+            min(c for _, _, c in rs),
+            max(m for _, m, _ in rs),
+        )
+        for name, rs in runs.items()
+    ]
 
 
 def startup_rows(repeat: int) -> list[tuple[str, float, float, float]]:
@@ -216,9 +258,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--suite", action="store_true", help="also time the suite (minutes)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest -n for --suite")
     parser.add_argument("--before", metavar="REF", help="also measure the report at REF")
+    parser.add_argument(
+        "--against", metavar="REF", help="first, the cold report of git REF beside this checkout's"
+    )
+    parser.add_argument(
+        "--against-only", action="store_true", help="with --against: print only that table"
+    )
     ns = parser.parse_args(argv)
     if ns.repeat < 1:
         parser.error("--repeat must be 1 or more")
+    _subreaper()
     load0 = os.getloadavg()
     # Rows are printed as they are measured (flushed), so a long --suite run shows the rest.
     print(
@@ -226,6 +275,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}",
         flush=True,
     )
+    if ns.against:
+        print(f"cold report, {ns.repeat} runs per side, interleaved (goal: wall <= 3 s, <= 300 MB)")
+        print(
+            f"{'side':<20}  {'wall med':>8}  {'wall min':>8}  {'CPU med':>8}  {'CPU min':>8}  {'peak MB':>7}"
+        )
+        for side, w_med, w_min, c_med, c_min, mb in cold_against(
+            ns.against, ns.path.resolve(), ns.repeat
+        ):
+            print(
+                f"{side:<20}  {w_med:>7.2f}s  {w_min:>7.2f}s  {c_med:>7.2f}s  {c_min:>7.2f}s"
+                f"  {mb:>7.0f}",
+                flush=True,
+            )
+        if ns.against_only:
+            load1 = os.getloadavg()
+            print(f"load average at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}")
+            return 0
     print(f"{'figure':<34}  {'value':>9}  {'goal':>9}  {'':>6}  {'cpu':>9}")
     print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}  {'-' * 9}", flush=True)
 
@@ -237,6 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     with contextlib.ExitStack() as stack:
+        from startup import checkout
+
         roots = [ROOT] if ns.before is None else [stack.enter_context(checkout(ns.before)), ROOT]
         measured = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
     reports = measured[-1]

@@ -36,7 +36,11 @@ TARGET_RATIO = 0.3
 
 @contextmanager
 def checkout(ref: str) -> Iterator[Path]:
-    """`ref` checked out (detached) in a temporary worktree, removed afterwards."""
+    """A checkout's folder as it is, or git `ref` checked out (detached) in a temporary
+    worktree, removed afterwards."""
+    if Path(ref).is_dir():
+        yield Path(ref).resolve()
+        return
     with tempfile.TemporaryDirectory(prefix="relplan-startup-") as tmp:
         tree = Path(tmp) / "before"
         subprocess.run(

@@ -110,8 +110,14 @@ class Engine:
         cost: CostModel,
         push_done: Callable[[float], None],
         listener: EngineListener,
+        *,
+        record_steps: bool = True,
     ) -> None:
         self.cfg = cfg
+        # False: the per-step records below (prefill rows, decode spans, step rows) are not
+        # kept; what only the engine trace's step and stats rows read (the what-if replay
+        # measures the events alone). Scheduling, events and counters are the same.
+        self.record_steps = record_steps
         self.block_size = cfg.block_size
         self.token_budget = cfg.max_num_batched_tokens
         self.max_seqs = cfg.max_num_seqs
@@ -279,7 +285,7 @@ class Engine:
         self.n_decoding -= 1
         self.decode_offset_sum -= ex.tokens_at_join - ex.decode_from_step + 1
         del self.block_boundary[(ex.decode_from_step - ex.tokens_at_join) % self.block_size][ex]
-        if end_step > ex.decode_from_step:
+        if end_step > ex.decode_from_step and self.record_steps:
             self.span_execution.append(ex.idx)
             self.span_first_step.append(ex.decode_from_step)
             self.span_end_step.append(end_step)
@@ -315,20 +321,20 @@ class Engine:
         """Record that `ex` (with `computed` prompt tokens computed) computes `chunk` more in
         `step`, `cached` of its tokens found in the prefix cache; a prefill that completes its
         target in this step produces its first decode token and joins `completers`."""
-        self.prefill_step.append(step)
-        self.prefill_execution.append(ex.idx)
-        self.prefill_computed.append(chunk)
-        self.prefill_cached.append(cached)
         self.prefill_tokens_total += chunk
         if ex.preemptions:
             self.recomputed_tokens_total += chunk
         computed += chunk
         ex.num_computed = computed
-        if computed == ex.target:
-            self.prefill_decode_tokens.append(1)
+        done = computed == ex.target
+        if done:
             completers.append(ex)
-        else:
-            self.prefill_decode_tokens.append(0)
+        if self.record_steps:
+            self.prefill_step.append(step)
+            self.prefill_execution.append(ex.idx)
+            self.prefill_computed.append(chunk)
+            self.prefill_cached.append(cached)
+            self.prefill_decode_tokens.append(1 if done else 0)
 
     def _preempt(self, ex: Execution, step: int, now: float) -> None:
         block_size = self.block_size
@@ -618,6 +624,8 @@ class Engine:
         self.next_step = step + 1
         self.in_flight.append([step, t_done, completers, finishers, n_decoding])
         self.push_done(t_done)
+        if not self.record_steps:
+            return True
         self.step_t_issue.append(now)
         self.step_t_done.append(t_done)
         self.step_running.append(len(running) + self.n_finishing)

@@ -57,6 +57,10 @@ class Simulation:
     samples: list[Sample] = field(default_factory=list)
     now: float = 0.0
     finished: bool = False
+    # False: the engine keeps no per-step records (Engine's record_steps): the engine
+    # trace's step and stats rows cannot be written; its events, the proxy log and the
+    # metrics are the same. The what-if replay, which measures no step, runs without them.
+    record_steps: bool = True
 
     def __post_init__(self) -> None:
         scn = self.scenario
@@ -112,6 +116,7 @@ class Simulation:
             self.profile.cost_model(),
             self._push_done,
             self.proxy,
+            record_steps=self.record_steps,
         )
         self.proxy.engine = self.engine
         self.proxy.clients = self.clients

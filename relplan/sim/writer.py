@@ -76,7 +76,9 @@ def proxy_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
     )
 
 
-def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
+def event_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
+    """The engine trace's `event` rows alone (time order), in their own columns: what
+    `engine_frame` puts first, and all that the what-if replay measures of the engine."""
     e = sim.engine
     execution_ids = pl.Series(
         "execution_id", [x.execution_id for x in sim.executions], dtype=pl.String
@@ -104,7 +106,7 @@ def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
     ex_output = pl.Series([x.output_tokens for x in sim.executions], dtype=pl.Int64)
     ex_max = pl.Series([x.max_tokens for x in sim.executions], dtype=pl.Int64)
     ex_preempted = pl.Series([x.preemptions for x in sim.executions], dtype=pl.Int64)
-    events = recorded.select(
+    return recorded.select(
         pl.lit("event").alias("type"),
         (pl.col("t") + t0).alias("t"),
         execution_ids.gather(recorded["execution"]).alias("execution_id"),
@@ -134,6 +136,16 @@ def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
         .alias("preemptions"),
         pl.when(pl.col("event") == "arrived").then(pl.col("_max")).alias("max_tokens"),
     )
+
+
+def engine_frame(sim: Simulation, t0: float = T0) -> pl.DataFrame:
+    e = sim.engine
+    if not e.record_steps:
+        raise ValueError("the simulation kept no step records (record_steps=False)")
+    execution_ids = pl.Series(
+        "execution_id", [x.execution_id for x in sim.executions], dtype=pl.String
+    )
+    events = event_frame(sim, t0)
 
     t_issue = pl.Series("t_issue", e.step_t_issue, dtype=pl.Float64) + t0
     t_done = pl.Series("t_done", e.step_t_done, dtype=pl.Float64) + t0

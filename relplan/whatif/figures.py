@@ -1,8 +1,8 @@
 """The figures the fit check and the control table compare, computed by `relplan analyze`.
 
-One implementation for the incident and every replay: the replay's files are ingested into a
-workspace with `relplan ingest`'s readers (relplan.sim.summary.load_run) and both go through
-`figures(con)`. Per phase and for `overload+later` (calls planned from the start of the
+One implementation for the incident and every replay: a replay's records are stored in an
+in-memory workspace as `relplan ingest` stores the simulator's files (relplan.whatif.replay
+`load_measured`) and both go through `figures(con)`. Per phase and for `overload+later` (calls planned from the start of the
 overload phase to the end of the data): calls, delivered and on-time share (the delivery
 analysis's query); executions per call (overload and later); accepted and completed × Ĉ in
 the first phase after the overload (amplification); recovery time and verdict (delivery).

@@ -62,7 +62,8 @@ def _replay(
     from relplan.whatif.figures import figures
     from relplan.whatif.run import WhatIfOptions, whatif
 
-    verdict = figures(con, opts).verdict
+    incident = figures(con, opts)
+    verdict = incident.verdict
     if verdict == "recovered":
         raise NoDataError("not replayed: the incident recovered by itself, no control is needed")
     if verdict == "insufficient data":
@@ -74,6 +75,7 @@ def _replay(
             WhatIfOptions(seeds=REPORT_SEEDS, jobs=jobs, capacity=opts.capacity),
             progress=progress,
             analyze_opts=opts,
+            incident=incident,
         )
     except NoDataError:
         raise

@@ -3,29 +3,31 @@
 Each run is a normal simulation of the scenario file with the control's `--set` overrides
 and the seed (relplan.sim.run.prepare, relplan.sim.simulator.Simulation), with the control's
 hooks (hooks.py). What the figures read (the proxy log, the engine trace's events, run.json)
-is written in the canonical formats to a temporary folder by the simulator's own writer
-functions, ingested into an in-memory workspace with `relplan ingest`'s readers and measured
-by `figures()`, exactly as the incident is. Runs are spread over `jobs` processes
-(spawned, as `relplan simulate sweep` does); results come back in task order whatever the
-parallelism, so the table is deterministic.
+is taken from the simulator's own frames in the canonical formats (relplan/sim/writer.py)
+into an in-memory workspace, the same rows `relplan ingest` stores from those files
+(`load_measured`; no file is written), and measured by `figures()`, exactly as the incident
+is. Runs are spread over `jobs` processes, this one included (the others forked from the
+simulator's fork server, as `relplan simulate sweep` does); results come back in task order
+whatever the parallelism, so the table is deterministic.
 """
 
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relplan.whatif.controls import Control
 from relplan.whatif.model import ControlOutcome, Figures, Spread
 
 if TYPE_CHECKING:
+    import duckdb
+
     from relplan.sim.scenario import Override
 
 
@@ -43,44 +45,105 @@ def run_one(task: Task) -> Figures:
     import duckdb
 
     from relplan import sql
-    from relplan.ingest.base import IngestOptions
-    from relplan.ingest.driver import ingest_files
     from relplan.sim.run import prepare
     from relplan.sim.simulator import Simulation
     from relplan.whatif.figures import figures
     from relplan.whatif.hooks import apply
 
     p = prepare(task.scenario, task.sets, task.seed)
-    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed)
+    sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed, record_steps=False)
     apply(sim, task.hooks)
     sim.run()
-    with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
-        files = write_measured(sim, Path(tmp), {"scenario": p.scenario.name, "sets": p.sets})
-        con = duckdb.connect()
-        try:
-            sql.run(con, "schema")
-            sql.run(con, "whatif/no_progress_bar")
-            ingest_files(con, files, IngestOptions())
-            return figures(con)
-        finally:
-            con.close()
+    # One thread: the tables are small, and the other core replays too.
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        sql.run(con, "schema")
+        sql.run(con, "whatif/no_progress_bar")
+        load_measured(con, sim, {"scenario": p.scenario.name, "sets": p.sets})
+        return figures(con)
+    finally:
+        con.close()
 
 
-def write_measured(sim: Any, folder: Path, meta: dict[str, Any]) -> list[Path]:
-    """The files the figures read, in the canonical formats (relplan/sim/writer.py): the proxy
-    log, the engine trace's `event` rows and run.json. The trace's step and stats rows and the
-    metrics (most of a run's bytes) are left out: no figure reads them."""
+# The sources the replay's workspace holds, as `relplan ingest` numbers the three files
+# written in this order (proxy.parquet, engine.parquet, run.json).
+MEASURED = (("proxy", "parquet"), ("engine", "parquet"), ("manifest", "run_json"))
+
+
+def load_measured(con: duckdb.DuckDBPyConnection, sim: Any, meta: dict[str, Any]) -> None:
+    """Store what the figures read of a finished simulation in the workspace `con` (the
+    schema created, nothing else in it): the rows `relplan ingest` stores from the proxy log,
+    the engine trace's `event` rows and run.json in the canonical formats
+    (relplan/sim/writer.py), straight from the simulator's frames, with no file written and
+    no reader run. The trace's step and stats rows and the metrics (most of a run's bytes)
+    are left out: no figure reads them. tests/test_whatif_load.py holds every table equal to
+    an ingest of the written files."""
+    import datetime as dt
     import json
 
     import polars as pl
 
-    from relplan.sim.writer import engine_frame, manifest, proxy_frame
+    from relplan import sql
+    from relplan.sim.writer import event_frame, manifest, proxy_frame
 
-    proxy, engine, run = folder / "proxy.parquet", folder / "engine.parquet", folder / "run.json"
-    proxy_frame(sim).write_parquet(proxy)
-    engine_frame(sim).filter(pl.col("type") == "event").write_parquet(engine)
-    run.write_text(json.dumps(manifest(sim, meta).model_dump(mode="json")), encoding="utf-8")
-    return [proxy, engine, run]
+    proxy = proxy_frame(sim).with_row_index("ln", offset=1)
+    events = event_frame(sim).with_row_index("ln", offset=1)
+    man = manifest(sim, meta)
+    now = dt.datetime.now(dt.timezone.utc)
+    spans = {
+        "proxy": (len(proxy), proxy["t_sent"].min(), proxy["t_end"].max()),
+        "engine": (len(events), events["t"].min(), events["t"].max()),
+        "manifest": (1 + len(man.phases), None, None),
+    }
+    con.register("replay_proxy", proxy.with_columns(pl.col("ln").cast(pl.Int64)).to_arrow())
+    con.register("replay_events", events.with_columns(pl.col("ln").cast(pl.Int64)).to_arrow())
+    try:
+        for source_id, (kind, fmt) in enumerate(MEASURED, start=1):
+            rows, t_min, t_max = spans[kind]
+            sql.run(
+                con,
+                "ingest/insert_source",
+                {
+                    "source_id": source_id,
+                    "path": f"(replay)/{kind}",
+                    "kind": kind,
+                    "format": fmt,
+                    "sha256": f"replay-{kind}",  # no file: nothing to hash, but unique
+                    "rows": rows,
+                    "rejected": 0,
+                    "t_min": t_min,
+                    "t_max": t_max,
+                    "unknown_columns": [],
+                    "notes": [],
+                    "ingested_at": now,
+                },
+            )
+        sql.run(con, "whatif/replay_attempts", {"source_id": 1})
+        sql.run(con, "whatif/replay_events", {"source_id": 2})
+    finally:
+        con.unregister("replay_proxy")
+        con.unregister("replay_events")
+    sql.run(
+        con,
+        "ingest/insert_manifest",
+        {
+            "source_id": 3,
+            "name": man.name,
+            "capacity": man.capacity_calls_per_s,
+            "deadline": man.deadline_s,
+            "window": man.delivery_window_s,
+            "overload_phase": man.overload_phase,
+            "t0": man.t0,
+            "notes": man.notes,
+            "manifest": json.dumps(man.model_dump(mode="json")),
+        },
+    )
+    for ph in man.phases:
+        sql.run(
+            con,
+            "ingest/insert_phase",
+            {"source_id": 3, "name": ph.name, "start_s": ph.start, "end_s": ph.end},
+        )
 
 
 def run_timed(task: Task) -> tuple[Figures, float]:
@@ -101,34 +164,87 @@ def check_tasks(tasks: list[Task]) -> None:
             prepare(t.scenario, t.sets, t.seed)
 
 
-def run_tasks(
-    tasks: list[Task], jobs: int, progress: Callable[[int, int], None] | None = None
-) -> tuple[list[Figures], float, float]:
-    """Every task's figures, in task order, the wall seconds the runs took and the CPU
-    seconds they used (summed over the runs, in whichever process each ran)."""
+def warm_up() -> None:
+    """A worker's first job: import what `run_one` needs, while the parent still fits."""
+    import duckdb  # noqa: F401
+
+    from relplan.sim.run import prepare  # noqa: F401
+    from relplan.sim.simulator import Simulation  # noqa: F401
+    from relplan.whatif.figures import figures  # noqa: F401
+    from relplan.whatif.hooks import apply  # noqa: F401
+
+
+@contextmanager
+def replay_pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """The `jobs - 1` worker processes of `run_tasks` (None for one job), started now, each
+    importing what a replay needs (`warm_up`) while the caller prepares the tasks. Pending
+    tasks are cancelled when the block ends by an exception (Ctrl-C, a failed run), so the
+    workers do not go on with them while the pool's exit waits."""
     from relplan.sim.pool import spawn_context
 
+    if jobs <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=spawn_context()) as pool:
+        for _ in range(jobs - 1):
+            pool.submit(warm_up)
+        try:
+            yield pool
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def run_tasks(
+    tasks: list[Task],
+    jobs: int,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    pool: ProcessPoolExecutor | None = None,
+) -> tuple[list[Figures], float, float]:
+    """Every task's figures, in task order, the wall seconds the runs took and the CPU
+    seconds they used (summed over the runs, in whichever process each ran).
+
+    `jobs` processes replay: this one and `jobs - 1` workers (`pool`, from `replay_pool`, or
+    started here). The workers take the tasks from the front of the list, this process from
+    the back (a task no worker has started yet is withdrawn from the pool and run here), so
+    no process waits while a task is left and none pays a worker's start-up for nothing."""
     check_tasks(tasks)
+    if pool is None and jobs > 1 and len(tasks) > 1:
+        with replay_pool(min(jobs, len(tasks))) as own:
+            return run_tasks(tasks, jobs, progress, pool=own)
     t = time.perf_counter()
-    out: list[Figures] = []
-    cpu = 0.0
-    if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(
-            max_workers=min(jobs, len(tasks)), mp_context=spawn_context()
-        ) as pool:
-            for fig, used in pool.map(run_timed, tasks):
-                out.append(fig)
-                cpu += used
-                if progress is not None:
-                    progress(len(out), len(tasks))
+    done: list[tuple[Figures, float] | None] = [None] * len(tasks)
+
+    def report() -> None:
+        if progress is not None:
+            progress(sum(d is not None for d in done), len(tasks))
+
+    if pool is not None and len(tasks) > 1:
+        futures = [pool.submit(run_timed, task) for task in tasks]
+        try:
+            for i in reversed(range(len(tasks))):
+                if futures[i].cancel():  # not started by a worker: run it here
+                    done[i] = run_timed(tasks[i])
+                    for j, f in enumerate(futures):
+                        if done[j] is None and f.done() and not f.cancelled():
+                            done[j] = f.result()
+                    report()
+            for i, f in enumerate(futures):
+                if done[i] is None:
+                    done[i] = f.result()
+                    report()
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
     else:
-        for task in tasks:
-            fig, used = run_timed(task)
-            out.append(fig)
-            cpu += used
-            if progress is not None:
-                progress(len(out), len(tasks))
-    return out, time.perf_counter() - t, cpu
+        for i, task in enumerate(tasks):
+            done[i] = run_timed(task)
+            report()
+    out = [d for d in done if d is not None]
+    assert len(out) == len(tasks), "every task ran"
+    return [fig for fig, _ in out], time.perf_counter() - t, sum(used for _, used in out)
 
 
 def spread(values: list[float | None]) -> Spread:

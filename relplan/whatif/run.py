@@ -11,6 +11,7 @@ import math
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from relplan.whatif.controls import (
 from relplan.whatif.figures import figures
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
 from relplan.whatif.model import ControlOutcome, Figures, WhatIf
-from relplan.whatif.replay import Task, outcome, run_tasks
+from relplan.whatif.replay import Task, outcome, replay_pool, run_tasks
 from relplan.whatif.settings import Sizing
 
 
@@ -120,9 +121,13 @@ def replay(
     progress: Callable[[int, int], None] | None = None,
     analyze_opts: AnalyzeOptions | None = None,
     fitted: Fitted | None = None,
+    pool: ProcessPoolExecutor | None = None,
+    incident: Figures | None = None,
 ) -> Replayed:
     """Fit the incident into `work_dir` (unless `fitted` was fitted there already), measure
-    it, replay it as observed and under each available control over `o.seeds` seeds."""
+    it (`incident`: already measured with `analyze_opts`, which stands when the fit changes
+    none of them), replay it as observed and under each available control over `o.seeds`
+    seeds."""
     scenario = work_dir / "scenario.toml"
     if fitted is None:
         fitted = fit_incident(
@@ -135,11 +140,12 @@ def replay(
     if aopts.capacity is None and fitted.ctx.capacity is None:
         # the data gives no Ĉ: the incident is measured against the fitted engine's
         aopts = aopts.model_copy(update={"capacity": float(fitted.data["capacity_calls_per_s"])})
-    incident = figures(con, aopts)
+    if incident is None or aopts != (analyze_opts or AnalyzeOptions()):
+        incident = figures(con, aopts)
     seeds = list(range(1, o.seeds + 1))
     runnable = [Control(AS_OBSERVED, "as observed")] + [c for c in controls if not c.unavailable]
     tasks = [Task(str(scenario), c.applied, s, c.name, c.hooks) for c in runnable for s in seeds]
-    runs, _, cpu = run_tasks(tasks, o.jobs, progress)
+    runs, _, cpu = run_tasks(tasks, o.jobs, progress, pool=pool)
     by_control = {
         c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
     }
@@ -153,14 +159,20 @@ def whatif(
     work_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     analyze_opts: AnalyzeOptions | None = None,
+    incident: Figures | None = None,
 ) -> WhatIf:
-    """Fit the workspace's incident, replay it as observed and under each control, rank."""
+    """Fit the workspace's incident, replay it as observed and under each control, rank.
+    `incident`: its figures, when the caller measured them already with `analyze_opts`."""
     o = opts or WhatIfOptions()
     if o.seeds < 1:
         raise UsageError("--seeds", "give at least 1 seed")
     check_names(o.only, o.scenario_files)  # before the fit, which takes a while
     t = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp:
+    # the workers start (and import) while this process fits
+    with (
+        tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp,
+        replay_pool(o.jobs) as pool,
+    ):
         folder = work_dir or Path(tmp)
         fitted = fit_incident(
             con,
@@ -179,6 +191,8 @@ def whatif(
             progress=progress,
             analyze_opts=analyze_opts,
             fitted=fitted,
+            pool=pool,
+            incident=incident,
         )
     fitted, incident, seeds, by_control, cpu = (
         done.fitted,
