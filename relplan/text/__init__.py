@@ -10,6 +10,8 @@ function, `relplan.values.num` (with `pct` for shares and `human_duration` for s
 - `findings`: each analysis' one-sentence finding, from its model (named by its registry row,
   filled in by `analyze()`);
 - `heavy`, `restarts`, `verdict`: the heavy-request, stuck, restart and verdict text;
+- `assessment`: the verdict's reasons, evidence, needs and figure notes, by the sentence code
+  the verdict names (`relplan.analyses.assessment.Said`);
 - `budget`, `pulse`: the text of `relplan budget` and `relplan pulse`;
 - `slo`: the SLO alert rules' descriptions and the `relplan alerts slo` summary;
 - `whatif`: the text of `relplan whatif` and the controls' labels.
