@@ -30,11 +30,8 @@ workspace cannot give names an input it lacks, never one it holds (`contradictio
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Callable
-from functools import cache
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import duckdb
 from pydantic import Field
@@ -54,6 +51,7 @@ from relplan.analyses.evidence import (
     source_status,
 )
 from relplan.analyses.histograms import LatencyHistogram
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
 
 # The sentences of the verdict, worded by relplan/text/assessment.py (each code is a function
@@ -113,20 +111,7 @@ Said = Literal[
     "window_note",
     "window_text",
 ]
-WORDING = "relplan.text.assessment:word"  # an import string, as the registry's `finding`
-
-
-def _say(code: Said, **values: Any) -> str:
-    """The sentence `code` with `values`, worded by relplan.text (WORDING), which this layer
-    never imports: the analysis names what it found, the text package says it."""
-    word: Callable[..., str] = _wording()
-    return word(code, **values)
-
-
-@cache
-def _wording() -> Callable[..., str]:
-    module, _, attr = WORDING.partition(":")
-    return cast("Callable[..., str]", getattr(importlib.import_module(module), attr))
+_say: Words[Said] = Words("relplan.text.assessment")
 
 
 VerdictName = Literal[

@@ -1,18 +1,17 @@
 """The verdict's sentences: its reasons, evidence, needs and the notes of its figures.
 
 relplan/analyses/assessment.py decides the verdict and computes its figures; wherever it has
-something to say it names a sentence (`Said`, a Literal of the codes below) with the numbers
-and names it rests on, and this module words it (`word(code, **values)`). The analysis reaches
-this module by import string, as `analyze()` reaches the findings (relplan/text/findings.py),
-so the analyses never import relplan.text. Numbers go through relplan.values.
+something to say it names a sentence (`Said`, a Literal of the codes in `SENTENCES` below)
+with the numbers and names it rests on, and this module words it (relplan/analyses/wording.py:
+reached by name, so the analyses never import relplan.text). Numbers go through relplan.values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
-from relplan.analyses.assessment import GATEWAY, NEEDS, Said
+from relplan.analyses.assessment import GATEWAY, NEEDS
 from relplan.values import clock_span, fixed, num, percent, short, sig, sig_grouped
 
 # --- figures' notes and labels --------------------------------------------------------------
@@ -487,8 +486,3 @@ SENTENCES: dict[str, Callable[..., str]] = {
         recovered_beside,
     )
 }
-
-
-def word(code: Said, **values: Any) -> str:
-    """The sentence `code` (a `relplan.analyses.assessment.Said`) with its values."""
-    return SENTENCES[code](**values)

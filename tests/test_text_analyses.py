@@ -1,5 +1,6 @@
-"""The verdict's words live in relplan/text/assessment.py (issue 29): the analysis names each
-sentence by a code (`relplan.analyses.assessment.Said`) with its numbers, and builds none.
+"""The analyses' words live in relplan/text/ (issue 29): an analysis module that has moved its
+words names each sentence by a code (its `Said`) with its numbers, builds none, and its text
+module (reached by name through relplan/analyses/wording.py) words every code and no other.
 
 A sentence is counted as tests/test_text_room.py (branch t29b) counts it: an f-string with a
 value and at least four words of its own text, outside a `raise` or an `...Error(...)` call.
@@ -10,9 +11,12 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import get_args
 
-from relplan.analyses import assessment
+import pytest
+
+from relplan.analyses import assessment, wording
 from relplan.text import assessment as words
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,9 +47,23 @@ def sentence_lines(source: str) -> list[int]:
     return sorted(lines)
 
 
-def test_the_verdict_analysis_builds_no_sentence() -> None:
-    source = (ROOT / "relplan" / "analyses" / "assessment.py").read_text(encoding="utf-8")
+MOVED = [assessment]
+
+
+@pytest.mark.parametrize("module", MOVED, ids=lambda m: m.__name__)
+def test_a_moved_analysis_builds_no_sentence(module: ModuleType) -> None:
+    name = module.__name__.rpartition(".")[2]
+    source = (ROOT / "relplan" / "analyses" / f"{name}.py").read_text(encoding="utf-8")
     assert sentence_lines(source) == []
+
+
+@pytest.mark.parametrize("module", MOVED, ids=lambda m: m.__name__)
+def test_its_text_module_words_every_code_and_no_other(module: ModuleType) -> None:
+    say = module._say
+    assert isinstance(say, wording.Words)
+    assert say.module.startswith("relplan.text.")
+    said = set(get_args(module.Said))
+    assert set(wording.table(say.module)) == said
 
 
 def test_the_check_sees_a_sentence_and_leaves_errors_alone() -> None:
@@ -57,16 +75,10 @@ def test_the_check_sees_a_sentence_and_leaves_errors_alone() -> None:
     assert sentence_lines(source) == [1]
 
 
-def test_every_code_the_verdict_says_has_its_words() -> None:
-    assert set(words.SENTENCES) == set(get_args(assessment.Said))
-    module, _, attr = assessment.WORDING.partition(":")
-    assert (module, attr) == (words.__name__, "word")
-
-
 def test_the_words_carry_the_numbers_through_the_formatter() -> None:
-    assert words.word("calls_of", part=1234, calls=5000) == "1,234 of 5,000 calls"
+    assert words.SENTENCES["calls_of"](part=1234, calls=5000) == "1,234 of 5,000 calls"
     assert (
-        words.word("no_evidence", aborts=1, scrapes=1, min_scrapes=3, gauges_only=False)
+        assessment._say("no_evidence", aborts=1, scrapes=1, min_scrapes=3, gauges_only=False)
         == "no evidence of delivery: 1 abort line in the engine log (a failure signal, not a"
         " rate); vllm:request_success_total has 1 scrape in the window (at least 3 needed: a"
         " rise needs two)"
