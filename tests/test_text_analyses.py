@@ -16,7 +16,7 @@ from typing import get_args
 
 import pytest
 
-from relplan.analyses import assessment, coverage, overload, wording
+from relplan.analyses import assessment, coverage, metrics_figures, overload, wording
 from relplan.text import assessment as words
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def sentence_lines(source: str) -> list[int]:
     return sorted(lines)
 
 
-MOVED = [assessment, coverage, overload]
+MOVED = [assessment, coverage, metrics_figures, overload]
 
 
 @pytest.mark.parametrize("module", MOVED, ids=lambda m: m.__name__)
