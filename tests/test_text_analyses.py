@@ -16,7 +16,14 @@ from typing import get_args
 
 import pytest
 
-from relplan.analyses import assessment, coverage, metrics_figures, overload, wording
+from relplan.analyses import (
+    assessment,
+    bounds,
+    coverage,
+    metrics_figures,
+    overload,
+    wording,
+)
 from relplan.text import assessment as words
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,14 +54,26 @@ def sentence_lines(source: str) -> list[int]:
     return sorted(lines)
 
 
-MOVED = [assessment, coverage, metrics_figures, overload]
+MOVED = [
+    assessment,
+    bounds,
+    coverage,
+    metrics_figures,
+    overload,
+]
+# f-strings that describe a model's field in its JSON schema (`Field(description=f"...")`, a
+# constant in it): the model's own documentation, which stays beside the field.
+SCHEMA = {"heavy_requests": 2, "littles_law": 1}
 
 
 @pytest.mark.parametrize("module", MOVED, ids=lambda m: m.__name__)
 def test_a_moved_analysis_builds_no_sentence(module: ModuleType) -> None:
     name = module.__name__.rpartition(".")[2]
     source = (ROOT / "relplan" / "analyses" / f"{name}.py").read_text(encoding="utf-8")
-    assert sentence_lines(source) == []
+    lines = sentence_lines(source)
+    assert len(lines) == SCHEMA.get(name, 0)
+    text = source.splitlines()
+    assert all("description=f" in text[n - 1] for n in lines), lines
 
 
 @pytest.mark.parametrize("module", MOVED, ids=lambda m: m.__name__)
