@@ -19,6 +19,7 @@ import pytest
 from relplan.analyses import (
     assessment,
     bounds,
+    context,
     coverage,
     metrics_figures,
     overload,
@@ -57,6 +58,7 @@ def sentence_lines(source: str) -> list[int]:
 MOVED = [
     assessment,
     bounds,
+    context,
     coverage,
     metrics_figures,
     overload,
