@@ -21,6 +21,7 @@ from relplan.analyses import (
     bounds,
     context,
     coverage,
+    drain,
     metrics_figures,
     overload,
     wording,
@@ -60,6 +61,7 @@ MOVED = [
     bounds,
     context,
     coverage,
+    drain,
     metrics_figures,
     overload,
 ]
