@@ -19,6 +19,7 @@ import pytest
 from relplan.analyses import (
     assessment,
     bounds,
+    capacity,
     context,
     counters,
     coverage,
@@ -61,6 +62,7 @@ def sentence_lines(source: str) -> list[int]:
 MOVED = [
     assessment,
     bounds,
+    capacity,
     context,
     counters,
     coverage,
