@@ -25,6 +25,7 @@ from relplan.analyses import (
     coverage,
     delivery,
     drain,
+    histograms,
     metrics_figures,
     overload,
     wording,
@@ -68,6 +69,7 @@ MOVED = [
     coverage,
     delivery,
     drain,
+    histograms,
     metrics_figures,
     overload,
 ]

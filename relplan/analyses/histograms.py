@@ -20,15 +20,20 @@ Aborted requests appear in no per-request histogram in current vLLM (vLLM issues
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 from pydantic import Field
 
 from relplan import sql
 from relplan.analyses.context import RunContext, Window, window_params
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
 from relplan.values import fixed, sig
+
+# The sentences of this analysis, worded by relplan/text/histograms.py (one function per code).
+Said = Literal["one_scrape"]
+_say: Words[Said] = Words("relplan.text.histograms")
 
 BASES: dict[str, tuple[str, str]] = {
     "ttft": ("vllm:time_to_first_token_seconds", "time to first token"),
@@ -151,7 +156,7 @@ def latency(
             )
         why = None
         if present[metric] < 2:
-            why = f"one scrape of {metric}: a rise needs two (bucket deltas between scrapes)"
+            why = _say("one_scrape", metric=metric)
         elif not any(r.requests for r in rows):
             why = "no request finished in the window (the histogram did not rise)"
         out.append(
