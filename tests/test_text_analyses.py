@@ -27,6 +27,7 @@ from relplan.analyses import (
     drain,
     heavy_requests,
     histograms,
+    littles_law,
     metrics_figures,
     overload,
     wording,
@@ -72,6 +73,7 @@ MOVED = [
     drain,
     heavy_requests,
     histograms,
+    littles_law,
     metrics_figures,
     overload,
 ]
