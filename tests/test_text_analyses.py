@@ -30,6 +30,7 @@ from relplan.analyses import (
     littles_law,
     metrics_figures,
     overload,
+    stuck,
     wording,
 )
 from relplan.text import assessment as words
@@ -76,6 +77,7 @@ MOVED = [
     littles_law,
     metrics_figures,
     overload,
+    stuck,
 ]
 # f-strings that describe a model's field in its JSON schema (`Field(description=f"...")`, a
 # constant in it): the model's own documentation, which stays beside the field.
