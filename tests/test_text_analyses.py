@@ -120,3 +120,67 @@ def test_the_words_carry_the_numbers_through_the_formatter() -> None:
         " rate); vllm:request_success_total has 1 scrape in the window (at least 3 needed: a"
         " rise needs two)"
     )
+
+
+# Sentences no snapshot or analyze/verdict test reaches (traced over those tests): their words,
+# as analyses/*.py built them before they moved, pinned here.
+UNREACHED = [
+    (
+        "assessment",
+        "calls_answered",
+        {"share": 0.93, "calls": 1234},
+        "93% of 1,234 calls answered",
+    ),
+    (
+        "assessment",
+        "healthy_trace",
+        {"finished": 1500, "aborted": 3},
+        "1,500 executions finished and 3 aborted; no overload found (no bin with arrivals above Ĉ"
+        " while work waited, no growing queue); whether clients received them needs a gateway log",
+    ),
+    (
+        "assessment",
+        "no_completion_while_waiting",
+        {"scrapes": 10, "waiting": 3.0},
+        "no request completed over 10 scrapes while 3 waited",
+    ),
+    (
+        "assessment",
+        "rates_need",
+        {"capacity_known": True, "after_bins": 2, "deadline_known": None, "has_gateway": False},
+        "D (--deadline or a run.json) with the e2e histogram, or a gateway log",
+    ),
+    (
+        "assessment",
+        "cannot_judge_rates",
+        {"capacity_known": False, "tail": "after the overload", "rates": "R"},
+        "an overload was found but Ĉ is unknown, so nothing says whether the engine keeps up"
+        " after the overload (R)",
+    ),
+    ("overload", "queue_grew", {"source": "S"}, "detected: the waiting queue (S) grew"),
+    (
+        "overload",
+        "steady_named",
+        {"name": "steady"},
+        "a phase is named 'steady': no steady-state window is added",
+    ),
+    (
+        "delivery",
+        "overload_to_the_end",
+        {"phase": "pulse"},
+        "the overload phase pulse ends at or after the end of the data",
+    ),
+    (
+        "stuck",
+        "no_node_label",
+        {"labels": ["node", "Hostname"], "series": "vllm:x"},
+        "no node, Hostname label on the replica's vllm:x series",
+    ),
+]
+
+
+@pytest.mark.parametrize(("module", "code", "values", "text"), UNREACHED)
+def test_the_words_of_sentences_no_snapshot_reaches(
+    module: str, code: str, values: dict[str, object], text: str
+) -> None:
+    assert wording.table(f"relplan.text.{module}")[code](**values) == text
