@@ -51,8 +51,68 @@ from relplan.analyses.evidence import (
     source_status,
 )
 from relplan.analyses.histograms import LatencyHistogram
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
-from relplan.values import fixed, num, percent, short, sig, sig_grouped
+
+# The sentences of the verdict, worded by relplan/text/assessment.py (each code is a function
+# there, called with the values named here): the analysis says which, with its numbers.
+Said = Literal[
+    "aborted_prefill_method",
+    "arrivals_above",
+    "bucket_note",
+    "calls_answered",
+    "calls_of",
+    "cannot_judge_rates",
+    "capacity_ramp_method",
+    "collapsed",
+    "counter_evidence",
+    "delivered_evidence",
+    "drain_note",
+    "drained_only_after_load",
+    "executions_done",
+    "failure_ended_basis",
+    "failure_window_note",
+    "gateway_evidence",
+    "healthy_counter",
+    "healthy_gateway",
+    "healthy_trace",
+    "idle",
+    "incident_pulse",
+    "incident_recovered",
+    "late_answers_note",
+    "late_to_end_basis",
+    "late_to_end_metastable",
+    "late_to_end_overloaded",
+    "low_share",
+    "more_calls_need",
+    "no_call_delivered",
+    "no_completion_while_waiting",
+    "no_deadline",
+    "no_evidence",
+    "no_evidence_evidence",
+    "not_recovered",
+    "over",
+    "queue_emptied",
+    "rates",
+    "rates_need",
+    "recovered_beside",
+    "recovered_needs",
+    "requests_completed",
+    "retries_note",
+    "scrapes_need",
+    "still_draining",
+    "throughput_method",
+    "too_few_calls",
+    "too_few_calls_basis",
+    "trace_evidence",
+    "waiting_last_bin_label",
+    "waiting_trend_label",
+    "waiting_trend_note",
+    "window_note",
+    "window_text",
+]
+_say: Words[Said] = Words("relplan.text.assessment")
+
 
 VerdictName = Literal[
     "metastable", "draining", "overloaded", "recovered", "healthy", "failing", "cannot tell"
@@ -179,7 +239,7 @@ def contradictions(a: Assessment) -> list[str]:
     if rec is not None and said_none and a.verdict in ("recovered", "healthy"):
         out.append(f"{rec.label}: {rec.note} beside the verdict {a.verdict}")
     if rec is not None and a.verdict in DOWN and rec.value is not None:
-        out.append(f"{rec.label}: {short(rec.value)} s beside the verdict {a.verdict}")
+        out.append(_say("recovered_beside", label=rec.label, value=rec.value, verdict=a.verdict))
     return out
 
 
@@ -267,7 +327,7 @@ def _capacity_figure(
                 "per_s",
                 ["capacity calibration (staged ramp)"],
                 needs="--capacity or a run.json",
-                note=f"method: the highest stage rate whose queue did not grow ({cal.bound})",
+                note=_say("capacity_ramp_method", bound=cal.bound),
             ),
             cal.capacity_calls_per_s,
         )
@@ -346,11 +406,7 @@ def _aborted_prefill_from_counters(
         "share",
         sources,
         needs="an engine trace with step records (per execution)",
-        note=f"method: 1 - {num(finished)} prompt tokens computed for finished requests ÷"
-        f" {num(computed)} computed in all (prefix-cache queries - hits); "
-        f"{num(aborted)} executions aborted by the engine log's abort lines"
-        f" ({num(computed - finished)} tokens, {num((computed - finished) / aborted)} each;"
-        " work still running at the end of the data counts here too)",
+        note=_say("aborted_prefill_method", finished=finished, computed=computed, aborted=aborted),
     )
 
 
@@ -403,10 +459,7 @@ def _capacity_from_throughput(
         low=best[1] / per,
         high=best[2] / per,
         needs="--capacity or a run.json",
-        note=f"method: peak generation throughput sustained over {k} stats lines while"
-        f" requests waited ({num(best[0], 1)} tokens/s) ÷ {num(per, 1)} generated tokens per"
-        " finished request; it weighs decode only, which batches, and no prefill, so it reads"
-        " high: a ceiling, not the Ĉ the verdict uses",
+        note=_say("throughput_method", lines=k, peak=best[0], per=per),
     )
 
 
@@ -427,7 +480,7 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 run.delivered_share,
                 "share",
                 ["gateway log"],
-                note=f"{num(run.delivered)} of {num(run.calls)} calls",
+                note=_say("calls_of", part=run.delivered, calls=run.calls),
             )
         )
         if dl.recovery is not None:
@@ -451,7 +504,7 @@ def _result_figures(res: Any, present: dict[str, bool]) -> list[Figure]:
                 run_amp.retry_share,
                 "share",
                 ["gateway log"],
-                note=f"{num(run_amp.retries)} retries of {num(run_amp.attempts)} attempts",
+                note=_say("retries_note", retries=run_amp.retries, attempts=run_amp.attempts),
             )
         )
     elif run_amp is not None and present["gateway"]:
@@ -746,30 +799,22 @@ def assess(
             # the lab's retries-no-cancel without D: the backlog emptied in the data's last
             # second, after the drill had stopped sending; that is no service under load
             reasons.append(
-                f"the backlog reached its pre-pulse level only once the load had stopped"
-                f" (drained after {fixed(dr.drained_after_s, 0)} s): that says nothing of service"
-                " under load; "
-                + (
-                    "D (--deadline or a run.json) with the e2e histogram the workspace holds"
-                    if present["hist_e2e"]
-                    else f"D (--deadline or a run.json) and {GATEWAY}"
+                _say(
+                    "drained_only_after_load",
+                    drained_after_s=dr.drained_after_s,
+                    has_e2e=present["hist_e2e"],
                 )
-                + " would tell whether the requests were late"
             )
-        evidence = f"{basis}, over {w_text}"
+        evidence = _say("over", what=basis, window=w_text)
         figures += extra
         if verdict == "cannot tell":
-            need = (
-                "Ĉ (--capacity or a run.json)"
-                if cap is None
-                else f"{MIN_AFTER_BINS} bins of data after the overload"
+            need = _say(
+                "rates_need",
+                capacity_known=cap is not None,
+                after_bins=MIN_AFTER_BINS,
+                deadline_known=ctx.deadline_s is not None,
+                has_gateway=present["gateway"],
             )
-            if ctx.deadline_s is None:
-                need = (
-                    "D (--deadline or a run.json)"
-                    if present["gateway"]
-                    else "D (--deadline or a run.json) with the e2e histogram, or a gateway log"
-                )
             return _finish(
                 con,
                 ctx,
@@ -925,7 +970,7 @@ def _recovered_figure(
             None,
             "s",
             [],
-            note=f"not recovered by the end of the data (the verdict: {verdict})",
+            note=_say("not_recovered", verdict=verdict),
         )
     return missing("recovered_after", label, "s", _recovered_needs(ctx, present))
 
@@ -934,13 +979,12 @@ def _recovered_needs(ctx: RunContext, present: dict[str, bool]) -> str:
     """What `recovered after` lacks: D to judge on time by, else an on-time signal (a
     gateway log, or the e2e histogram), else, with both held, enough calls per bin."""
     if ctx.deadline_s is None:
-        return "D, the client deadline (--deadline or a run.json)"
-    if not present.get("gateway") and not present.get("hist_e2e"):
-        return f"{GATEWAY}, or {NEEDS['hist_e2e']}"
-    return (
-        f"at least {MIN_CALLS} calls or finished requests per 30 s bin after the overload"
-        " (the on-time signal the workspace holds has fewer)"
-    )
+        lacks = "deadline"
+    elif not present.get("gateway") and not present.get("hist_e2e"):
+        lacks = "signal"
+    else:
+        lacks = "calls"
+    return _say("recovered_needs", lacks=lacks, min_calls=MIN_CALLS)
 
 
 QUIET = 0.1  # a bin with arrivals under this share of Ĉ carries no load
@@ -979,8 +1023,12 @@ def _drain_figure(dr: Drain) -> Figure:
         dr.drained_after_s,
         "s",
         [dr.source or "backlog"],
-        note=f"pre-pulse level {fixed(dr.pre_level, 1)}, peak {num(dr.peak)}"
-        + (", only once the load stopped" if dr.after_load_ended else ""),
+        note=_say(
+            "drain_note",
+            pre_level=dr.pre_level,
+            peak=dr.peak,
+            after_load_ended=dr.after_load_ended,
+        ),
     )
 
 
@@ -998,17 +1046,17 @@ def _waiting_trend(ctx: RunContext, s: overload.Series) -> Figure | None:
     mq = sum(q for _, q in pts) / len(pts)
     den = sum((t - mt) ** 2 for t, _ in pts)
     slope = sum((t - mt) * (q - mq) for t, q in pts) / den if den else 0.0
-    where = "after the overload" if cut is not None else "over the window"
-    # a gateway log alone has no queue: its series is the attempts in flight, named so
-    what = "attempts in flight" if s.queue_source == "attempts in flight" else "waiting queue"
     return measured(
         "waiting_trend",
-        f"{what} trend {where} (change per second)",
+        _say(
+            "waiting_trend_label",
+            attempts=s.queue_source == "attempts in flight",
+            after_overload=cut is not None,
+        ),
         slope,
         "per_s",
         [s.queue_source or "waiting count"],
-        note=f"least-squares slope over {len(pts)} bins; {num(pts[0][1])} waiting in the first,"
-        f" {num(pts[-1][1])} in the last",
+        note=_say("waiting_trend_note", bins=len(pts), first=pts[0][1], last=pts[-1][1]),
     )
 
 
@@ -1024,8 +1072,7 @@ def _late_answer_figure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Figu
         float(r["attempts_late"]),
         "count",
         ["gateway log"],
-        note=f"{num(int(r['calls_only_late']))} calls had only such answers: their client had left"
-        " at D (with cancellation off the gateway logs 200 for them)",
+        note=_say("late_answers_note", calls_only_late=int(r["calls_only_late"])),
     )
 
 
@@ -1054,8 +1101,12 @@ def _latency_figures(h: LatencyHistogram) -> list[Figure]:
                 [h.metric],
                 low=p.low,
                 high=p.high,
-                note=f"bucket {short(p.low)}–{'+Inf' if p.high is None else f'{short(p.high)}'} s"
-                + (f"; {h.change}" if h.change and p.q == 0.9 else ""),
+                note=_say(
+                    "bucket_note",
+                    low=p.low,
+                    high=p.high,
+                    change=h.change if h.change and p.q == 0.9 else None,
+                ),
             )
         )
     return out
@@ -1075,38 +1126,24 @@ def _with_analysis_span(win: DataWindow, ctx: RunContext) -> DataWindow:
     after = ctx.window_end - win.end
     if before < SAME_SPAN_S and after < SAME_SPAN_S:
         return win
-    parts = []
-    if before >= SAME_SPAN_S:
-        parts.append(f"starts {sig_grouped(before, 3)} s earlier")
-    if after >= SAME_SPAN_S:
-        parts.append(f"ends {sig_grouped(after, 3)} s later")
-    outside = [s.label for s in win.sources if not s.carries_load]
-    why = (
-        f" (it takes in {', '.join(outside)}, which carry no load data)"
-        if outside
-        else " (it spans every source, not only their overlap)"
+    note = _say(
+        "window_note",
+        note=win.note,
+        before=before if before >= SAME_SPAN_S else None,
+        after=after if after >= SAME_SPAN_S else None,
+        outside=[s.label for s in win.sources if not s.carries_load],
     )
-    return win.model_copy(
-        update={
-            "note": f"{win.note}; the analysis window (the Run line) {' and '.join(parts)}{why}"
-        }
-    )
+    return win.model_copy(update={"note": note})
 
 
 def _window_text(win: DataWindow, ctx: RunContext) -> str:
-    if win.start is None or win.end is None:
-        return "no window (no load data)"
-    from relplan.values import clock_span
-
-    span = clock_span(win.start, win.end)
-    bound = (
-        win.start_bound_by
-        if win.start_bound_by == win.end_bound_by
-        else f"{win.start_bound_by} to {win.end_bound_by}"
+    return _say(
+        "window_text",
+        start=win.start,
+        end=win.end,
+        start_bound_by=win.start_bound_by,
+        end_bound_by=win.end_bound_by,
     )
-    secs = win.end - win.start
-    length = num(secs) if secs >= 10 else sig(secs, 3)
-    return f"{span} ({length} s, bounded by {bound})"
 
 
 def _gateway_figures(rec: Any) -> list[Figure]:
@@ -1138,16 +1175,12 @@ def _from_gateway(
     ov = ctx.overload_phase
     pulse = next((w for w in res.delivery.windows if w.window == ov), None)
     if pulse is not None and pulse.calls and pulse.on_time_share == 0:
-        reasons.insert(
-            0,
-            f"an incident: none of the {num(pulse.calls)} calls planned during the {ov} was answered"
-            " on time",
-        )
+        reasons.insert(0, _say("incident_pulse", calls=pulse.calls, phase=ov))
     if verdict == "metastable" and (rec.accepted_x_capacity_after or 0.0) <= 1.0:
         # delivery's late-to-the-end rule (its `because` says so): executions stayed within
         # Ĉ, so that retries sustain it is a suspicion
         suspected = True
-    evidence = f"on-time share of calls by planned arrival (gateway log), over {w_text}"
+    evidence = _say("gateway_evidence", window=w_text)
     return verdict, suspected, basis, reasons, evidence
 
 
@@ -1176,23 +1209,24 @@ def _from_failure(
         [src],
         low=a - ctx.t0,
         high=b - ctx.t0,
-        note=f"bins of {short(width)} s with more than {percent(LATE_SHARE)} missing D, until a bin with at"
-        f" most {percent(ON_TIME_AGAIN)}",
+        note=_say(
+            "failure_window_note",
+            width=width,
+            late_share=LATE_SHARE,
+            on_time_again=ON_TIME_AGAIN,
+        ),
     )
-    evidence = f"{src}, over {w_text}"
+    evidence = _say("over", what=src, window=w_text)
     arr_tail = s.arrivals[-3:] if s.arrivals else None
     ax = (sum(arr_tail) / len(arr_tail) / cap) if arr_tail and cap else None
     if to_end:
         tail = [sh for _, sh, w in late if w >= MIN_CALLS and sh is not None][-3:]
-        words = ", ".join(f"{fixed(x * 100, 0)} %" for x in tail)
         if ax is not None and ax > 1:
             return (
                 "overloaded",
                 True,
-                f"{src} and arrivals above Ĉ",
-                [
-                    f"work missed D until the end of the data ({words} in the last bins) while arrivals stayed at {fixed(ax, 2)} × Ĉ"
-                ],
+                _say("late_to_end_basis", source=src, arrivals_above=True),
+                [_say("late_to_end_overloaded", last=tail, arrivals_x=ax)],
                 evidence,
                 None,
                 [fig],
@@ -1200,13 +1234,15 @@ def _from_failure(
         return (
             "metastable",
             True,
-            f"{src} until the end of the data",
+            _say("late_to_end_basis", source=src, arrivals_above=False),
             [
-                f"most work missed D until the end of the data ({words} in the last bins;"
-                f" {percent(mean_late or 0)} over the failure window): not recovered, and not"
-                " draining"
-                + ("" if ax is None else f"; arrivals at the end {fixed(ax, 2)} × Ĉ")
-                + ("" if has_gateway else "; whether retries sustain it needs a gateway log")
+                _say(
+                    "late_to_end_metastable",
+                    last=tail,
+                    mean_late=mean_late or 0,
+                    arrivals_x=ax,
+                    has_gateway=has_gateway,
+                )
             ],
             evidence,
             None,
@@ -1218,11 +1254,16 @@ def _from_failure(
     return (
         "recovered",
         src.startswith("finished requests"),
-        f"{src}: the failure ended",
+        _say("failure_ended_basis", source=src),
         [
-            f"an incident: {percent(mean_late or 0)} of the work missed D from"
-            f" {short(a - ctx.t0)} s to {short(b - ctx.t0)} s after t0; from then on at most"
-            f" {percent(ON_TIME_AGAIN)} did (recovered after {short(recovered_after)} s)"
+            _say(
+                "incident_recovered",
+                mean_late=mean_late or 0,
+                start_s=a - ctx.t0,
+                end_s=b - ctx.t0,
+                on_time_again=ON_TIME_AGAIN,
+                recovered_after=recovered_after,
+            )
         ],
         evidence,
         recovered_after,
@@ -1241,26 +1282,26 @@ def _no_overload(
 ) -> tuple[VerdictName, bool, str, list[str], str, str | None, list[Figure]]:
     """No overload and no failure signal: healthy only with evidence of delivery."""
     dl = res.delivery
-    none_found = (
-        "no overload found (no bin with arrivals above Ĉ while work waited, no growing queue)"
-    )
     if dl is not None:
         run = dl.windows[0]
-        kind = "delivered" if ctx.deadline_s is not None else "answered (D unknown)"
-        ev = f"{kind} share of {num(run.calls)} call{'s' if run.calls != 1 else ''} (gateway log), over {w_text}"
+        ev = _say(
+            "delivered_evidence",
+            deadline_known=ctx.deadline_s is not None,
+            calls=run.calls,
+            window=w_text,
+        )
         if run.calls and run.delivered == 0:
             return (
                 "failing",
                 False,
                 "the gateway log: no call delivered",
                 [
-                    f"0 of {num(run.calls)} calls delivered"
-                    + (
-                        f" within D = {short(ctx.deadline_s)} s"
-                        if ctx.deadline_s is not None
-                        else ""
+                    _say(
+                        "no_call_delivered",
+                        calls=run.calls,
+                        deadline_s=ctx.deadline_s,
+                        **_attempts(res),
                     )
-                    + _attempts_words(res)
                 ],
                 ev,
                 None,
@@ -1270,12 +1311,17 @@ def _no_overload(
             return (
                 "cannot tell",
                 False,
-                f"fewer than {MIN_CALLS} calls",
+                _say("too_few_calls_basis", min_calls=MIN_CALLS),
                 [
-                    f"{num(run.delivered)} of {num(run.calls)} calls delivered: too few calls to judge (at least {MIN_CALLS})"
+                    _say(
+                        "too_few_calls",
+                        delivered=run.delivered,
+                        calls=run.calls,
+                        min_calls=MIN_CALLS,
+                    )
                 ],
                 ev,
-                f"more calls in the gateway log (at least {MIN_CALLS})",
+                _say("more_calls_need", min_calls=MIN_CALLS),
                 [],
             )
         share = run.delivered_share or 0.0
@@ -1284,19 +1330,18 @@ def _no_overload(
                 "failing",
                 False,
                 "the gateway log's delivered share",
-                [
-                    f"only {percent(share)} of {num(run.calls)} calls delivered (healthy needs >= {percent(HEALTHY_SHARE)})"
-                ],
+                [_say("low_share", share=share, calls=run.calls, healthy_share=HEALTHY_SHARE)],
                 ev,
                 None,
                 [],
             )
+        answered = _say("calls_answered", share=share, calls=run.calls)
         if ctx.deadline_s is None:
-            return _no_deadline(ev, f"{percent(share)} of {num(run.calls)} calls answered")
+            return _no_deadline(ev, answered)
         if run.on_time is None:  # delivery.UNTIMED: every answer looked instant
             return _no_deadline(
                 ev,
-                f"{percent(share)} of {num(run.calls)} calls answered",
+                answered,
                 "no request durations in the gateway log",
                 UNTIMED_NEED,
             )
@@ -1304,7 +1349,7 @@ def _no_overload(
             "healthy",
             False,
             "the gateway log's delivered share",
-            [f"{percent(share)} of {num(run.calls)} calls delivered; {none_found}"],
+            [_say("healthy_gateway", share=share, calls=run.calls)],
             ev,
             None,
             [],
@@ -1323,19 +1368,16 @@ def _no_overload(
         fin, ab = int(log["finished"]), int(log["aborted"])
         if fin >= ab and ctx.deadline_s is None:
             return _no_deadline(
-                f"finished executions (engine trace), over {w_text}",
-                f"{num(fin)} executions finished and {num(ab)} aborted",
+                _say("trace_evidence", window=w_text),
+                _say("executions_done", finished=fin, aborted=ab),
             )
         if fin >= ab:
             return (
                 "healthy",
                 True,
                 "the engine trace's finished executions",
-                [
-                    f"{num(fin)} executions finished and {num(ab)} aborted; {none_found}; whether clients"
-                    " received them needs a gateway log"
-                ],
-                f"finished executions (engine trace), over {w_text}",
+                [_say("healthy_trace", finished=fin, aborted=ab)],
+                _say("trace_evidence", window=w_text),
                 None,
                 [],
             )
@@ -1343,18 +1385,15 @@ def _no_overload(
     scrapes = int(ctr["samples"]) if ctr else 0
     if present["success"] and scrapes >= MIN_SCRAPES:
         done = float(ctr["finished"]) if ctr else 0.0
-        ev = f"completions counted by vllm:request_success_total over {scrapes} scrapes, over {w_text}"
+        ev = _say("counter_evidence", scrapes=scrapes, window=w_text)
         if done > 0 and ctx.deadline_s is None:
-            return _no_deadline(ev, f"{num(done)} requests completed (stop or length)")
+            return _no_deadline(ev, _say("requests_completed", done=done))
         if done > 0:
             return (
                 "healthy",
                 True,
                 "completions from vllm:request_success_total",
-                [
-                    f"{num(done)} requests completed (stop or length) and no failure signal; {none_found};"
-                    " completions are not client deliveries"
-                ],
+                [_say("healthy_counter", done=done)],
                 ev,
                 None,
                 [],
@@ -1365,7 +1404,7 @@ def _no_overload(
                 "failing",
                 True,
                 "no completion while work waited",
-                [f"no request completed over {scrapes} scrapes while {num(busy)} waited"],
+                [_say("no_completion_while_waiting", scrapes=scrapes, waiting=busy)],
                 ev,
                 None,
                 [],
@@ -1374,29 +1413,17 @@ def _no_overload(
             "cannot tell",
             False,
             "an idle window",
-            [
-                f"no request completed over {scrapes} scrapes and nothing waited: idle, no evidence of delivery"
-            ],
+            [_say("idle", scrapes=scrapes)],
             ev,
             "a gateway log (attempt outcomes) over a window with traffic",
             [],
         )
     # Not enough evidence of delivery: say which one input would settle it.
     aborts = int(log["aborted"]) if log else 0
-    parts = []
-    if aborts:
-        parts.append(
-            f"{num(aborts)} abort line{'s' if aborts > 1 else ''} in the engine log (a failure signal, not a rate)"
-        )
+    gauges = present["metrics"] or any(x.family == "stats line" for x in win.sources)
     if present["success"]:
-        parts.append(
-            f"vllm:request_success_total has {scrapes} scrape{'s' if scrapes != 1 else ''} in the window (at least {MIN_SCRAPES} needed: a rise needs two)"
-        )
-        need = f"at least {MIN_SCRAPES} scrapes of vLLM /metrics (vllm:request_success_total)"
-    elif present["metrics"] or any(x.family == "stats line" for x in win.sources):
-        parts.append(
-            "no completion counter: gauges and histograms show load and latency, not delivery"
-        )
+        need = _say("scrapes_need", min_scrapes=MIN_SCRAPES)
+    elif gauges:
         need = "vllm:request_success_total (vLLM /metrics) or a gateway log"
     else:
         need = GATEWAY
@@ -1405,10 +1432,15 @@ def _no_overload(
         False,
         "no evidence of delivery",
         [
-            "no evidence of delivery: "
-            + ("; ".join(parts) if parts else "no calls, completions or counters")
+            _say(
+                "no_evidence",
+                aborts=aborts,
+                scrapes=scrapes if present["success"] else None,
+                min_scrapes=MIN_SCRAPES,
+                gauges_only=gauges,
+            )
         ],
-        f"none (no delivered share, no completions), over {w_text}",
+        _say("no_evidence_evidence", window=w_text),
         need,
         [],
     )
@@ -1430,22 +1462,20 @@ def _no_deadline(
         "work done, but no deadline to judge it by"
         if lacking == "D unknown"
         else "work done, but no duration to judge it by",
-        [
-            f"{what}, but with {lacking} nothing says it was in time, and no overload was"
-            " found to judge; a pulse of late answers looks like this"
-        ],
+        [_say("no_deadline", what=what, lacking=lacking)],
         evidence,
         need,
         [],
     )
 
 
-def _attempts_words(res: Any) -> str:
+def _attempts(res: Any) -> dict[str, int | None]:
+    """The gateway log's attempts and retries (None without the amplification analysis)."""
     amp = res.amplification
     if amp is None:
-        return ""
+        return {"attempts": None, "retries": None}
     w = amp.windows[0]
-    return f" ({num(w.attempts)} attempts, {num(w.retries)} of them retries)"
+    return {"attempts": w.attempts, "retries": w.retries}
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -1491,15 +1521,20 @@ def _from_rates(
         ),
         measured(
             "waiting_at_end",
-            f"work waiting in the data's last {short(width)} s bin (mean)",
+            _say("waiting_last_bin_label", width=width),
             q_end,
             "count",
             [s.queue_source or "none"],
         ),
     ]
-    words = (
-        f"{tail}: arrivals at {_x(ax)} Ĉ, completions at {_x(cx)} Ĉ, {_n(q_end)} waiting"
-        f" in the last {short(width)} s bin ({'; '.join(src)})"
+    words = _say(
+        "rates",
+        tail=tail,
+        arrivals_x=ax,
+        completions_x=cx,
+        waiting=q_end,
+        width=width,
+        sources=src,
     )
     basis = "rates " + tail + " from " + (s.arrivals_source or "the queue")
     if cx is not None and cx < COLLAPSE and ((q_end or 0) > 0 or (ax or 0) > COLLAPSE):
@@ -1507,40 +1542,25 @@ def _from_rates(
             "metastable",
             True,
             basis,
-            [
-                f"completions collapsed below {short(COLLAPSE)} × Ĉ while work kept arriving or waiting, {words}"
-                + ("" if has_gateway else "; whether the arrivals were retries needs a gateway log")
-            ],
+            [_say("collapsed", collapse=COLLAPSE, rates=words, has_gateway=has_gateway)],
             extra,
         )
     if q_end is not None and q_end < 1 and tail == "after the overload":
-        return "recovered", True, basis, [f"the queue emptied {words}"], extra
+        return "recovered", True, basis, [_say("queue_emptied", rates=words)], extra
     if cap is None or (ax is None and cx is None):
-        why = "Ĉ is unknown" if cap is None else "no arrival or completion rate"
         return (
             "cannot tell",
             False,
             basis,
-            [
-                f"an overload was found but {why}, so nothing says whether the engine keeps up"
-                f" {tail} ({words})"
-            ],
+            [_say("cannot_judge_rates", capacity_known=cap is not None, tail=tail, rates=words)],
             extra,
         )
     if ax is not None and ax > 1:
-        return "overloaded", True, basis, [f"arrivals stayed above Ĉ {words}"], extra
+        return "overloaded", True, basis, [_say("arrivals_above", rates=words)], extra
     return (
         "draining",
         True,
         basis,
-        [f"work still waited but arrivals stayed within Ĉ {words}"],
+        [_say("still_draining", rates=words)],
         extra,
     )
-
-
-def _x(v: float | None) -> str:
-    return "?" if v is None else f"{fixed(v, 2)} ×"
-
-
-def _n(v: float | None) -> str:
-    return "?" if v is None else num(v)

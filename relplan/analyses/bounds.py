@@ -5,9 +5,15 @@ millions of bins (docs/analyses.md, Conventions)."""
 from __future__ import annotations
 
 import math
+from typing import Literal
 
+from relplan.analyses.wording import Words
 from relplan.errors import UsageError
-from relplan.values import clock_span, num, short
+from relplan.values import clock_span, short
+
+# The sentences of this analysis, worded by relplan/text/bounds.py (one function per code).
+Said = Literal["bins_widened", "step_widened", "window_clipped"]
+_say: Words[Said] = Words("relplan.text.bounds")
 
 # Default series bin: 30 s, widened to the next of these widths when a window would need more
 # than MAX_BINS bins (a chart of a day in 30 s bars is unreadable, and each bin costs a
@@ -39,8 +45,14 @@ def bounded_bin(given: float | None, span_s: float, notes: list[str]) -> float:
         return given
     wide = auto_bin(span_s)
     notes.append(
-        f"--bin {short(given)} s would make {num(math.ceil(span_s / given))} bins over the"
-        f" {num(span_s)} s window (at most {num(MAX_SERIES_BINS)}); bins widened to {short(wide)} s"
+        _say(
+            "bins_widened",
+            given=given,
+            bins=math.ceil(span_s / given),
+            span=span_s,
+            most=MAX_SERIES_BINS,
+            wide=wide,
+        )
     )
     return wide
 
@@ -52,9 +64,14 @@ def bounded_step(step: float, span_s: float, notes: list[str]) -> float:
         return step
     wide = step * math.ceil(span_s / step / MAX_ROLLING_EVALUATIONS)
     notes.append(
-        f"the rolling series would need {num(math.ceil(span_s / step))} evaluations every"
-        f" {short(step)} s over {num(span_s)} s (at most {num(MAX_ROLLING_EVALUATIONS)}); evaluated"
-        f" every {short(wide)} s instead"
+        _say(
+            "step_widened",
+            evaluations=math.ceil(span_s / step),
+            step=step,
+            span=span_s,
+            most=MAX_ROLLING_EVALUATIONS,
+            wide=wide,
+        )
     )
     return wide
 
@@ -95,8 +112,15 @@ def window_in_data(
     cb = hi if b > hi + slack else b
     if (ca, cb) != (a, b):
         notes.append(
-            f"the window {short(a - t0)}..{short(b - t0)} s reaches far beyond the data"
-            f" ({short(lo - t0)}..{short(hi - t0)} s); clipped to {short(ca - t0)}..{short(cb - t0)} s"
+            _say(
+                "window_clipped",
+                start=a - t0,
+                end=b - t0,
+                low=lo - t0,
+                high=hi - t0,
+                clip_start=ca - t0,
+                clip_end=cb - t0,
+            )
         )
     return ca, cb
 

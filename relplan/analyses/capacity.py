@@ -16,6 +16,7 @@ already grows Ĉ lies below it; when no stage grows Ĉ is at least the last stag
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import duckdb
 from pydantic import Field
@@ -24,7 +25,12 @@ from relplan import sql
 from relplan.analyses.common import FINDING
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
+
+# The sentences of this analysis, worded by relplan/text/capacity.py (one function per code).
+Said = Literal["needs_trace_or"]
+_say: Words[Said] = Words("relplan.text.capacity")
 
 STAGE = re.compile(r"^stage[-_ ]?(\d+)$")
 SLOPE_TOLERANCE = 0.05
@@ -131,7 +137,7 @@ def missing(i: Inputs) -> str | None:
     if not stage_phases(i.ctx):
         return "capacity calibration needs a staged ramp: phases named stage-1, stage-2, ..."
     if not (i.ctx.has_events or GAUGE in i.metric_names):
-        return f"capacity calibration needs an engine trace or the {GAUGE} metric"
+        return _say("needs_trace_or", gauge=GAUGE)
     return None
 
 

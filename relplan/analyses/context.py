@@ -30,7 +30,7 @@ Conventions (docs/analyses.md, conventions 1-2, 8):
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import duckdb
 from pydantic import Field
@@ -54,10 +54,15 @@ from relplan.analyses.overload import (
 )
 from relplan.analyses.overload import detect as detect_overload
 from relplan.analyses.windows import SEGMENT_CASE_CUTS, Window, segments, window_params
+from relplan.analyses.wording import Words
 from relplan.errors import NoDataError
 from relplan.models import REPLICA_LABELS, StrictModel
-from relplan.values import fixed, resolve_time, short
+from relplan.values import resolve_time
 from relplan.workspace.facts import latest_manifest
+
+# The sentences of this analysis, worded by relplan/text/context.py (one function per code).
+Said = Literal["adjacent_samples", "no_overlap"]
+_say: Words[Said] = Words("relplan.text.context")
 
 __all__ = [
     "SEGMENT_CASE_CUTS",
@@ -225,10 +230,7 @@ def resolve_context(con: duckdb.DuckDBPyConnection, opts: Any) -> RunContext:
         wider = metrics_range[0] < lo or metrics_range[1] > hi
         if wider and metrics_range[0] - hi <= ADJACENT_S and lo - metrics_range[1] <= ADJACENT_S:
             mins, maxs = [min(lo, metrics_range[0])], [max(hi, metrics_range[1])]
-            notes.append(
-                "every proxy/engine record lies at one instant: the window includes the"
-                f" adjacent metric samples (within {short(ADJACENT_S)} s)"
-            )
+            notes.append(_say("adjacent_samples", tolerance=ADJACENT_S))
 
     if man is not None and man.t0 is not None:
         t0, t0_source = float(man.t0), "run.json"
@@ -376,8 +378,13 @@ def _clock_notes(spans: dict[str, Span]) -> list[str]:
             (a0, a1), (b0, b1) = ranges[a], ranges[b]
             if a1 + ADJACENT_S < b0 or b1 + ADJACENT_S < a0:
                 out.append(
-                    f"the {labels[a]} ({fixed(a0, 3)}..{fixed(a1, 3)}) and the {labels[b]} ({fixed(b0, 3)}..{fixed(b1, 3)})"
-                    f" do not overlap in time (more than {short(ADJACENT_S)} s apart): different"
-                    " clocks or files from different periods; figures joining them will be empty"
+                    _say(
+                        "no_overlap",
+                        first=labels[a],
+                        first_span=(a0, a1),
+                        second=labels[b],
+                        second_span=(b0, b1),
+                        tolerance=ADJACENT_S,
+                    )
                 )
     return out

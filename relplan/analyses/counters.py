@@ -25,7 +25,7 @@ the GPU's prefill a dashboard of the counter would show.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 from pydantic import Field
@@ -34,8 +34,13 @@ from relplan import sql
 from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, window_params
 from relplan.analyses.inputs import Inputs
+from relplan.analyses.wording import Words
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
+
+# The sentences of this analysis, worded by relplan/text/counters.py (one function per code).
+Said = Literal["no_execution", "needs_metrics"]
+_say: Words[Said] = Words("relplan.text.counters")
 
 PROMPT_NAMES = ("vllm:prompt_tokens_total", "vllm:prompt_tokens")
 QUERY_NAMES = (
@@ -159,7 +164,7 @@ def analyze_counters(
             elif not ctx.has_events:
                 why["truth_shortfall"] = "needs an engine trace"
             elif t is None:
-                why["truth_shortfall"] = f"no engine execution on replica {rep}"
+                why["truth_shortfall"] = _say("no_execution", replica=rep)
             done = computed.get((w.name, rep), 0 if ctx.has_steps and detail else None)
             if done is None and detail:
                 why["counter_share_of_computed"] = "needs an engine trace with step records"
@@ -291,7 +296,7 @@ def missing(i: Inputs) -> str | None:
     lacking = [n for n, ok in ((PROMPT_NAMES[0], prompt), (QUERY_NAMES[0], query)) if not ok]
     if not lacking:
         return None
-    return f"counter divergence needs the metrics {' and '.join(lacking)}"
+    return _say("needs_metrics", lacking=lacking)
 
 
 def run(i: Inputs) -> Counters:

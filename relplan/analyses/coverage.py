@@ -21,8 +21,12 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
-from relplan.values import num, short, sig
+
+# The window's sentences, worded by relplan/text/coverage.py (one function per code).
+Said = Literal["isolated_events", "only_source", "overlap", "adjacent", "disjoint"]
+_say: Words[Said] = Words("relplan.text.coverage")
 
 ADJACENT_S = 30.0
 MIN_EVENT_TIMES = 2
@@ -93,7 +97,7 @@ def sources(con: duckdb.DuckDBPyConnection) -> list[SourceCoverage]:
         n_t = int(r["n_t"])
         why = None
         if fam == "events" and n_t < MIN_EVENT_TIMES:
-            why = f"{num(n)} event line{'s' if n > 1 else ''} at one instant: an isolated line carries no load data"
+            why = _say("isolated_events", lines=n)
         out.append(
             SourceCoverage(
                 family=fam,
@@ -139,7 +143,7 @@ def window_of(srcs: list[SourceCoverage]) -> DataWindow:
             relation="one source",
             tolerance_s=ADJACENT_S,
             sources=srcs,
-            note=f"the window is the span of {s.label}, the only source with load data",
+            note=_say("only_source", label=s.label),
         )
     first = max(load, key=lambda s: s.start or 0.0)
     last = min(load, key=lambda s: s.end or 0.0)
@@ -153,8 +157,7 @@ def window_of(srcs: list[SourceCoverage]) -> DataWindow:
             relation="overlap",
             tolerance_s=ADJACENT_S,
             sources=srcs,
-            note=f"the window is where {_names(load)} overlap: it starts with {first.label}"
-            f" and ends with {last.label}",
+            note=_say("overlap", labels=_labels(load), first=first.label, last=last.label),
         )
     if a - b <= ADJACENT_S:
         lo = min(load, key=lambda s: s.start or 0.0)
@@ -167,9 +170,14 @@ def window_of(srcs: list[SourceCoverage]) -> DataWindow:
             relation="adjacent",
             tolerance_s=ADJACENT_S,
             sources=srcs,
-            note=f"{_names(load)} are adjacent ({sig(a - b, 3)} s apart, within the"
-            f" {short(ADJACENT_S)} s tolerance): the window runs from {lo.label}'s start to"
-            f" {hi.label}'s end",
+            note=_say(
+                "adjacent",
+                labels=_labels(load),
+                gap=a - b,
+                tolerance=ADJACENT_S,
+                first=lo.label,
+                last=hi.label,
+            ),
         )
     main = max(load, key=lambda s: (s.instants, s.rows))
     others = [s for s in load if s is not main]
@@ -181,12 +189,16 @@ def window_of(srcs: list[SourceCoverage]) -> DataWindow:
         relation="disjoint",
         tolerance_s=ADJACENT_S,
         sources=srcs,
-        note=f"{_names(load)} are {num(a - b)} s apart (more than the {short(ADJACENT_S)} s"
-        f" tolerance): the window is the span of {main.label}, the source with the most"
-        f" timestamps; {_names(others)} lie outside it (different clocks or periods)",
+        note=_say(
+            "disjoint",
+            labels=_labels(load),
+            gap=a - b,
+            tolerance=ADJACENT_S,
+            main=main.label,
+            others=_labels(others),
+        ),
     )
 
 
-def _names(srcs: list[SourceCoverage]) -> str:
-    labels = [s.label for s in srcs]
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+def _labels(srcs: list[SourceCoverage]) -> list[str]:
+    return [s.label for s in srcs]

@@ -38,7 +38,12 @@ from relplan.analyses.amplification import amplification_windows
 from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
+
+# The sentences of this analysis, worded by relplan/text/delivery.py (one function per code).
+Said = Literal["untimed", "overload_to_the_end"]
+_say: Words[Said] = Words("relplan.text.delivery")
 
 RECOVERY_BIN_S = 30.0
 RECOVERY_MIN_CALLS = 5
@@ -208,7 +213,7 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
     recovery: Recovery | None
     why_none: str | None
     if untimed and ctx.overload_phase is not None:
-        recovery, why_none = None, f"recovery is judged on the on-time share; {UNTIMED}"
+        recovery, why_none = None, _say("untimed", untimed=UNTIMED)
     else:
         recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows, untimed))
     return Delivery(
@@ -231,7 +236,7 @@ def _recovery(
     assert ov_end is not None
     end = ctx.window_end
     if ov_end >= end:
-        return None, f"the overload phase {ctx.overload_phase} ends at or after the end of the data"
+        return None, _say("overload_to_the_end", phase=ctx.overload_phase)
     if ctx.deadline_s is None:
         return (
             None,

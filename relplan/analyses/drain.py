@@ -27,15 +27,19 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 from pydantic import Field
 
 from relplan import sql
 from relplan.analyses.context import RunContext
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
-from relplan.values import num
+
+# The sentences of this analysis, worded by relplan/text/drain.py (one function per code).
+Said = Literal["no_terminal", "not_drained"]
+_say: Words[Said] = Words("relplan.text.drain")
 
 DEFINITION = (
     "drained after: seconds from the end of the overload to the first time the engine's"
@@ -73,10 +77,10 @@ def _from_trace(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple[float, float
     counts = sql.one(con, "analyses/lifecycle_event_counts")
     finished = int(counts["finished"]) if counts else 0
     if int(rows[0]["no_terminal"]) and not finished:
-        return [], (
-            f"the engine trace has no terminal event for {num(int(rows[0]['no_terminal']))} of"
-            f" {num(int(rows[0]['executions']))} executions and no finish line at all (it cannot"
-            " see completions)"
+        return [], _say(
+            "no_terminal",
+            missing=int(rows[0]["no_terminal"]),
+            executions=int(rows[0]["executions"]),
         )
     level, out = 0.0, []
     for r in rows:
@@ -202,8 +206,7 @@ def measure_window(
         return Drain(
             pre_level=pre,
             drained_after_s=None,
-            null_reason=f"not drained by the end of the data: backlog {num(end)} at the end"
-            f" against {num(pre, 1)} before the overload",
+            null_reason=_say("not_drained", end=end, pre=pre),
             **base,
         )
     last_phase = max((p.end_s for p in ctx.phases), default=None)

@@ -33,9 +33,13 @@ from pydantic import Field
 from relplan import sql
 from relplan.analyses.common import FINDING
 from relplan.analyses.inputs import Inputs
+from relplan.analyses.wording import Words
 from relplan.errors import NoDataError
 from relplan.models import StrictModel
-from relplan.values import fixed
+
+# The sentences of this analysis, worded by relplan/text/heavy_requests.py (one function per code).
+Said = Literal["silent_at_cut"]
+_say: Words[Said] = Words("relplan.text.heavy_requests")
 
 TOP_K = 5
 BLOCK_SIZE = 16  # tokens per KV block: vLLM's default --block-size on GPUs
@@ -133,7 +137,7 @@ def classify(row: dict[str, Any], has_engine: bool) -> tuple[CutKind, str]:
     if silence >= MIN_SILENCE_S and (longest is None or silence > float(longest)):
         return (
             "between_tokens",
-            f"silent {fixed(silence, 1)} s at the cut, longer than any earlier gap",
+            _say("silent_at_cut", silence=silence),
         )
     return "total", "tokens were still flowing at the cut"
 

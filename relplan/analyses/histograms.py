@@ -20,15 +20,19 @@ Aborted requests appear in no per-request histogram in current vLLM (vLLM issues
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 from pydantic import Field
 
 from relplan import sql
 from relplan.analyses.context import RunContext, Window, window_params
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
-from relplan.values import fixed, sig
+
+# The sentences of this analysis, worded by relplan/text/histograms.py (one function per code).
+Said = Literal["one_scrape", "p90_change"]
+_say: Words[Said] = Words("relplan.text.histograms")
 
 BASES: dict[str, tuple[str, str]] = {
     "ttft": ("vllm:time_to_first_token_seconds", "time to first token"),
@@ -151,7 +155,7 @@ def latency(
             )
         why = None
         if present[metric] < 2:
-            why = f"one scrape of {metric}: a rise needs two (bucket deltas between scrapes)"
+            why = _say("one_scrape", metric=metric)
         elif not any(r.requests for r in rows):
             why = "no request finished in the window (the histogram did not rise)"
         out.append(
@@ -189,14 +193,7 @@ def _change(ctx: RunContext, rows: list[HistogramWindow]) -> str | None:
     b, d, a = _p90(before), _p90(during), _p90(after)
     if b is None or (d is None and a is None):
         return None
-    parts = [f"p90 {sig(b, 3)} s before"]
-    if d is not None:
-        parts.append(
-            f"{sig(d, 3)} s during the {ov} ({fixed(d / b, 1)}×)" if b else f"{sig(d, 3)} s during"
-        )
-    if a is not None:
-        parts.append(f"{sig(a, 3)} s after ({fixed(a / b, 1)}×)" if b else f"{sig(a, 3)} s after")
-    return ", ".join(parts) + " (estimates within bucket bounds)"
+    return _say("p90_change", before=b, during=d, after=a, phase=ov)
 
 
 def over_deadline(

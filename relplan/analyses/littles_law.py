@@ -16,7 +16,7 @@ until the end of the data. L then comes from the waiting gauge, and the row says
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 from pydantic import Field
@@ -25,7 +25,12 @@ from relplan import sql
 from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
+from relplan.analyses.wording import Words
 from relplan.models import StrictModel
+
+# The sentences of this analysis, worded by relplan/text/littles_law.py (one function per code).
+Said = Literal["no_gauge_samples", "needs_trace_or"]
+_say: Words[Said] = Words("relplan.text.littles_law")
 
 GAUGE = "vllm:num_requests_waiting"
 
@@ -147,7 +152,7 @@ def _row(
     g = met["gauge"].get((w.name, rep))
     l_metric_val = g["value"] if gauge and g is not None else None
     if l_metric_val is None:
-        why["waiting_l_metrics"] = f"no {GAUGE} samples cover this window"
+        why["waiting_l_metrics"] = _say("no_gauge_samples", gauge=GAUGE)
     p = met["proxy"].get((w.name, rep))
     lam_proxy = (int(p["value"]) if p else 0) / dur if ctx.has_proxy else None
     if ctx.has_events and trace_ok:
@@ -235,7 +240,7 @@ def analyze_littles_law(con: duckdb.DuckDBPyConnection, ctx: RunContext, gauge: 
 def missing(i: Inputs) -> str | None:
     if i.ctx.has_events or GAUGE in i.metric_names:
         return None
-    return f"Little's law needs an engine trace (lifecycle events) or the {GAUGE} metric"
+    return _say("needs_trace_or", gauge=GAUGE)
 
 
 def run(i: Inputs) -> LittlesLaw:

@@ -15,14 +15,20 @@ in which clients gave up.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
 from relplan import sql
 from relplan.analyses.context import RunContext
 from relplan.analyses.evidence import Figure, Unit, estimated, measured, missing
-from relplan.values import fixed, num, short, sig
+from relplan.analyses.wording import Words
+
+# The figures' labels and notes, worded by relplan/text/metrics_figures.py (one per code).
+Said = Literal[
+    "finished_with", "mean_prompt_note", "one_scrape", "no_rise", "littles_note", "deadline_bucket"
+]
+_say: Words[Said] = Words("relplan.text.metrics_figures")
 
 ABORT_NOTE = (
     "aborted requests appear in no per-request histogram in current vLLM"
@@ -85,7 +91,7 @@ def figures(
             out.append(
                 measured(
                     f"completions_{reason}",
-                    f"requests finished with reason {reason}",
+                    _say("finished_with", reason=reason),
                     v,
                     "count",
                     ["vllm:request_success_total"],
@@ -124,8 +130,7 @@ def figures(
                     "vllm:prompt_tokens_total",
                     "vllm:request_success_total",
                 ],
-                note=f"mean prompt length {num(mean_prompt)} tokens, from the bins where nothing waited;"
-                " a preempted request is queried again",
+                note=_say("mean_prompt_note", mean_prompt=mean_prompt),
                 needs="an engine trace or a vLLM log (admissions counted)",
             )
         )
@@ -178,7 +183,7 @@ def _one_scrape(rows: list[dict[str, Any]], name: str) -> Figure | None:
         unit="count",
         status="not available",
         inputs=[name],
-        note=f"{name} has 1 scrape in the window: a rise needs two",
+        note=_say("one_scrape", name=name),
     )
 
 
@@ -192,8 +197,7 @@ def _no_rise(key: str, label: str, unit: Unit, metric: str) -> Figure:
         unit=unit,
         status="not available",
         inputs=[metric],
-        note=f"{metric} is present but did not rise in the window (one scrape, or no request"
-        " finished): a rise needs two scrapes with requests between them",
+        note=_say("no_rise", metric=metric),
     )
 
 
@@ -227,7 +231,7 @@ def _littles(rows: list[dict[str, Any]], span: float, held: dict[str, bool]) -> 
         L / (lam * wq) if lam * wq else None,
         "count",
         ["vllm:num_requests_waiting", "vllm:request_queue_time_seconds"],
-        note=f"L {fixed(L, 1)}, λ {sig(lam, 3)}/s, Wq {sig(wq, 3)} s; {ABORT_NOTE}",
+        note=_say("littles_note", waiting=L, arrivals=lam, queue_time=wq, caveat=ABORT_NOTE),
     )
 
 
@@ -263,5 +267,5 @@ def _over_deadline(rows: list[dict[str, Any]], ctx: RunContext, held: dict[str, 
         ["vllm:e2e_request_latency_seconds"],
         low=low,
         high=high,
-        note=f"bucket bounds {short(below[0])} s and {short(above[0])} s around D = {short(d)} s; {ABORT_NOTE}",
+        note=_say("deadline_bucket", below=below[0], above=above[0], deadline=d, caveat=ABORT_NOTE),
     )

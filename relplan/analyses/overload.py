@@ -43,12 +43,31 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from typing import Literal
 
 import duckdb
 
 from relplan import sql
 from relplan.analyses.windows import Window, window_params
-from relplan.values import fixed, num, percent, plural, short, sig
+from relplan.analyses.wording import Words
+
+# The sentences of the detection, worded by relplan/text/overload.py (one function per code).
+Said = Literal[
+    "admissions_source",
+    "standing_method",
+    "standing_rule",
+    "flow_method",
+    "flow_rule",
+    "calm_method",
+    "calm_rule",
+    "above_capacity",
+    "queue_grew",
+    "busiest_phase",
+    "steady_named",
+    "deadline_from_attempts",
+    "deadline_from_retries",
+]
+_say: Words[Said] = Words("relplan.text.overload")
 
 MIN_BIN_S = 30.0
 MAX_DETECT_BINS = 400
@@ -156,10 +175,7 @@ def series(con: duckdb.DuckDBPyConnection, t0: float, t_end: float) -> tuple[Ser
                 last = float(r["m_waiting_last"] if r["m_waiting_last"] is not None else prev)
                 arr.append(max(0.0, r["m_queries"] / mean_prompt / width + (last - prev) / width))
                 prev = last
-            a_src = (
-                "admissions estimated from prefix_cache_queries ÷ mean prompt length"
-                f" ({num(mean_prompt)} tokens) plus the waiting gauge's growth"
-            )
+            a_src = _say("admissions_source", mean_prompt=mean_prompt)
     span = t_end - t0
     busy = [
         None if r["busy_s"] is None else float(r["busy_s"]) / (width * max(1, r["engines"]))
@@ -253,28 +269,33 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         rates = sorted(weighed[k] for k in used)
         rate = statistics.median(rates)
         factors = sorted(scale[k] for k in used if k in scale) if scale else []
-        scaled = (
-            "; each bin's rate weighed by the share of its queried prompt tokens the engine"
-            " computed (prefix-cache queries - hits) against the calm bins' share"
-            f" (×{fixed(factors[0], 2)}–×{fixed(factors[-1], 2)}: retried prompts served from the prefix"
-            " cache make a completion cheaper than a fresh call; leans low where decode is"
-            " much of the work)"
-            if factors and factors[0] < 1.0
-            else ""
-        )
+        scaled = (factors[0], factors[-1]) if factors and factors[0] < 1.0 else None
         return CapacityEstimate(
             rate=rate,
             low=rates[0],
             high=rates[-1],
             start_s=s.start_s[used[0]],
             bins=len(used),
-            method=f"median completion rate ({s.completions_source}) over {len(used)} bins of"
-            f" {short(width)} s in each of which work waited ({s.queue_source}), at most {percent(CUT_SHARE)} of the work was cut and at least"
-            f" {percent(COLLAPSE)} of the best such bin completed; bins ranged"
-            f" {sig(rates[0], 3)}–{sig(rates[-1], 3)}/s" + scaled,
-            rule=f"median {s.completions_source} rate over {len(used)} bins of {short(width)} s"
-            f" while work was waiting ({s.queue_source})"
-            + (", weighed by the prompt share computed" if scaled else ""),
+            method=_say(
+                "standing_method",
+                source=s.completions_source,
+                bins=len(used),
+                width=width,
+                queue_source=s.queue_source,
+                cut_share=CUT_SHARE,
+                collapse=COLLAPSE,
+                low=rates[0],
+                high=rates[-1],
+                scale=scaled,
+            ),
+            rule=_say(
+                "standing_rule",
+                source=s.completions_source,
+                bins=len(used),
+                width=width,
+                queue_source=s.queue_source,
+                weighed=scaled is not None,
+            ),
         )
     if s.busy is None:
         return None
@@ -291,10 +312,7 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
     flowing = [] if arr is None else [k for k in calm if abs(comp[k] - arr[k]) <= FLOW * arr[k]]
     per_bin = {k: comp[k] / (s.busy[k] or 1.0) for k in (flowing or calm)}
     lo, hi = min(per_bin.values()), max(per_bin.values())
-    n = plural(len(per_bin), "calm bin")
-    spread = (
-        f"bins ranged {sig(lo, 3)}–{sig(hi, 3)}/s" if len(per_bin) > 1 else "one bin, so no spread"
-    )
+    n = len(per_bin)
     if flowing:
         # batching grows with load, so the busiest-per-second balanced bin is the closest to
         # the engine's capacity (a ramp's highest level, read from the data)
@@ -305,14 +323,17 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
             high=hi,
             start_s=s.start_s[best],
             bins=len(per_bin),
-            method=f"utilization law: the highest completion rate ({s.completions_source})"
-            f" per busy second of the engine (vLLM's iteration elapsed times) over {n} of"
-            f" {short(width)} s in flow balance (nothing waiting, completions within {percent(FLOW)} of"
-            f" arrivals, busy at least {percent(MIN_BUSY)}); {spread}; batching grows with load,"
-            " so the most loaded bin is the closest to capacity; low when no bin reached the"
-            " engine's limit",
-            rule=f"utilization law: the highest {s.completions_source} rate per busy second"
-            f" over {n} of {short(width)} s in flow balance",
+            method=_say(
+                "flow_method",
+                source=s.completions_source,
+                bins=n,
+                width=width,
+                flow=FLOW,
+                min_busy=MIN_BUSY,
+                low=lo,
+                high=hi,
+            ),
+            rule=_say("flow_rule", source=s.completions_source, bins=n, width=width),
         )
     done = sum(comp[k] for k in calm)
     busy = sum(s.busy[k] or 0.0 for k in calm)
@@ -322,12 +343,16 @@ def capacity_estimate(s: Series, width: float) -> CapacityEstimate | None:
         high=hi,
         start_s=s.start_s[calm[0]],
         bins=len(calm),
-        method=f"utilization law: completions ({s.completions_source}) ÷ the engine's busy"
-        f" share (vLLM's iteration elapsed times) over {n} of {short(width)} s (nothing waiting,"
-        f" busy {percent(busy / len(calm))} of the time on average; no arrival series to show"
-        f" flow balance); {spread}; leans low: batching under load makes a call cheaper",
-        rule=f"utilization law: {s.completions_source} ÷ the engine's busy share over"
-        f" {n} of {short(width)} s",
+        method=_say(
+            "calm_method",
+            source=s.completions_source,
+            bins=n,
+            width=width,
+            busy=busy / len(calm),
+            low=lo,
+            high=hi,
+        ),
+        rule=_say("calm_rule", source=s.completions_source, bins=n, width=width),
     )
 
 
@@ -384,13 +409,13 @@ def _first_run(s: Series, cap: float | None) -> tuple[int, int, str] | None:
         if run is not None:
             return (
                 *run,
-                f"detected: {s.arrivals_source} above Ĉ ({sig(cap, 3)}/s) while work was waiting",
+                _say("above_capacity", source=s.arrivals_source, capacity=cap),
             )
     if s.queue is not None:
         grew = [False] + [b > a for a, b in zip(s.queue, s.queue[1:], strict=False)]
         run = _run(grew, min_len=2)
         if run is not None:
-            return *run, f"detected: the waiting queue ({s.queue_source}) grew"
+            return *run, _say("queue_grew", source=s.queue_source)
     return None
 
 
@@ -448,8 +473,7 @@ def overload_phase(
             best = (rate, name)
     if best is None:
         return None, None
-    src = "calls" if use_calls else "engine arrivals"
-    return best[1], f"the phase with the highest arrival rate ({sig(best[0], 3)} {src}/s)"
+    return best[1], _say("busiest_phase", rate=best[0], calls=use_calls)
 
 
 STEADY = "steady"  # the window after the overload once all its attempts have timed out
@@ -469,7 +493,7 @@ def steady_window(
     if rule != OVERLOAD_FROM_MANIFEST or deadline_s is None or not phases:
         return None
     if any(name == STEADY for name, _, _ in phases):
-        notes.append(f"a phase is named {STEADY!r}: no steady-state window is added")
+        notes.append(_say("steady_named", name=STEADY))
         return None
     end = next(b for name, _, b in phases if name == overload)
     start, last = end + deadline_s, max(b for _, _, b in phases)
@@ -487,10 +511,7 @@ def deadline_from_attempts(con: duckdb.DuckDBPyConnection) -> tuple[float | None
     if r["at_mode"] < DEADLINE_SHARE * r["gone"]:
         return None, None
     mode = float(r["mode_s"])
-    return mode, (
-        f"from the data: {num(r['at_mode'])} of {num(r['gone'])} attempts the client left"
-        f" lasted {short(mode)} s"
-    )
+    return mode, _say("deadline_from_attempts", at_mode=r["at_mode"], gone=r["gone"], mode=mode)
 
 
 def deadline_from_retries(con: duckdb.DuckDBPyConnection) -> tuple[float | None, str | None]:
@@ -503,8 +524,4 @@ def deadline_from_retries(con: duckdb.DuckDBPyConnection) -> tuple[float | None,
     if r["at_mode"] < DEADLINE_SHARE * r["pairs"]:
         return None, None
     gap = float(r["mode_s"])
-    return gap, (
-        f"from the data, an upper bound: {num(r['at_mode'])} of {num(r['pairs'])} retries started {short(gap)} s"
-        " after the previous attempt of their call, which was still running (the client left"
-        f" it at D, then waited): D <= {short(gap)} s"
-    )
+    return gap, _say("deadline_from_retries", at_mode=r["at_mode"], pairs=r["pairs"], gap=gap)

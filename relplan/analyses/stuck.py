@@ -27,6 +27,8 @@ then means the stretch outlasted the range plus the rule's `for:`; the node is u
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from pydantic import Field
 
@@ -44,8 +46,13 @@ from relplan.alerts.rules import AlertRule, health_rules
 from relplan.alerts.samples import load_store
 from relplan.analyses.common import FINDING
 from relplan.analyses.inputs import Inputs
+from relplan.analyses.wording import Words
 from relplan.errors import NoDataError, UsageError
 from relplan.models import StrictModel
+
+# The sentences of this analysis, worded by relplan/text/stuck.py (one function per code).
+Said = Literal["needs_metrics", "no_node_label", "gateway_names_differ"]
+_say: Words[Said] = Words("relplan.text.stuck")
 
 SIGNAL = "stuck_replica"
 # Where a node is named: `node` / `kubernetes_node`, the usual relabelings of
@@ -95,10 +102,7 @@ def missing(i: Inputs) -> str | None:
     need = _needed(i)
     if all(n in i.metric_names for n in need) or i.ctx.has_steps:
         return None
-    return (
-        f"stuck-replica episodes need the metrics {need[0]} and {need[1]},"
-        " or an engine trace with step records"
-    )
+    return _say("needs_metrics", first=need[0], second=need[1])
 
 
 def run(i: Inputs) -> StuckEpisodes:
@@ -224,9 +228,7 @@ def _add_nodes(i: Inputs, episodes: list[StuckEpisode], label: str | None, name:
         if seen:
             e.node = ", ".join(seen)
         else:
-            e.null_reasons["node"] = (
-                f"no {', '.join(NODE_LABELS)} label on the replica's {name} series"
-            )
+            e.null_reasons["node"] = _say("no_node_label", labels=list(NODE_LABELS), series=name)
 
 
 def _add_streams(i: Inputs, episodes: list[StuckEpisode]) -> None:
@@ -247,7 +249,4 @@ def _add_streams(i: Inputs, episodes: list[StuckEpisode]) -> None:
         if r["replica_named"]:
             e.streams_caught, e.streams_failed = int(r["caught"]), int(r["caught_failed"])
         else:
-            e.null_reasons["streams_caught"] = (
-                f"no proxy attempt names replica {e.replica}: the gateway names replicas"
-                " differently from the metrics' replica label"
-            )
+            e.null_reasons["streams_caught"] = _say("gateway_names_differ", replica=e.replica)

@@ -12,6 +12,11 @@ neither a machine format (listed with why) nor listed as not moved yet.
 - `findings`: each analysis' one-sentence finding, from its model (named by its registry row,
   filled in by `analyze()`);
 - `heavy`, `restarts`, `verdict`: the heavy-request, stuck, restart and verdict text;
+- `assessment`, `bounds`, `capacity`, `context`, `counters`, `coverage`, `delivery`, `drain`,
+  `heavy_requests`, `histograms`, `littles_law`, `metrics_figures`, `overload`, `stuck`: the
+  sentences the analysis module of the same name says (the verdict's reasons and evidence,
+  figures' notes, null and missing-input reasons), one function per code of its `Said`, in a
+  `SENTENCES` table that relplan/analyses/wording.py reaches by name;
 - `budget`, `pulse`: the text of `relplan budget` and `relplan pulse`;
 - `slo`: the SLO alert rules' descriptions and the `relplan alerts slo` summary;
 - `whatif`: the text of `relplan whatif` and the controls' docs table;
