@@ -33,6 +33,7 @@ def test_tiny_ingest_bench_prints_each_figure() -> None:
         "ingest",
         "ingest cpu",
         "read-only open",
+        "read-only open cpu",
         "sql.run per ingest",
     ]
     for label, (value,) in rows.items():
