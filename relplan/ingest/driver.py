@@ -365,6 +365,7 @@ def commit(session: Session) -> IngestReport:
         for s in session.staged:
             if s.restage_with_raw is not None and summary.get(s.source_id, {}).get("refused"):
                 s.restage_with_raw()
+        session.checked.clear()  # made again from what is staged now
         summary = _summaries(session)
     if not opts.skip:
         for s in session.staged:

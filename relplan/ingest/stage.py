@@ -74,7 +74,9 @@ _APPEND = {
 # The views that check each staging table's records (the reason each is refused, NULL when
 # it is fine), created by create_checks only for the tables that hold rows: DuckDB plans a
 # view's macros whenever a query names it, even over an empty table, and that planning was
-# most of a small ingest's time (bench/ingest_tiny.py).
+# most of a small ingest's time (bench/ingest_tiny.py). proxy_checked is a temp table made
+# from its staging table (its summary, insert and rejects read it; create_checks again after
+# a restage).
 CHECKS = {
     "stage_proxy": ("ingest/proxy_checked",),
     "stage_engine": ("ingest/engine_typed", "ingest/engine_checked"),
