@@ -25,6 +25,10 @@ import pytest
 from tests.helpers.bytecode import keep_out_of_tree
 from tests.helpers.tools import require_tool
 
+# Bytecode out of the tree when the environment forbids it there (tests/helpers/bytecode.py):
+# here, before collection and before pytest-xdist starts its workers.
+keep_out_of_tree()
+
 if TYPE_CHECKING:
     from tests.helpers.browser import Browser
     from tests.helpers.prometheus import PrometheusServers
@@ -44,9 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """The suite keeps its caches (relplan/caches.py: the Vega bundle, what-if replays,
     compare's results) in a folder of its own, never the user's ~/.cache: set here, in the
     controlling process, before pytest-xdist starts its workers, so they and every relplan
-    process a test starts share it; removed at exit. A test of a cache sets its own folder.
-    Bytecode goes out of the tree when the environment forbids it there (tests/helpers/bytecode.py)."""
-    keep_out_of_tree()
+    process a test starts share it; removed at exit. A test of a cache sets its own folder."""
     if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get("RELPLAN_CACHE_DIR"):
         return
     folder = tempfile.mkdtemp(prefix="relplan-test-cache-")

@@ -4,12 +4,12 @@ With PYTHONDONTWRITEBYTECODE set (as on the project's shared machine), Python wr
 files and pytest keeps no rewritten test modules: every pytest-xdist worker rewrote and
 compiled all ~300 test modules at each collection (about 8 s of CPU per worker), and every
 relplan process a test starts compiled relplan's modules from source (0.15-0.2 s each).
-`keep_out_of_tree()` (tests/conftest.py, pytest_configure: before collection and before the
+`keep_out_of_tree()` (called by tests/conftest.py as it loads: before collection and before the
 workers start) honours the wish for a clean tree and still caches: the .pyc files go under
 the temporary folder (`relplan-pycache-UID`, kept from run to run, not in the user's home)
 through Python's `sys.pycache_prefix`, which pytest's rewriter follows too, and
-PYTHONPYCACHEPREFIX carries it to the processes the suite starts. Nothing changes when bytecode may be written, or when a
-prefix is already set.
+PYTHONPYCACHEPREFIX carries it to the processes the suite starts. Nothing changes when
+bytecode may be written, or when a prefix is already set.
 """
 
 from __future__ import annotations
