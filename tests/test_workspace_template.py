@@ -19,7 +19,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A cache folder of this test, and no template kept in memory by an earlier one."""
     monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(template, "_BYTES", {})
-    return tmp_path / "cache" / "workspace"
+    return tmp_path / "cache" / "empty-workspace"
 
 
 def _kept(cache: Path) -> list[str]:

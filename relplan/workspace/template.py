@@ -4,7 +4,7 @@ Creating the schema (queries/schema.sql: a sequence, 12 tables, their keys) in a
 file and recording its version costs DuckDB tens of milliseconds of planning and a checkpoint;
 copying the bytes of a workspace made that way costs well under one (bench/ingest_tiny.py
 has the figures). The empty workspace is kept in relplan's cache folder (relplan/caches.py)
-as `workspace/empty-KEY.duckdb`, KEY the SHA-256 of everything its bytes follow from: the
+as `empty-workspace/empty-KEY.duckdb`, KEY the SHA-256 of everything its bytes follow from: the
 schema's text, SCHEMA_VERSION and DuckDB's version. Beside it, `empty-KEY.sha256` (a checked
 text file) holds the SHA-256 of the file's bytes: bytes that do not hash to it (a truncated
 or edited copy, a race between two writers) are not used, and the template is made again.
@@ -95,7 +95,7 @@ def empty_workspace(schema_text: str, version: int) -> bytes | None:
     key = _key(schema_text, version)
     if key in _BYTES:
         return _BYTES[key]
-    folder = caches.root() / "workspace"
+    folder = caches.root() / "empty-workspace"
     data = _kept(folder, key)
     if data is None:
         try:
