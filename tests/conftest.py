@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.helpers.bytecode import keep_out_of_tree
 from tests.helpers.tools import require_tool
+
+# Bytecode out of the tree when the environment forbids it there (tests/helpers/bytecode.py):
+# here, before collection and before pytest-xdist starts its workers.
+keep_out_of_tree()
 
 if TYPE_CHECKING:
     from tests.helpers.browser import Browser

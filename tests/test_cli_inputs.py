@@ -340,6 +340,7 @@ print("PROBE", any(m.startswith("relplan.ingest.gateways.") for m in sys.modules
 """
 
 
+@pytest.mark.slow  # two workspaces and a compare in a new process: 2.5-3 s each, quiet
 @pytest.mark.parametrize(
     ("extra", "loaded"),
     [([], False), (["--format", "json"], False), (["--year", "2026"], True), (["--help"], True)],

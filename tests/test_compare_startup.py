@@ -26,6 +26,7 @@ print("PROBE", "numpy" in sys.modules, os.environ.get("OPENBLAS_NUM_THREADS"), f
 """
 
 
+@pytest.mark.slow  # two workspaces and a compare in a new process: 2.5-2.9 s each, quiet
 @pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("3", "3")])
 def test_compare_starts_numpy_with_one_blas_thread_unless_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str | None, seen: str

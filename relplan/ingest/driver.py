@@ -4,7 +4,7 @@ Flow, all inside one DuckDB transaction: expand the paths; detect each file's ki
 format; stage its records into staging tables (created in the transaction, dropped before
 it commits, so never visible); hash the file meanwhile (content already in the workspace, or
 repeated in this call, is dropped and reported as skipped); summarise the checks
-(queries/ingest/source_summary.sql). In fail mode the first refused record (the lowest line of
+(queries/ingest/source_summary_*.sql, over the staging tables that hold rows). In fail mode the first refused record (the lowest line of
 the first file, in argument order) stops the ingest with `FILE:LINE: reason` and a rollback.
 Otherwise the sources rows, the data, the rejects and the manifests are inserted and the
 transaction commits. A crash, Ctrl-C or kill before the commit leaves the workspace as it
@@ -40,7 +40,14 @@ from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
 from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
 from relplan.ingest.same_records import refuse_same_records
-from relplan.ingest.stage import create_stage, drop_stage
+from relplan.ingest.stage import (
+    CHECKS,
+    create_checks,
+    create_macros,
+    create_stage,
+    drop_stage,
+    filled,
+)
 from relplan.workspace import memory_limit_bytes
 
 # progress(done_bytes, total_bytes, current_path)
@@ -48,30 +55,51 @@ Progress = Callable[[int, int, str], None]
 # How often the progress of DuckDB's running query is read for a terminal's bar, seconds.
 POLL_S = 0.2
 
+# (table, its insert, the staging table it reads: an empty one inserts nothing, so its insert
+# is not run)
 _INSERTS = (
-    ("attempts", "ingest/insert_attempts"),
-    ("events", "ingest/insert_events"),
-    ("steps", "ingest/insert_steps"),
-    ("engine_stats", "ingest/insert_engine_stats"),
-    ("request_ids", "ingest/insert_engine_request_ids"),
-    ("metric_samples", "ingest/insert_metric_samples"),
+    ("attempts", "ingest/insert_attempts", "stage_proxy"),
+    ("events", "ingest/insert_events", "stage_engine"),
+    ("steps", "ingest/insert_steps", "stage_engine"),
+    ("engine_stats", "ingest/insert_engine_stats", "stage_engine"),
+    ("request_ids", "ingest/insert_engine_request_ids", "stage_engine"),
+    ("metric_samples", "ingest/insert_metric_samples", "stage_metrics"),
 )
+_SUMMARIES = {
+    "stage_proxy": "ingest/source_summary_proxy",
+    "stage_engine": "ingest/source_summary_engine",
+    "stage_metrics": "ingest/source_summary_metrics",
+}
 
 
 class Session:
     """Staging state of one ingest call on one connection."""
 
     def __init__(
-        self, con: duckdb.DuckDBPyConnection, opts: IngestOptions, input_bytes: int = 0
+        self,
+        con: duckdb.DuckDBPyConnection,
+        opts: IngestOptions,
+        input_bytes: int = 0,
+        *,
+        macros: bool = True,
     ) -> None:
         self.con = con
         self.opts = opts
         self.staged: list[Staged] = []
         self.skipped: list[SkippedInput] = []
         self.hashes: dict[str, str] = {}
+        # staging tables holding rows (as of the last summary) and those with checking views
+        self.filled: list[str] = []
+        self.checked: set[str] = set()
         row = sql.one(con, "ingest/next_source_id")
         self.next_id = int(row["source_id"]) if row else 1
-        create_stage(con, on_disk=input_bytes > memory_limit_bytes() // 2)
+        create_stage(con, on_disk=input_bytes > memory_limit_bytes() // 2, macros=macros)
+
+    def check(self, tables: Iterable[str]) -> None:
+        """The checking views over `tables`, each created once in this transaction."""
+        new = [t for t in tables if t not in self.checked]
+        create_checks(self.con, new)
+        self.checked.update(new)
 
     def new_id(self) -> int:
         sid = self.next_id
@@ -196,10 +224,13 @@ def in_transaction(
     if a fast reader gave up. With `progress`, storing is a second pass of the bar (its
     current path ''): Parquet in the canonical types is read only then."""
     registry.check_options(opts)
+    # Once per call, outside the transaction: temp macros are this connection's (never in the
+    # file), so the exact readers' second try needs none made again.
+    create_macros(con)
     for exact in (False, True):
         con.begin()
         try:
-            session = Session(con, opts.replace(exact=exact), input_bytes)
+            session = Session(con, opts.replace(exact=exact), input_bytes, macros=False)
             stage(session)
             with within_file(con, progress, 0, input_bytes, input_bytes, ""):
                 report = commit(session)
@@ -283,8 +314,35 @@ def add_staged(session: Session, staged: Staged) -> None:
     session.staged.append(staged)
 
 
-def _summaries(con: duckdb.DuckDBPyConnection) -> dict[int, dict[str, Any]]:
-    return {int(r["source_id"]): r for r in sql.rows(con, "ingest/source_summary")}
+def _summaries(session: Session) -> dict[int, dict[str, Any]]:
+    """Per source: kept and refused records, the kept ones' time span, the first refused
+    record (lowest line) and its reason, over the staging tables that hold rows (a source may
+    have rows in several)."""
+    session.filled = filled(session.con)
+    session.check(session.filled)
+    out: dict[int, dict[str, Any]] = {}
+    for table in session.filled:
+        for r in sql.rows(session.con, _SUMMARIES[table]):
+            sid = int(r["source_id"])
+            have = out.get(sid)
+            if have is None:
+                out[sid] = r
+                continue
+            have["kept"] += r["kept"]
+            have["refused"] += r["refused"]
+            have["t_min"] = min(
+                (t for t in (have["t_min"], r["t_min"]) if t is not None), default=None
+            )
+            have["t_max"] = max(
+                (t for t in (have["t_max"], r["t_max"]) if t is not None), default=None
+            )
+            line = r["first_bad_line"]
+            if line is not None and (
+                have["first_bad_line"] is None or line < have["first_bad_line"]
+            ):
+                have["first_bad_line"] = line
+                have["first_bad_reason"] = r["first_bad_reason"]
+    return out
 
 
 def commit(session: Session) -> IngestReport:
@@ -294,7 +352,7 @@ def commit(session: Session) -> IngestReport:
     # Only direct sources (fail mode's engine JSONL and Parquet): the staging tables the
     # checks, the summary and the staged inserts read are empty, so none of them runs.
     staged_any = any(not s.direct for s in session.staged)
-    summary = _summaries(con) if staged_any else {}
+    summary = _summaries(session) if staged_any else {}
     refused_somewhere = any(r["refused"] for r in summary.values())
     if not opts.skip and refused_somewhere and any(s.direct for s in session.staged):
         # Name the first bad record in argument order: direct sources must be checked too,
@@ -307,7 +365,8 @@ def commit(session: Session) -> IngestReport:
         for s in session.staged:
             if s.restage_with_raw is not None and summary.get(s.source_id, {}).get("refused"):
                 s.restage_with_raw()
-        summary = _summaries(con)
+        session.checked.clear()  # made again from what is staged now
+        summary = _summaries(session)
     if not opts.skip:
         for s in session.staged:
             row = summary.get(s.source_id)
@@ -340,15 +399,20 @@ def commit(session: Session) -> IngestReport:
         )
     refused_total = sum(int(r.get("refused") or 0) for r in summary.values())
     if refused_total:
+        session.check(CHECKS)  # the rejects and the kept rows read every checking view
         sql.run(con, "ingest/engine_rows_kept")
         sql.run(con, "ingest/metrics_rows_kept")
         # Rejects first: the checks read the workspace (attempt numbers already stored),
         # so they must run before this ingest's own attempts are in it.
         counts["rejects"] = sql.affected(con, "ingest/insert_rejects")
     elif staged_any:
-        sql.run(con, "ingest/engine_rows_all")
-        sql.run(con, "ingest/metrics_rows_all")
-    for table, name in _INSERTS if staged_any else ():
+        if "stage_engine" in session.filled:
+            sql.run(con, "ingest/engine_rows_all")
+        if "stage_metrics" in session.filled:
+            sql.run(con, "ingest/metrics_rows_all")
+    for table, name, source in _INSERTS if staged_any else ():
+        if source not in session.filled:
+            continue
         n = sql.affected(con, name)
         if n:
             counts[table] = n

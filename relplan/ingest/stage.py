@@ -8,6 +8,7 @@ held whole in Python objects.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -70,22 +71,52 @@ _APPEND = {
 }
 
 
-def create_stage(con: duckdb.DuckDBPyConnection, *, on_disk: bool = False) -> None:
-    """(Re)create the conversion macros, empty staging tables and checking views. Called
-    inside the ingest transaction: the tables never outlive it (drop_stage, or rollback).
-    `on_disk` puts the staging tables in the workspace file (large inputs: compressed row
-    groups instead of spilled temp blocks) rather than in temp storage (faster when small)."""
+# The views that check each staging table's records (the reason each is refused, NULL when
+# it is fine), created by create_checks only for the tables that hold rows: DuckDB plans a
+# view's macros whenever a query names it, even over an empty table, and that planning was
+# most of a small ingest's time (bench/ingest_tiny.py). proxy_checked is a temp table made
+# from its staging table (its summary, insert and rejects read it; create_checks again after
+# a restage).
+CHECKS = {
+    "stage_proxy": ("ingest/proxy_checked",),
+    "stage_engine": ("ingest/engine_typed", "ingest/engine_checked"),
+    "stage_metrics": ("ingest/metrics_checked",),
+}
+
+
+def create_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the conversion macros (temp macros: this connection's, never the file's)."""
     sql.run(con, "ingest/macros")
     sql.run(con, "ingest/proxy_macros")
     sql.run(con, "ingest/engine_macros")
+
+
+def create_stage(
+    con: duckdb.DuckDBPyConnection, *, on_disk: bool = False, macros: bool = True
+) -> None:
+    """(Re)create the conversion macros (unless `macros` is False: the caller made them on
+    this connection) and the empty staging tables. Called inside the ingest transaction: the
+    tables never outlive it (drop_stage, or rollback). `on_disk` puts the staging tables in
+    the workspace file (large inputs: compressed row groups instead of spilled temp blocks)
+    rather than in temp storage (faster when small). The checking views come later
+    (create_checks), once the tables are filled."""
+    if macros:
+        create_macros(con)
     sql.run(con, "ingest/stage_tables_on_disk" if on_disk else "ingest/stage_tables")
-    for view in (
-        "ingest/proxy_checked",
-        "ingest/engine_typed",
-        "ingest/engine_checked",
-        "ingest/metrics_checked",
-    ):
-        sql.run(con, view)
+
+
+def filled(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The staging tables of CHECKS that hold at least one row."""
+    row = sql.one(con, "ingest/stage_filled") or {}
+    return [table for table in CHECKS if row.get(table)]
+
+
+def create_checks(con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
+    """The checking views over `tables` (names of CHECKS), in the transaction that staged
+    them (they are temp views over its staging tables)."""
+    for table in tables:
+        for view in CHECKS[table]:
+            sql.run(con, view)
 
 
 class StageWriter:

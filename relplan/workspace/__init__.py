@@ -58,6 +58,8 @@ ADDED_IN_3 = {
 # A DuckDB database file has this magic at byte 8 (after the checksum of its header).
 DUCKDB_MAGIC = b"DUCK"
 _MAGIC_AT = 8
+# Then three 4 KiB headers, then the blocks (of pragma database_size's block_size).
+_DATA_AT = 3 * 4096
 
 TABLES = (
     "sources",
@@ -170,18 +172,49 @@ def connect(
         config["temp_directory"] = str(path.with_name(path.name + ".tmp"))
     if threads is not None:
         config["threads"] = threads
+    # A new workspace is a copy of the empty one (relplan/workspace/template.py): its schema
+    # and version are known, so they are neither created nor checked here.
+    existed = path.exists()
+    copied = not read_only and _copy_template(path)
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
+        if copied:
+            _uncopy(path, existed)
         raise InputError(f"cannot open workspace: {exc}", str(path)) from exc
     try:
-        _check_version(con, path, read_only=read_only)
+        if not copied:
+            _check_version(con, path, read_only=read_only)
         if read_only:
             _install_attached(con, path)
     except BaseException:
         con.close()
+        if copied:
+            _uncopy(path, existed)
         raise
     return con
+
+
+def _copy_template(path: Path) -> bool:
+    """Write the empty workspace's bytes to `path` when it names a new workspace (no file, or
+    an empty one, and no write-ahead log): True when written."""
+    from relplan.workspace import template
+
+    if path.with_name(path.name + ".wal").exists():
+        return False
+    if path.exists() and path.stat().st_size:
+        return False
+    data = template.empty_workspace(sql.load("schema").text, SCHEMA_VERSION)
+    return data is not None and template.write_new(path, data)
+
+
+def _uncopy(path: Path, existed: bool) -> None:
+    """Undo _copy_template when the open fails: the empty file as it was, or no file."""
+    with suppress(OSError):
+        if existed:
+            path.write_bytes(b"")
+        else:
+            _remove([path, path.with_name(path.name + ".wal")])
 
 
 @contextmanager
@@ -208,6 +241,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
     """Refuse a DuckDB file that is not a relplan workspace or follows another schema
     version; create (or complete) the schema when writing."""
     try:
+        _check_size(con, path)
         tables = _count(con, "workspace/table_count")
         has_meta = _count(con, "workspace/meta_table_exists") > 0
         version = SCHEMA_VERSION
@@ -267,6 +301,25 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: boo
         raise InputError(
             f"cannot read the workspace (damaged or truncated?): {exc}", str(path)
         ) from exc
+
+
+def _check_size(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """A file shorter than the blocks in use need (after DuckDB's three 4 KiB headers) was
+    truncated: refused here, naming the file, rather than by whichever query first reads a
+    missing block. The blocks in use have distinct numbers, so the highest is at least their
+    count less one; free blocks at the end may have been cut off by DuckDB itself."""
+    row = sql.one(con, "workspace/blocks_in_use")
+    if row is None or not path.is_file():  # in memory
+        return
+    need = _DATA_AT + int(row["used_blocks"]) * int(row["block_size"])
+    size = path.stat().st_size
+    if size < need:
+        raise InputError(
+            f"truncated workspace: the file has {size} bytes, its blocks in use need at least"
+            f" {need}; it cannot be read: restore it, or rebuild it from its inputs"
+            " (relplan ingest --db NEW.duckdb INPUT...)",
+            str(path),
+        )
 
 
 @cache
