@@ -296,7 +296,7 @@ def test_no_new_module_outside_the_text_package_builds_sentences() -> None:
         "word it in relplan/text/ from a typed result: "
         + ", ".join(sorted(building - SENTENCES_NOT_MOVED_YET))
     )
-    assert SENTENCES_NOT_MOVED_YET <= building, (
+    assert building >= SENTENCES_NOT_MOVED_YET, (
         "these build no sentence any more; take them off SENTENCES_NOT_MOVED_YET: "
         + ", ".join(sorted(SENTENCES_NOT_MOVED_YET - building))
     )
