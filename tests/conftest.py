@@ -46,14 +46,22 @@ TOOL_MARKERS = {
 
 def pytest_configure(config: pytest.Config) -> None:
     """The suite keeps its caches (relplan/caches.py: the Vega bundle, what-if replays,
-    compare's results) in a folder of its own, never the user's ~/.cache: set here, in the
-    controlling process, before pytest-xdist starts its workers, so they and every relplan
-    process a test starts share it; removed at exit. A test of a cache sets its own folder."""
-    if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get("RELPLAN_CACHE_DIR"):
+    compare's results) in a folder of its own, never the user's ~/.cache, and its template
+    workspaces (tests/helpers/templates.py) in another: both set here, in the controlling
+    process, before pytest-xdist starts its workers, so they and every relplan process a test
+    starts share them; removed at exit. A test of a cache sets its own folder."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
         return
-    folder = tempfile.mkdtemp(prefix="relplan-test-cache-")
-    os.environ["RELPLAN_CACHE_DIR"] = folder
-    atexit.register(shutil.rmtree, folder, True)
+    from tests.helpers.templates import ENV as TEMPLATES
+
+    for name, prefix in (
+        ("RELPLAN_CACHE_DIR", "relplan-test-cache-"),
+        (TEMPLATES, "relplan-test-templates-"),
+    ):
+        if not os.environ.get(name):
+            folder = tempfile.mkdtemp(prefix=prefix)
+            os.environ[name] = folder
+            atexit.register(shutil.rmtree, folder, True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -146,18 +154,12 @@ def hostile_sample_page() -> RenderedReport:
 
 
 @pytest.fixture(scope="session")
-def simulated_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int], Path]:
+def simulated_run() -> Callable[[str, int], Path]:
     """`simulated_run(scenario, seed)` is the output folder of that seeded built-in run,
-    simulated once per session (read-only)."""
-    from relplan.sim.run import simulate
-
-    runs: dict[tuple[str, int], Path] = {}
+    simulated once per test run for every worker (tests/helpers/sim_runs.py; read-only)."""
+    from tests.helpers.sim_runs import simulated
 
     def run(scenario: str, seed: int) -> Path:
-        if (scenario, seed) not in runs:
-            out = tmp_path_factory.mktemp("sim") / f"{scenario}-{seed}"
-            simulate(scenario, out, seed=seed)
-            runs[scenario, seed] = out
-        return runs[scenario, seed]
+        return simulated(scenario, seed)[0]
 
     return run

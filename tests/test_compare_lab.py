@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.templates import from_template
 
 LAB = Path(__file__).parent / "data" / "lab"
 pytestmark = pytest.mark.slow
@@ -69,9 +70,16 @@ def operator(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     out = {}
     for name in INCIDENTS:
-        files = [LAB / name / "operator" / f for f in OPERATOR_FILES]
-        out[name] = root / f"{name}.duckdb"
-        ingest_paths(out[name], [*files, LAB / name / "client" / "run.json"], opts)
+        paths = [
+            *(LAB / name / "operator" / f for f in OPERATOR_FILES),
+            LAB / name / "client" / "run.json",
+        ]
+        # ingested once per test run, copied here (tests/helpers/templates.py)
+        out[name] = from_template(
+            root / f"{name}.duckdb",
+            f"compare_lab operator {name} {opts!r}",
+            lambda db, paths=paths: ingest_paths(db, paths, opts),
+        )
     return out
 
 

@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan.cli import app
-from tests.helpers.lab import ingest_operator
+from tests.helpers.lab import ingest_operator, lab_ingest
 
 LAB = Path(__file__).parent / "data" / "lab"
 D = 10.0
@@ -406,10 +406,7 @@ def test_unlinked_retries_are_not_called_a_recovery(tmp_path: Path) -> None:
 
 def ingest_files(name: str, tmp: Path, files: tuple[str, ...]) -> str:
     op = LAB / name / "operator"
-    db = str(tmp / "w.duckdb")
-    got = run_cli(["ingest", *(str(op / f) for f in files), "--db", db])
-    assert got.exit_code == 0, got.output
-    return db
+    return str(lab_ingest(tmp / "w.duckdb", [op / f for f in files]))
 
 
 @pytest.fixture(scope="module", params=sorted(EXPECTED))

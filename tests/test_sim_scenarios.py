@@ -18,6 +18,7 @@ from relplan.models import RunManifest
 from relplan.sim.run import simulate
 from relplan.sim.scenario import builtin_names
 from relplan.sim.summary import SimSummary, load_run
+from tests.helpers.sim_runs import simulated
 
 EXPECTED_BUILTINS = {
     "pulse-noretry",
@@ -36,7 +37,9 @@ EXPECTED_BUILTINS = {
 
 
 def run(name: str, seed: int, tmp: Path) -> SimSummary:
-    return simulate(name, tmp / f"{name}-{seed}", seed=seed)
+    """The summary of `simulate(name, FOLDER, seed=seed)`, simulated once per test run
+    (tests/helpers/sim_runs.py: tests/test_sim_snapshots.py reads the same seed-1 runs)."""
+    return simulated(name, seed)[1]
 
 
 def test_builtin_scenarios_have_exactly_the_issues_names() -> None:

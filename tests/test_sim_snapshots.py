@@ -8,15 +8,14 @@ in the last bits between DuckDB thread schedules).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from relplan.sim.run import simulate
 from relplan.sim.scenario import builtin_names
+from tests.helpers.sim_runs import simulated
 
 
 def _rounded(v: Any) -> Any:
@@ -36,6 +35,6 @@ def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", builtin_names())
-def test_seed_1_summary(name: str, tmp_path: Path, snapshot_json: SnapshotAssertion) -> None:
-    s = simulate(name, tmp_path / name, seed=1)
+def test_seed_1_summary(name: str, snapshot_json: SnapshotAssertion) -> None:
+    _, s = simulated(name, 1)  # simulate(name, FOLDER, seed=1), once per test run
     assert _rounded(s.model_dump(mode="json")) == snapshot_json

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses.assessment import Assessment, contradictions
-from relplan.cli import app
 from tests.helpers.ingest import ingest
+from tests.helpers.lab import lab_ingest
 from tests.test_verdict_honesty import CASES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,11 +92,8 @@ def _assess(db: Path, deadline: float | None = None) -> Assessment:
 
 
 def _lab_db(tmp: Path, name: str, files: tuple[str, ...]) -> Path:
-    db = tmp / "w.duckdb"
     op = LAB / name / "operator"
-    got = CliRunner().invoke(app, ["ingest", *(str(op / f) for f in files), "--db", str(db)])
-    assert got.exit_code == 0, got.output
-    return db
+    return lab_ingest(tmp / "w.duckdb", [op / f for f in files])
 
 
 def table(tmp: Path) -> str:

@@ -22,16 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.analyses import AnalyzeOptions
-from relplan.cli import app
 from relplan.values import PhaseBounds, parse_phases
 from relplan.whatif.controls import Control
 from relplan.whatif.model import Figures
 from relplan.whatif.run import Replayed, WhatIfOptions, replay
 from relplan.workspace import connect
-from tests.helpers.lab import ingest_operator
+from tests.helpers.lab import ingest_operator, lab_ingest
 
 LAB = Path(__file__).parent / "data" / "lab"
 INCIDENT = LAB / "retries-no-cancel"
@@ -139,9 +137,7 @@ def run_engine(folder: Path, prefill: float, output: float, tmp: Path) -> RunEng
     if not (op / "vllm.log.gz").is_file():
         return None
     db = tmp / f"{folder.parent.name}-engine.duckdb"
-    files = [str(op / f) for f in ("vllm.log.gz", "prometheus.query_range.json.gz")]
-    got = CliRunner().invoke(app, ["ingest", *files, "--db", str(db)])
-    assert got.exit_code == 0, got.output
+    lab_ingest(db, [op / f for f in ("vllm.log.gz", "prometheus.query_range.json.gz")])
     con = connect(db, read_only=True)
     try:
         fitted = fit_engine_profile(con, tmp, folder.parent.name)
@@ -210,18 +206,16 @@ def real_row(folder: Path, capacity: float, tmp: Path) -> Row:
     reached = [r for r in later if r["outcome"] != "shed" and r.get("status") != 503]
     calls = {r["call_id"] for r in later}
     db = tmp / f"{folder.parent.name}-{folder.name}.duckdb"
-    got = CliRunner().invoke(app, ["ingest", str(folder), "--db", str(db)])
-    assert got.exit_code == 0, got.output
+    lab_ingest(db, [folder])
     fig = _figures(db, AnalyzeOptions(capacity=capacity, deadline=deadline))
     drained = None
     op = folder.parent / "operator"
     if (op / "prometheus.query_range.json.gz").is_file():
         odb = tmp / f"{folder.parent.name}-op.duckdb"
-        files = [
-            str(op / f) for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
-        ]
-        got = CliRunner().invoke(app, ["ingest", *files, "--db", str(odb)])
-        assert got.exit_code == 0, got.output
+        lab_ingest(
+            odb,
+            [op / f for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")],
+        )
         drained = _figures(
             odb,
             AnalyzeOptions(

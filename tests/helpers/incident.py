@@ -330,7 +330,7 @@ def build_incident(
     manifest: bool = True,
 ) -> Path:
     """Write the fixture workspace to `path` (parts can be left out to test the skips): a copy
-    of a template built once per test process (tests/helpers/templates.py)."""
+    of a template built once per test run (tests/helpers/templates.py)."""
     from tests.helpers.templates import from_template
 
     parts = {"proxy": proxy, "engine": engine, "metrics": metrics, "manifest": manifest}

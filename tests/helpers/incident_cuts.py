@@ -36,7 +36,7 @@ def _engine_events(folder: Path) -> Path:
 
 def build_cut(cut: str, folder: Path) -> Path:
     """A workspace in `folder` holding the incident's `cut` inputs; returns its path. The
-    ingest runs once per test process; each call copies its result (tests/helpers/templates.py)."""
+    ingest runs once per test run; each call copies its result (tests/helpers/templates.py)."""
     folder.mkdir(parents=True, exist_ok=True)
     return from_template(folder / f"{cut}.duckdb", f"cut {cut}", lambda db: _ingest_cut(cut, db))
 

@@ -1,5 +1,6 @@
 """The lab's recorded incidents (tests/data/lab/README.md): what an operator has of one,
-ingested through the CLI as a user would."""
+ingested through the CLI as a user would, once per test run (tests/helpers/templates.py):
+each caller gets a copy of that workspace."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.templates import from_template
 
 LAB = Path(__file__).resolve().parent.parent / "data" / "lab"
 OPERATOR_FILES = ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
@@ -17,15 +19,31 @@ OPERATOR_FILES = ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.
 CALL_FLAGS = ["--call-key", "http_x_relplan_call", "--attempt-field", "http_x_relplan_attempt"]
 
 
+def _cli_ingest(db: Path, paths: Sequence[Path], flags: Sequence[str]) -> None:
+    got = CliRunner().invoke(app, ["ingest", *map(str, paths), "--db", str(db), *flags])
+    assert got.exit_code == 0, got.output
+
+
+def lab_ingest(db: Path, paths: Sequence[Path], flags: Sequence[str] = ()) -> Path:
+    """`db` holding `relplan ingest PATHS --db DB FLAGS` (paths in the repository, read
+    in place): ingested once per run, copied per call."""
+    key = "lab " + repr(([str(Path(p).resolve()) for p in paths], list(flags)))
+    return from_template(db, key, lambda t: _cli_ingest(t, [Path(p) for p in paths], flags))
+
+
 def ingest_operator(
     folder: Path, tmp: Path, db_name: str = "op.duckdb", flags: Sequence[str] = CALL_FLAGS
 ) -> Path:
     """The operator's files of a recorded incident (vLLM log, nginx JSON log, Prometheus
-    export) copied into `tmp` and ingested with `flags` (the drill's call key unless told
-    otherwise); the workspace path."""
+    export) copied into `tmp` and a workspace of them ingested with `flags` (the drill's call
+    key unless told otherwise); the workspace path. The ingest read copies of the files in
+    the template's folder, once per run."""
     op = folder / "operator"
-    files = [shutil.copy(op / f, tmp / f) for f in OPERATOR_FILES]
-    db = tmp / db_name
-    got = CliRunner().invoke(app, ["ingest", *map(str, files), "--db", str(db), *flags])
-    assert got.exit_code == 0, got.output
-    return db
+    for f in OPERATOR_FILES:
+        shutil.copy(op / f, tmp / f)
+
+    def build(db: Path) -> None:
+        _cli_ingest(db, [Path(shutil.copy(op / f, db.parent / f)) for f in OPERATOR_FILES], flags)
+
+    key = "operator " + repr((str(op.resolve()), list(flags)))
+    return from_template(tmp / db_name, key, build)
