@@ -40,9 +40,11 @@ s0 as not materialized (
 base as (
     select rk, execution_id,
            sum(prompt_computed) as prefill_tokens,
+           -- summed in step order: a float sum in whatever order the join yields would
+           -- differ in its last bit between an attached and a copied trace
            sum(case when st.tokens > 0
-                    then (t_done - t_issue) * prompt_computed / st.tokens else 0 end)
-               as prefill_gpu_s,
+                    then (t_done - t_issue) * prompt_computed / st.tokens else 0 end
+               order by step) as prefill_gpu_s,
            min(t_issue) as t_first
     from s0 join st using (rk, step)
     group by all
@@ -57,10 +59,10 @@ s1 as (
     window w as (partition by rk, execution_id, residency order by t_done, step, source_row)
 ),
 held as (
-    select rk, execution_id, blocks * (next_done - t_done) as kv
+    select rk, execution_id, t_done, blocks * (next_done - t_done) as kv
     from s1 where next_done is not null
     union all
-    select l.rk, l.execution_id, l.blocks * (greatest(e.t, l.t_done) - l.t_done) as kv
+    select l.rk, l.execution_id, l.t_done, l.blocks * (greatest(e.t, l.t_done) - l.t_done) as kv
     from (select * from s1 where next_done is null) l
     asof left join ends e
       on e.rk = l.rk and e.execution_id = l.execution_id and e.t >= l.t_done
@@ -68,7 +70,8 @@ held as (
 ex as (
     select b.rk, b.execution_id, b.prefill_tokens, b.prefill_gpu_s, h.kv_block_s, b.t_first
     from base b
-    join (select rk, execution_id, sum(kv) as kv_block_s from held group by all) h
+    join (select rk, execution_id, sum(kv order by t_done, kv) as kv_block_s
+          from held group by rk, execution_id) h
       using (rk, execution_id)
 ),
 ev as (
