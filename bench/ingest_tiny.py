@@ -87,23 +87,6 @@ def measure(tree: Path, repeat: int) -> dict[str, float]:
     }
 
 
-@contextmanager
-def checkout(ref: str) -> Iterator[Path]:
-    """`ref` checked out (detached) in a temporary worktree, removed afterwards."""
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "before"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), ref],
-            check=True,
-        )
-        try:
-            yield tree
-        finally:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True
-            )
-
-
 def in_process(tree: Path, repeat: int) -> dict[str, float]:
     """measure() in a fresh interpreter (so each side imports its own relplan)."""
     done = subprocess.run(
@@ -136,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sides: dict[str, list[dict[str, float]]] = {"after": []}
     if ns.before:
         sides["before"] = []
+    from startup import checkout  # bench/startup.py: a git ref in a temporary worktree
+
     with checkout(ns.before) if ns.before else _nothing() as before:
         for r in range(ns.rounds):
             order = ["before", "after"] if r % 2 == 0 else ["after", "before"]

@@ -8,8 +8,6 @@ value and at least four words of its own text, outside a `raise` or an `...Error
 
 from __future__ import annotations
 
-import ast
-import re
 from pathlib import Path
 from types import ModuleType
 from typing import get_args
@@ -34,33 +32,9 @@ from relplan.analyses import (
     wording,
 )
 from relplan.text import assessment as words
+from tests.test_text_room import sentence_lines
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def sentence_lines(source: str) -> list[int]:
-    tree = ast.parse(source)
-    errors: set[int] = set()
-    for node in ast.walk(tree):
-        name = ""
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = (
-                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-            )
-        if isinstance(node, ast.Raise) or name.endswith("Error"):
-            errors |= {id(n) for n in ast.walk(node)}
-    lines = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.JoinedStr) or id(node) in errors:
-            continue
-        text = " ".join(
-            v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
-        )
-        valued = any(isinstance(v, ast.FormattedValue) for v in node.values)
-        if valued and len(re.findall(r"[A-Za-z]{2,}", text)) >= 4:
-            lines.append(node.lineno)
-    return sorted(lines)
 
 
 MOVED = [
