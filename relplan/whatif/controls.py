@@ -166,7 +166,9 @@ _BUDGET_REAL = (
     RealSetting(
         "Envoy",
         "circuit_breakers.thresholds[].retry_budget.budget_percent",
-        "with min_retry_concurrency",
+        "with min_retry_concurrency; it caps retries in flight at a share of the requests"
+        " active and pending, not retries per first attempt over a window: close only while"
+        " the load is steady",
     ),
     RealSetting("Gateway API", "XBackendTrafficPolicy retryConstraint.budget.percent"),
 )
