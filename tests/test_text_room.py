@@ -3,7 +3,7 @@
 The verdict's sentences too: relplan/analyses/assessment.py names each by a code and
 relplan/text/assessment.py words it.
 
-One room for the words (issue 29): number formats live in `relplan/text/` and the one number
+One room for the words (issue 29): numbers are formatted only by the one number
 formatter (`relplan/values.py`: `num`, `pct`, `short`, `sig`, `fixed`, `percent`, `signed`).
 
 A number format is, in the syntax tree of a module: an f-string value with a format spec
@@ -161,6 +161,17 @@ def test_number_formats_live_in_the_text_package_or_are_listed() -> None:
         "format numbers with relplan/values.py and word them in relplan/text/"
         " (or list a machine format in MACHINE with why):\n" + "\n".join(wrong)
     )
+
+
+def test_the_text_package_formats_numbers_only_through_the_formatter() -> None:
+    """Even the words' own modules: one formatter, read literally (a table's padding is
+    relplan/tables.py's job, not a format spec's)."""
+    found = {
+        path.relative_to(PACKAGE).as_posix(): lines
+        for path in sorted(TEXT.rglob("*.py"))
+        if (lines := number_formats(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}
 
 
 def test_each_listed_module_exists_and_each_machine_format_says_why() -> None:

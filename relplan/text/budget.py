@@ -4,34 +4,34 @@ from __future__ import annotations
 
 from relplan.planning.budget import BudgetResult
 from relplan.tables import format_table
-from relplan.values import human_duration, num, pct
+from relplan.values import fixed, human_duration, num, pct, short
 
 
 def render_budget(res: BudgetResult) -> str:
 
     i = res.inputs
     head = (
-        f"Error-budget burn: {i.crashes:g} crashes/replica, {i.concurrency:g} streams/replica,"
-        f" {i.replicas} replicas, SLO {i.slo * 100:g} % over {human_duration(i.window_s)}"
+        f"Error-budget burn: {short(i.crashes)} crashes/replica, {short(i.concurrency)} streams/replica,"
+        f" {i.replicas} replicas, SLO {short(i.slo * 100)} % over {human_duration(i.window_s)}"
     )
     if i.planned_restarts:
-        head += f", {i.planned_restarts:g} planned restarts/replica" + (
+        head += f", {short(i.planned_restarts)} planned restarts/replica" + (
             " (drained)" if i.drain else " (not drained)"
         )
     if res.measured is not None:
         m = res.measured
         head += (
-            f"\nMeasured from the proxy log: {m.streams:,} streams over {m.span_seconds:,.0f} s on"
-            f" {m.replicas_seen} replica(s): mean stream {m.mean_stream_seconds:.1f} s,"
-            f" {m.mean_concurrency_per_replica:.2f} concurrent streams per replica"
+            f"\nMeasured from the proxy log: {num(m.streams)} streams over {num(m.span_seconds)} s on"
+            f" {m.replicas_seen} replica(s): mean stream {fixed(m.mean_stream_seconds, 1)} s,"
+            f" {fixed(m.mean_concurrency_per_replica, 2)} concurrent streams per replica"
         )
     if res.restarts is not None:
         r = res.restarts
         head += (
             f"\nMeasured from the restart signals: {r.crashes} crash(es), {r.planned} planned"
             f" restart(s) on {r.replicas} pod(s) in {human_duration(r.window_s)} of data,"
-            f" scaled to the window: C = {r.crashes_per_replica_per_window:g},"
-            f" P = {r.planned_per_replica_per_window:g} per replica"
+            f" scaled to the window: C = {short(r.crashes_per_replica_per_window)},"
+            f" P = {short(r.planned_per_replica_per_window)} per replica"
         )
     if res.input_sources:
         head += "\nInputs: " + ", ".join(
@@ -40,11 +40,11 @@ def render_budget(res: BudgetResult) -> str:
     b = res.baseline
     rows = [
         [
-            f"{r.stream_seconds:g} s",
+            f"{short(r.stream_seconds)} s",
             num(r.streams_killed),
             num(r.requests),
             num(r.allowed_failures),
-            f"{r.burn:.2f}×",
+            f"{fixed(r.burn, 2)}×",
             pct(r.fraction_killed, 3),
             r.verdict,
         ]
@@ -60,26 +60,26 @@ def render_budget(res: BudgetResult) -> str:
         "",
         table,
         "",
-        f"Break-even stream duration: {b.break_even_stream_seconds:,.1f} s"
+        f"Break-even stream duration: {num(b.break_even_stream_seconds, 1)} s"
         " (longer streams blow the budget on crashes alone)",
-        f"Capacity lost to restarts: {b.capacity_lost_replica_minutes:,.0f} replica-minutes"
+        f"Capacity lost to restarts: {num(b.capacity_lost_replica_minutes)} replica-minutes"
         f" ({pct(b.capacity_lost_share, 2)} of the window)",
     ]
     if res.as_measured is not None:
         am = res.as_measured
-        burns = ", ".join(f"{r.stream_seconds:g} s: {r.burn:.2f}×" for r in am.rows)
+        burns = ", ".join(f"{short(r.stream_seconds)} s: {fixed(r.burn, 2)}×" for r in am.rows)
         lines.append(
-            f"As measured: break-even {am.break_even_stream_seconds:,.1f} s, burn {burns}"
-            f" (C {am.crashes:g}, P {am.planned_restarts:g}"
+            f"As measured: break-even {num(am.break_even_stream_seconds, 1)} s, burn {burns}"
+            f" (C {short(am.crashes)}, P {short(am.planned_restarts)}"
             + (", drained" if am.drain else "")
-            + f") beside the typed inputs' break-even {b.break_even_stream_seconds:,.1f} s"
+            + f") beside the typed inputs' break-even {num(b.break_even_stream_seconds, 1)} s"
         )
     lines += ["", "What if:"]
     wi_rows = []
     for case in res.what_if:
-        burns = ", ".join(f"{r.stream_seconds:g} s: {r.burn:.2f}×" for r in case.rows)
+        burns = ", ".join(f"{short(r.stream_seconds)} s: {fixed(r.burn, 2)}×" for r in case.rows)
         wi_rows.append(
-            [case.name, burns, f"{case.break_even_stream_seconds:,.1f} s", case.description]
+            [case.name, burns, f"{num(case.break_even_stream_seconds, 1)} s", case.description]
         )
     lines.append(
         format_table(

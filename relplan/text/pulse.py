@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from relplan.planning.pulse import PulseResult
 from relplan.tables import format_table
+from relplan.values import fixed, num, short
 
 
 def render_pulse(res: PulseResult) -> str:
@@ -12,14 +13,17 @@ def render_pulse(res: PulseResult) -> str:
     cap = i.capacity_calls_per_s
 
     def opt(v: float | None, unit: str, never: str) -> str:
-        return never if v is None else f"{v:,.1f}{unit}"
+        return never if v is None else f"{num(v, 1)}{unit}"
 
     rows = [
         [
             "backlog left by the pulse",
-            f"{res.backlog_calls:,.0f} calls = {res.backlog_seconds:,.1f} s of engine time",
+            f"{num(res.backlog_calls)} calls = {num(res.backlog_seconds, 1)} s of engine time",
         ],
-        ["backlog / deadline", f"{res.backlog_x_deadline:.2f}x the {i.deadline_s:g} s deadline"],
+        [
+            "backlog / deadline",
+            f"{fixed(res.backlog_x_deadline, 2)}x the {short(i.deadline_s)} s deadline",
+        ],
         [
             "recovered after (no retries): a new call's wait back to D",
             opt(res.recovered_seconds, " s", "never (hold at or above capacity)"),
@@ -30,21 +34,21 @@ def render_pulse(res: PulseResult) -> str:
         ],
         [
             f"hold load if every call retries {i.retries}x",
-            f"{res.retried_hold_x_capacity:.2f}x capacity = {res.retried_hold_calls_per_s:.2f} calls/s",
+            f"{fixed(res.retried_hold_x_capacity, 2)}x capacity = {fixed(res.retried_hold_calls_per_s, 2)} calls/s",
         ],
         [
-            f"largest safe pulse for {i.pulse_seconds:g} s",
-            f"{res.max_pulse_x_capacity:.2f}x capacity = {res.max_pulse_x_capacity * cap:.2f} calls/s",
+            f"largest safe pulse for {short(i.pulse_seconds)} s",
+            f"{fixed(res.max_pulse_x_capacity, 2)}x capacity = {fixed(res.max_pulse_x_capacity * cap, 2)} calls/s",
         ],
         [
-            f"longest safe pulse at {i.pulse:g}x",
+            f"longest safe pulse at {short(i.pulse)}x",
             opt(res.max_pulse_seconds, " s", "any (no backlog)"),
         ],
         ["retry ratio the hold can absorb", opt(res.max_retry_ratio, " retries/call", "none")],
     ]
     head = (
-        f"Pulse {i.pulse:g}x for {i.pulse_seconds:g} s on capacity {cap:g} calls/s"
-        f" (base {i.base:g}x, hold {i.hold:g}x, deadline {i.deadline_s:g} s, {i.retries} retries)"
+        f"Pulse {short(i.pulse)}x for {short(i.pulse_seconds)} s on capacity {short(cap)} calls/s"
+        f" (base {short(i.base)}x, hold {short(i.hold)}x, deadline {short(i.deadline_s)} s, {i.retries} retries)"
     )
     verdict = f"Verdict: {res.verdict}. " + "; ".join(res.reasons) + "."
     return "\n".join([head, "", format_table(["figure", "value"], rows, left=(0, 1)), "", verdict])

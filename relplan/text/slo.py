@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from relplan.alerts.slo import SloRuleSet
 from relplan.tables import format_table
-from relplan.values import clock, human_duration, num
+from relplan.values import clock, human_duration, num, percent, short, sig
 
 if TYPE_CHECKING:  # slo_eval imports numpy and duckdb; `relplan alerts slo` needs neither
     from relplan.alerts.slo_eval import SloEvaluation
@@ -16,11 +16,11 @@ def render_slo(rs: SloRuleSet) -> str:
     rows = [
         [
             t.severity,
-            f"{t.budget_share:.0%}",
+            f"{percent(t.budget_share)}",
             t.long_window,
             t.short_window,
-            f"{t.burn_rate:g}",
-            f"{t.error_ratio_threshold:.4g}",
+            f"{short(t.burn_rate)}",
+            f"{sig(t.error_ratio_threshold, 4)}",
         ]
         for t in rs.tiers
     ]
@@ -28,7 +28,7 @@ def render_slo(rs: SloRuleSet) -> str:
         ["severity", "budget", "long", "short", "burn rate", "error ratio >"], rows, left=(0,)
     )
     lines = [
-        f"SLO {rs.slo:.6g} over {human_duration(rs.window_s)}: error budget {rs.error_budget:g};"
+        f"SLO {sig(rs.slo, 6)} over {human_duration(rs.window_s)}: error budget {short(rs.error_budget)};"
         f" {len(rs.records)} recording rules, {len(rs.alerts)} alerts.",
         table,
     ]
@@ -39,7 +39,9 @@ def render_slo(rs: SloRuleSet) -> str:
 def render_slo_evaluation(ev: SloEvaluation) -> str:
     """The burn rates' peaks per window and the burn alerts' firing intervals."""
     burn = ", ".join(
-        f"{b.window} {b.peak_burn_rate:.3g}x" if b.peak_burn_rate is not None else f"{b.window} -"
+        f"{b.window} {sig(b.peak_burn_rate, 3)}x"
+        if b.peak_burn_rate is not None
+        else f"{b.window} -"
         for b in ev.burn
     )
     rows: list[list[str]] = []
@@ -48,7 +50,7 @@ def render_slo_evaluation(ev: SloEvaluation) -> str:
             rows.append([s.signal, "-", "-", "-", "-", "never fired"])
         for i in s.intervals:
             who = ",".join(f"{k}={v}" for k, v in i.labels.items() if k != "severity") or "-"
-            peak = f"{i.peak_value:.3g}x" if i.peak_value is not None else "-"
+            peak = f"{sig(i.peak_value, 3)}x" if i.peak_value is not None else "-"
             rows.append(
                 [
                     s.signal,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from relplan.tables import format_table
-from relplan.values import num, pct
+from relplan.values import fixed, num, pct, short
 from relplan.whatif.model import Figures, Provenance, Spread, WhatIf
 
 
@@ -56,7 +56,7 @@ def render_check(w: WhatIf) -> str:
 
 
 def _secs(v: float | None) -> str:
-    return "-" if v is None else f"{v:.0f} s"
+    return "-" if v is None else f"{fixed(v, 0)} s"
 
 
 def _spread(s: Spread | None, share: bool = True) -> str:
@@ -86,7 +86,7 @@ def render_controls(w: WhatIf) -> str:
                 _spread(c.drained_s, share=False),
                 _spread(c.executions_per_call, share=False)
                 if c.executions_per_call is None or c.executions_per_call.median is None
-                else f"{c.executions_per_call.median:.2f}",
+                else f"{fixed(c.executions_per_call.median, 2)}",
                 c.verdict,
             ]
         )
@@ -123,7 +123,7 @@ def render_whatif(w: WhatIf) -> str:
     return "\n".join(
         [
             f"{w.name}: what would have helped (C^ = {num(w.capacity_calls_per_s, 2)} calls/s, "
-            f"{w.seeds} seed(s) per control, {w.wall_s:g} s)",
+            f"{w.seeds} seed(s) per control, {short(w.wall_s)} s)",
             "",
             "# The fit",
             render_fit(w.fit),
