@@ -56,6 +56,15 @@ def code_digest() -> str:
     return _code_digest
 
 
+def file_sha256(path: Path | str) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB pieces (raises OSError when it cannot be read)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def read_checked(path: Path, header: str) -> str | None:
     """The text kept at `path` after its `header` + SHA-256 line, or None when the file is
     absent, unreadable or fails the check."""

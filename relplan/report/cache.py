@@ -76,14 +76,6 @@ def _files(path: Path) -> Iterator[Path]:
             yield Path(dirpath) / name
 
 
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def inputs_key(path: Path, settings: Mapping[str, object]) -> str | None:
     """The key of a report on the raw inputs at `path` with these settings (JSON-able flag
     values), or None when the cache is off or a file cannot be read (then the report runs
@@ -103,12 +95,12 @@ def inputs_digest(path: Path, settings: Mapping[str, object]) -> str | None:
     try:
         extra = settings.get("map_file")
         if isinstance(extra, (str, Path)):
-            h.update(_file_digest(Path(extra)).encode())
+            h.update(caches.file_sha256(Path(extra)).encode())
         for f in _files(path):
             st = f.stat()
             rel = f.relative_to(path).as_posix() if f != path else f.name
             h.update(f"\0{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-            h.update(_file_digest(f).encode())
+            h.update(caches.file_sha256(f).encode())
     except (OSError, ValueError):
         return None
     return h.hexdigest()

@@ -23,7 +23,6 @@ Not used with `--db` (the named workspace is the one written) nor for a workspac
 
 from __future__ import annotations
 
-import hashlib
 import os
 from contextlib import suppress
 from pathlib import Path
@@ -63,20 +62,12 @@ def _folder() -> Path:
     return caches.root() / FOLDER
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _kept(key: str) -> Path | None:
     """The kept workspace for `key` when its bytes pass their SHA-256, else None."""
     db = _folder() / f"{key[:32]}.duckdb"
     try:
         expected = db.with_suffix(".sha256").read_text(encoding="ascii").strip()
-        if expected != _sha256(db):
+        if expected != caches.file_sha256(db):
             return None
         os.utime(db)  # the newest use: kept longest (_evict)
     except OSError:
@@ -101,7 +92,7 @@ def workspace_for(path: Path, inputs: IngestOptions, key: str) -> Path | None:
     try:
         with workspace.open_workspace(tmp) as con:
             ingest_files(con, [path], inputs)
-        digest = _sha256(tmp)
+        digest = caches.file_sha256(tmp)
         sidecar = tmp.with_suffix(".sha256")
         sidecar.write_text(digest + "\n", encoding="ascii")
         os.replace(tmp, db)

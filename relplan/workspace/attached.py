@@ -29,7 +29,7 @@ import re
 
 import duckdb
 
-from relplan import sql
+from relplan import caches, sql
 from relplan.errors import InputError
 
 # Times below this are seconds from t0 (as the analyses read --from/--to).
@@ -104,17 +104,9 @@ def _rewritten(path: str, st: os.stat_result, was: dict[str, object]) -> bool:
     ctime = was.get("ctime_ns")
     if ctime is None or st.st_ctime_ns == ctime:
         return False
-    return _bytes_sha256(path) != was["sha256"]
-
-
-def _bytes_sha256(path: str) -> str:
-    """SHA-256 of a file's bytes: the content hash ingest gives a Parquet file
-    (relplan/ingest/files.py), which attached files are."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+    # the content hash ingest gives a Parquet file (relplan/ingest/files.py), which attached
+    # files are: the bytes' SHA-256
+    return caches.file_sha256(path) != was["sha256"]
 
 
 def fingerprint(files: list[str]) -> str:
