@@ -206,8 +206,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "alerts/promtool.py",
         "alerts/rules.py",
         "alerts/slo.py",
-        "analyses/heavy_requests.py",
-        "analyses/littles_law.py",
         "cli/reference.py",
         "cli/root.py",
         "compare/build.py",
@@ -257,7 +255,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "sim/costfit.py",
         "sim/metrics.py",
         "sim/summary.py",
-        "values.py",
         "vllm_plugin/writer.py",
         "whatif/check.py",
         "whatif/controls.py",
@@ -269,6 +266,21 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "workspace/attached.py",
     }
 )
+
+
+# f-strings the scan above counts that are not sentences shown to a person, in modules that
+# build no other (file -> (count, why)). Exact, like MACHINE: a module whose count changes
+# fails, so a sentence added beside them is seen. A PromQL expression or a recording rule's
+# name is a query Prometheus parses (its `sum by`, `max_over_time` are operators, not words);
+# a config file, a script or markup is read by the program it is written for.
+NOT_SENTENCES: dict[str, tuple[int, str]] = {
+    "values.py": (
+        3,
+        "the reason a time is refused, returned to the raise or rejected line that refuses it",
+    ),
+    "analyses/heavy_requests.py": (2, "a model field's description in its JSON schema"),
+    "analyses/littles_law.py": (1, "a model field's description in its JSON schema"),
+}
 
 
 def sentence_lines(source: str) -> list[int]:
@@ -298,11 +310,12 @@ def sentence_lines(source: str) -> list[int]:
 
 
 def test_no_new_module_outside_the_text_package_builds_sentences() -> None:
-    building = {
-        path.relative_to(PACKAGE).as_posix()
+    found = {
+        path.relative_to(PACKAGE).as_posix(): len(sentence_lines(path.read_text(encoding="utf-8")))
         for path in PACKAGE.rglob("*.py")
-        if TEXT not in path.parents and sentence_lines(path.read_text(encoding="utf-8"))
+        if TEXT not in path.parents
     }
+    building = {name for name, n in found.items() if n > NOT_SENTENCES.get(name, (0, ""))[0]}
     assert building <= SENTENCES_NOT_MOVED_YET, (
         "word it in relplan/text/ from a typed result: "
         + ", ".join(sorted(building - SENTENCES_NOT_MOVED_YET))
@@ -311,6 +324,14 @@ def test_no_new_module_outside_the_text_package_builds_sentences() -> None:
         "these build no sentence any more; take them off SENTENCES_NOT_MOVED_YET: "
         + ", ".join(sorted(SENTENCES_NOT_MOVED_YET - building))
     )
+
+
+def test_each_listed_non_sentence_is_counted_exactly_and_says_why() -> None:
+    for name, (count, why) in NOT_SENTENCES.items():
+        assert name not in SENTENCES_NOT_MOVED_YET, name
+        lines = sentence_lines((PACKAGE / name).read_text(encoding="utf-8"))
+        assert len(lines) == count, f"relplan/{name}: {len(lines)} (lines {lines}), listed {count}"
+        assert len(why.split()) >= 3, name
 
 
 def test_the_sentence_check_sees_a_sentence_and_leaves_errors_alone() -> None:
