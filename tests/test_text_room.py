@@ -247,8 +247,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "lab/configs.py",
         "lab/environment.py",
         "lab/lifecycle.py",
-        "planning/budget.py",
-        "planning/pulse.py",
         "report/bundle.py",
         "report/html.py",
         "sim/calibrate.py",

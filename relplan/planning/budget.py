@@ -15,11 +15,26 @@ Choices (documented in docs/planning.md, budget):
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from relplan.models import StrictModel
 from relplan.planning.measured import MeasuredRestarts, MeasuredStreams
-from relplan.values import fixed, short
+from relplan.wording import Words
+
+# The verdicts and the what-ifs' descriptions, worded by relplan/text/budget.py
+# (relplan/wording.py).
+Said = Literal[
+    "blows_budget",
+    "uses_budget",
+    "as_given",
+    "halve_crashes",
+    "drain_restarts",
+    "nothing_to_drain",
+    "as_measured",
+]
+_say: Words[Said] = Words("relplan.text.budget")
 
 TYPICAL_STREAM_SECONDS: tuple[float, ...] = (10, 30, 60, 120, 300, 600)
 
@@ -91,11 +106,9 @@ def _row(inp: BudgetInputs, crashes: float, planned: float, drain: bool, d: floa
     requests = n * k / d * t
     allowed = (1.0 - inp.slo) * requests
     burn = killed / allowed
-    cause = "on crashes alone" if undrained == 0 else "on crashes and undrained restarts"
-    if burn >= 1.0:
-        verdict = f"blows the budget {fixed(burn, 1)}× {cause}"
-    else:
-        verdict = f"uses {fixed(burn * 100, 0)} % of the budget {cause}"
+    verdict = _say(
+        "blows_budget" if burn >= 1.0 else "uses_budget", burn=burn, undrained=undrained > 0
+    )
     return BudgetRow(
         stream_seconds=d,
         streams_killed=killed,
@@ -135,25 +148,18 @@ def plan_budget(
     """The burn of `inp` with its what-ifs; with `measured_inputs` (every input as measured)
     that differ from `inp`, also the case as measured, to print beside what was typed."""
     c, p = inp.crashes, inp.planned_restarts
-    baseline = _case(inp, "as given", "the inputs as given", c, p, inp.drain)
-    halve = _case(
-        inp,
-        "halve crashes",
-        f"{short(c / 2)} crashes per replica instead of {short(c)}",
-        c / 2,
-        p,
-        inp.drain,
-    )
+    baseline = _case(inp, "as given", _say("as_given"), c, p, inp.drain)
+    halve = _case(inp, "halve crashes", _say("halve_crashes", crashes=c), c / 2, p, inp.drain)
     if p > 0 and not inp.drain:
-        drain_desc = f"drain the {short(p)} planned restarts per replica so they kill no streams"
+        drain_desc = _say("drain_restarts", planned=p)
     else:
-        drain_desc = "no undrained planned restarts to drain: same as the inputs"
+        drain_desc = _say("nothing_to_drain")
     drained = _case(inp, "drain planned restarts", drain_desc, c, p, True)
     as_measured = None
     if measured_inputs is not None and measured_inputs != inp:
         m = measured_inputs
         as_measured = _case(
-            m, "as measured", "every input as measured", m.crashes, m.planned_restarts, m.drain
+            m, "as measured", _say("as_measured"), m.crashes, m.planned_restarts, m.drain
         )
     return BudgetResult(
         inputs=inp,

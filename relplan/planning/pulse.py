@@ -18,10 +18,24 @@ offered load is H * (1 + ratio) and stays under capacity while ratio < 1/H - 1.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from relplan.models import StrictModel
-from relplan.values import fixed, short
+from relplan.wording import Words
+
+# The reasons the verdict can give, worded by relplan/text/pulse.py (relplan/wording.py).
+Said = Literal[
+    "no_backlog",
+    "backlog_over_deadline",
+    "backlog_under_deadline",
+    "never_drains",
+    "retries_collapse",
+    "retries_stay_under",
+    "drains",
+]
+_say: Words[Said] = Words("relplan.text.pulse")
 
 
 class PulseInputs(StrictModel):
@@ -75,28 +89,23 @@ def plan_pulse(inp: PulseInputs) -> PulseResult:
     reasons: list[str] = []
     over_deadline = backlog_s > d
     if backlog_s == 0:
-        reasons.append(f"the pulse ({short(inp.pulse)}x) is within capacity: it leaves no backlog")
+        reasons.append(_say("no_backlog", pulse=inp.pulse))
     elif over_deadline:
-        reasons.append(
-            f"the pulse leaves {fixed(backlog_s, 0)} s of engine work queued, {fixed(backlog_s / d, 2)}x the"
-            f" {short(d)} s deadline: attempts at the back of the queue time out before they are served"
-        )
+        reasons.append(_say("backlog_over_deadline", backlog_s=backlog_s, deadline_s=d))
     else:
-        reasons.append(
-            f"the pulse leaves {fixed(backlog_s, 0)} s of engine work queued, under the {short(d)} s deadline"
-        )
+        reasons.append(_say("backlog_under_deadline", backlog_s=backlog_s, deadline_s=d))
     if inp.hold >= 1.0:
         verdict = "never drains"
-        reasons.append(
-            f"the hold ({short(inp.hold)}x) is at or above capacity: the backlog never drains,"
-            " even without retries"
-        )
+        reasons.append(_say("never_drains", hold=inp.hold))
     elif over_deadline and retried > 1.0:
         verdict = "collapse risk"
         reasons.append(
-            f"if the hold's calls time out and retry {inp.retries} times, they offer"
-            f" {fixed(retried, 2)}x capacity ({fixed(retried * cap, 2)} calls/s): above capacity, so the"
-            " queue can stay full of attempts whose clients have left (metastable failure)"
+            _say(
+                "retries_collapse",
+                retries=inp.retries,
+                retried_x=retried,
+                retried_calls_per_s=retried * cap,
+            )
         )
     elif backlog_s == 0:
         verdict = "no backlog"
@@ -104,14 +113,8 @@ def plan_pulse(inp: PulseInputs) -> PulseResult:
         verdict = "drains"
         assert drain is not None
         if over_deadline:
-            reasons.append(
-                f"even if every hold call retried {inp.retries} times the offered load"
-                f" ({fixed(retried, 2)}x) stays under capacity"
-            )
-        reasons.append(
-            f"the hold's spare capacity drains the backlog in {fixed(drain, 0)} s (drained after);"
-            f" new calls are on time again after {fixed(recovered or 0, 0)} s (recovered after)"
-        )
+            reasons.append(_say("retries_stay_under", retries=inp.retries, retried_x=retried))
+        reasons.append(_say("drains", drain_s=drain, recovered_s=recovered or 0.0))
     return PulseResult(
         inputs=inp,
         backlog_seconds=backlog_s,

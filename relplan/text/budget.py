@@ -1,6 +1,10 @@
-"""The text of `relplan budget`: the burn table, the break-even and the what-ifs."""
+"""The text of `relplan budget`: the burn table, the break-even and the what-ifs, and the
+rows' verdicts and the what-ifs' descriptions (relplan/planning/budget.py names each by a code
+of its `Said` with its numbers; `SENTENCES` words it, relplan/wording.py)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from relplan.planning.budget import BudgetResult
 from relplan.tables import format_table
@@ -94,3 +98,52 @@ def replicas_line(replicas: int, *, seen: bool) -> str:
     if seen:
         return f"relplan: replicas: {replicas}, as seen in the proxy log (--replicas overrides)"
     return f"relplan: replicas: {replicas}, from --replicas"
+
+
+# --- verdicts and what-ifs (relplan/planning/budget.py's `Said`) ---------------------------
+
+
+def _cause(undrained: bool) -> str:
+    return "on crashes and undrained restarts" if undrained else "on crashes alone"
+
+
+def blows_budget(burn: float, undrained: bool) -> str:
+    return f"blows the budget {fixed(burn, 1)}× {_cause(undrained)}"
+
+
+def uses_budget(burn: float, undrained: bool) -> str:
+    return f"uses {fixed(burn * 100, 0)} % of the budget {_cause(undrained)}"
+
+
+def as_given() -> str:
+    return "the inputs as given"
+
+
+def halve_crashes(crashes: float) -> str:
+    return f"{short(crashes / 2)} crashes per replica instead of {short(crashes)}"
+
+
+def drain_restarts(planned: float) -> str:
+    return f"drain the {short(planned)} planned restarts per replica so they kill no streams"
+
+
+def nothing_to_drain() -> str:
+    return "no undrained planned restarts to drain: same as the inputs"
+
+
+def as_measured() -> str:
+    return "every input as measured"
+
+
+SENTENCES: dict[str, Callable[..., str]] = {
+    f.__name__: f
+    for f in (
+        blows_budget,
+        uses_budget,
+        as_given,
+        halve_crashes,
+        drain_restarts,
+        nothing_to_drain,
+        as_measured,
+    )
+}

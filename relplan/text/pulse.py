@@ -1,6 +1,10 @@
-"""The text of `relplan pulse`: the backlog arithmetic as a table and its verdict."""
+"""The text of `relplan pulse`: the backlog arithmetic as a table and its verdict, and the
+verdict's reasons (relplan/planning/pulse.py names each by a code of its `Said` with its
+numbers; `SENTENCES` words it, relplan/wording.py)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from relplan.planning.pulse import PulseResult
 from relplan.tables import format_table
@@ -52,3 +56,69 @@ def render_pulse(res: PulseResult) -> str:
     )
     verdict = f"Verdict: {res.verdict}. " + "; ".join(res.reasons) + "."
     return "\n".join([head, "", format_table(["figure", "value"], rows, left=(0, 1)), "", verdict])
+
+
+# --- the verdict's reasons (relplan/planning/pulse.py's `Said`) ---------------------------
+
+
+def no_backlog(pulse: float) -> str:
+    return f"the pulse ({short(pulse)}x) is within capacity: it leaves no backlog"
+
+
+def backlog_over_deadline(backlog_s: float, deadline_s: float) -> str:
+    return (
+        f"the pulse leaves {fixed(backlog_s, 0)} s of engine work queued,"
+        f" {fixed(backlog_s / deadline_s, 2)}x the {short(deadline_s)} s deadline: attempts at"
+        " the back of the queue time out before they are served"
+    )
+
+
+def backlog_under_deadline(backlog_s: float, deadline_s: float) -> str:
+    return (
+        f"the pulse leaves {fixed(backlog_s, 0)} s of engine work queued, under the"
+        f" {short(deadline_s)} s deadline"
+    )
+
+
+def never_drains(hold: float) -> str:
+    return (
+        f"the hold ({short(hold)}x) is at or above capacity: the backlog never drains,"
+        " even without retries"
+    )
+
+
+def retries_collapse(retries: int, retried_x: float, retried_calls_per_s: float) -> str:
+    return (
+        f"if the hold's calls time out and retry {retries} times, they offer"
+        f" {fixed(retried_x, 2)}x capacity ({fixed(retried_calls_per_s, 2)} calls/s): above"
+        " capacity, so the queue can stay full of attempts whose clients have left (metastable"
+        " failure)"
+    )
+
+
+def retries_stay_under(retries: int, retried_x: float) -> str:
+    return (
+        f"even if every hold call retried {retries} times the offered load"
+        f" ({fixed(retried_x, 2)}x) stays under capacity"
+    )
+
+
+def drains(drain_s: float, recovered_s: float) -> str:
+    return (
+        f"the hold's spare capacity drains the backlog in {fixed(drain_s, 0)} s (drained after);"
+        f" new calls are on time again after {fixed(recovered_s, 0)} s (recovered after)"
+    )
+
+
+SENTENCES: dict[str, Callable[..., str]] = {
+    f.__name__: f
+    for f in (
+        no_backlog,
+        backlog_over_deadline,
+        backlog_under_deadline,
+        never_drains,
+        retries_collapse,
+        retries_stay_under,
+        drains,
+    )
+}
