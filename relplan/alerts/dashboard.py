@@ -20,18 +20,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from relplan.alerts import promql_ast, promql_parser
 from relplan.alerts.rules import (
     EXPORT_REPLICA_LABEL,
     HEALTH_GROUP,
     METRIC_ALTERNATIVES,
+    PROXY_GROUP,
     Thresholds,
     check_label,
     health_rules,
 )
-from relplan.values import short
+from relplan.wording import Words
+
+# The descriptions built from names and numbers, worded by relplan/text/alerts.py
+# (relplan/wording.py); the panels' fixed descriptions stay beside them.
+Said = Literal["signal_panel", "firing_panel", "dashboard"]
+_say: Words[Said] = Words("relplan.text.alerts")
 
 SCHEMA_VERSION = 39
 UID = "relplan-vllm-health"
@@ -212,8 +218,12 @@ def dashboard(
         panels.append(
             _panel(
                 f"Health signal: {rule.signal}",
-                f"{rule.annotations['summary']} — the value alert {rule.alert} compares"
-                f" (threshold drawn), for {short(rule.for_s)} s.",
+                _say(
+                    "signal_panel",
+                    summary=rule.annotations["summary"],
+                    alert=rule.alert,
+                    for_s=rule.for_s,
+                ),
                 [(expr, legend)],
                 threshold=limit,
             )
@@ -221,8 +231,7 @@ def dashboard(
     panels.append(
         _panel(
             "relplan alerts firing",
-            f"ALERTS of the rule groups {HEALTH_GROUP} and relplan-proxy (relplan alerts"
-            " export), once the rule file is deployed.",
+            _say("firing_panel", health_group=HEALTH_GROUP, proxy_group=PROXY_GROUP),
             [
                 (
                     'sum by (alertname) (ALERTS{alertname=~"Relplan.*", alertstate="firing"})',
@@ -248,9 +257,7 @@ def dashboard(
                 }
             ]
         },
-        "description": (
-            f"vLLM engine health as relplan checks it (relplan alerts dashboard); replica label {L}"
-        ),
+        "description": _say("dashboard", label=L),
         "editable": True,
         "graphTooltip": 1,
         "links": [],

@@ -49,20 +49,19 @@ MAX_UNIT_TEST_SERIES_EVALUATIONS = 20_000_000  # evaluation times x input series
 
 def unit_test_bounds(evaluations: int, series: int, step_ms: int, span_ms: int) -> None:
     """Refuse, before any work, a unit test whose grid is over the stated limits."""
-    what = (
-        f"a unit test every {short(step_ms / 1000)} s over {num(span_ms / 1000, 0)} s of metric samples"
-        f" has {num(evaluations)} evaluation times"
-    )
+    step, span, times = short(step_ms / 1000), num(span_ms / 1000, 0), num(evaluations)
     if evaluations > MAX_UNIT_TEST_EVALUATIONS:
         raise UsageError(
             "--step",
-            f"{what}, over the limit of {num(MAX_UNIT_TEST_EVALUATIONS)}; use a longer --step or"
+            f"a unit test every {step} s over {span} s of metric samples has {times} evaluation"
+            f" times, over the limit of {num(MAX_UNIT_TEST_EVALUATIONS)}; use a longer --step or"
             " a narrower --from/--to",
         )
     if evaluations * series > MAX_UNIT_TEST_SERIES_EVALUATIONS:
         raise UsageError(
             "--step",
-            f"{what} for {num(series)} input series ({num(evaluations * series)} series"
+            f"a unit test every {step} s over {span} s of metric samples has {times} evaluation"
+            f" times for {num(series)} input series ({num(evaluations * series)} series"
             f" evaluations), over the limit of {num(MAX_UNIT_TEST_SERIES_EVALUATIONS)}; use a"
             " longer --step, a narrower --from/--to or fewer replicas",
         )

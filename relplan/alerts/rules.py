@@ -40,15 +40,29 @@ from pydantic import Field
 from relplan.alerts import promql_ast, promql_parser
 from relplan.errors import QueryError, UsageError
 from relplan.models import StrictModel
+from relplan.wording import Words
 
 EXPORT_REPLICA_LABEL = "instance"
 HEALTH_GROUP = "relplan-vllm-health"
 PROXY_GROUP = "relplan-proxy"
-RUNBOOK = (
-    "Pull the window into a workspace: relplan ingest --prometheus-url <prometheus> "
-    "--match 'vllm:.*' --start <alert start - 1h> --end <now> --step 15s; then run "
-    "`relplan analyze` (sections: {section})."
-)
+
+# The annotations (what the person on call reads) and the rule file's header, worded by
+# relplan/text/alerts.py from the thresholds and names (relplan/wording.py). A threshold is
+# handed over as the expression's own literal (`num_text`), so the text quotes the rule.
+Said = Literal[
+    "summary",
+    "runbook",
+    "preemption_storm",
+    "cache_full_while_queueing",
+    "queue_growing",
+    "stuck_replica",
+    "counter_divergence",
+    "retry_amplification",
+    "rules_header",
+]
+_say: Words[Said] = Words("relplan.text.alerts")
+# An alert's value in an annotation, as Prometheus's template renders it (render_template).
+VALUE_TEMPLATE = '{{ printf "%.2f" $value }}'
 
 # vLLM V1 names first; older builds' names are accepted by the offline evaluation.
 METRIC_ALTERNATIVES: dict[str, tuple[str, ...]] = {
@@ -167,12 +181,11 @@ def _health_rule(
     expr: str,
     for_s: float,
     *,
-    summary: str,
+    who: str,
     description: str,
-    runbook_section: str,
     severity: str = "warning",
 ) -> AlertRule:
-    """One alerting rule of the health group, its runbook pointing to `runbook_section`."""
+    """One alerting rule of the health group."""
     return AlertRule(
         signal=signal,
         alert=alert,
@@ -180,9 +193,9 @@ def _health_rule(
         for_s=for_s,
         labels={"severity": severity},
         annotations={
-            "summary": summary,
+            "summary": _say("summary", signal=signal, who=who),
             "description": description,
-            "runbook": RUNBOOK.format(section=runbook_section),
+            "runbook": _say("runbook", signal=signal),
         },
         group=HEALTH_GROUP,
     )
@@ -201,20 +214,15 @@ def health_rules(
     n = {k: v[0] for k, v in METRIC_ALTERNATIVES.items()}
     n.update(names or {})
     who = f"{{{{ $labels.{L} }}}}"
-    value = '{{ printf "%.2f" $value }}'
+    value = VALUE_TEMPLATE
     rules = [
         _health_rule(
             "preemption_storm",
             "RelplanPreemptionStorm",
             f"sum by ({L}) (rate({n['preemptions']}[5m])) > {num_text(th.preemption_rate)}",
             th.for_preemption_storm,
-            summary=f"vLLM replica {who}: preemption storm",
-            description=(
-                f"{value} preemptions/s over 5m (threshold {num_text(th.preemption_rate)}/s):"
-                " running requests are evicted from the KV cache and their prefill is"
-                " recomputed, so the replica does the same work twice."
-            ),
-            runbook_section="wasted prefill and engine health",
+            who=who,
+            description=_say("preemption_storm", value=value, rate=num_text(th.preemption_rate)),
         ),
         _health_rule(
             "cache_full_while_queueing",
@@ -224,26 +232,21 @@ def health_rules(
                 f" and on ({L}) sum by ({L}) ({n['waiting']}) > {num_text(th.waiting)}"
             ),
             th.for_cache_full_while_queueing,
-            summary=f"vLLM replica {who}: KV cache full while requests queue",
-            description=(
-                f"KV cache usage reached {value} (max over 10m, threshold"
-                f" {num_text(th.kv_usage)}) while more than {num_text(th.waiting)} requests wait:"
-                " admission is blocked by memory, not by compute."
+            who=who,
+            description=_say(
+                "cache_full_while_queueing",
+                value=value,
+                kv_usage=num_text(th.kv_usage),
+                waiting=num_text(th.waiting),
             ),
-            runbook_section="Little's law and engine health",
         ),
         _health_rule(
             "queue_growing",
             "RelplanQueueGrowing",
             f"sum by ({L}) (deriv({n['waiting']}[10m])) > {num_text(th.queue_slope)}",
             th.for_queue_growing,
-            summary=f"vLLM replica {who}: waiting queue keeps growing",
-            description=(
-                f"The waiting queue grows by {value} requests/s (least-squares slope over"
-                f" 10m, threshold {num_text(th.queue_slope)}/s): arrivals, retries included,"
-                " exceed what the replica serves."
-            ),
-            runbook_section="amplification and delivery",
+            who=who,
+            description=_say("queue_growing", value=value, slope=num_text(th.queue_slope)),
         ),
         _health_rule(
             "stuck_replica",
@@ -253,12 +256,8 @@ def health_rules(
                 f" sum by ({L}) (increase({n['generation_tokens']}[1m])) == 0"
             ),
             th.for_stuck_replica,
-            summary=f"vLLM replica {who}: requests running but no tokens generated",
-            description=(
-                f"{value} requests are running and the generation-token counter did not"
-                " move for 1m: the engine is stuck (hung step, dead worker, NCCL wait)."
-            ),
-            runbook_section="engine health",
+            who=who,
+            description=_say("stuck_replica", value=value),
             severity="page",
         ),
         _health_rule(
@@ -270,14 +269,8 @@ def health_rules(
                 f" and on ({L}) sum by ({L}) (increase({n['prefix_queries']}[1m])) > 0"
             ),
             th.for_counter_divergence,
-            summary=f"vLLM replica {who}: prompt-token counter misses scheduled prefill",
-            description=(
-                f"Shortfall {value} (threshold {num_text(th.shortfall)}): over 1m the"
-                " prompt-token counter rose that much less than the prefix-cache query"
-                " counter, so prefills are aborted before their first token, work the"
-                " dashboards do not show."
-            ),
-            runbook_section="counters and wasted prefill",
+            who=who,
+            description=_say("counter_divergence", value=value, shortfall=num_text(th.shortfall)),
         ),
     ]
     if proxy:
@@ -292,17 +285,15 @@ def health_rules(
                 for_s=th.for_retry_amplification,
                 labels={"severity": "warning"},
                 annotations={
-                    "summary": f"Gateway cluster {{{{ $labels.{c} }}}}: retries amplify load",
-                    "description": (
-                        f"{value} upstream attempts per call over 5m (threshold"
-                        f" {num_text(th.retry_amplification)}): retries add load to an engine that"
-                        " is already behind, which can keep it down after the overload ends."
+                    "summary": _say(
+                        "summary", signal="retry_amplification", who=f"{{{{ $labels.{c} }}}}"
                     ),
-                    "runbook": (
-                        "Export the gateway access log and the engine metrics for the window,"
-                        " `relplan ingest` them, then `relplan analyze` (amplification,"
-                        " delivery and retry timing) and `relplan pulse` to size a retry budget."
+                    "description": _say(
+                        "retry_amplification",
+                        value=value,
+                        amplification=num_text(th.retry_amplification),
                     ),
+                    "runbook": _say("runbook", signal="retry_amplification"),
                 },
                 group=PROXY_GROUP,
             )
@@ -388,13 +379,7 @@ def export_health_rules(
 ) -> str:
     """The text of `relplan alerts export`: a Prometheus rule file."""
     rules = health_rules(replica_label, thresholds, proxy=proxy)
-    header = (
-        "Prometheus alerting rules written by `relplan alerts export`.\n"
-        f"Replica label: {replica_label}. vLLM V1 metric names (counters with _total).\n"
-        "Check: promtool check rules FILE. Deploy: list FILE under rule_files in prometheus.yml.\n"
-    )
-    if proxy:
-        header += "The relplan-proxy group needs Envoy's /stats/prometheus metrics.\n"
+    header = _say("rules_header", replica_label=replica_label, proxy=proxy)
     return dump_yaml(rule_file_dict(rules), header)
 
 

@@ -25,9 +25,11 @@ become `sum(rate(SELECTOR[$window]))`.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from relplan.alerts import promql_ast, promql_parser
 from relplan.alerts.rules import (
+    VALUE_TEMPLATE,
     AlertRule,
     RecordingRule,
     check_label,
@@ -37,7 +39,13 @@ from relplan.alerts.rules import (
 )
 from relplan.errors import UsageError
 from relplan.models import StrictModel
-from relplan.values import human_duration, percent, short, sig
+from relplan.values import human_duration
+from relplan.wording import Words
+
+# The annotations, the tiers left out and the rule file's header, worded by
+# relplan/text/slo.py (relplan/wording.py).
+Said = Literal["tier_left_out", "burn_summary", "burn_description", "burn_runbook", "slo_header"]
+_say: Words[Said] = Words("relplan.text.slo")
 
 # (severity, budget share, long window s, short window s), the SRE workbook's table.
 WORKBOOK_TIERS: tuple[tuple[str, float, int, int], ...] = (
@@ -114,8 +122,13 @@ def slo_rules(
     for severity, share, long_s, short_s in WORKBOOK_TIERS:
         if long_s > window_s:
             skipped.append(
-                f"{severity} tier {percent(share)} in {human_duration(long_s)}: longer than the"
-                f" {human_duration(window_s)} SLO window"
+                _say(
+                    "tier_left_out",
+                    severity=severity,
+                    share=share,
+                    long_s=long_s,
+                    window_s=window_s,
+                )
             )
             continue
         burn = _six_digits(share * window_s / long_s)
@@ -164,11 +177,6 @@ def slo_rules(
                 f"and\n  slo:sli_error:ratio_rate{t.short_window}{sel} / {budget_s} > {burn_text}\n)"
             )
         expr = "\nor\n".join(parts)
-        described = "; ".join(
-            f"{percent(t.budget_share)} of the budget in {t.long_window} (burn {short(t.burn_rate)}x,"
-            f" confirmed over {t.short_window})"
-            for t in mine
-        )
         alerts.append(
             AlertRule(
                 signal=f"slo_burn_{severity}",
@@ -177,16 +185,11 @@ def slo_rules(
                 for_s=0,
                 labels={"severity": severity},
                 annotations={
-                    "summary": f"SLO {{{{ $labels.slo }}}}: error budget burning ({severity})",
-                    "description": (
-                        f'Errors burn the {slo:.6g} SLO budget at {{{{ printf "%.2f" $value }}}}x'
-                        f" (long window). Fires on: {described}."
+                    "summary": _say("burn_summary", who="{{ $labels.slo }}", severity=severity),
+                    "description": _say(
+                        "burn_description", slo=slo, value=VALUE_TEMPLATE, tiers=mine
                     ),
-                    "runbook": (
-                        "Find the cause in the window: relplan ingest the proxy log and engine"
-                        " metrics, run `relplan analyze` (delivery and recovery, amplification);"
-                        " size the budget with `relplan budget`."
-                    ),
+                    "runbook": _say("burn_runbook"),
                 },
                 group=group,
             )
@@ -208,12 +211,4 @@ def slo_rules(
 
 
 def export_slo_rules(rs: SloRuleSet) -> str:
-    header = (
-        f"SLO burn-rate rules written by `relplan alerts slo` (SRE workbook, chapter 5).\n"
-        f"SLO {sig(rs.slo, 6)} over {human_duration(rs.window_s)}; error budget {short(rs.error_budget)}.\n"
-        f"errors: {rs.errors_expr}\ntotal:  {rs.total_expr}\n"
-        "Check: promtool check rules FILE. Deploy: list FILE under rule_files in prometheus.yml.\n"
-    )
-    for s in rs.skipped:
-        header += f"Left out: {s}.\n"
-    return dump_yaml(rule_file_dict(rs.alerts, rs.records), header)
+    return dump_yaml(rule_file_dict(rs.alerts, rs.records), _say("slo_header", rs=rs))
