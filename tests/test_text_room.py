@@ -204,9 +204,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
     {
         "cli/reference.py",
         "cli/root.py",
-        "compare/build.py",
-        "compare/figures.py",
-        "compare/render.py",
         "drill/capacity.py",
         "drill/client.py",
         "ingest/attach.py",

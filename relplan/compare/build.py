@@ -25,6 +25,7 @@ from relplan.compare.model import (
 )
 from relplan.compare.sides import Run, Side, load_sides
 from relplan.errors import UsageError
+from relplan.text import compare as words
 from relplan.values import signed
 
 if TYPE_CHECKING:
@@ -111,8 +112,7 @@ def unaligned(
     return [
         NotCompared(
             name=f"phase {name}",
-            reason=f"a phase of {', '.join(labels)} that no phase of the other side"
-            " lines up with: its figures are not compared",
+            reason=words.phase_not_lined_up(labels),
             supported_by=labels,
         )
         for name, labels in have.items()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from relplan.values import num, short, sig
+from relplan.text import compare as words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,7 +75,7 @@ def _binomial(n: int, p: float, what: str) -> tuple[Sampler, str]:
     def draw(rng: np.random.Generator, b: int) -> np.ndarray[Any, Any]:
         return rng.binomial(n, p, b) / n
 
-    return draw, f"bootstrap over {what} ({num(n)})"
+    return draw, words.bootstrap(what, n)
 
 
 def _bins(
@@ -89,8 +89,7 @@ def _bins(
 
     pairs = [(a, b) for a, b in zip(num, den, strict=True) if b > 0]
     if len(pairs) < 3:
-        bins = "1 time bin" if len(pairs) == 1 else f"{len(pairs)} time bins"
-        return None, f"none: {bins} with data (3 needed to resample)"
+        return None, words.too_few_bins(len(pairs))
     a = np.array([p[0] for p in pairs], dtype=float)
     d = np.array([p[1] for p in pairs], dtype=float)
     shift = value - float(a.sum() / d.sum())
@@ -100,7 +99,7 @@ def _bins(
         out: np.ndarray[Any, Any] = a[idx].sum(axis=1) / d[idx].sum(axis=1) + shift
         return out
 
-    return draw, f"bootstrap over {short(bin_s)} s time bins ({len(pairs)})"
+    return draw, words.time_bins(bin_s, len(pairs))
 
 
 def _per_call(counts: list[tuple[int, int]], value: float) -> tuple[Sampler, str]:
@@ -117,7 +116,7 @@ def _per_call(counts: list[tuple[int, int]], value: float) -> tuple[Sampler, str
         out: np.ndarray[Any, Any] = rng.multinomial(total, n / total, size=b) @ k / total + shift
         return out
 
-    return draw, f"bootstrap over calls ({num(total)})"
+    return draw, words.bootstrap("calls", total)
 
 
 def _quantiles(cum: np.ndarray[Any, Any], les: np.ndarray[Any, Any], q: float) -> Any:
@@ -162,7 +161,7 @@ def _histogram_bins(
         out: np.ndarray[Any, Any] = _quantiles(mat[idx].sum(axis=1), les, q) + shift
         return out
 
-    return draw, f"bootstrap over {sig(bin_s, 3)} s time bins ({len(mat)})"
+    return draw, words.histogram_time_bins(bin_s, len(mat))
 
 
 def _in(w: Window | None, t: float) -> bool:
@@ -178,7 +177,7 @@ def _need(res: AnalyzeResult, analysis: str) -> Any:
     model = getattr(res, analysis, None)
     if model is None:
         skipped = next((s.reason for s in res.skipped if s.analysis == analysis), None)
-        return f"{analysis} did not run: {skipped or 'no input'}"
+        return words.did_not_run(analysis, skipped)
     return model
 
 
@@ -192,7 +191,7 @@ def _share(field: str, count: str) -> Reader:
             return "no calls arrived in the window"
         share = getattr(row, field)
         if share is None:
-            return row.null_reasons.get(field) or f"{field} is null in the window"
+            return row.null_reasons.get(field) or words.null_in_window(field)
         draw, method = _binomial(row.calls, share, "calls")
         return Measured(share, draw, method)
 
@@ -211,18 +210,13 @@ def _executions_per_call(res: AnalyzeResult, w: Window | None, samples: Samples)
     value = float(row.executions_per_call)
     sent, unknown = samples.unknown_executions.get("run" if w is None else w.name, (0, 0))
     if unknown > UNKNOWN_EXECUTIONS_SHARE * sent:
-        return (
-            f"{num(unknown)} of {num(sent)} attempts sent have no execution id (a record that"
-            " names the execution only when answered): executions would be undercounted"
-        )
+        return words.unknown_executions(unknown, sent)
     counts = samples.executions_by_call.get("run" if w is None else w.name)
     if not counts:  # read without the workspace (relplan/compare/extract.py, samples)
         return Measured(value, None, "none: each call's executions were not read")
     draw, method = _per_call(counts, value)
     if unknown:
-        method += (
-            f", {num(unknown)} attempt{'s' if unknown > 1 else ''} with no execution id left out"
-        )
+        method += words.unknown_left_out(unknown)
     return Measured(value, draw, method)
 
 
@@ -299,7 +293,7 @@ def _capacity(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measure
     ctx = res.context
     if ctx.capacity is None:
         return "Ĉ unknown (no run.json capacity, no --capacity, no calibration)"
-    return Measured(float(ctx.capacity), None, f"none: {ctx.capacity_source} (not measured)")
+    return Measured(float(ctx.capacity), None, words.not_measured(ctx.capacity_source))
 
 
 def _recovery(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measured | str:
@@ -310,7 +304,7 @@ def _recovery(res: AnalyzeResult, w: Window | None, samples: Samples) -> Measure
     if rec is None:
         return d.recovery_null_reason or "no overload phase"
     if rec.recovery_s is None:
-        return f"did not recover ({rec.verdict})"
+        return words.did_not_recover(rec.verdict)
     return Measured(
         float(rec.recovery_s), None, "none: one crossing time per run (needs several runs)"
     )
@@ -321,11 +315,11 @@ def _verdict_figure(key: str, metric: str) -> Reader:
         v = res.verdict
         fig = next((f for f in v.figures if f.key == key), None) if v is not None else None
         if fig is None:
-            return f"no {metric} in the metrics" if res.context.has_metrics else "no metrics"
+            return words.no_metric(metric) if res.context.has_metrics else "no metrics"
         if fig.value is None:
             if fig.needs:
-                return f"needs {fig.needs}"
-            return fig.note or f"{fig.status}: {metric}"
+                return words.needs(fig.needs)
+            return fig.note or words.status_of(fig.status, metric)
         return Measured(float(fig.value), None, "none: a metrics figure over the window")
 
     return read
@@ -359,7 +353,7 @@ def _latency(key: str, metric: str, q: float) -> Reader:
         v = res.verdict
         h = next((h for h in v.latency if h.key == key), None) if v is not None else None
         if h is None:
-            return f"no {metric} histogram"
+            return words.no_histogram(metric)
         name = "run" if w is None else w.name
         row = next((x for x in h.windows if x.window == name), None)
         p = next((p for p in row.percentiles if p.q == q), None) if row is not None else None

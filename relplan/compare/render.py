@@ -7,6 +7,7 @@ import re
 
 from relplan.compare.figures import FAMILIES, NOT_IN_ANALYSES
 from relplan.compare.model import Comparison, FigureRow
+from relplan.text import compare as words
 from relplan.values import fixed, num, sig
 from relplan.values import signed as plus
 
@@ -74,7 +75,7 @@ def render_comparison(c: Comparison) -> str:
         )
     out.append(f"\nphases aligned {c.alignment}: " + ", ".join(p.name for p in c.phases))
     out += [f"  {line}" for line in phase_lines(c)]
-    out.append(f"baseline: {c.baseline}; differences are side minus baseline\n")
+    out.append(words.baseline_line(c.baseline))
     head = ["figure", *labels, *(f"{x} vs {c.baseline}" for x in labels[1:])]
     out.append(_table(head, [_row(r) for r in c.figures]))
     methods = band_methods(c)
