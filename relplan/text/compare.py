@@ -42,7 +42,7 @@ def unknown_left_out(unknown: int) -> str:
     return f", {num(unknown)} attempt{'s' if unknown > 1 else ''} with no execution id left out"
 
 
-def not_measured(source: str) -> str:
+def not_measured(source: str | None) -> str:
     """No band: a value given (`source`: run.json, --capacity), not measured."""
     return f"none: {source} (not measured)"
 
