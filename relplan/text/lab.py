@@ -1,9 +1,16 @@
-"""What `relplan lab up` prints once the lab runs (from relplan/lab's settings and status)."""
+"""What `relplan lab up` prints once the lab runs (from relplan/lab's settings and status),
+and the lab's progress lines (relplan/lab/environment.py, lifecycle.py and capture.py name
+each by a code of their `Said` with its paths and numbers; `SENTENCES` words it,
+relplan/wording.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 from relplan.lab.lifecycle import Status
 from relplan.lab.settings import LabSettings
+from relplan.values import fixed, short
 
 
 def lab_up(s: LabSettings, st: Status, *, prometheus: bool, trace: bool) -> list[str]:
@@ -19,3 +26,76 @@ def lab_up(s: LabSettings, st: Status, *, prometheus: bool, trace: bool) -> list
         f"cancellation {'on' if s.cancel else 'off'}; stop with: relplan lab down --dir {s.root}"
     )
     return lines
+
+
+# --- progress lines (the lab modules' `Said`) -----------------------------------------------
+
+
+def creating_venv(venv: Path, package: str) -> str:
+    return f"creating the lab environment in {venv} (vLLM {package}; a few minutes)"
+
+
+def rewriting_model(model_dir: Path) -> str:
+    return f"rewriting the tiny model in {model_dir}: its tokenizer lacks the drill's words"
+
+
+def writing_model(model_dir: Path) -> str:
+    return f"writing the tiny model to {model_dir}"
+
+
+def installing_plugin(venv: Path, target: list[str]) -> str:
+    return f"installing the relplan plugin into {venv} ({' '.join(target)})"
+
+
+def restarting_vllm() -> str:
+    return "vLLM flags changed: restarting vLLM"
+
+
+def starting_vllm(url: str, log: Path) -> str:
+    return f"starting vLLM on {url} (log {log})"
+
+
+def plugin_writes_trace(trace_dir: Path) -> str:
+    return f"the relplan plugin writes the engine trace into {trace_dir}"
+
+
+def starting_nginx(url: str, logs: list[Path]) -> str:
+    return f"starting nginx on {url} (logs {', '.join(str(x) for x in logs)})"
+
+
+def starting_prometheus(url: str, scrape_s: float) -> str:
+    return f"starting Prometheus on {url}, scraping vLLM every {short(scrape_s)} s"
+
+
+def stopped(name: str, pid: int) -> str:
+    return f"stopped {name} (pid {pid})"
+
+
+def gateway_still_busy(waited_s: float, left: int) -> str:
+    return (
+        f"warning: after {fixed(waited_s, 1)} s nginx still handles {left} request(s);"
+        " their access-log lines are not in this copy (collect again later, or --wait)"
+    )
+
+
+def gateway_waited(waited_s: float) -> str:
+    return f"waited {fixed(waited_s, 1)} s for nginx to finish the requests in flight"
+
+
+SENTENCES: dict[str, Callable[..., str]] = {
+    f.__name__: f
+    for f in (
+        creating_venv,
+        rewriting_model,
+        writing_model,
+        installing_plugin,
+        restarting_vllm,
+        starting_vllm,
+        plugin_writes_trace,
+        starting_nginx,
+        starting_prometheus,
+        stopped,
+        gateway_still_busy,
+        gateway_waited,
+    )
+}
