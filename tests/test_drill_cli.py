@@ -16,6 +16,7 @@ import pytest
 from relplan.drill.capacity import measure
 from relplan.drill.client import Endpoint
 from relplan.drill.prompts import Lengths
+from relplan.text import drill as drill_text
 from tests.helpers.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,7 +123,8 @@ def test_the_ramp_finds_the_concurrency_where_throughput_stops_rising(tmp_path: 
     assert levels[-1].calls_per_s <= ramp.capacity * 1.05
     assert ramp.best_concurrency is not None
     assert ramp.best_concurrency >= 2
-    assert "less than 5%" in ramp.stopped_because
+    assert ramp.stopped is not None
+    assert "less than 5%" in drill_text.stopped_because(ramp.stopped)
 
 
 @pytest.mark.slow

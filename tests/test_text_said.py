@@ -13,6 +13,8 @@ from typing import get_args
 import pytest
 
 from relplan import wording
+from relplan.drill.capacity import RampStop
+from relplan.text import drill as drill_text
 
 SAYING = [
     importlib.import_module(f"relplan.{name}")
@@ -20,6 +22,7 @@ SAYING = [
         "alerts.dashboard",
         "alerts.rules",
         "alerts.slo",
+        "drill.client",
         "lab.capture",
         "lab.environment",
         "lab.lifecycle",
@@ -100,3 +103,26 @@ LAB_LINES = [
 @pytest.mark.parametrize(("code", "values", "text"), LAB_LINES, ids=[c for c, _, _ in LAB_LINES])
 def test_the_lab_progress_lines(code: str, values: dict[str, object], text: str) -> None:
     assert wording.table("relplan.text.lab")[code](**values) == text
+
+
+def test_why_the_ramp_stopped() -> None:
+    assert (
+        drill_text.stopped_because(RampStop("small_gain", 16, 0.05))
+        == "concurrency 16 raised the best throughput by less than 5%"
+    )
+    assert (
+        drill_text.stopped_because(RampStop("highest", 64, 0.05))
+        == "reached the highest concurrency (64)"
+    )
+
+
+def test_why_an_attempt_was_not_delivered() -> None:
+    say = wording.table("relplan.text.drill")
+    assert say["http_status"](status=503, body="no\n  capacity ") == "HTTP 503: no capacity"
+    assert say["stream_error"](error={"message": "x" * 300}) == (
+        "error in the stream: " + str({"message": "x" * 300})[:200]
+    )
+    assert say["not_openai"](exc=ValueError("bad json")) == (
+        "not an OpenAI-compatible reply (bad json)"
+    )
+    assert say["transport"](exc=TimeoutError("read")) == "TimeoutError: read"

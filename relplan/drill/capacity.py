@@ -17,6 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from relplan.drill.client import (
     Endpoint,
@@ -28,7 +29,6 @@ from relplan.drill.client import (
     read_attempt,
 )
 from relplan.drill.prompts import Lengths, make_prompt
-from relplan.values import percent
 
 
 @dataclass
@@ -41,12 +41,23 @@ class Level:
     latency_median_s: float | None
 
 
+@dataclass(frozen=True)
+class RampStop:
+    """Why the ramp stopped (worded by relplan/text/drill.py): a level at `concurrency` that
+    raised the best throughput by less than `min_gain` (`small_gain`), or the next level
+    would pass the highest concurrency `concurrency` (`highest`)."""
+
+    reason: Literal["small_gain", "highest"]
+    concurrency: int
+    min_gain: float
+
+
 @dataclass
 class Ramp:
     levels: list[Level] = field(default_factory=list)
     capacity: float | None = None
     best_concurrency: int | None = None
-    stopped_because: str = ""
+    stopped: RampStop | None = None
 
 
 async def _level(
@@ -167,12 +178,10 @@ def measure(
         if lv.calls_per_s > best * (1 + min_gain):
             best, ramp.best_concurrency = lv.calls_per_s, c
         else:
-            ramp.stopped_because = (
-                f"concurrency {c} raised the best throughput by less than {percent(min_gain)}"
-            )
+            ramp.stopped = RampStop("small_gain", c, min_gain)
             break
         if c * 2 > max_concurrency:
-            ramp.stopped_because = f"reached the highest concurrency ({max_concurrency})"
+            ramp.stopped = RampStop("highest", max_concurrency, min_gain)
             break
         c *= 2
     ramp.capacity = best if best > 0 else None

@@ -27,13 +27,19 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
 from relplan.drill.policies import Policy, RetryBudget
 from relplan.errors import InputError
 from relplan.values import short
+from relplan.wording import Words
+
+# Why an attempt's reply is not a delivered completion (`Reading.error`), worded by
+# relplan/text/drill.py (relplan/wording.py).
+Said = Literal["http_status", "stream_error", "no_choices", "no_done", "transport", "not_openai"]
+_say: Words[Said] = Words("relplan.text.drill")
 
 SHED_STATUSES = frozenset({429, 503})
 
@@ -151,7 +157,7 @@ async def read_attempt(
             if resp.status_code != 200:
                 r.retry_after = _retry_after(resp)
                 text = (await resp.aread())[:200].decode("utf-8", "replace")
-                r.error = f"HTTP {resp.status_code}: {' '.join(text.split())}"
+                r.error = _say("http_status", status=resp.status_code, body=text)
                 return
             if ep.stream:
                 async for line in resp.aiter_lines():
@@ -164,22 +170,22 @@ async def read_attempt(
                     data = json.loads(payload)
                     if isinstance(data, dict):
                         if "error" in data and "choices" not in data:
-                            r.error = f"error in the stream: {str(data['error'])[:200]}"
+                            r.error = _say("stream_error", error=data["error"])
                             return
                         _take_chunk(r, data, now())
             else:
                 data = json.loads(await resp.aread())
                 if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-                    r.error = "the reply has no choices: not an OpenAI-compatible completion"
+                    r.error = _say("no_choices")
                     return
                 _take_chunk(r, data, now())
                 r.complete = True
             if not r.complete:
-                r.error = "the stream ended without data: [DONE]"
+                r.error = _say("no_done")
     except httpx.HTTPError as exc:
-        r.error = f"{type(exc).__name__}: {exc}"
+        r.error = _say("transport", exc=exc)
     except (ValueError, UnicodeDecodeError) as exc:
-        r.error = f"not an OpenAI-compatible reply ({exc})"
+        r.error = _say("not_openai", exc=exc)
 
 
 def outcome_of(r: Reading, gave_up: bool) -> str:

@@ -1,17 +1,20 @@
-"""The text `relplan drill` prints: the plan before it starts, the ramp's table, the result,
-the sweep's table and the progress lines (from relplan.drill's typed results)."""
+"""The text `relplan drill` prints: the plan before it starts, the ramp's table and why it
+stopped, the result, the sweep's table and the progress lines (from relplan.drill's typed
+results); and why an attempt's reply is not a delivered completion (relplan/drill/client.py
+names each by a code of its `Said`; `SENTENCES` words it, relplan/wording.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from relplan.drill.capacity import Level, Ramp
+from relplan.drill.capacity import Level, Ramp, RampStop
 from relplan.drill.policies import RetryBudget
 from relplan.drill.run import Outcome, Prepared
 from relplan.drill.sweep import SweepResult, SweepRun
 from relplan.tables import format_table
-from relplan.values import fixed, num, pct, short
+from relplan.values import fixed, num, pct, percent, short
 
 
 def render_ramp(ramp: Ramp) -> str:
@@ -31,8 +34,20 @@ def render_ramp(ramp: Ramp) -> str:
         "Capacity ramp (closed loop, fresh prompts per call)\n"
         + format_table(head, rows, left=())
         + f"\nĈ = {fixed(ramp.capacity or 0, 3)} calls/s, the best level (concurrency"
-        f" {ramp.best_concurrency}); stopped: {ramp.stopped_because}"
+        f" {ramp.best_concurrency}); stopped: {stopped_because(ramp.stopped)}"
     )
+
+
+def stopped_because(stop: RampStop | None) -> str:
+    """Why the capacity ramp stopped."""
+    if stop is None:
+        return ""
+    if stop.reason == "small_gain":
+        return (
+            f"concurrency {stop.concurrency} raised the best throughput by less than"
+            f" {percent(stop.min_gain)}"
+        )
+    return f"reached the highest concurrency ({stop.concurrency})"
 
 
 def budget_text(b: RetryBudget) -> str:
@@ -162,3 +177,36 @@ def sweep_progress(r: SweepRun) -> str:
         f" {share if share is None else round(share, 3)}"
         f" ({'down' if r.down else 'up'})"
     )
+
+
+# --- why an attempt's reply is not a delivered completion (relplan/drill/client.py's `Said`) --
+
+
+def http_status(status: int, body: str) -> str:
+    """`body`: the start of the reply's body (its whitespace folded here)."""
+    return f"HTTP {status}: {' '.join(body.split())}"
+
+
+def stream_error(error: object) -> str:
+    return f"error in the stream: {str(error)[:200]}"
+
+
+def no_choices() -> str:
+    return "the reply has no choices: not an OpenAI-compatible completion"
+
+
+def no_done() -> str:
+    return "the stream ended without data: [DONE]"
+
+
+def transport(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def not_openai(exc: BaseException) -> str:
+    return f"not an OpenAI-compatible reply ({exc})"
+
+
+SENTENCES: dict[str, Callable[..., str]] = {
+    f.__name__: f for f in (http_status, stream_error, no_choices, no_done, transport, not_openai)
+}
