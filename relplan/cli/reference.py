@@ -21,6 +21,7 @@ from typer.main import get_command
 from relplan import values
 from relplan.cli.root import app
 from relplan.errors import ExitCode
+from relplan.text import cli as words
 
 WIDTH = 100
 DOC = Path("docs/cli.md")
@@ -60,30 +61,10 @@ def render_reference() -> str:
         **root.context_settings,
     )
     parts = [
-        "# CLI reference",
-        "",
-        f"Generated from the program by `{REGENERATE}`; do not edit by hand",
-        "(tests/test_cli_reference.py fails when this file and the program differ).",
-        "",
-        "Every command takes `-h` or `--help`; bare `relplan` prints the list of commands.",
-        "`--json` always means: print one JSON object on stdout instead of tables.",
-        "",
-        "## Values",
-        "",
-        "Every flag of a kind accepts the same syntax:",
-        "",
-        _value_syntax(),
-        "",
-        "## Exit codes and messages",
-        "",
-        "Data goes to stdout; messages go to stderr as `relplan: error: ...` (one line).",
-        "",
-        f"- {int(ExitCode.OK)}: done.",
-        f"- {int(ExitCode.FINDING)}: a finding that `--fail-on` (or `alerts unittest --run`)"
-        " asked to fail on; the message starts with `relplan: finding:`.",
-        f"- {int(ExitCode.USAGE)}: a bad flag or input; the message names the flag or the file.",
-        f"- {int(ExitCode.INTERRUPTED)}: interrupted (Ctrl-C): `relplan: interrupted; nothing stored`.",
-        "",
+        *words.reference_head(REGENERATE, _value_syntax()),
+        *words.exit_codes(
+            int(ExitCode.OK), int(ExitCode.FINDING), int(ExitCode.USAGE), int(ExitCode.INTERRUPTED)
+        ),
         "## Commands",
     ]
     for cmd, cmd_ctx in _commands(root, ctx):
@@ -95,12 +76,12 @@ def main(argv: list[str]) -> int:
     text = render_reference()
     if argv == ["--write"]:
         DOC.write_text(text, encoding="utf-8")
-        print(f"wrote {DOC}")
+        print(words.wrote(DOC))
         from relplan.text.whatif import with_controls_table
 
         doc = WHATIF_DOC.read_text(encoding="utf-8")
         WHATIF_DOC.write_text(with_controls_table(doc), encoding="utf-8")
-        print(f"wrote {WHATIF_DOC} (the controls table)")
+        print(words.wrote(WHATIF_DOC, "the controls table"))
     elif not argv:
         sys.stdout.write(text)
     else:

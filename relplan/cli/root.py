@@ -95,9 +95,9 @@ def fault_message(exc: BaseException) -> str | None:
     if (kinds and isinstance(exc, kinds)) or (
         full and isinstance(error, type) and isinstance(exc, error)
     ):
-        if full:
-            text = f"the disk is full or the file size limit was reached ({text})"
-        return f"{text}; the workspace was left as it was before the command"
+        from relplan.text.cli import machine_fault
+
+        return machine_fault(text, full=full)
     return None
 
 

@@ -17,12 +17,19 @@ neither a machine format (listed with why) nor listed as not moved yet.
   sentences the analysis module of the same name says (the verdict's reasons and evidence,
   figures' notes, null and missing-input reasons), one function per code of its `Said`, in a
   `SENTENCES` table that relplan/analyses/wording.py reaches by name;
-- `budget`, `pulse`: the text of `relplan budget` and `relplan pulse`;
-- `slo`: the SLO alert rules' descriptions and the `relplan alerts slo` summary;
+- `budget`, `pulse`: the text of `relplan budget` and `relplan pulse`, and the planners'
+  verdicts and reasons (codes of relplan/planning's `Said`, reached by name through
+  relplan/wording.py, as for the alerts, drill and lab below);
+- `slo`: the SLO alert rules' annotations and header and the `relplan alerts slo` summary;
 - `whatif`: the text of `relplan whatif` and the controls' docs table;
-- `drill`: the text of `relplan drill` (plan, ramp, outcome, sweep, progress lines);
-- `alerts`, `record`, `lab`: the lines `relplan alerts`, `relplan record` and `relplan lab up`
-  print after their work.
+- `drill`: the text of `relplan drill` (plan, ramp and why it stopped, outcome, sweep,
+  progress lines, why an attempt was not delivered);
+- `alerts`: the health rules' annotations, the rule file's header, the dashboard's
+  descriptions and the lines `relplan alerts` prints after its work;
+- `record`, `lab`: the lines `relplan record` and `relplan lab` print (the lab's progress too);
+- `compare`: how `relplan compare`'s noise bands were found and why a figure has no value
+  (compare imports this module; this module never imports compare);
+- `cli`: docs/cli.md's opening and exit codes, and the machine-fault line.
 
 This package imports the models it words and `relplan.values` / `relplan.tables`; it never
 imports the report, the simulator or the CLI (pyproject's import-linter contracts).
