@@ -259,12 +259,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "sim/summary.py",
         "values.py",
         "vllm_plugin/writer.py",
-        "whatif/check.py",
-        "whatif/controls.py",
-        "whatif/fit.py",
-        "whatif/fit_lengths.py",
-        "whatif/fit_observed.py",
-        "whatif/settings.py",
         "workspace/__init__.py",
         "workspace/attached.py",
     }
