@@ -253,7 +253,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "planning/pulse.py",
         "report/bundle.py",
         "report/html.py",
-        "sim/metrics.py",
         "values.py",
         "vllm_plugin/writer.py",
         "workspace/__init__.py",
