@@ -52,6 +52,9 @@ Said = Literal[
     "batch_not_held",
     "batch_limit",
     "engine_fit",
+    "coefficient_constant",
+    "coefficient_collinear",
+    "coefficient_negative",
 ]
 
 
@@ -173,13 +176,13 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
                     name=name,
                     value_ms=None,
                     constrained=False,
-                    note="its column does not vary across the steps",
+                    note=_say("coefficient_constant"),
                 )
             )
         else:
-            note = None if full else "columns are collinear: the split is arbitrary"
+            note = None if full else _say("coefficient_collinear")
             if full and values[i] < 0:
-                note = "negative: the data cannot separate it from the other terms"
+                note = _say("coefficient_negative")
             out.append(
                 FittedCoefficient(
                     name=name, value_ms=values[i], constrained=note is None, note=note

@@ -324,6 +324,18 @@ def batch_limit(limit: int, scrapes: int) -> str:
     )
 
 
+def coefficient_constant() -> str:
+    return "its column does not vary across the steps"
+
+
+def coefficient_collinear() -> str:
+    return "columns are collinear: the split is arbitrary"
+
+
+def coefficient_negative() -> str:
+    return "negative: the data cannot separate it from the other terms"
+
+
 def engine_fit(fit: EngineFitLike) -> str:
     """The fit as text for the terminal."""
     lines = [f"Engine step-cost fit from {fit.source} ({num(fit.steps_used)} steps)"]
@@ -360,5 +372,8 @@ SENTENCES: dict[str, Callable[..., str]] = {
         batch_not_held,
         batch_limit,
         engine_fit,
+        coefficient_constant,
+        coefficient_collinear,
+        coefficient_negative,
     )
 }

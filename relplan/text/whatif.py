@@ -296,6 +296,26 @@ def refusals_seen(refused: int) -> str:
     )
 
 
+def no_deadline() -> str:
+    return "no deadline"
+
+
+def no_cut() -> str:
+    return "no attempt was cut by the client"
+
+
+def retries_assumed() -> str:
+    return "no proxy log: assumed"
+
+
+def proxy_assumed() -> str:
+    return "no cancellation, no coalescing"
+
+
+def limits_assumed() -> str:
+    return "no retry budget or proxy cap assumed"
+
+
 # --- a length histogram (relplan/whatif/fit_lengths.py) -----------------------------------
 
 
@@ -532,6 +552,18 @@ def scenario_header(provenance: Sequence[Provenance]) -> str:
     return "# " + "\n# ".join(f"{p.part}: {p.value} ({p.source})" for p in provenance) + "\n"
 
 
+def costs_not_fitted() -> str:
+    return "step costs not fitted"
+
+
+def profile_not_fitted() -> str:
+    return "attention (c, f) and the memory floor: the counts cannot separate them"
+
+
+def scenario_description() -> str:
+    return "relplan whatif fit: the incident's calls, client, proxy and engine as observed"
+
+
 # --- the settings to deploy (relplan/whatif/settings.py) ----------------------------------
 
 
@@ -582,6 +614,14 @@ def coalescing_text(cancellation: str) -> str:
             if cancellation.startswith("deferred")
             else "."
         )
+    )
+
+
+def proxy_cap_note() -> str:
+    """Below the Envoy cap's YAML: what the replayed control has that Envoy has not."""
+    return (
+        "# newest-first service of the queue is not an Envoy setting: it needs a proxy\n"
+        "# that serves its pending queue last-in first-out\n"
     )
 
 
@@ -688,5 +728,14 @@ SENTENCES: dict[str, Callable[..., str]] = {
         steps_label,
         timeout_label,
         file_label,
+        no_deadline,
+        no_cut,
+        retries_assumed,
+        proxy_assumed,
+        limits_assumed,
+        costs_not_fitted,
+        profile_not_fitted,
+        scenario_description,
+        proxy_cap_note,
     )
 }

@@ -96,6 +96,9 @@ Said = Literal[
     "capacity_from_costs",
     "capacity_given",
     "scenario_header",
+    "costs_not_fitted",
+    "profile_not_fitted",
+    "scenario_description",
 ]
 _say: Words[Said] = Words("relplan.text.whatif")
 
@@ -364,7 +367,7 @@ def _fitted_profile(
         prov.append(
             Provenance(
                 part="engine",
-                value="step costs not fitted",
+                value=_say("costs_not_fitted"),
                 source=_say(
                     "steps_not_fitted",
                     source=fit.source,
@@ -396,7 +399,7 @@ def _fitted_profile(
                 median_pct=fit.median_abs_error_pct,
                 p90_pct=fit.p90_abs_error_pct,
             ),
-            "not_fitted": "attention (c, f) and the memory floor: the counts cannot separate them",
+            "not_fitted": _say("profile_not_fitted"),
         },
     }
     written = out_dir / f"{stem}.profile.toml"
@@ -756,7 +759,7 @@ def fit_incident(
     names = {p["name"] for p in phases}
     data: dict[str, Any] = {
         "name": f"{_run_name(con)}-whatif",
-        "description": "relplan whatif fit: the incident's calls, client, proxy and engine as observed",
+        "description": _say("scenario_description"),
         "seed": 1,
         "capacity_calls_per_s": cap,
         "overload_phase": ctx.overload_phase if ctx.overload_phase in names else None,

@@ -44,6 +44,11 @@ Said = Literal[
     "coalescing",
     "coalescing_seen",
     "refusals_seen",
+    "no_deadline",
+    "no_cut",
+    "retries_assumed",
+    "proxy_assumed",
+    "limits_assumed",
 ]
 _say: Words[Said] = Words("relplan.text.whatif")
 
@@ -99,11 +104,7 @@ def fit_client(
         )
     else:
         client["deadline_s"] = math.inf
-        prov.append(
-            Provenance(
-                part="client", value="no deadline", source="no attempt was cut by the client"
-            )
-        )
+        prov.append(Provenance(part="client", value=_say("no_deadline"), source=_say("no_cut")))
 
     d = client["deadline_s"]
     gaps = (
@@ -133,7 +134,7 @@ def fit_client(
         client["max_retries"] = 0
         prov.append(
             Provenance(
-                part="client", value=_say("retries", retries=0), source="no proxy log: assumed"
+                part="client", value=_say("retries", retries=0), source=_say("retries_assumed")
             )
         )
 
@@ -168,7 +169,7 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value="no cancellation, no coalescing",
+                value=_say("proxy_assumed"),
                 source=_say("proxy_unobserved"),
             )
         )
@@ -183,7 +184,7 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value="cancellation off",
+                value=_say("cancellation", cancellation="off"),
                 source=_say("cancellation_unseen"),
             )
         )
@@ -204,7 +205,7 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value="cancellation off",
+                value=_say("cancellation", cancellation="off"),
                 source=_say("cancellation_rare", aborted=aborted, gone=gone),
             )
         )
@@ -221,7 +222,7 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value="no retry budget or proxy cap assumed",
+                value=_say("limits_assumed"),
                 source=_say("refusals_seen", refused=r["shed"]),
             )
         )

@@ -40,6 +40,7 @@ Said = Literal[
     "client_text",
     "first_token_text",
     "coalescing_text",
+    "proxy_cap_note",
 ]
 
 
@@ -182,8 +183,7 @@ def proxy_cap_block(control: str, sizing: Sizing, max_outstanding: int) -> Setti
         "envoy",
         "Envoy cluster: cap on requests at the engine",
         _yaml(envoy_cluster(sizing, budget_percent=None, max_requests=max_outstanding))
-        + "# newest-first service of the queue is not an Envoy setting: it needs a proxy\n"
-        "# that serves its pending queue last-in first-out\n",
+        + _say("proxy_cap_note"),
         "yaml",
     )
 
