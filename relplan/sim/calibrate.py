@@ -19,6 +19,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -33,10 +34,20 @@ from relplan.sim.profiles import (
 )
 from relplan.sim.scenario import ClientSpec, PhaseSpec, ProxySpec, Scenario
 from relplan.sim.simulator import Simulation
-from relplan.values import fixed, short
 
 GROWTH_SLOPE = 0.05  # waiting executions per second
 GROWTH_MIN_WAITING = 20
+
+# A seed's note, the configuration's label and the text, worded by relplan/text/sim.py.
+Said = Literal["first_stage_grows", "no_stage_grew", "config_label", "calibration"]
+
+
+def _say(code: Said, **values: Any) -> str:
+    """Worded by relplan/text/sim.py, reached by name (relplan/analyses/wording.py's table,
+    imported when first used: the simulator's workers do not load the analyses for it)."""
+    from relplan.analyses.wording import table
+
+    return table("relplan.text.sim")[code](**values)
 
 
 class StageResult(StrictModel):
@@ -144,16 +155,13 @@ def calibrate_seed(
             sat = done_rate
             if i == 0:
                 lower = max(step, round(0.8 * done_rate / step) * step)
-                note = (
-                    f"the first stage ({fixed(rate, 2)} calls/s) already grows: C^ is below the "
-                    f"ramp; try --start {fixed(lower, 2)}"
-                )
+                note = _say("first_stage_grows", rate=rate, lower=lower)
             else:
                 cap = round(start + (i - 1) * step, 6)
             break
     else:
         top = start + (max_stages - 1) * step
-        note = f"no stage grew up to {fixed(top, 2)} calls/s; try --start {fixed(top + step, 2)}"
+        note = _say("no_stage_grew", top=top, next_start=top + step)
     return SeedResult(
         seed=seed,
         capacity_calls_per_s=cap,
@@ -200,9 +208,12 @@ def calibrate(
     settings = capacity_settings(scn, profile)
     fp = fingerprint(settings)
     e = scn.engine
-    label = (
-        f"{scn.name}: {e.max_num_batched_tokens} tokens/step, {e.max_num_seqs} seqs, "
-        f"{e.num_blocks} blocks"
+    label = _say(
+        "config_label",
+        scenario=scn.name,
+        step_tokens=e.max_num_batched_tokens,
+        seqs=e.max_num_seqs,
+        blocks=e.num_blocks,
     )
     result = CalibrationResult(
         profile=profile.name,
@@ -244,40 +255,5 @@ def _calibrate_args(
 
 
 def render_calibration(r: CalibrationResult) -> str:
-    from relplan.tables import format_table
-    from relplan.values import num
-
-    rows = []
-    for sr in r.seeds:
-        last = sr.stages[-1] if sr.stages else None
-        rows.append(
-            [
-                str(sr.seed),
-                num(sr.capacity_calls_per_s, 2),
-                num(sr.saturated_completion_calls_per_s, 3),
-                str(len(sr.stages)),
-                "-" if last is None else f"{fixed(last.waiting_slope_per_s, 3)}",
-                sr.note or "",
-            ]
-        )
-    table = format_table(
-        ["seed", "C^ calls/s", "saturated completions/s", "stages", "slope at stop", "note"],
-        rows,
-        left=(5,),
-    )
-    lines = [
-        f"profile {r.profile}, configuration {r.config} ({r.label})",
-        f"ramp: {short(r.stage_seconds)} s stages from {short(r.start_calls_per_s)} calls/s, "
-        f"+{short(r.step_calls_per_s)} per stage; patient clients",
-        "",
-        table,
-        "",
-        f"C^ (median over seeds) = {num(r.capacity_calls_per_s, 2)} calls/s; saturated "
-        f"completion rate = {num(r.saturated_completion_calls_per_s, 3)} calls/s",
-    ]
-    if r.capacity_calls_per_s is None:
-        hint = next((s.note for s in r.seeds if s.note), None)
-        lines.append(f"no C^ found{': ' + hint if hint else ''}")
-    if r.written_to:
-        lines.append(f"stored in {r.written_to}")
-    return "\n".join(lines)
+    """The calibration as text for the terminal (relplan/text/sim.py words it)."""
+    return _say("calibration", result=r)

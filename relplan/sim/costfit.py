@@ -30,18 +30,40 @@ vllm:cache_config_info gives it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from relplan import sql
 from relplan.models import StrictModel
-from relplan.values import fixed, num, short, sig
 
 if TYPE_CHECKING:
     import duckdb
 
 MIN_STEPS = 20
+
+# The fit's notes and its text, worded by relplan/text/sim.py.
+Said = Literal[
+    "iteration_durations",
+    "stats_durations",
+    "too_few_steps",
+    "kv_unknown",
+    "kv_capacity",
+    "batch_not_held",
+    "batch_limit",
+    "engine_fit",
+    "coefficient_constant",
+    "coefficient_collinear",
+    "coefficient_negative",
+]
+
+
+def _say(code: Said, **values: Any) -> str:
+    """Worded by relplan/text/sim.py, reached by name (relplan/analyses/wording.py's table,
+    imported when first used: the simulator's workers do not load the analyses for it)."""
+    from relplan.analyses.wording import table
+
+    return table("relplan.text.sim")[code](**values)
 
 
 class FittedCoefficient(StrictModel):
@@ -104,16 +126,7 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
         )
         tokens = max(int(r["context_tokens"] + (r["generation_tokens"] or 0)) for r in its)
         names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
-        notes.append(
-            f"durations are the iterations' own elapsed times ({source}); b is per context "
-            "(prefill) token computed, cached prompt tokens excluded; bd per generation request"
-            + (
-                " (the trace's decode tokens: one per decoding request without speculative "
-                "decoding)"
-                if "engine trace" in source
-                else ""
-            )
-        )
+        notes.append(_say("iteration_durations", source=source))
     else:
         source = "engine_stats"
         st = [
@@ -129,13 +142,10 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
         batch = max((int(v) for v in x2), default=0) or None
         tokens = max((int(v) for v in x1), default=0) or None
         names = ("a_ms", "b_ms_per_token", "b_ms_per_decode_seq")
-        notes.append(
-            "no step records: durations are the gaps between scheduler-stats records "
-            f"(<= {short(max_gap_s)} s), tokens are batched tokens (prefill and decode together)"
-        )
+        notes.append(_say("stats_durations", max_gap_s=max_gap_s))
     n = len(y)
     if n < MIN_STEPS:
-        notes.append(f"{n} usable steps; at least {MIN_STEPS} are needed for a fit")
+        notes.append(_say("too_few_steps", steps=n, needed=MIN_STEPS))
         return EngineFit(
             source=source,
             steps_used=n,
@@ -166,13 +176,13 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
                     name=name,
                     value_ms=None,
                     constrained=False,
-                    note="its column does not vary across the steps",
+                    note=_say("coefficient_constant"),
                 )
             )
         else:
-            note = None if full else "columns are collinear: the split is arbitrary"
+            note = None if full else _say("coefficient_collinear")
             if full and values[i] < 0:
-                note = "negative: the data cannot separate it from the other terms"
+                note = _say("coefficient_negative")
             out.append(
                 FittedCoefficient(
                     name=name, value_ms=values[i], constrained=note is None, note=note
@@ -199,15 +209,11 @@ def fit_engine(con: duckdb.DuckDBPyConnection, max_gap_s: float = 1.0) -> Engine
 def _kv(con: duckdb.DuckDBPyConnection, notes: list[str]) -> tuple[int | None, ...]:
     r = sql.one(con, "sim/kv_capacity")
     if r is None or r["block_size"] is None or r["num_blocks"] is None:
-        notes.append(
-            "KV capacity: not constrained (no vllm:cache_config_info; a trace alone would "
-            "need the contexts at each preemption)"
-        )
+        notes.append(_say("kv_unknown"))
         return (None, None, None)
     size = int(r["block_size"]) * int(r["num_blocks"])
     notes.append(
-        f"KV capacity {num(size)} tokens: {r['num_blocks']} blocks of {r['block_size']} "
-        "(vllm:cache_config_info)"
+        _say("kv_capacity", tokens=size, blocks=r["num_blocks"], block_size=r["block_size"])
     )
     return (size, int(r["block_size"]), int(r["num_blocks"]))
 
@@ -219,32 +225,12 @@ def _held(con: duckdb.DuckDBPyConnection, notes: list[str]) -> int | None:
         return None
     n = int(r["max_running_while_waiting"])
     if r["max_running"] is not None and int(r["max_running"]) > n:
-        notes.append(
-            f"batch limit: at most {n} ran while work waited, {int(r['max_running'])} at "
-            "another time: not held at a limit, not constrained"
-        )
+        notes.append(_say("batch_not_held", held=n, most=int(r["max_running"])))
         return None
-    notes.append(
-        f"batch limit {n}: the most requests running while others waited "
-        f"(vllm:num_requests_running over {r['scrapes_waiting']} scrapes with waiting > 0)"
-    )
+    notes.append(_say("batch_limit", limit=n, scrapes=r["scrapes_waiting"]))
     return n
 
 
 def render_fit(fit: EngineFit) -> str:
-    """The fit as text for the terminal."""
-    lines = [f"Engine step-cost fit from {fit.source} ({num(fit.steps_used)} steps)"]
-    for c in fit.coefficients:
-        v = "not constrained" if c.value_ms is None else f"{sig(c.value_ms, 6)} ms"
-        tail = "" if c.constrained else " (not constrained" + (f": {c.note})" if c.note else ")")
-        lines.append(f"  {c.name.ljust(22)} {v}{tail if c.value_ms is not None else ''}")
-    if fit.median_abs_error_pct is not None and fit.p90_abs_error_pct is not None:
-        lines.append(
-            f"  error: median {fixed(fit.median_abs_error_pct, 1)} %, p90 {fixed(fit.p90_abs_error_pct, 1)} %"
-        )
-    lines.append(f"  largest batch seen: {fit.max_batch_seen} (lower bound of --max-num-seqs)")
-    lines.append(
-        f"  most tokens in a step: {fit.max_tokens_seen} (lower bound of --max-num-batched-tokens)"
-    )
-    lines.extend(f"  note: {n}" for n in fit.notes)
-    return "\n".join(lines)
+    """The fit as text for the terminal (relplan/text/sim.py words it)."""
+    return _say("engine_fit", fit=fit)

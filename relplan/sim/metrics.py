@@ -66,6 +66,7 @@ _FAMILIES: tuple[tuple[str, str, str, str], ...] = (
         "preemptions",
     ),
 )
+_SUCCESS = ("vllm:request_success", "counter")
 _SUCCESS_HELP = "Count of successfully processed requests."
 # finished_reason -> the Sample field counting it (None: always 0, as an abort moves nothing)
 _SUCCESS_REASONS: tuple[tuple[str, str | None], ...] = (
@@ -85,31 +86,41 @@ def render_openmetrics(
     samples: Sequence[Sample], t0: float, model_name: str, engine: str = "0"
 ) -> str:
     """OpenMetrics text for the scrapes of `Simulation.samples`."""
-    base = f'engine="{engine}",model_name="{_escape(model_name)}"'
+    base = _labels(("engine", engine), ("model_name", model_name))
     times = [f"{t0 + s.t:.3f}" for s in samples]
     out: list[str] = []
     for family, kind, help_, field in _FAMILIES:
-        out.append(f"# HELP {family} {help_}")
-        out.append(f"# TYPE {family} {kind}")
-        name = family + "_total" if kind == "counter" else family
-        prefix = f"{name}{{{base}}} "
-        out.extend(
-            f"{prefix}{_fmt_value(getattr(s, field))} {ts}"
-            for s, ts in zip(samples, times, strict=False)
-        )
-    out.append(f"# HELP vllm:request_success {_SUCCESS_HELP}")
-    out.append("# TYPE vllm:request_success counter")
+        out += _head(family, kind, help_)
+        out += _series(_name(family, kind), base, [getattr(s, field) for s in samples], times)
+    family, kind = _SUCCESS
+    out += _head(family, kind, _SUCCESS_HELP)
     for reason, counted in _SUCCESS_REASONS:
-        prefix = (
-            f'vllm:request_success_total{{engine="{engine}",finished_reason="{reason}",'
-            f'model_name="{_escape(model_name)}"}} '
+        labels = _labels(
+            ("engine", engine), ("finished_reason", reason), ("model_name", model_name)
         )
-        out.extend(
-            f"{prefix}{0 if counted is None else _fmt_value(getattr(s, counted))} {ts}"
-            for s, ts in zip(samples, times, strict=False)
-        )
+        values = [0 if counted is None else getattr(s, counted) for s in samples]
+        out += _series(_name(family, kind), labels, values, times)
     out.append("# EOF")
     return "\n".join(out) + "\n"
+
+
+def _head(family: str, kind: str, help_: str) -> list[str]:
+    return [f"# HELP {family} {help_}", f"# TYPE {family} {kind}"]
+
+
+def _name(family: str, kind: str) -> str:
+    """A sample's metric name: a counter's family with `_total`."""
+    return family + "_total" if kind == "counter" else family
+
+
+def _labels(*pairs: tuple[str, str]) -> str:
+    """A label set's inside, `name="value",...`, values escaped."""
+    return ",".join(f'{name}="{_escape(value)}"' for name, value in pairs)
+
+
+def _series(name: str, labels: str, values: list[float | int], times: list[str]) -> list[str]:
+    prefix = f"{name}{{{labels}}} "
+    return [f"{prefix}{_fmt_value(v)} {ts}" for v, ts in zip(values, times, strict=False)]
 
 
 def _escape(v: str) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
 from pydantic import Field, ValidationError
@@ -38,10 +38,20 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.models import RunManifest, StrictModel
 from relplan.sim.pool import duckdb_config
-from relplan.values import fixed, short
 
 if TYPE_CHECKING:
     from relplan.analyses.context import PhaseSpan
+
+# The summary's text, worded by relplan/text/sim.py.
+Said = Literal["summary"]
+
+
+def _say(code: Said, **values: Any) -> str:
+    """Worded by relplan/text/sim.py, reached by name (relplan/analyses/wording.py's table,
+    imported when first used: the simulator's workers do not load the analyses for it)."""
+    from relplan.analyses.wording import table
+
+    return table("relplan.text.sim")[code](**values)
 
 
 class PhaseFigures(StrictModel):
@@ -259,57 +269,8 @@ def summarize(out: Path, seed: int | None = None) -> SimSummary:
 
 
 def render_summary(s: SimSummary) -> str:
-    """The one-screen human summary."""
-    from relplan.tables import format_table
-    from relplan.values import num, pct
-
-    rows = []
-    windows = list(s.phases.items()) + ([("steady", s.steady)] if s.steady is not None else [])
-    for name, p in windows:
-        rows.append(
-            [
-                name,
-                f"{short(p.start_s)}-{short(p.end_s)} s",
-                num(p.calls),
-                pct(p.delivered_share),
-                pct(p.on_time_share),
-                num(p.accepted_rate_x_capacity, 2),
-                num(p.completed_rate_x_capacity, 2),
-            ]
-        )
-    table = format_table(
-        ["phase", "window", "calls", "delivered", "on time", "accepted xC", "completed xC"],
-        rows,
-        left=(0, 1),
-    )
-    rec = (
-        f"recovered {short(s.recovered_after_pulse_s)} s after the overload"
-        if s.recovered_after_pulse_s is not None
-        else "not recovered"
-    )
-    rec += (
-        f", drained after {fixed(s.drained_after_pulse_s, 0)} s"
-        + (" (only once the load stopped)" if s.drained_only_after_load_stopped else "")
-        if s.drained_after_pulse_s is not None
-        else ", not drained"
-    )
-    ao = s.after_overload
-    lines = [
-        f"{s.name} (seed {s.seed}): capacity C^ = {num(s.capacity_calls_per_s, 2)} calls/s",
-        "",
-        table,
-        "",
-        f"verdict: {s.verdict} ({rec}; after the overload calls arrived at "
-        f"{num(ao.arrival_rate_x_capacity, 2)} x C^, executions accepted at "
-        f"{num(ao.accepted_rate_x_capacity, 2)} x C^)",
-        f"executions created by retries: {pct(s.retry_share_of_executions)}",
-        f"prefill: aborted {pct(s.prefill.aborted_share)} of computed prompt tokens; "
-        f"{pct(s.prefill.in_flight_share_of_aborted)} of that in flight at the abort; "
-        f"{pct(s.prefill.before_first_token_share)} aborted before the first token",
-        f"hold: deadline saturation L/(lambda D) = {num(s.littles_law.deadline_saturation, 2)}; "
-        f"prompt-token counter shortfall = {pct(s.counter_shortfall_hold)}",
-    ]
-    return "\n".join(lines)
+    """The one-screen human summary (relplan/text/sim.py words it)."""
+    return _say("summary", summary=s)
 
 
 def summary_json(s: SimSummary) -> str:

@@ -9,8 +9,16 @@ incident's verdict and the error is at most `MAX_ERROR`; otherwise the check say
 
 from __future__ import annotations
 
-from relplan.values import percent
+from typing import Literal
+
+from relplan.analyses.wording import Words
 from relplan.whatif.model import Figures, FitCheck
+
+# The check's reasons, worded by relplan/text/whatif.py (relplan/analyses/wording.py).
+Said = Literal[
+    "check_no_verdict", "check_verdict_differs", "check_error_too_large", "check_trusted"
+]
+_say: Words[Said] = Words("relplan.text.whatif")
 
 MAX_ERROR = 0.10  # shares: 10 points of delivered or on-time share
 
@@ -38,26 +46,18 @@ def check_fit(incident: Figures, runs: list[Figures], seeds: list[int]) -> FitCh
     verdicts = [r.verdict for r in runs]
     matches = all(v == incident.verdict for v in verdicts)
     if incident.verdict == "insufficient data":
-        trusted, reason = False, "the incident itself has no verdict (insufficient data)"
+        trusted, reason = False, _say("check_no_verdict")
     elif not matches:
         trusted = False
-        reason = (
-            f"the as-observed replay reached {', '.join(sorted(set(verdicts)))} where the "
-            f"incident was {incident.verdict}: the fitted scenario does not reproduce the "
-            "incident, so its controls' outcomes would not say what the incident would have "
-            "done; check the fit's parts (docs/whatif.md, The fit) and give the flags that fix them"
+        reason = _say(
+            "check_verdict_differs", replayed=sorted(set(verdicts)), incident=incident.verdict
         )
     elif err is not None and err > MAX_ERROR:
         trusted = False
-        reason = (
-            f"the as-observed replay differs by {percent(err)} of calls in {where} (more than "
-            f"{percent(MAX_ERROR)}): the controls' figures would carry that error"
-        )
+        reason = _say("check_error_too_large", error=err, window=where, most=MAX_ERROR)
     else:
         trusted = True
-        reason = f"every as-observed seed reached the incident's verdict ({incident.verdict})" + (
-            "" if err is None else f" and the shares differ by at most {percent(err, 1)} ({where})"
-        )
+        reason = _say("check_trusted", verdict=incident.verdict, error=err, window=where)
     return FitCheck(
         incident=incident,
         replay=replay,

@@ -9,7 +9,7 @@ their names (`_s` seconds, ratios as fractions, counts as int), and whose class 
   parameter) and how closely;
 - `size(fit)`: the control sized from the fitted incident (or `Unavailable` with the reason,
   or None where it does not apply);
-- `label()`, `overrides()` (the settings of the fitted scenario it sets, typed: `Override`s of
+- `label()` (worded by relplan/text/whatif.py from the control's sizes), `overrides()` (the settings of the fitted scenario it sets, typed: `Override`s of
   relplan/sim/scenario.py, each path checked against the scenario model; `sets()` is their
   `--set` form, as the results record them) and `hooks` (simulation hooks the simulator
   exposes, relplan/whatif/hooks.py, for what the scenario has no setting for);
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -34,7 +34,6 @@ from relplan.errors import UsageError
 from relplan.models import StrictModel
 from relplan.planning.pulse import PulseInputs, plan_pulse
 from relplan.sim.scenario import Override, whole
-from relplan.values import num, percent, short
 from relplan.whatif.model import SettingBlock
 from relplan.whatif.settings import (
     Sizing,
@@ -50,6 +49,25 @@ from relplan.whatif.settings import (
 
 AS_OBSERVED = "as-observed"
 
+# The labels built from a control's sizes, worded by relplan/text/whatif.py.
+Said = Literal[
+    "budget_label",
+    "deferred_label",
+    "proxy_cap_label",
+    "queue_cap_label",
+    "steps_label",
+    "timeout_label",
+    "file_label",
+]
+
+
+def _say(code: Said, **values: Any) -> str:
+    """relplan/analyses/wording.py's `Words`, imported when first used: `relplan whatif
+    --help` names the controls without loading the analyses."""
+    from relplan.analyses.wording import table
+
+    return table("relplan.text.whatif")[code](**values)
+
 
 @dataclass(frozen=True)
 class RealSetting:
@@ -58,9 +76,6 @@ class RealSetting:
     system: str  # vLLM | Envoy | Gateway API | OpenAI Python client | client code
     setting: str
     note: str = ""
-
-    def text(self) -> str:
-        return f"{self.system} `{self.setting}`" + (f" ({self.note})" if self.note else "")
 
 
 @dataclass(frozen=True)
@@ -218,7 +233,7 @@ class RetryBudgetPulse(RetryBudget10):
         return cls(ratio=fit.pulse_ratio)
 
     def label(self) -> str:
-        return f"retry budget {percent(self.ratio)} (from the pulse)"
+        return _say("budget_label", ratio=self.ratio)
 
 
 _COALESCE_REAL = (
@@ -246,7 +261,7 @@ class CoalesceDeferred(Declared):
         return cls(cancel_delay_s=fit.deferred_delay_s)
 
     def label(self) -> str:
-        return f"coalesce, cancel deferred {short(self.cancel_delay_s)} s"
+        return _say("deferred_label", delay_s=self.cancel_delay_s)
 
     def overrides(self) -> tuple[Override, ...]:
         return (
@@ -300,7 +315,7 @@ class ProxyCapNewest(Declared):
         return cls(max_outstanding=fit.queue_size)
 
     def label(self) -> str:
-        return f"proxy cap {self.max_outstanding}, newest first"
+        return _say("proxy_cap_label", max_outstanding=self.max_outstanding)
 
     def overrides(self) -> tuple[Override, ...]:
         return (
@@ -341,7 +356,7 @@ class VllmQueueCap(Declared):
         return cls(max_num_queued_reqs=fit.max_num_seqs + fit.queue_size, waiting=fit.queue_size)
 
     def label(self) -> str:
-        return f"vLLM --max-num-queued-reqs {self.max_num_queued_reqs}"
+        return _say("queue_cap_label", max_num_queued_reqs=self.max_num_queued_reqs)
 
     def overrides(self) -> tuple[Override, ...]:
         return (Override("engine.max_num_queued_reqs", self.max_num_queued_reqs),)
@@ -362,7 +377,7 @@ class Steps2048(Declared):
         return cls()
 
     def label(self) -> str:
-        return f"{num(self.max_num_batched_tokens)}-token steps"
+        return _say("steps_label", tokens=self.max_num_batched_tokens)
 
     def overrides(self) -> tuple[Override, ...]:
         return (Override("engine.max_num_batched_tokens", self.max_num_batched_tokens),)
@@ -385,7 +400,7 @@ class LongerTimeout(Declared):
         return cls(deadline_s=2 * fit.deadline_s)
 
     def label(self) -> str:
-        return f"client timeout {short(self.deadline_s)} s"
+        return _say("timeout_label", deadline_s=self.deadline_s)
 
     def overrides(self) -> tuple[Override, ...]:
         return (Override("client.deadline_s", whole(self.deadline_s)),)
@@ -541,7 +556,9 @@ def file_control(path: str, data: dict[str, Any]) -> Control:
         for key, value in (data.get(table) or {}).items():
             ovs += _flatten(f"{table}.{key}", value)
     name = file_control_name(path)
-    return Control(name, f"{name} (file)", [o.text() for o in ovs], overrides=tuple(ovs))
+    return Control(
+        name, _say("file_label", name=name), [o.text() for o in ovs], overrides=tuple(ovs)
+    )
 
 
 def _flatten(key: str, value: Any) -> list[Override]:

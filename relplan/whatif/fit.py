@@ -32,14 +32,15 @@ import random
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
 from relplan import sql
 from relplan.analyses import AnalyzeOptions, RunContext, resolve_context
+from relplan.analyses.wording import Words
 from relplan.errors import NoDataError
-from relplan.values import fixed, num, percent, short, sig
+from relplan.values import fixed, num
 from relplan.whatif.fit_lengths import Histogram, draw, histograms
 from relplan.whatif.fit_observed import ClientFlags, fit_client, fit_proxy
 from relplan.whatif.model import Provenance
@@ -57,6 +58,49 @@ __all__ = [
 ]
 
 DEFAULT_PROFILE = "h100-7b"
+
+# The fit's provenance (and the fitted profile's own notes), worded by relplan/text/whatif.py
+# from the numbers and what they were fitted from.
+Said = Literal[
+    "calls_source",
+    "prompts_from",
+    "prompts_from_arrivals",
+    "steps_not_fitted",
+    "profile_description",
+    "profile_cost_provenance",
+    "step_costs",
+    "step_costs_fitted",
+    "max_num_seqs",
+    "batch_held",
+    "batch_assumed",
+    "step_tokens",
+    "step_tokens_seen",
+    "kv_cache",
+    "speed_provenance",
+    "profile_scaled",
+    "profile_scaled_from",
+    "profile_named",
+    "profile_chosen",
+    "shared_prefix",
+    "prefix_cached",
+    "prefix_counters",
+    "retry_reuse",
+    "retry_reuse_assumed",
+    "retry_reuse_seen",
+    "arrivals",
+    "outputs_drawn",
+    "outputs_lognormal",
+    "lengths",
+    "lengths_from",
+    "capacity",
+    "capacity_from_costs",
+    "capacity_given",
+    "scenario_header",
+    "costs_not_fitted",
+    "profile_not_fitted",
+    "scenario_description",
+]
+_say: Words[Said] = Words("relplan.text.whatif")
 
 
 @dataclass
@@ -119,14 +163,17 @@ def _calls(
                     int(r["partial_tokens"] or 0),
                 )
             )
-        parts = [
-            f"{counts['proxy']} from the proxy log" if counts["proxy"] else "",
-            f"{counts['engine']} from the engine trace's arrivals" if counts["engine"] else "",
-            f"{counts['histogram']} drawn from the {hist['prompt'].describe()}"
-            if counts["histogram"]
-            else "",
-        ]
-        return calls, "first attempts in the proxy log", "; ".join(p for p in parts if p)
+        return (
+            calls,
+            _say("calls_source", proxy=True),
+            _say(
+                "prompts_from",
+                proxy=counts["proxy"],
+                engine=counts["engine"],
+                drawn=counts["histogram"],
+                histogram=hist["prompt"].describe() if counts["histogram"] else None,
+            ),
+        )
     if ctx.has_events:
         rows = sql.rows(con, "whatif/engine_arrivals")
         rng = random.Random("relplan/whatif/fit/prompts")
@@ -145,10 +192,15 @@ def _calls(
                     None if r["max_tokens"] is None else int(r["max_tokens"]),
                 )
             )
-        source = "prompt_tokens of the arrivals"
-        if drawn:
-            source += f"; {drawn} drawn from the {hist['prompt'].describe()}"
-        return calls, "executions' `arrived` events in the engine trace", source
+        return (
+            calls,
+            _say("calls_source", proxy=False),
+            _say(
+                "prompts_from_arrivals",
+                drawn=drawn,
+                histogram=hist["prompt"].describe() if drawn else None,
+            ),
+        )
     raise NoDataError(
         "whatif needs the calls: a proxy log (first attempts) or an engine trace (arrived "
         "events); a metrics-only workspace cannot be replayed call by call"
@@ -190,16 +242,16 @@ def draw_output(rng: random.Random, mu: float, sigma: float, above: int, cap: in
     return above + 1
 
 
-def _reference(calls: list[PlannedCall], ctx: RunContext) -> tuple[list[int], str]:
+def _reference(calls: list[PlannedCall], ctx: RunContext) -> tuple[list[int], str | None]:
     """The finished lengths the distribution is fitted to: the calls planned before the
     overload (not thinned by it: under overload long outputs finish less often), when there
-    are 30 or more, else every finished call."""
+    are 30 or more, else every finished call; and the overload phase when it was the former."""
     start = next((ctx.t0 + p.start_s for p in ctx.phases if p.name == ctx.overload_phase), None)
     if start is not None:
         before = [c.output for c in calls if c.output is not None and c.t < start]
         if len(before) >= 30:
-            return before, f"calls finished that were planned before the {ctx.overload_phase} phase"
-    return [c.output for c in calls if c.output is not None], "every finished call"
+            return before, ctx.overload_phase
+    return [c.output for c in calls if c.output is not None], None
 
 
 def write_calls(path: Path, calls: list[PlannedCall], outputs: list[int]) -> None:
@@ -315,12 +367,11 @@ def _fitted_profile(
         prov.append(
             Provenance(
                 part="engine",
-                value="step costs not fitted",
-                source=f"{fit.source}: "
-                + "; ".join(
-                    f"{c.name} {c.note or 'not constrained'}"
-                    for c in fit.coefficients
-                    if not c.constrained
+                value=_say("costs_not_fitted"),
+                source=_say(
+                    "steps_not_fitted",
+                    source=fit.source,
+                    unconstrained=[(c.name, c.note) for c in fit.coefficients if not c.constrained],
                 ),
             )
         )
@@ -330,7 +381,7 @@ def _fitted_profile(
     )
     pdata: dict[str, Any] = {
         "name": f"{stem}-fitted",
-        "description": f"step costs fitted by relplan whatif from the incident's {fit.source}",
+        "description": _say("profile_description", source=fit.source),
         "model_name": "as served in the incident",
         "speed": 1.0,
         "cost": {
@@ -341,10 +392,14 @@ def _fitted_profile(
             "f_ms_per_context_token": 0.0,
         },
         "provenance": {
-            "cost": f"least squares over {fit.steps_used} steps of the {fit.source}: step_ms = a "
-            f"+ b x prefill tokens + bd x decoding requests; error median "
-            f"{fixed(fit.median_abs_error_pct, 0)} %, p90 {fixed(fit.p90_abs_error_pct, 0)} %",
-            "not_fitted": "attention (c, f) and the memory floor: the counts cannot separate them",
+            "cost": _say(
+                "profile_cost_provenance",
+                steps=fit.steps_used,
+                source=fit.source,
+                median_pct=fit.median_abs_error_pct,
+                p90_pct=fit.p90_abs_error_pct,
+            ),
+            "not_fitted": _say("profile_not_fitted"),
         },
     }
     written = out_dir / f"{stem}.profile.toml"
@@ -353,9 +408,14 @@ def _fitted_profile(
     prov.append(
         Provenance(
             part="engine",
-            value=f"step costs a {sig(a, 3)} ms + b {sig(b, 3)} ms/prefill token + bd {sig(bd, 3)} ms/decode",
-            source=f"fitted to {fit.steps_used} steps of the {fit.source} (error per step: "
-            f"median {fixed(fit.median_abs_error_pct, 0)} %, p90 {fixed(fit.p90_abs_error_pct, 0)} %)",
+            value=_say("step_costs", a_ms=a, b_ms=b, bd_ms=bd),
+            source=_say(
+                "step_costs_fitted",
+                steps=fit.steps_used,
+                source=fit.source,
+                median_pct=fit.median_abs_error_pct,
+                p90_pct=fit.p90_abs_error_pct,
+            ),
         )
     )
     seqs = fit.max_running_held
@@ -364,8 +424,8 @@ def _fitted_profile(
         prov.append(
             Provenance(
                 part="engine",
-                value=f"max_num_seqs {seqs}",
-                source="the most requests running while others waited (vllm:num_requests_running)",
+                value=_say("max_num_seqs", seqs=seqs),
+                source=_say("batch_held"),
             )
         )
     elif fit.max_batch_seen:
@@ -374,9 +434,8 @@ def _fitted_profile(
         prov.append(
             Provenance(
                 part="engine",
-                value=f"max_num_seqs {seqs}",
-                source=f"assumed: the largest batch in the {fit.source} (a lower bound: the "
-                "data never held it at a limit)",
+                value=_say("max_num_seqs", seqs=seqs),
+                source=_say("batch_assumed", source=fit.source),
             )
         )
     if fit.max_tokens_seen:
@@ -385,9 +444,8 @@ def _fitted_profile(
         prov.append(
             Provenance(
                 part="engine",
-                value=f"max_num_batched_tokens {tokens}",
-                source=f"the most tokens in one step of the {fit.source} (a lower bound of the "
-                "setting)",
+                value=_say("step_tokens", tokens=tokens),
+                source=_say("step_tokens_seen", source=fit.source),
             )
         )
     if fit.block_size and fit.num_blocks:
@@ -396,7 +454,7 @@ def _fitted_profile(
         prov.append(
             Provenance(
                 part="engine",
-                value=f"KV cache {fit.num_blocks} blocks of {fit.block_size} tokens",
+                value=_say("kv_cache", blocks=fit.num_blocks, block_size=fit.block_size),
                 source="vllm:cache_config_info",
             )
         )
@@ -441,30 +499,24 @@ def _engine(
         written = out_dir / f"{stem}.profile.toml"
         pdata = scaled.model_dump(mode="json")
         pdata["provenance"] = dict(pdata.get("provenance") or {})
-        pdata["provenance"]["speed"] = (
-            f"relplan whatif fit: {short(prof.speed)} x {short(base)} / {short(capacity)} (the profile's "
-            f"calibrated C^ over the C^ of the incident)"
+        pdata["provenance"]["speed"] = _say(
+            "speed_provenance", speed=prof.speed, base=base, capacity=capacity
         )
         written.write_text(dump_toml(pdata), encoding="utf-8")
         engine["profile"] = str(written.resolve())
         prov.append(
             Provenance(
                 part="engine",
-                value=f"profile {name} at speed {short(scaled.speed)}",
-                source=f"{label} scaled so that its C^ {short(base)} becomes the incident's {short(capacity)} calls/s",
+                value=_say("profile_scaled", name=name, speed=scaled.speed),
+                source=_say("profile_scaled_from", label=label, base=base, capacity=capacity),
             )
         )
     else:
-        why = (
-            ""
-            if base is None
-            else f" (its C^ {short(base)} calls/s is within 2 % of the incident's)"
-        )
         prov.append(
             Provenance(
                 part="engine",
-                value=f"profile {name}",
-                source=("--profile" if profile else "the default profile") + why,
+                value=_say("profile_named", name=name),
+                source=_say("profile_chosen", given=bool(profile), base=base),
             )
         )
     return engine, written
@@ -480,7 +532,6 @@ def _prefix(
     ends = None if ctx.has_steps else sql.one(con, "whatif/prefix_cached_events")
     if ctx.has_steps or (ends is not None and ends["executions"]):
         r = sql.one(con, "whatif/prefix_cached") if ctx.has_steps else ends
-        what = "executions' first step" if ctx.has_steps else "executions' ends (cached_tokens)"
         if (
             r is not None
             and r["executions"]
@@ -490,8 +541,13 @@ def _prefix(
             prov.append(
                 Provenance(
                     part="lengths",
-                    value=f"shared prefix {r['mode_tokens']} tokens",
-                    source=f"cached tokens of {r['at_mode']} of {r['executions']} {what}",
+                    value=_say("shared_prefix", tokens=r["mode_tokens"]),
+                    source=_say(
+                        "prefix_cached",
+                        cached=r["at_mode"],
+                        executions=r["executions"],
+                        steps=ctx.has_steps,
+                    ),
                 )
             )
             return int(r["mode_tokens"])
@@ -515,17 +571,17 @@ def _prefix(
     if metric and cached and prompt_tokens and prompts:
         share = min(1.0, cached / prompt_tokens)
         per = round(share * statistics.fmean(prompts))
-        when = (
-            "before the first retry (after it a retry finds its own prompt cached)"
-            if until is not None
-            else "(no retry seen; a retry's own earlier prompt would count too)"
-        )
         prov.append(
             Provenance(
                 part="lengths",
-                value=f"shared prefix {per} tokens",
-                source=f"{metric} over vllm:prompt_tokens_total {when}: {percent(share)} of"
-                f" {fixed(prompt_tokens, 0)} prompt tokens cached, times the calls' mean prompt",
+                value=_say("shared_prefix", tokens=per),
+                source=_say(
+                    "prefix_counters",
+                    metric=metric,
+                    retried=until is not None,
+                    share=share,
+                    prompt_tokens=prompt_tokens,
+                ),
             )
         )
         return per
@@ -545,9 +601,14 @@ def _retry_reuse(
     content, so a retry resending its call's prompt finds the blocks an earlier attempt computed;
     whether the drill or client resent the same prompt is what the counter shows."""
     r = sql.one(con, "whatif/retries_sent")
-    assumed = "assumed: a retry does not reuse its predecessor's blocks (the simulator's default)"
     if r is None or not r["retries"] or not prompts:
-        prov.append(Provenance(part="engine", value="retries' prompts not cached", source=assumed))
+        prov.append(
+            Provenance(
+                part="engine",
+                value=_say("retry_reuse", cached=False),
+                source=_say("retry_reuse_assumed", counter_missing=False),
+            )
+        )
         return False
     rise: dict[str, float] = {}
     window = {"a": float(r["t_first"]), "b": float("inf")}
@@ -561,8 +622,8 @@ def _retry_reuse(
         prov.append(
             Provenance(
                 part="engine",
-                value="retries' prompts not cached",
-                source=assumed + "; no vllm:prompt_tokens_cached_total to tell",
+                value=_say("retry_reuse", cached=False),
+                source=_say("retry_reuse_assumed", counter_missing=True),
             )
         )
         return False
@@ -572,11 +633,16 @@ def _retry_reuse(
     prov.append(
         Provenance(
             part="engine",
-            value="retries' prompts cached" if on else "retries' prompts not cached",
-            source=f"vllm:prompt_tokens_cached_total rose {num(cached, 0)} of {num(total, 0)} prompt "
-            f"tokens from the first retry on, {num(max(0.0, excess), 0)} beyond the shared prefix: "
-            f"{fixed(max(0.0, per_retry), 0)} a retry over {int(r['retries'])} retries "
-            + ("(a retry finds its call's prompt blocks)" if on else "(under half a block)"),
+            value=_say("retry_reuse", cached=on),
+            source=_say(
+                "retry_reuse_seen",
+                cached=cached,
+                total=total,
+                excess=max(0.0, excess),
+                per_retry=max(0.0, per_retry),
+                retries=int(r["retries"]),
+                reused=on,
+            ),
         )
     )
     return on
@@ -600,9 +666,7 @@ def fit_incident(
         raise NoDataError("the workspace holds no calls to replay")
     _refuse_long_span(ctx, calls)
     prov: list[Provenance] = [
-        Provenance(
-            part="arrivals", value=f"{len(calls)} calls at their planned times", source=calls_source
-        )
+        Provenance(part="arrivals", value=_say("arrivals", calls=len(calls)), source=calls_source)
     ]
     known = [c.output for c in calls if c.output is not None]
     max_tokens = max((c.max_tokens for c in calls if c.max_tokens is not None), default=2048)
@@ -614,9 +678,9 @@ def fit_incident(
             for c in calls
         ]
         median, sigma = _lognormal_masses(gen.masses)
-        drawn_from = f"drawn from the {gen.describe()}"
+        drawn_from = _say("outputs_drawn", histogram=gen.describe())
     else:
-        reference, ref_source = _reference(calls, ctx)
+        reference, before_phase = _reference(calls, ctx)
         median, sigma = _lognormal(reference)
         rng = random.Random("relplan/whatif/fit")
         mu = math.log(median)
@@ -626,20 +690,23 @@ def fit_incident(
             else draw_output(rng, mu, sigma, c.partial, c.max_tokens or max_tokens)
             for c in calls
         ]
-        drawn_from = (
-            f"drawn from lognormal(median {fixed(median, 0)}, sigma {fixed(sigma, 2)}) fitted to "
-            f"{ref_source}, each longer than what it had generated"
-            if len(reference) >= 2
-            else f"drawn from lognormal(median {fixed(median, 0)}, sigma {fixed(sigma, 2)}): assumed, the "
-            "data holds no finished lengths (no step records, no "
-            "vllm:request_generation_tokens histogram)"
+        drawn_from = _say(
+            "outputs_lognormal",
+            median=median,
+            sigma=sigma,
+            fitted=len(reference) >= 2,
+            before_phase=before_phase,
         )
     prov.append(
         Provenance(
             part="lengths",
-            value=f"{len(calls)} prompt lengths; {len(known)} output lengths",
-            source=f"prompts: {prompt_source}; outputs: generated tokens of finished executions; "
-            f"{len(calls) - len(known)} others {drawn_from}",
+            value=_say("lengths", prompts=len(calls), outputs=len(known)),
+            source=_say(
+                "lengths_from",
+                prompts=prompt_source,
+                others=len(calls) - len(known),
+                drawn=drawn_from,
+            ),
         )
     )
     if len(known) < 2 and "generation" in hist:
@@ -666,15 +733,14 @@ def fit_incident(
             cap, cap_source = capacity, "--capacity"
         else:
             cap = costs.capacity(prefill, output)
-            cap_source = (
-                f"the fitted step costs, each call prefilling {fixed(prefill, 0)} tokens (after the "
-                f"prefix) and decoding {fixed(output, 0)}, {costs.max_num_seqs} requests decoding "
-                "together"
+            cap_source = _say(
+                "capacity_from_costs",
+                prefill=prefill,
+                output=output,
+                seqs=costs.max_num_seqs,
+                estimated=ctx.capacity,
+                estimated_source=ctx.capacity_source,
             )
-            if ctx.capacity is not None:
-                cap_source += (
-                    f"; the analyses estimated {sig(ctx.capacity, 3)} ({ctx.capacity_source})"
-                )
     else:
         if cap is None:
             raise NoDataError(
@@ -683,15 +749,17 @@ def fit_incident(
                 "iteration lines (--enable-logging-iteration-details) to fit the engine from"
             )
         engine, profile_path = _engine(con, ctx, profile, cap, out.parent, stem, prov)
-        cap_source = "--capacity" if capacity is not None else f"from {ctx.capacity_source}"
+        cap_source = _say("capacity_given", flag=capacity is not None, source=ctx.capacity_source)
     if _retry_reuse(con, prov, prefix, prompts, engine.get("block_size")):
         engine["retry_prompt_cached"] = True
-    prov.append(Provenance(part="capacity", value=f"C^ {sig(cap, 3)} calls/s", source=cap_source))
+    prov.append(
+        Provenance(part="capacity", value=_say("capacity", capacity=cap), source=cap_source)
+    )
     phases = _phases(ctx, calls[0].t, calls)
     names = {p["name"] for p in phases}
     data: dict[str, Any] = {
         "name": f"{_run_name(con)}-whatif",
-        "description": "relplan whatif fit: the incident's calls, client, proxy and engine as observed",
+        "description": _say("scenario_description"),
         "seed": 1,
         "capacity_calls_per_s": cap,
         "overload_phase": ctx.overload_phase if ctx.overload_phase in names else None,
@@ -711,12 +779,7 @@ def fit_incident(
     }
     if data["overload_phase"] is None:
         del data["overload_phase"]
-    text = (
-        "# "
-        + "\n# ".join(f"{p.part}: {p.value} ({p.source})" for p in prov)
-        + "\n"
-        + dump_toml(data)
-    )
+    text = _say("scenario_header", provenance=prov) + dump_toml(data)
     out.write_text(text, encoding="utf-8")
     return Fitted(data, prov, calls_path, ctx, profile_path)
 

@@ -20,13 +20,19 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Literal
 
 import duckdb
 
 from relplan import sql
-from relplan.values import fixed, percent, short
+from relplan.analyses.wording import Words
 
 __all__ = ["Histogram", "draw", "histograms"]
+
+
+# A histogram's summary, worded by relplan/text/whatif.py.
+Said = Literal["histogram"]
+_say: Words[Said] = Words("relplan.text.whatif")
 
 
 @dataclass(frozen=True)
@@ -44,11 +50,14 @@ class Histogram:
     def describe(self) -> str:
         top = max(self.buckets, key=lambda b: b[1])
         lo = max((b[0] for b in self.buckets if b[0] < top[0]), default=0.0)
-        share = top[1] / self.count
-        hi = "+Inf" if math.isinf(top[0]) else f"{short(top[0])}"
-        return (
-            f"vllm:request_{self._name()} histogram: {fixed(self.count, 0)} finished requests, mean "
-            f"{fixed(self.mean, 1)}, {percent(share)} in ({short(lo)}, {hi}]"
+        return _say(
+            "histogram",
+            metric=f"vllm:request_{self._name()}",
+            requests=self.count,
+            mean=self.mean,
+            share=top[1] / self.count,
+            low=lo,
+            high=top[0],
         )
 
     def _name(self) -> str:

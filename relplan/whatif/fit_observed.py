@@ -15,15 +15,42 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
 from relplan import sql
 from relplan.analyses import RunContext
+from relplan.analyses.wording import Words
 from relplan.sim.scenario import whole
-from relplan.values import fixed, short
 from relplan.whatif.model import Provenance
+
+# The client's and the proxy's provenance, worded by relplan/text/whatif.py.
+Said = Literal[
+    "deadline",
+    "deadline_cut",
+    "deadline_given",
+    "retries",
+    "retries_seen",
+    "backoff",
+    "backoff_gaps",
+    "delivery_window",
+    "window_given",
+    "proxy_unobserved",
+    "cancellation",
+    "cancellation_unseen",
+    "cancellation_seen",
+    "cancellation_rare",
+    "coalescing",
+    "coalescing_seen",
+    "refusals_seen",
+    "no_deadline",
+    "no_cut",
+    "retries_assumed",
+    "proxy_assumed",
+    "limits_assumed",
+]
+_say: Words[Said] = Words("relplan.text.whatif")
 
 # vLLM's log stamps whole seconds: an abort logged up to this long before the proxy's end of the
 # attempt still came after it.
@@ -49,7 +76,7 @@ def fit_client(
         client["deadline_s"] = flags.deadline_s
         prov.append(
             Provenance(
-                part="client", value=f"deadline {short(flags.deadline_s)} s", source="--deadline"
+                part="client", value=_say("deadline", seconds=flags.deadline_s), source="--deadline"
             )
         )
     elif (
@@ -62,8 +89,8 @@ def fit_client(
         prov.append(
             Provenance(
                 part="client",
-                value=f"deadline {short(cut['mode_s'])} s",
-                source=f"{cut['at_mode']} of {cut['gone']} attempts the client cut lasted it",
+                value=_say("deadline", seconds=cut["mode_s"]),
+                source=_say("deadline_cut", lasted=cut["at_mode"], cut=cut["gone"]),
             )
         )
     elif ctx.deadline_s is not None:
@@ -71,17 +98,13 @@ def fit_client(
         prov.append(
             Provenance(
                 part="client",
-                value=f"deadline {short(ctx.deadline_s)} s",
-                source=f"D from {ctx.deadline_source}",
+                value=_say("deadline", seconds=ctx.deadline_s),
+                source=_say("deadline_given", source=ctx.deadline_source),
             )
         )
     else:
         client["deadline_s"] = math.inf
-        prov.append(
-            Provenance(
-                part="client", value="no deadline", source="no attempt was cut by the client"
-            )
-        )
+        prov.append(Provenance(part="client", value=_say("no_deadline"), source=_say("no_cut")))
 
     d = client["deadline_s"]
     gaps = (
@@ -92,45 +115,48 @@ def fit_client(
     if flags.max_retries is not None:
         client["max_retries"] = flags.max_retries
         prov.append(
-            Provenance(part="client", value=f"{flags.max_retries} retries", source="--max-retries")
+            Provenance(
+                part="client",
+                value=_say("retries", retries=flags.max_retries),
+                source="--max-retries",
+            )
         )
     elif gaps is not None and gaps["max_attempt"] is not None:
         client["max_retries"] = int(gaps["max_attempt"])
         prov.append(
             Provenance(
                 part="client",
-                value=f"{int(gaps['max_attempt'])} retries",
-                source=f"highest attempt number in the proxy log ({gaps['retries']} retries of {gaps['calls']} calls)",
+                value=_say("retries", retries=int(gaps["max_attempt"])),
+                source=_say("retries_seen", retries=gaps["retries"], calls=gaps["calls"]),
             )
         )
     else:
         client["max_retries"] = 0
-        prov.append(Provenance(part="client", value="0 retries", source="no proxy log: assumed"))
+        prov.append(
+            Provenance(
+                part="client", value=_say("retries", retries=0), source=_say("retries_assumed")
+            )
+        )
 
     lo, hi = flags.backoff_min_s, flags.backoff_max_s
     source = "--backoff"
     if (lo is None or hi is None) and gaps is not None and gaps["gaps"]:
         lo = float(gaps["gap_min_s"]) if lo is None else lo
         hi = float(gaps["gap_max_s"]) if hi is None else hi
-        source = (
-            f"smallest and largest of {gaps['gaps']} gaps between an attempt's end (at the "
-            "latest its start + the deadline: the client left then) and the next"
-        )
+        source = _say("backoff_gaps", gaps=gaps["gaps"])
     if lo is not None and hi is not None:
         lo, hi = round(max(0.0, lo), 3), round(max(lo, hi), 3)
         client["backoff_min_s"], client["backoff_max_s"] = lo, hi
         prov.append(
-            Provenance(
-                part="client", value=f"backoff uniform {short(lo)}-{short(hi)} s", source=source
-            )
+            Provenance(part="client", value=_say("backoff", low_s=lo, high_s=hi), source=source)
         )
     if ctx.delivery_window_s is not None:
         client["delivery_window_s"] = ctx.delivery_window_s
         prov.append(
             Provenance(
                 part="client",
-                value=f"delivery window {short(ctx.delivery_window_s)} s",
-                source=f"W from {ctx.delivery_window_source}",
+                value=_say("delivery_window", seconds=ctx.delivery_window_s),
+                source=_say("window_given", source=ctx.delivery_window_source),
             )
         )
     return client
@@ -143,8 +169,8 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value="no cancellation, no coalescing",
-                source="needs a proxy log and an engine trace: assumed",
+                value=_say("proxy_assumed"),
+                source=_say("proxy_unobserved"),
             )
         )
         return {"cancellation": "off", "coalesce": False}
@@ -158,9 +184,8 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value="cancellation off",
-                source="assumed: no execution lost its client in the proxy log, so none "
-                "could be seen aborted (with cancellation off a proxy logs the engine's answer)",
+                value=_say("cancellation", cancellation="off"),
+                source=_say("cancellation_unseen"),
             )
         )
     elif 2 * aborted >= gone:
@@ -171,8 +196,8 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value=f"cancellation {proxy['cancellation']}",
-                source=f"{aborted} of {gone} executions whose client left were aborted, median {fixed(delay, 2)} s after",
+                value=_say("cancellation", cancellation=proxy["cancellation"]),
+                source=_say("cancellation_seen", aborted=aborted, gone=gone, delay_s=delay),
             )
         )
     else:
@@ -180,8 +205,8 @@ def fit_proxy(
         prov.append(
             Provenance(
                 part="proxy",
-                value="cancellation off",
-                source=f"only {aborted} of {gone} executions whose client left were aborted",
+                value=_say("cancellation", cancellation="off"),
+                source=_say("cancellation_rare", aborted=aborted, gone=gone),
             )
         )
     attached = int(r["attached_retries"])
@@ -189,16 +214,16 @@ def fit_proxy(
     prov.append(
         Provenance(
             part="proxy",
-            value="retries coalesced" if attached else "retries not coalesced",
-            source=f"{attached} of {r['retries']} retries attached to a running execution",
+            value=_say("coalescing", coalesced=attached > 0),
+            source=_say("coalescing_seen", attached=attached, retries=r["retries"]),
         )
     )
     if r["shed"]:
         prov.append(
             Provenance(
                 part="proxy",
-                value="no retry budget or proxy cap assumed",
-                source=f"{r['shed']} attempts were refused (shed or error): which limit refused them is not in the data",
+                value=_say("limits_assumed"),
+                source=_say("refusals_seen", refused=r["shed"]),
             )
         )
     return proxy

@@ -16,7 +16,8 @@ cites each):
 - for coalescing, the per-call key: an `Idempotency-Key` header (IETF httpapi draft) whose
   value every attempt of one call repeats, and the deferral of cancellation.
 The YAML is generated from dicts with yaml.safe_dump, so it always parses; tests validate it
-against the published schemas (tests/data/schemas/).
+against the published schemas (tests/data/schemas/). The text around the flags (the command
+line, its comment, the client code and the sentences) is worded by relplan/text/whatif.py.
 """
 
 from __future__ import annotations
@@ -24,12 +25,31 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from relplan.sim.scenario import Override
 from relplan.whatif.model import SettingBlock
+
+# The settings' text, worded by relplan/text/whatif.py.
+Said = Literal[
+    "queued_reqs_text",
+    "max_queued_reqs_text",
+    "step_tokens_text",
+    "client_text",
+    "first_token_text",
+    "coalescing_text",
+    "proxy_cap_note",
+]
+
+
+def _say(code: Said, **values: Any) -> str:
+    """relplan/analyses/wording.py's `Words`, imported when first used: `relplan whatif
+    --help` names the controls without loading the analyses."""
+    from relplan.analyses.wording import table
+
+    return table("relplan.text.whatif")[code](**values)
 
 
 @dataclass(frozen=True)
@@ -131,9 +151,7 @@ def queued_reqs_block(control: str, sizing: Sizing, waiting_cap: int) -> Setting
         control,
         "vllm",
         "vLLM: cap on requests in flight",
-        f"vllm serve MODEL --max-num-queued-reqs {waiting_cap + running}\n"
-        f"# {waiting_cap} waiting (the replayed cap) + {running} running (peak in the engine"
-        " trace); vLLM counts both and answers 503 above it",
+        _say("queued_reqs_text", waiting=waiting_cap, running=running),
         "shell",
     )
 
@@ -144,9 +162,7 @@ def max_queued_reqs_block(control: str, total: int) -> SettingBlock:
         control,
         "vllm",
         "vLLM: cap on unfinished requests",
-        f"vllm serve MODEL --max-num-queued-reqs {total}\n"
-        "# vLLM answers 503 above it; waiting and running requests both count, so it is sized"
-        " as --max-num-seqs plus the queue wanted",
+        _say("max_queued_reqs_text", total=total),
         "shell",
     )
 
@@ -156,7 +172,7 @@ def step_tokens_block(control: str, tokens: int) -> SettingBlock:
         control,
         "vllm",
         "vLLM: step token budget",
-        f"vllm serve MODEL --max-num-batched-tokens {tokens}",
+        _say("step_tokens_text", tokens=tokens),
         "shell",
     )
 
@@ -167,8 +183,7 @@ def proxy_cap_block(control: str, sizing: Sizing, max_outstanding: int) -> Setti
         "envoy",
         "Envoy cluster: cap on requests at the engine",
         _yaml(envoy_cluster(sizing, budget_percent=None, max_requests=max_outstanding))
-        + "# newest-first service of the queue is not an Envoy setting: it needs a proxy\n"
-        "# that serves its pending queue last-in first-out\n",
+        + _say("proxy_cap_note"),
         "yaml",
     )
 
@@ -184,7 +199,7 @@ def client_block(
         control,
         "client",
         "Client: retries and timeout",
-        f"client = OpenAI(max_retries={r}, timeout={t_text})",
+        _say("client_text", retries=r, timeout=t_text),
         "text",
     )
 
@@ -194,11 +209,7 @@ def first_token_block(control: str, sizing: Sizing) -> SettingBlock:
         control,
         "client",
         "Client: retry only before the first token",
-        "Retry an attempt only when it failed before any token arrived (a refusal, a timeout\n"
-        "waiting for the first token); once the response has started streaming, end the call\n"
-        "with the error instead of sending the prompt again.\n"
-        f"client = OpenAI(max_retries={sizing.max_retries}, timeout=...)  # with stream=True, do"
-        " not wrap the stream in a retry loop",
+        _say("first_token_text", retries=sizing.max_retries),
         "text",
     )
 
@@ -208,15 +219,7 @@ def coalescing_block(control: str, cancellation: str) -> SettingBlock:
         control,
         "coalescing",
         "Per-call key for coalescing",
-        "Every attempt of one call carries the same key, e.g. the header\n"
-        "  Idempotency-Key: <one value per call, repeated on each retry>\n"
-        "and the proxy attaches a retry to the running execution with that key.\n"
-        f"Cancellation when the client leaves: {cancellation}"
-        + (
-            " - keep the execution running that long, past the client's backoff, so the retry finds it."
-            if cancellation.startswith("deferred")
-            else "."
-        ),
+        _say("coalescing_text", cancellation=cancellation),
         "text",
     )
 
