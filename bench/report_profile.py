@@ -119,7 +119,7 @@ def main() -> None:
                     with clock.stage("whatif"):
                         from relplan.whatif.for_report import report_whatif
 
-                        computed["whatif"] = report_whatif(con, opts)
+                        computed["whatif"] = report_whatif(con, opts)()
             with clock.stage("data model"):
                 data = build_report_data(
                     result, facts, datetime.now(timezone.utc), __version__, computed

@@ -1,21 +1,17 @@
 """Issue 27's table in one go: the report (cold, warm, --no-whatif), start-up against
 `import typer`, and optionally the test suite and the fast loop, each against its goal.
 
-    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF]
-                          [--against REF [--against-only]] [PATH]
+    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF] [PATH]
 
 Every figure is a whole process run from this checkout with this interpreter, its wall time
 and (in the last column) its CPU time, user + system, of the process and every descendant:
-the fork server and the replay's workers, which outlive the report process by a moment and
-are waited for here (this process is their subreaper; before, their CPU and memory went
-uncounted). On a shared machine the CPU seconds move less than the wall.
-- with --against REF, first a side-by-side table of the cold report: git REF (checked out in
-  a temporary worktree, run with this interpreter) and this checkout, --repeat runs each,
-  interleaved, each with its own empty cache: median and least wall and CPU, peak MB;
-  --against-only prints that table alone;
+the replay's worker (forked from the report process, or, where that cannot fork, a child of
+multiprocessing's fork server, which outlives the report process by a moment and is waited
+for here: this process is their subreaper). On a shared machine the CPU seconds move less
+than the wall.
 - report, cold: `relplan report PATH` with an empty RELPLAN_CACHE_DIR (the what-if replay runs,
-  the Vega bundle is built, the page is computed and kept); one run, each cold run needing its
-  own empty cache;
+  the Vega bundle is read from the package or built, the page is computed and kept); each cold
+  run has a cache folder of its own, empty;
 - report, warm: the same command again: the page cache serves it (relplan/report/cache.py);
 - report, computed: RELPLAN_REPORT_CACHE=0, so the analyses, charts and page run again while
   the what-if replay is read from its cache and the ingested workspace from the report's
@@ -25,9 +21,9 @@ uncounted). On a shared machine the CPU seconds move less than the wall.
   again too (new inputs whose replay happens to be cached: everything but the replay);
 - report --no-whatif, warm and computed (with and without the ingest): the same without the
   what-if section;
-- each warm or computed figure is the median of --repeat runs;
+- each report figure, cold included, is the median of --repeat runs;
 - peak MB: the largest resident set of the report process or any of its descendants (the
-  replay's workers), from wait4's rusage: the peak of one process, not a sum;
+  replay's worker), from wait4's rusage: the peak of one process, not a sum;
 - start-up: `relplan budget ...`, `relplan pulse ...`, `--version`, `-h` against
   `python -c "import typer"`, interleaved, median of --repeat x 3 runs, the ratio of the wall
   medians (the CPU column: the ratio of the CPU medians); goal <= 3x;
@@ -37,8 +33,11 @@ The load average at the start and the end is printed: on a shared machine it say
 figures are from a quiet one's.
 
 With --before REF (a git ref, checked out into a temporary worktree, or a checkout's folder)
-the report figures are measured for REF too, each run of REF followed by the same run of this
-checkout, and a second table sets them side by side: wall, CPU and peak RSS, before and after.
+every report figure, cold included, is measured for REF too, each run of REF next to the same
+run of this checkout (REF first in odd rounds, this checkout first in even ones, so other
+jobs' load falls on both alike), --repeat runs each, and a second table sets them side by
+side: median wall, CPU and peak RSS, before and after, and the least wall and CPU of the cold
+runs.
 """
 
 from __future__ import annotations
@@ -117,14 +116,21 @@ REPORT_RUNS: tuple[tuple[str, tuple[str, ...], bool, bool, float], ...] = (
 Row = tuple[str, float, float, float, float]  # label, median wall s, peak MB, goal s, median CPU s
 
 
-def report_rows(path: Path, repeat: int, cold: bool, roots: Sequence[Path]) -> list[list[Row]]:
-    """The report figures of each checkout in `roots` (runs interleaved, root after root)."""
+Run = tuple[float, float, float]  # wall s, peak MB, CPU s
+
+
+def report_rows(
+    path: Path, repeat: int, cold: bool, roots: Sequence[Path]
+) -> tuple[list[list[Row]], list[list[Run]]]:
+    """The report figures of each checkout in `roots` (runs interleaved, root after root,
+    the order alternating between rounds), and each root's cold runs."""
     rows: list[list[Row]] = [[] for _ in roots]
+    colds: list[list[Run]] = [[] for _ in roots]
     with tempfile.TemporaryDirectory(prefix="relplan-speed-") as tmp:
         work = Path(tmp)
-        cache = work / "cache"
-        envs = []
-        for root in roots:
+        cmd = [sys.executable, "-m", "relplan", "report", str(path), "--out", str(work / "r.html")]
+
+        def env_of(root: Path, cache: Path) -> dict[str, str]:
             env = {**os.environ, "PYTHONPATH": str(root), "RELPLAN_CACHE_DIR": str(cache)}
             for switch in (
                 "RELPLAN_REPORT_CACHE",
@@ -132,80 +138,75 @@ def report_rows(path: Path, repeat: int, cold: bool, roots: Sequence[Path]) -> l
                 "RELPLAN_WORKSPACE_CACHE",
             ):
                 env.pop(switch, None)
-            envs.append(env)
-        cmd = [sys.executable, "-m", "relplan", "report", str(path), "--out", str(work / "r.html")]
-        for i, env in enumerate(envs):
-            first = timed(cmd, env, work)  # fills the caches
-            if cold:
-                rows[i].append(
-                    ("report, cold (empty caches)", first[0], first[1], GOALS["cold"], first[2])
-                )
-            timed([*cmd, "--no-whatif"], env, work)  # keeps the --no-whatif page
+            return env
+
+        def rounds() -> Iterator[list[int]]:
+            order = list(range(len(roots)))
+            for r in range(repeat):
+                yield order if r % 2 == 0 else order[::-1]
+
+        # Each root's caches for the warm and computed figures, never shared between roots
+        # (one's Vega bundle or replay would be the other's): filled by its last cold run,
+        # else by a run of its own; then the --no-whatif page is kept.
+        envs = [env_of(root, work / f"cache-{i}") for i, root in enumerate(roots)]
+        if cold:
+            for r, order in enumerate(rounds()):
+                for i in order:
+                    envs[i] = env_of(roots[i], work / f"cold-{i}-{r}")
+                    colds[i].append(timed(cmd, envs[i], work))
+            for i in range(len(roots)):
+                rows[i].append(_row("report, cold (empty caches)", colds[i], GOALS["cold"]))
+        for i in range(len(roots)):
+            if not cold:
+                timed(cmd, envs[i], work)
+            timed([*cmd, "--no-whatif"], envs[i], work)
         for label, extra, page_cache, ws_cache, goal in REPORT_RUNS:
             switches = {
                 **({} if page_cache else {"RELPLAN_REPORT_CACHE": "0"}),
                 **({} if ws_cache else {"RELPLAN_WORKSPACE_CACHE": "0"}),
             }
-            runs: list[list[tuple[float, float, float]]] = [[] for _ in roots]
-            for _ in range(repeat):
-                for i, env in enumerate(envs):
-                    runs[i].append(timed([*cmd, *extra], {**env, **switches}, work))
+            runs: list[list[Run]] = [[] for _ in roots]
+            for order in rounds():
+                for i in order:
+                    runs[i].append(timed([*cmd, *extra], {**envs[i], **switches}, work))
             for i, mine in enumerate(runs):
-                rows[i].append(
-                    (
-                        label,
-                        statistics.median(w for w, _, _ in mine),
-                        max(m for _, m, _ in mine),
-                        goal,
-                        statistics.median(c for _, _, c in mine),
-                    )
-                )
-    return rows
+                rows[i].append(_row(label, mine, goal))
+    return rows, colds
 
 
-def print_side_by_side(ref: str, before: list[Row], after: list[Row]) -> None:
-    print(f"\nreport figures, {ref} (before) and this checkout (after), runs interleaved")
+def _row(label: str, runs: Sequence[Run], goal: float) -> Row:
+    """A figure's row: the median wall, the largest peak, the goal and the median CPU."""
+    return (
+        label,
+        statistics.median(w for w, _, _ in runs),
+        max(m for _, m, _ in runs),
+        goal,
+        statistics.median(c for _, _, c in runs),
+    )
+
+
+def print_side_by_side(
+    ref: str, before: list[Row], after: list[Row], colds: list[list[Run]], repeat: int
+) -> None:
+    print(
+        f"\nreport figures, {ref} (before) and this checkout (after), runs interleaved,"
+        f" median of {repeat} each"
+    )
     head = ("wall s", "", "CPU s", "", "peak MB", "")
     print(f"{'figure':<36}  " + "  ".join(f"{h:>8}" for h in head))
     print(f"{'':<36}  " + "  ".join(f"{h:>8}" for h in ("before", "after") * 3))
     for b, a in zip(before, after, strict=True):
         cells = (b[1], a[1], b[4], a[4], b[2], a[2])
         print(f"{a[0]:<36}  " + "  ".join(f"{c:>8.2f}" for c in cells), flush=True)
-
-
-def cold_against(
-    ref: str, path: Path, repeat: int
-) -> list[tuple[str, float, float, float, float, float]]:
-    """The cold report of `ref` (checked out in a temporary worktree) and of this checkout,
-    `repeat` runs each, interleaved (ref, this, this, ref, ...) so other jobs' load falls on
-    both alike, each run with its own empty cache: (side, median wall s, min wall s, median
-    CPU s, min CPU s, peak MB)."""
-    from startup import checkout
-
-    with checkout(ref) as tree, tempfile.TemporaryDirectory(prefix="relplan-speed-") as tmp:
-        work = Path(tmp)
-        sides = [(f"{ref}", tree), ("this checkout", ROOT)]
-        runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in sides}
-        for i in range(repeat):
-            for name, src in sides if i % 2 == 0 else sides[::-1]:
-                cache = work / f"cache-{len(runs[name])}-{name.replace(' ', '-')}"
-                env = {**os.environ, "PYTHONPATH": str(src), "RELPLAN_CACHE_DIR": str(cache)}
-                env.pop("RELPLAN_REPORT_CACHE", None)
-                env.pop("RELPLAN_WHATIF_CACHE", None)
-                out = work / "r.html"
-                cmd = [sys.executable, "-m", "relplan", "report", str(path), "--out", str(out)]
-                runs[name].append(timed(cmd, env, work))
-    return [
-        (
-            name,
-            statistics.median(w for w, _, _ in rs),
-            min(w for w, _, _ in rs),
-            statistics.median(c for _, _, c in rs),
-            min(c for _, _, c in rs),
-            max(m for _, m, _ in rs),
+    if colds[0]:
+        cells = (
+            min(w for w, _, _ in colds[0]),
+            min(w for w, _, _ in colds[1]),
+            min(c for _, _, c in colds[0]),
+            min(c for _, _, c in colds[1]),
         )
-        for name, rs in runs.items()
-    ]
+        label = "report, cold: least of the runs"
+        print(f"{label:<36}  " + "  ".join(f"{c:>8.2f}" for c in cells), flush=True)
 
 
 def startup_rows(repeat: int) -> list[tuple[str, float, float, float]]:
@@ -253,16 +254,14 @@ def suite_rows(jobs: int) -> Iterator[tuple[str, float, float]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=SAMPLE)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per warm figure")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (cold included)")
     parser.add_argument("--no-cold", action="store_true", help="leave out the cold report")
     parser.add_argument("--suite", action="store_true", help="also time the suite (minutes)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest -n for --suite")
-    parser.add_argument("--before", metavar="REF", help="also measure the report at REF")
     parser.add_argument(
-        "--against", metavar="REF", help="first, the cold report of git REF beside this checkout's"
-    )
-    parser.add_argument(
-        "--against-only", action="store_true", help="with --against: print only that table"
+        "--before",
+        metavar="REF",
+        help="also measure every report figure at REF (a git ref or a checkout's folder)",
     )
     ns = parser.parse_args(argv)
     if ns.repeat < 1:
@@ -275,23 +274,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}",
         flush=True,
     )
-    if ns.against:
-        print(f"cold report, {ns.repeat} runs per side, interleaved (goal: wall <= 3 s, <= 300 MB)")
-        print(
-            f"{'side':<20}  {'wall med':>8}  {'wall min':>8}  {'CPU med':>8}  {'CPU min':>8}  {'peak MB':>7}"
-        )
-        for side, w_med, w_min, c_med, c_min, mb in cold_against(
-            ns.against, ns.path.resolve(), ns.repeat
-        ):
-            print(
-                f"{side:<20}  {w_med:>7.2f}s  {w_min:>7.2f}s  {c_med:>7.2f}s  {c_min:>7.2f}s"
-                f"  {mb:>7.0f}",
-                flush=True,
-            )
-        if ns.against_only:
-            load1 = os.getloadavg()
-            print(f"load average at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}")
-            return 0
     print(f"{'figure':<34}  {'value':>9}  {'goal':>9}  {'':>6}  {'cpu':>9}")
     print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}  {'-' * 9}", flush=True)
 
@@ -306,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from startup import checkout
 
         roots = [ROOT] if ns.before is None else [stack.enter_context(checkout(ns.before)), ROOT]
-        measured = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
+        measured, colds = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
     reports = measured[-1]
     for label, wall, _mb, goal, cpu in reports:
         row(label, wall, goal, "s", f"{cpu:.2f}s")
@@ -323,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for label, wall, goal in suite_rows(ns.jobs):
             row(label, wall, goal, "s")
     if ns.before is not None:
-        print_side_by_side(ns.before, measured[0], reports)
+        print_side_by_side(ns.before, measured[0], reports, colds, ns.repeat)
     load1 = os.getloadavg()
     print(f"load average at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}")
     return 0

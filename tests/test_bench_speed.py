@@ -1,4 +1,6 @@
-"""bench/speed.py runs end to end (warm figures and start-up only, once each)."""
+"""bench/speed.py runs end to end in its one side-by-side mode (`--before`, here this very
+checkout's folder against itself; warm and computed figures and start-up, once each), and
+refuses the cold-only mode it replaced."""
 
 from __future__ import annotations
 
@@ -9,12 +11,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+REPORT_FIGURES = [
+    "report, warm (page cache)",
+    "report, computed (what-if cached)",
+    "report, computed with ingest",
+    "report --no-whatif, warm",
+    "report --no-whatif, computed",
+    "report --no-whatif, with ingest",
+]
 
 
 @pytest.mark.slow
-def test_speed_bench_prints_each_figure_against_its_goal() -> None:
+def test_speed_bench_prints_each_figure_against_its_goal_and_before_after() -> None:
     done = subprocess.run(
-        [sys.executable, "bench/speed.py", "--repeat", "1", "--no-cold"],
+        [sys.executable, "bench/speed.py", "--repeat", "1", "--no-cold", "--before", str(ROOT)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -26,14 +36,10 @@ def test_speed_bench_prints_each_figure_against_its_goal() -> None:
     assert "load average at start" in lines[0]
     assert lines[1].split() == ["figure", "value", "goal", "cpu"]
     assert lines[-1].startswith("load average at end ")
-    rows = {line[:34].strip(): line[34:].split() for line in lines[3:-1]}
+    side = next(i for i, line in enumerate(lines) if line.startswith("report figures, "))
+    rows = {line[:34].strip(): line[34:].split() for line in lines[3 : side - 1]}
     assert list(rows) == [
-        "report, warm (page cache)",
-        "report, computed (what-if cached)",
-        "report, computed with ingest",
-        "report --no-whatif, warm",
-        "report --no-whatif, computed",
-        "report --no-whatif, with ingest",
+        *REPORT_FIGURES,
         "report peak RSS (MB)",
         "import typer (s)",
         "relplan budget / import typer",
@@ -50,3 +56,24 @@ def test_speed_bench_prints_each_figure_against_its_goal() -> None:
         else:
             assert cells[-2] in ("meets", "misses"), label
             assert float(cells[-1].rstrip("sx")) > 0, label  # CPU seconds or CPU ratio
+    # the side-by-side table: wall, CPU and peak MB, before and after, for every figure
+    assert "median of 1 each" in lines[side]
+    assert lines[side + 2].split() == ["before", "after"] * 3
+    pairs = {line[:36].strip(): line[36:].split() for line in lines[side + 3 : -1]}
+    assert list(pairs) == REPORT_FIGURES
+    for label, cells in pairs.items():
+        assert len(cells) == 6, label
+        assert all(float(c) > 0 for c in cells), label
+
+
+def test_the_cold_only_mode_is_gone() -> None:
+    done = subprocess.run(
+        [sys.executable, "bench/speed.py", "--against", "main", "--against-only"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "unrecognized arguments: --against --against-only" in done.stderr

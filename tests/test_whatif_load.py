@@ -147,3 +147,54 @@ def test_two_processes_give_the_figures_of_one_in_task_order() -> None:
     assert shared == alone
     assert len({f.model_dump_json() for f in alone}) > 1  # the cases differ
     assert cpu > 0
+
+
+def _fresh(code: str) -> str:
+    """`code` run by a fresh interpreter (this one has imported duckdb): its stdout."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_worker_forked_from_the_command_gives_the_figures_of_one_process() -> None:
+    """`relplan report` forks its replay worker from its own process before importing duckdb
+    (`replay_pool`, `fork_ok`); that worker's figures are one process's, in task order."""
+    out = _fresh(
+        f"""
+import json
+from relplan.whatif.replay import Task, fork_ok, replay_pool, run_tasks
+assert fork_ok()
+tasks = [Task("pulse-retry", (*{SHORT!r}, *sets), 1, name, hooks) for name, sets, hooks in {CASES[:4]!r}]
+with replay_pool(2, warm=False) as pool:
+    assert pool is not None and pool._mp_context.get_start_method() == "fork"
+    shared, _, _ = run_tasks(tasks, 2, pool=pool)
+alone, _, _ = run_tasks(tasks, 1)
+print(json.dumps([shared == alone, len({{f.model_dump_json() for f in alone}})]))
+"""
+    )
+    assert json.loads(out) == [True, 4]
+
+
+def test_the_workers_come_from_the_fork_server_once_duckdb_or_a_thread_runs() -> None:
+    out = _fresh(
+        """
+import threading
+from relplan.whatif.replay import fork_ok
+first = fork_ok()
+stop = threading.Event()
+t = threading.Thread(target=stop.wait)
+t.start()
+with_thread = fork_ok()
+stop.set()
+t.join()
+after_join = fork_ok()
+import duckdb
+print(first, with_thread, after_join, fork_ok())
+"""
+    )
+    assert out.split() == ["True", "False", "True", "False"]

@@ -155,4 +155,4 @@ def test_the_report_replays_nothing_for_an_incident_with_nothing_to_improve(
 
     monkeypatch.setattr(figures_mod, "figures", lambda con, opts: _figures(1.0, verdict))
     with pytest.raises(NoDataError, match="not replayed"):
-        for_report._replay(None, AnalyzeOptions(), None)  # type: ignore[arg-type]
+        for_report._start(None, AnalyzeOptions(), None)  # type: ignore[arg-type]

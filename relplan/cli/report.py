@@ -18,6 +18,7 @@ from relplan.cli.options import (
 from relplan.values import fixed
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
     from datetime import datetime
 
     from relplan.ingest.base import IngestOptions
@@ -140,6 +141,37 @@ def _make(
     key: str | None,
 ) -> ReportFiles:
     """The report computed (a miss of the page cache, or a run it does not serve)."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        pool = None
+        if whatif:
+            from relplan.whatif.replay import replay_pool, report_jobs
+
+            # The replay's worker, forked from this process now, before duckdb, polars and
+            # numpy are imported (relplan/whatif/replay.py): it imports what a replay needs
+            # only once the replay is not found in its cache.
+            pool = stack.enter_context(replay_pool(report_jobs(), warm=False))
+        return _compute(
+            path, db, out, png, svg, data_json, whatif, tz, inputs, run, when, key, pool
+        )
+
+
+def _compute(
+    path: Path | None,
+    db: Path | None,
+    out: Path | None,
+    png: Path | None,
+    svg: Path | None,
+    data_json: Path | None,
+    whatif: bool,
+    tz: str,
+    inputs: IngestOptions,
+    run: RunFlags,
+    when: datetime,
+    key: str | None,
+    pool: ProcessPoolExecutor | None,
+) -> ReportFiles:
     from relplan.analyses import AnalyzeOptions
     from relplan.cli.progress import ProgressBar
     from relplan.report import pipeline as report_mod
@@ -151,7 +183,7 @@ def _make(
         if whatif:
             from relplan.whatif.for_report import report_whatif
 
-            extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar)
+            extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar, pool=pool)
         return report_mod.make_report(
             path,
             db=db,

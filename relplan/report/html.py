@@ -28,8 +28,9 @@ from relplan.report import bundle
 from relplan.report.data import ReportData
 from relplan.values import clock, clock_span, clock_spans, num, pct
 
-# The Vega-Lite version the charts are written for (Altair's schema), e.g. "6.4".
-VL_VERSION = "6.4"
+# The Vega-Lite version the charts are written for (Altair's schema), e.g. "6.4": set beside
+# the bundle relplan ships for it (relplan/report/bundle.py).
+VL_VERSION = bundle.VL_VERSION
 
 _JSON_ESCAPES = {
     "<": "\\u003c",

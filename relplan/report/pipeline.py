@@ -62,8 +62,11 @@ __all__ = [
     "render_page",
 ]
 
-# An extra section's computation: (workspace, the analyses' options) -> its result model.
-ExtraSection = Callable[[duckdb.DuckDBPyConnection, AnalyzeOptions], BaseModel]
+# An extra section's computation: (workspace, the analyses' options) -> its result model, or
+# what gives it once called (work started before the analyses, finished after them).
+ExtraSection = Callable[
+    [duckdb.DuckDBPyConnection, AnalyzeOptions], BaseModel | Callable[[], BaseModel]
+]
 
 
 def collect_report_data(
@@ -77,13 +80,24 @@ def collect_report_data(
     """Run the analyses on a workspace, read its facts, and arrange both into the report.
 
     `extras` computes the extra sections (relplan/report/section.py, EXTRA_SECTIONS) from the
-    same workspace; one that raises NoDataError is listed with its reason."""
+    same workspace; one that raises NoDataError is listed with its reason. They start before
+    the analyses: one that returns a callable (the what-if replay, whose worker replays while
+    the analyses run here) is finished after them."""
+    started: dict[str, BaseModel | Callable[[], BaseModel] | str] = {}
+    for name, compute in (extras or {}).items():
+        try:
+            started[name] = compute(con, opts)
+        except NoDataError as exc:
+            started[name] = str(exc)
     result = analyze(con, opts)
     facts = workspace_facts(con, fallback_name)
     computed: dict[str, BaseModel | str] = {}
-    for name, compute in (extras or {}).items():
+    for name, begun in started.items():
+        if isinstance(begun, (BaseModel, str)):
+            computed[name] = begun
+            continue
         try:
-            computed[name] = compute(con, opts)
+            computed[name] = begun()
         except NoDataError as exc:
             computed[name] = str(exc)
     return build_report_data(result, facts, generated_at, __version__, computed)

@@ -13,11 +13,12 @@ whatever the parallelism, so the table is deterministic.
 
 from __future__ import annotations
 
+import multiprocessing
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -175,19 +176,31 @@ def warm_up() -> None:
 
 
 @contextmanager
-def replay_pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+def replay_pool(jobs: int, *, warm: bool = True) -> Iterator[ProcessPoolExecutor | None]:
     """The `jobs - 1` worker processes of `run_tasks` (None for one job), started now, each
-    importing what a replay needs (`warm_up`) while the caller prepares the tasks. Pending
-    tasks are cancelled when the block ends by an exception (Ctrl-C, a failed run), so the
-    workers do not go on with them while the pool's exit waits."""
+    importing what a replay needs (`warm_up`) while the caller prepares the tasks (with
+    `warm=False` they wait for the caller to submit `warm_up`: a caller that may need no
+    replay pays no imports). Pending tasks are cancelled when the block ends by an exception
+    (Ctrl-C, a failed run), so the workers do not go on with them while the pool's exit waits.
+
+    The workers are forked from the simulator's fork server (`spawn_context`): a fresh
+    interpreter, because this process may run DuckDB's or polars' threads. A caller that has
+    started no thread yet (the `relplan report` command, before it imports duckdb, polars or
+    numpy) gets them forked from itself instead (`fork_ok`): no fresh interpreter and no fork
+    server to start."""
     from relplan.sim.pool import spawn_context
 
     if jobs <= 1:
         yield None
         return
-    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=spawn_context()) as pool:
+    forked = fork_ok()
+    context = multiprocessing.get_context("fork") if forked else spawn_context()
+    init = _forked_worker if forked else None
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=init) as pool:
+        # The first task starts the workers (a pool that forks starts them all at once,
+        # before it starts its own threads).
         for _ in range(jobs - 1):
-            pool.submit(warm_up)
+            pool.submit(warm_up if warm else _nothing)
         try:
             yield pool
         except BaseException:
@@ -195,33 +208,66 @@ def replay_pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
             raise
 
 
-def run_tasks(
-    tasks: list[Task],
-    jobs: int,
-    progress: Callable[[int, int], None] | None = None,
-    *,
-    pool: ProcessPoolExecutor | None = None,
-) -> tuple[list[Figures], float, float]:
-    """Every task's figures, in task order, the wall seconds the runs took and the CPU
-    seconds they used (summed over the runs, in whichever process each ran).
+def fork_ok() -> bool:
+    """Whether this process can fork its replay workers from itself: Linux (the thread count
+    is read from /proc), one thread (a thread holding a lock at the fork would leave it held
+    in the child forever), and neither polars, which reads its thread count once, nor DuckDB
+    imported yet."""
+    import sys
 
-    `jobs` processes replay: this one and `jobs - 1` workers (`pool`, from `replay_pool`, or
-    started here). The workers take the tasks from the front of the list, this process from
-    the back (a task no worker has started yet is withdrawn from the pool and run here), so
-    no process waits while a task is left and none pays a worker's start-up for nothing."""
-    check_tasks(tasks)
-    if pool is None and jobs > 1 and len(tasks) > 1:
-        with replay_pool(min(jobs, len(tasks))) as own:
-            return run_tasks(tasks, jobs, progress, pool=own)
-    t = time.perf_counter()
+    if "polars" in sys.modules or "duckdb" in sys.modules:
+        return False
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            threads = next(line for line in fh if line.startswith("Threads:"))
+    except (OSError, StopIteration, UnicodeDecodeError):
+        return False
+    return threads.split()[1] == "1"
+
+
+def _nothing() -> None:
+    """A first task that starts a worker without importing anything."""
+
+
+def report_jobs() -> int:
+    """Processes that replay for `relplan report`: two at most (the command's own and one
+    worker); more than there are cores would only take turns."""
+    import os
+
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _forked_worker() -> None:
+    """A worker forked from the command's process: one thread each for polars and DuckDB
+    (relplan/sim/pool_env.py), as in a worker of the fork server, set before either is
+    imported."""
+    import relplan.sim.pool_env  # noqa: F401
+
+
+def start_tasks(tasks: list[Task], pool: ProcessPoolExecutor | None) -> list[Future[Any]]:
+    """Hand every task to the pool's workers (none without a pool), which start on them from
+    the front of the list at once; `finish_tasks` runs the rest here. Check the tasks first
+    (`check_tasks`)."""
+    if pool is None or len(tasks) <= 1:
+        return []
+    return [pool.submit(run_timed, task) for task in tasks]
+
+
+def finish_tasks(
+    tasks: list[Task],
+    futures: list[Future[Any]],
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[Figures, float]]:
+    """Every task's figures and CPU seconds, in task order: this process takes the tasks
+    from the back of the list (a task no worker has started yet is withdrawn from the pool
+    and run here), so no process waits while a task is left."""
     done: list[tuple[Figures, float] | None] = [None] * len(tasks)
 
     def report() -> None:
         if progress is not None:
             progress(sum(d is not None for d in done), len(tasks))
 
-    if pool is not None and len(tasks) > 1:
-        futures = [pool.submit(run_timed, task) for task in tasks]
+    if futures:
         try:
             for i in reversed(range(len(tasks))):
                 if futures[i].cancel():  # not started by a worker: run it here
@@ -244,6 +290,37 @@ def run_tasks(
             report()
     out = [d for d in done if d is not None]
     assert len(out) == len(tasks), "every task ran"
+    return out
+
+
+def run_tasks(
+    tasks: list[Task],
+    jobs: int,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    pool: ProcessPoolExecutor | None = None,
+) -> tuple[list[Figures], float, float]:
+    """Every task's figures, in task order, the wall seconds the runs took and the CPU
+    seconds they used (summed over the runs, in whichever process each ran).
+
+    `jobs` processes replay: this one and `jobs - 1` workers (`pool`, from `replay_pool`, or
+    started here). The workers take the tasks from the front of the list, this process from
+    the back (`start_tasks`, `finish_tasks`), so no process waits while a task is left and
+    none pays a worker's start-up for nothing."""
+    check_tasks(tasks)
+    if pool is None and jobs > 1 and len(tasks) > 1:
+        with replay_pool(min(jobs, len(tasks))) as own:
+            return _run_checked(tasks, own, progress)
+    return _run_checked(tasks, pool, progress)
+
+
+def _run_checked(
+    tasks: list[Task],
+    pool: ProcessPoolExecutor | None,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[list[Figures], float, float]:
+    t = time.perf_counter()
+    out = finish_tasks(tasks, start_tasks(tasks, pool), progress)
     return [fig for fig, _ in out], time.perf_counter() - t, sum(used for _, used in out)
 
 

@@ -11,9 +11,11 @@ import math
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -32,7 +34,15 @@ from relplan.whatif.controls import (
 from relplan.whatif.figures import figures
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
 from relplan.whatif.model import ControlOutcome, Figures, WhatIf
-from relplan.whatif.replay import Task, outcome, replay_pool, run_tasks
+from relplan.whatif.replay import (
+    Task,
+    check_tasks,
+    finish_tasks,
+    outcome,
+    replay_pool,
+    start_tasks,
+    warm_up,
+)
 from relplan.whatif.settings import Sizing
 
 
@@ -112,22 +122,43 @@ class Replayed:
     cpu_s: float
 
 
-def replay(
+@dataclass
+class Started:
+    """A replay under way (`start_replay`): the fit, the incident's figures, the tasks and
+    the workers' futures; `finish` runs what no worker has started here and collects."""
+
+    fitted: Fitted
+    incident: Figures
+    seeds: list[int]
+    runnable: list[Control]
+    tasks: list[Task]
+    futures: list[Future[Any]]
+
+    def finish(self, progress: Callable[[int, int], None] | None = None) -> Replayed:
+        out = finish_tasks(self.tasks, self.futures, progress)
+        runs = [fig for fig, _ in out]
+        n = len(self.seeds)
+        by_control = {c.name: runs[i * n : (i + 1) * n] for i, c in enumerate(self.runnable)}
+        return Replayed(
+            self.fitted, self.incident, self.seeds, by_control, sum(used for _, used in out)
+        )
+
+
+def start_replay(
     con: duckdb.DuckDBPyConnection,
     controls: list[Control],
     o: WhatIfOptions,
     *,
     work_dir: Path,
-    progress: Callable[[int, int], None] | None = None,
     analyze_opts: AnalyzeOptions | None = None,
     fitted: Fitted | None = None,
     pool: ProcessPoolExecutor | None = None,
     incident: Figures | None = None,
-) -> Replayed:
+) -> Started:
     """Fit the incident into `work_dir` (unless `fitted` was fitted there already), measure
     it (`incident`: already measured with `analyze_opts`, which stands when the fit changes
-    none of them), replay it as observed and under each available control over `o.seeds`
-    seeds."""
+    none of them), and hand its replays, as observed and under each available control over
+    `o.seeds` seeds, to the pool's workers, which start on them at once."""
     scenario = work_dir / "scenario.toml"
     if fitted is None:
         fitted = fit_incident(
@@ -145,11 +176,122 @@ def replay(
     seeds = list(range(1, o.seeds + 1))
     runnable = [Control(AS_OBSERVED, "as observed")] + [c for c in controls if not c.unavailable]
     tasks = [Task(str(scenario), c.applied, s, c.name, c.hooks) for c in runnable for s in seeds]
-    runs, _, cpu = run_tasks(tasks, o.jobs, progress, pool=pool)
-    by_control = {
-        c.name: runs[i * len(seeds) : (i + 1) * len(seeds)] for i, c in enumerate(runnable)
-    }
-    return Replayed(fitted, incident, seeds, by_control, cpu)
+    check_tasks(tasks)
+    return Started(fitted, incident, seeds, runnable, tasks, start_tasks(tasks, pool))
+
+
+def replay(
+    con: duckdb.DuckDBPyConnection,
+    controls: list[Control],
+    o: WhatIfOptions,
+    *,
+    work_dir: Path,
+    progress: Callable[[int, int], None] | None = None,
+    analyze_opts: AnalyzeOptions | None = None,
+    fitted: Fitted | None = None,
+    pool: ProcessPoolExecutor | None = None,
+    incident: Figures | None = None,
+) -> Replayed:
+    """`start_replay`, then `finish`: the fit, the incident's figures and every replay's.
+    Without a pool, `o.jobs` processes replay (workers started here)."""
+    if pool is None and o.jobs > 1:
+        with replay_pool(o.jobs) as own:
+            return replay(
+                con,
+                controls,
+                o,
+                work_dir=work_dir,
+                progress=progress,
+                analyze_opts=analyze_opts,
+                fitted=fitted,
+                pool=own,
+                incident=incident,
+            )
+    started = start_replay(
+        con,
+        controls,
+        o,
+        work_dir=work_dir,
+        analyze_opts=analyze_opts,
+        fitted=fitted,
+        pool=pool,
+        incident=incident,
+    )
+    return started.finish(progress)
+
+
+class Pending:
+    """A `whatif` under way (`start_whatif`): `result()` finishes the replays (this process
+    runs what no worker has started), ranks and returns the `WhatIf`; the workspace must still
+    be open then. The fitted scenario's folder and a pool started here live until then."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        o: WhatIfOptions,
+        started: Started,
+        controls: list[Control],
+        stack: ExitStack,
+        t: float,
+    ) -> None:
+        self._con, self._o, self._started, self._controls = con, o, started, controls
+        self._stack, self._t = stack, t
+
+    def result(self, progress: Callable[[int, int], None] | None = None) -> WhatIf:
+        with self._stack:
+            done = self._started.finish(progress)
+        return _ranked(self._con, self._o, done, self._controls, self._t)
+
+
+def start_whatif(
+    con: duckdb.DuckDBPyConnection,
+    opts: WhatIfOptions | None = None,
+    *,
+    work_dir: Path | None = None,
+    analyze_opts: AnalyzeOptions | None = None,
+    incident: Figures | None = None,
+    pool: ProcessPoolExecutor | None = None,
+) -> Pending:
+    """Fit the workspace's incident and hand its replays to the workers (`pool`, else
+    `opts.jobs - 1` started here), which go on with them while the caller does other work;
+    `Pending.result()` finishes. `incident`: its figures, when the caller measured them
+    already with `analyze_opts`."""
+    o = opts or WhatIfOptions()
+    if o.seeds < 1:
+        raise UsageError("--seeds", "give at least 1 seed")
+    check_names(o.only, o.scenario_files)  # before the fit, which takes a while
+    t = time.perf_counter()
+    with ExitStack() as stack:
+        folder = work_dir or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="relplan-whatif-"))
+        )
+        # the workers start (and import) while this process fits
+        if pool is None:
+            pool = stack.enter_context(replay_pool(o.jobs))
+        else:
+            for _ in range(o.jobs - 1):
+                pool.submit(warm_up)
+        fitted = fit_incident(
+            con,
+            folder / "scenario.toml",
+            flags=o.flags,
+            profile=o.profile,
+            capacity=o.capacity,
+            opts=analyze_opts,
+        )
+        controls = select_controls(fitted, o)
+        started = start_replay(
+            con,
+            controls,
+            o,
+            work_dir=folder,
+            analyze_opts=analyze_opts,
+            fitted=fitted,
+            pool=pool,
+            incident=incident,
+        )
+        return Pending(con, o, started, controls, stack.pop_all(), t)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def whatif(
@@ -163,37 +305,19 @@ def whatif(
 ) -> WhatIf:
     """Fit the workspace's incident, replay it as observed and under each control, rank.
     `incident`: its figures, when the caller measured them already with `analyze_opts`."""
-    o = opts or WhatIfOptions()
-    if o.seeds < 1:
-        raise UsageError("--seeds", "give at least 1 seed")
-    check_names(o.only, o.scenario_files)  # before the fit, which takes a while
-    t = time.perf_counter()
-    # the workers start (and import) while this process fits
-    with (
-        tempfile.TemporaryDirectory(prefix="relplan-whatif-") as tmp,
-        replay_pool(o.jobs) as pool,
-    ):
-        folder = work_dir or Path(tmp)
-        fitted = fit_incident(
-            con,
-            folder / "scenario.toml",
-            flags=o.flags,
-            profile=o.profile,
-            capacity=o.capacity,
-            opts=analyze_opts,
-        )
-        controls = select_controls(fitted, o)
-        done = replay(
-            con,
-            controls,
-            o,
-            work_dir=folder,
-            progress=progress,
-            analyze_opts=analyze_opts,
-            fitted=fitted,
-            pool=pool,
-            incident=incident,
-        )
+    pending = start_whatif(
+        con, opts, work_dir=work_dir, analyze_opts=analyze_opts, incident=incident
+    )
+    return pending.result(progress)
+
+
+def _ranked(
+    con: duckdb.DuckDBPyConnection,
+    o: WhatIfOptions,
+    done: Replayed,
+    controls: list[Control],
+    t: float,
+) -> WhatIf:
     fitted, incident, seeds, by_control, cpu = (
         done.fitted,
         done.incident,
