@@ -28,7 +28,8 @@ from relplan.report import bundle
 from relplan.report.data import ReportData
 from relplan.values import clock, clock_span, clock_spans, num, pct
 
-# The Vega-Lite version the charts are written for (Altair's schema), e.g. "6.4".
+# The Vega-Lite version the charts are written for (relplan/report/vegalite.py, SCHEMA_URL),
+# e.g. "6.4".
 VL_VERSION = "6.4"
 
 _JSON_ESCAPES = {
