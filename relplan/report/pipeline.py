@@ -11,7 +11,9 @@ inputs or a single raw input file. Raw inputs are ingested first, through `relpl
 into `--db FILE` when given (kept, re-usable), else into the report's workspace cache
 (relplan/report/workspace_cache.py: a later report of the same inputs opens it instead of
 ingesting), else (the cache off or not writable) into a temporary workspace in memory; a
-report never writes beside the inputs. Without PATH the workspace is
+report never writes beside the inputs. For a workspace the workspace cache keeps, the
+analyses' result is kept too (relplan/report/analysis_cache.py): a later report with the same
+analysis flags reads it instead of running the analyses. Without PATH the workspace is
 `--db`, `$RELPLAN_DB` or `./relplan.duckdb`.
 
 The default output is `reports/<run name>.html`, the run name being run.json's `name`, else
@@ -34,8 +36,8 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, NoDataError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
+from relplan.report import analysis_cache, workspace_cache
 from relplan.report import cache as page_cache
-from relplan.report import workspace_cache
 from relplan.report.build import build_report_data
 from relplan.report.data import ReportData
 from relplan.report.export import export_images, write_atomic
@@ -71,12 +73,20 @@ def collect_report_data(
     fallback_name: str,
     generated_at: datetime,
     extras: Mapping[str, ExtraSection] | None = None,
+    workspace_key: str | None = None,
 ) -> ReportData:
     """Run the analyses on a workspace, read its facts, and arrange both into the report.
 
     `extras` computes the extra sections (relplan/report/section.py, EXTRA_SECTIONS) from the
-    same workspace; one that raises NoDataError is listed with its reason."""
-    result = analyze(con, opts)
+    same workspace; one that raises NoDataError is listed with its reason. `workspace_key`
+    names a workspace the report's workspace cache keeps: the analyses' result is then read
+    from (or kept in) the analysis cache (relplan/report/analysis_cache.py)."""
+    key = analysis_cache.key_for(workspace_key, opts)
+    result = None if key is None else analysis_cache.load(key)
+    if result is None:
+        result = analyze(con, opts)
+        if key is not None:
+            analysis_cache.save(key, result)
     facts = workspace_facts(con, fallback_name)
     computed: dict[str, BaseModel | str] = {}
     for name, compute in (extras or {}).items():
@@ -96,13 +106,14 @@ def render_page(data: ReportData) -> str:
 @contextmanager
 def _open_inputs(
     path: Path | None, db: Path | None, inputs: IngestOptions
-) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
-    """A connection on the workspace to report on, and a fallback run name; raw inputs are
-    ingested with `inputs` (the input flags)."""
+) -> Iterator[tuple[duckdb.DuckDBPyConnection, str, str | None]]:
+    """A connection on the workspace to report on, a fallback run name, and the workspace
+    cache's key when the workspace is one it keeps (else None); raw inputs are ingested with
+    `inputs` (the input flags)."""
     if path is None:
         ws = workspace.resolve_db(db)
         with workspace.open_workspace(ws, read_only=True) as con:
-            yield con, ws.stem
+            yield con, ws.stem, None
         return
     if not path.exists():
         raise InputError("no such file or directory", str(path))
@@ -110,13 +121,13 @@ def _open_inputs(
         if db is not None:
             raise UsageError("--db", f"give a workspace as PATH or with --db, not both ({path})")
         with workspace.open_workspace(path, read_only=True) as con:
-            yield con, path.stem
+            yield con, path.stem, None
         return
     name = run_name_of(path)
     if db is not None:
         with workspace.open_workspace(db) as con:
             ingest_files(con, [path], inputs)
-            yield con, name
+            yield con, name, None
         return
     key = workspace_cache.key_of(path, inputs)
     kept = None if key is None else workspace_cache.workspace_for(path, inputs, key)
@@ -129,7 +140,7 @@ def _open_inputs(
             workspace_cache.forget(key)
         else:
             try:
-                yield con, name
+                yield con, name, key
             finally:
                 con.close()
             return
@@ -138,7 +149,7 @@ def _open_inputs(
         workspace.scratch_workspace(Path(tmp)) as con,
     ):
         ingest_files(con, [path], inputs)
-        yield con, name
+        yield con, name, None
 
 
 def make_report(
@@ -162,9 +173,14 @@ def make_report(
     `generated_at`: the same texts a later hit writes."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
     check_targets(out, png_dir, svg_dir)
-    with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback):
+    with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback, ws_key):
         data = collect_report_data(
-            con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when, extras=extras
+            con,
+            opts or AnalyzeOptions(),
+            fallback_name=fallback,
+            generated_at=when,
+            extras=extras,
+            workspace_key=ws_key,
         )
     from relplan.report.charts import chart_specs
 
