@@ -144,9 +144,12 @@ def _open_inputs(
             finally:
                 con.close()
             return
+    # A workspace file in a temporary folder rather than one in memory: DuckDB compresses
+    # what it checkpoints to a file (the sample's 150 MB of rows in memory are 6 MB on disk),
+    # so the report's peak stays lower for a little more CPU.
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
-        workspace.scratch_workspace(Path(tmp)) as con,
+        workspace.open_workspace(Path(tmp) / "inputs.duckdb") as con,
     ):
         ingest_files(con, [path], inputs)
         yield con, name, None
