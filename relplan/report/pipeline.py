@@ -145,8 +145,9 @@ def _open_inputs(
                 con.close()
             return
     # A workspace file in a temporary folder rather than one in memory: DuckDB compresses
-    # what it checkpoints to a file (the sample's 150 MB of rows in memory are 6 MB on disk),
-    # so the report's peak stays lower for a little more CPU.
+    # what it checkpoints to a file (the sample's workspace file is 6 MB; ingested in memory,
+    # the process holds about 150 MB more), so the report's peak is lower, for a few
+    # hundredths of a CPU second more.
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
         workspace.open_workspace(Path(tmp) / "inputs.duckdb") as con,
