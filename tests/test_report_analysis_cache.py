@@ -98,3 +98,24 @@ def test_a_file_kept_under_another_key_is_not_read(cache_root: Path) -> None:
     path = cache_root / analysis_cache.FOLDER / f"{key[:32]}.json"
     caches.write_checked(path, "{}", f"relplan analyses sha256 of the rest: {other} ")
     assert analysis_cache.load(key) is None
+
+
+def test_a_result_its_json_does_not_give_back_is_not_kept(
+    cache_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON writes a NaN as null: such a result would come back as another; it is not kept."""
+    from pydantic import BaseModel
+
+    from relplan.analyses import registry
+
+    class Tiny(BaseModel):
+        x: float | None
+
+    monkeypatch.setattr(registry, "result_model", lambda: Tiny)
+    key = analysis_cache.key_for("w1", AnalyzeOptions())
+    assert key is not None
+    analysis_cache.save(key, Tiny(x=float("nan")))  # type: ignore[arg-type]
+    assert analysis_cache.load(key) is None
+    analysis_cache.save(key, Tiny(x=0.1 + 0.2))  # type: ignore[arg-type]
+    back: object = analysis_cache.load(key)
+    assert back == Tiny(x=0.30000000000000004)

@@ -14,8 +14,9 @@ a kept workspace has a key that says what it holds.
 
 What is kept: the `AnalyzeResult` as JSON (about 80 KB for the sample), in a checked text
 file (relplan/caches.py, `write_checked`: a header with the SHA-256 of the rest; a damaged
-file reads as absent). JSON gives every float back to the bit (tests/test_report_analysis_cache.py
-compares the page and the data JSON of a report from the cache with one computed anew).
+file reads as absent). JSON gives every finite float back to the bit; a result that does not
+come back equal from its JSON (a NaN, an infinity) is not kept. tests/test_report_analysis_cache.py
+compares the page and the data JSON of a report from the cache with one computed anew.
 The newest `KEEP` results are kept.
 
 Where: `$RELPLAN_CACHE_DIR/analyses/`. `RELPLAN_ANALYSIS_CACHE=0` (or
@@ -82,9 +83,17 @@ def load(key: str) -> AnalyzeResult | None:
 
 
 def save(key: str, result: AnalyzeResult) -> None:
-    """Keep `result` under `key` (a folder that cannot be written is skipped)."""
+    """Keep `result` under `key` (a folder that cannot be written is skipped). A result its
+    JSON does not give back equal (a NaN or an infinity, which JSON writes as null) is not
+    kept: it is computed again next time."""
+    text = result.model_dump_json()
+    try:
+        if registry.result_model().model_validate_json(text) != result:
+            return
+    except pydantic.ValidationError:
+        return
     folder = caches.root() / FOLDER
-    caches.write_checked(folder / f"{key[:32]}.json", result.model_dump_json(), _HEADER + key + " ")
+    caches.write_checked(folder / f"{key[:32]}.json", text, _HEADER + key + " ")
     try:
         kept = sorted(folder.glob("[!.]*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
