@@ -9,7 +9,7 @@ flags, relplan's code digest, DuckDB's version: the workspace is a pure function
 the analysis flags (`AnalyzeOptions`: the phases, Ĉ, D, W, windows, bins, --from/--to, the
 replica label); the versions of the libraries the analyses compute with (numpy, pydantic).
 Never used with `--prometheus-url` (the engine health signals then come from a server, not
-from the workspace), nor for a workspace PATH, `--db`, or inputs ingested into memory: only
+from the workspace), nor for a workspace PATH, `--db`, or inputs ingested into a temporary workspace: only
 a kept workspace has a key that says what it holds.
 
 What is kept: the `AnalyzeResult` as JSON (about 80 KB for the sample), in a checked text

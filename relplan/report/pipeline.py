@@ -10,7 +10,7 @@ PATH may be a workspace file (a DuckDB file, recognised by its header), a direct
 inputs or a single raw input file. Raw inputs are ingested first, through `relplan.ingest`,
 into `--db FILE` when given (kept, re-usable), else into the report's workspace cache
 (relplan/report/workspace_cache.py: a later report of the same inputs opens it instead of
-ingesting), else (the cache off or not writable) into a temporary workspace in memory; a
+ingesting), else (the cache off or not writable) into a temporary workspace file; a
 report never writes beside the inputs. For a workspace the workspace cache keeps, the
 analyses' result is kept too (relplan/report/analysis_cache.py): a later report with the same
 analysis flags reads it instead of running the analyses. Without PATH the workspace is
@@ -146,8 +146,8 @@ def _open_inputs(
             return
     # A workspace file in a temporary folder rather than one in memory: DuckDB compresses
     # what it checkpoints to a file (the sample's workspace file is 6 MB; ingested in memory,
-    # the process holds about 150 MB more), so the report's peak is lower, for a few
-    # hundredths of a CPU second more.
+    # the process holds about 150 MB more), so the report's peak is 20-30 MB lower, for
+    # 0.1-0.3 CPU s more on the sample (bench/report_profile.py, --memory).
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
         workspace.open_workspace(Path(tmp) / "inputs.duckdb") as con,

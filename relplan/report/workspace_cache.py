@@ -16,8 +16,8 @@ in relplan/workspace/template.py), checked before each use; a file that fails th
 digest file that fails its own, or a file DuckDB cannot open, is ingested again. On a miss
 the inputs are ingested into a new file in the cache folder, which is renamed into place
 only after the ingest committed (a failed or interrupted ingest removes it), its digest
-file written after it; when the folder cannot be written the report ingests into memory as
-before. The newest `KEEP` workspaces are kept, older ones deleted.
+file written after it; when the folder cannot be written the report ingests into a
+temporary workspace. The newest `KEEP` workspaces are kept, older ones deleted.
 
 Where: `$RELPLAN_CACHE_DIR/workspace/` (default `~/.cache/relplan/workspace/`).
 `RELPLAN_WORKSPACE_CACHE=0` (or `RELPLAN_WHATIF_CACHE=0`, every cache) turns it off.
@@ -82,7 +82,7 @@ def _kept(key: str) -> Path | None:
 
 def workspace_for(path: Path, inputs: IngestOptions, key: str) -> Path | None:
     """The kept workspace of these inputs, ingested into the cache folder first on a miss;
-    None when the folder cannot be written (the caller ingests into memory). An ingest error
+    None when the folder cannot be written (the caller ingests into a temporary workspace). An ingest error
     propagates, and leaves nothing in the folder."""
     found = _kept(key)
     if found is not None:
