@@ -374,3 +374,48 @@ def test_the_text_output_lists_the_top_requests_limits_and_timeouts(
     assert any(ln.split()[:3] == ["prompt_tokens", "all", "models"] for ln in lines)
     assert any(ln.startswith("between tokens") for ln in lines)
     assert lines[-1] == heavy.finding
+
+
+# y on r0: prompt 160, preempted at 3 and twice at 7 (a tie), finished at 10; four steps:
+#   s30 (0,2)     160 computed -> 10 blocks 2->3 (the first preemption)      = 10
+#   s31 (3,4)     160 computed -> 10 blocks 4->5 (issued at the preemption) = 10
+#   s32 (4.5,5)   16 decode    -> 11 blocks 5->7 (the tied preemptions)    = 22
+#   s33 (8,9)     32 computed  -> 2 blocks 9->10 (finished)                =  2
+# KV 44 block-s over three residencies; prompt tokens computed 352 (each step once).
+PREEMPTED_THRICE = [
+    (0, "y", "arrived", 160, "r0"),
+    (3, "y", "preempted", None, "r0"),
+    (7, "y", "preempted", None, "r0"),
+    (7, "y", "preempted", None, "r0"),
+    (10, "y", "finished", None, "r0"),
+]
+Y_STEPS = [
+    (30, 0, 2, "y", 160, 0, 0, "r0"),
+    (31, 3, 4, "y", 160, 0, 0, "r0"),
+    (32, 4.5, 5, "y", 0, 0, 16, "r0"),
+    (33, 8, 9, "y", 32, 0, 0, "r0"),
+]
+
+
+def test_each_preemption_starts_a_new_residency_and_tied_ones_count_once(
+    tmp_path: Path,
+) -> None:
+    path = build(tmp_path / "ws.duckdb")
+    con = workspace.connect(path)
+    try:
+        insert_events(con, PREEMPTED_THRICE)
+        sid = add_source(con, "engine", "jsonl", "engine-steps-y.jsonl")
+        cols = ["step", "t_issue", "t_done", "execution_id", "prompt_computed"]
+        cols += ["prompt_cached", "decode_tokens", "replica", "source_id", "source_row"]
+        rows = [
+            (n, T0 + a, T0 + b, x, c, k, d, r, sid, i + 1)
+            for i, (n, a, b, x, c, k, d, r) in enumerate(Y_STEPS)
+        ]
+        _insert(con, "steps", cols, rows)
+        res = analyze(con, AnalyzeOptions(only=["heavy_requests"]))
+    finally:
+        con.close()
+    h = res.get(HeavyRequests)
+    assert h is not None
+    y = [r for r in h.by_kv if r.execution_id == "y"]
+    assert [(r.kv_block_s, r.prefill_tokens) for r in y] == [(pytest.approx(44), 352)]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from relplan import caches
 from relplan.analyses import AnalyzeOptions
 from relplan.errors import InputError
 from relplan.ingest import IngestOptions
@@ -101,6 +102,12 @@ def test_a_changed_input_flag_or_damage_means_a_new_ingest(
     newest.write_bytes(bytes(data))
     _page(inputs, tmp_path / "d.html", IngestOptions(on_error="skip"))
     assert len(ingests) == 4  # the damaged file failed its SHA-256 and was ingested again
+    digest = newest.with_suffix(".sha256")
+    assert caches.read_checked(digest, workspace_cache.DIGEST_HEADER) == caches.file_sha256(newest)
+    # The right digest with a line more: the file's own checksum no longer holds.
+    digest.write_text(digest.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    _page(inputs, tmp_path / "e.html", IngestOptions(on_error="skip"))
+    assert len(ingests) == 5  # the digest file failed its own check: ingested again
 
 
 def test_a_failed_ingest_keeps_nothing(cache_dir: Path, inputs: Path, tmp_path: Path) -> None:
@@ -128,7 +135,11 @@ def test_a_kept_file_duckdb_cannot_open_is_forgotten_and_ingested_again(
     (db,) = cache_dir.glob("*.duckdb")
     garbage = b"not a DuckDB file" * 100
     db.write_bytes(garbage)  # its SHA-256 file agrees: only DuckDB can tell
-    db.with_suffix(".sha256").write_text(hashlib.sha256(garbage).hexdigest(), encoding="ascii")
+    caches.write_checked(
+        db.with_suffix(".sha256"),
+        hashlib.sha256(garbage).hexdigest(),
+        workspace_cache.DIGEST_HEADER,
+    )
     assert _page(inputs, tmp_path / "b.html") == first
     assert not db.exists()
     assert _page(inputs, tmp_path / "c.html") == first

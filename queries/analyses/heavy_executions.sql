@@ -21,7 +21,14 @@ with st as (
     from steps group by all
 ),
 pre as (
-    select coalesce(replica, '') as rk, execution_id, t from events where event = 'preempted'
+    -- each preempted event opens a residency that lasts until the next: n, the preempted
+    -- events at or before its start (peers included), is the residency of a step issued in
+    -- [t_lo, t_hi); an empty interval (a tie) matches no step
+    select coalesce(replica, '') as rk, execution_id, t as t_lo,
+           lead(t) over (partition by coalesce(replica, ''), execution_id order by t) as t_hi,
+           count(*) over (partition by coalesce(replica, ''), execution_id order by t
+                          range between unbounded preceding and current row) as n
+    from events where event = 'preempted'
 ),
 ends as (
     select coalesce(replica, '') as rk, execution_id, t from events
@@ -29,13 +36,12 @@ ends as (
 ),
 s0 as not materialized (
     select coalesce(s.replica, '') as rk, s.execution_id, s.step, s.t_issue, s.t_done,
-           s.prompt_computed, s.prompt_cached, s.decode_tokens, s.source_row,
-           count(p.t) as residency
+           s.prompt_computed, s.prompt_computed + s.prompt_cached + s.decode_tokens as held,
+           s.source_row, coalesce(p.n, 0) as residency
     from steps s
     left join pre p
       on p.execution_id = s.execution_id and p.rk = coalesce(s.replica, '')
-     and p.t <= s.t_issue
-    group by all
+     and p.t_lo <= s.t_issue and (p.t_hi is null or s.t_issue < p.t_hi)
 ),
 base as (
     select rk, execution_id,
@@ -52,8 +58,7 @@ base as (
 ),
 s1 as (
     select rk, execution_id, t_done,
-           ceil(sum(prompt_computed + prompt_cached + decode_tokens) over w / $block_size)
-               as blocks,
+           ceil(sum(held) over w / $block_size) as blocks,
            lead(t_done) over w as next_done
     from s0
     window w as (partition by rk, execution_id, residency order by t_done, step, source_row)

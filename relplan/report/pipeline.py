@@ -10,8 +10,10 @@ PATH may be a workspace file (a DuckDB file, recognised by its header), a direct
 inputs or a single raw input file. Raw inputs are ingested first, through `relplan.ingest`,
 into `--db FILE` when given (kept, re-usable), else into the report's workspace cache
 (relplan/report/workspace_cache.py: a later report of the same inputs opens it instead of
-ingesting), else (the cache off or not writable) into a temporary workspace in memory; a
-report never writes beside the inputs. Without PATH the workspace is
+ingesting), else (the cache off or not writable) into a temporary workspace file; a
+report never writes beside the inputs. For a workspace the workspace cache keeps, the
+analyses' result is kept too (relplan/report/analysis_cache.py): a later report with the same
+analysis flags reads it instead of running the analyses. Without PATH the workspace is
 `--db`, `$RELPLAN_DB` or `./relplan.duckdb`.
 
 The default output is `reports/<run name>.html`, the run name being run.json's `name`, else
@@ -20,11 +22,9 @@ the input's file or directory name, reduced to a safe file name.
 
 from __future__ import annotations
 
-import importlib
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -36,8 +36,8 @@ from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, NoDataError, UsageError
 from relplan.ingest import IngestOptions
 from relplan.ingest.driver import ingest_files
+from relplan.report import analysis_cache, workspace_cache
 from relplan.report import cache as page_cache
-from relplan.report import workspace_cache
 from relplan.report.build import build_report_data
 from relplan.report.data import ReportData
 from relplan.report.export import export_images, write_atomic
@@ -76,20 +76,28 @@ def collect_report_data(
     fallback_name: str,
     generated_at: datetime,
     extras: Mapping[str, ExtraSection] | None = None,
+    workspace_key: str | None = None,
 ) -> ReportData:
     """Run the analyses on a workspace, read its facts, and arrange both into the report.
 
     `extras` computes the extra sections (relplan/report/section.py, EXTRA_SECTIONS) from the
     same workspace; one that raises NoDataError is listed with its reason. They start before
     the analyses: one that returns a callable (the what-if replay, whose worker replays while
-    the analyses run here) is finished after them."""
+    the analyses run here) is finished after them. `workspace_key` names a workspace the
+    report's workspace cache keeps: the analyses' result is then read from (or kept in) the
+    analysis cache (relplan/report/analysis_cache.py)."""
     started: dict[str, BaseModel | Callable[[], BaseModel] | str] = {}
     for name, compute in (extras or {}).items():
         try:
             started[name] = compute(con, opts)
         except NoDataError as exc:
             started[name] = str(exc)
-    result = analyze(con, opts)
+    key = analysis_cache.key_for(workspace_key, opts)
+    result = None if key is None else analysis_cache.load(key)
+    if result is None:
+        result = analyze(con, opts)
+        if key is not None:
+            analysis_cache.save(key, result)
     facts = workspace_facts(con, fallback_name)
     computed: dict[str, BaseModel | str] = {}
     for name, begun in started.items():
@@ -109,31 +117,17 @@ def render_page(data: ReportData) -> str:
     return render_html(data, chart_specs(data))
 
 
-def _import_altair_meanwhile() -> threading.Thread:
-    """Import Altair (about a third of a CPU second, all Python) on a thread of its own while
-    this one waits on DuckDB's ingest and queries, which release the GIL: the charts need it
-    only once the analyses are done. Altair imports nothing of relplan's, so the two threads
-    never wait on each other's modules; a failed import is left for the charts to raise."""
-
-    def load() -> None:
-        with suppress(ImportError):
-            importlib.import_module("altair")
-
-    thread = threading.Thread(target=load, name="relplan-import-altair", daemon=True)
-    thread.start()
-    return thread
-
-
 @contextmanager
 def _open_inputs(
     path: Path | None, db: Path | None, inputs: IngestOptions
-) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
-    """A connection on the workspace to report on, and a fallback run name; raw inputs are
-    ingested with `inputs` (the input flags)."""
+) -> Iterator[tuple[duckdb.DuckDBPyConnection, str, str | None]]:
+    """A connection on the workspace to report on, a fallback run name, and the workspace
+    cache's key when the workspace is one it keeps (else None); raw inputs are ingested with
+    `inputs` (the input flags)."""
     if path is None:
         ws = workspace.resolve_db(db)
         with workspace.open_workspace(ws, read_only=True) as con:
-            yield con, ws.stem
+            yield con, ws.stem, None
         return
     if not path.exists():
         raise InputError("no such file or directory", str(path))
@@ -141,13 +135,13 @@ def _open_inputs(
         if db is not None:
             raise UsageError("--db", f"give a workspace as PATH or with --db, not both ({path})")
         with workspace.open_workspace(path, read_only=True) as con:
-            yield con, path.stem
+            yield con, path.stem, None
         return
     name = run_name_of(path)
     if db is not None:
         with workspace.open_workspace(db) as con:
             ingest_files(con, [path], inputs)
-            yield con, name
+            yield con, name, None
         return
     key = workspace_cache.key_of(path, inputs)
     kept = None if key is None else workspace_cache.workspace_for(path, inputs, key)
@@ -160,16 +154,20 @@ def _open_inputs(
             workspace_cache.forget(key)
         else:
             try:
-                yield con, name
+                yield con, name, key
             finally:
                 con.close()
             return
+    # A workspace file in a temporary folder rather than one in memory: DuckDB compresses
+    # what it checkpoints to a file (the sample's workspace file is 6 MB; ingested in memory,
+    # the process holds about 150 MB more), so the report's peak is 20-30 MB lower, for
+    # 0.1-0.3 CPU s more on the sample (bench/report_profile.py, --memory).
     with (
         tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
-        workspace.scratch_workspace(Path(tmp)) as con,
+        workspace.open_workspace(Path(tmp) / "inputs.duckdb") as con,
     ):
         ingest_files(con, [path], inputs)
-        yield con, name
+        yield con, name, None
 
 
 def make_report(
@@ -193,12 +191,15 @@ def make_report(
     `generated_at`: the same texts a later hit writes."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
     check_targets(out, png_dir, svg_dir)
-    altair_loading = _import_altair_meanwhile()
-    with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback):
+    with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback, ws_key):
         data = collect_report_data(
-            con, opts or AnalyzeOptions(), fallback_name=fallback, generated_at=when, extras=extras
+            con,
+            opts or AnalyzeOptions(),
+            fallback_name=fallback,
+            generated_at=when,
+            extras=extras,
+            workspace_key=ws_key,
         )
-    altair_loading.join()
     from relplan.report.charts import chart_specs
 
     specs = chart_specs(data)

@@ -10,11 +10,14 @@ page cache's digest of the inputs (relplan/report/cache.py, `inputs_digest`) wit
 flags only: the analysis flags do not shape a workspace.
 
 What is kept: the DuckDB workspace file, as `relplan report PATH --db FILE` would leave it,
-and beside it the SHA-256 of its bytes, checked before each use; a file that fails the
-check, or that DuckDB cannot open, is ingested again. On a miss the inputs are ingested into
-a new file in the cache folder, which is renamed into place only after the ingest committed
-(a failed or interrupted ingest removes it); when the folder cannot be written the report
-ingests into memory as before. The newest `KEEP` workspaces are kept, older ones deleted.
+and beside it the SHA-256 of its bytes, in a checked text file (relplan/caches.py,
+`write_checked`: a header line with the SHA-256 of the rest, as the empty workspace's digest
+in relplan/workspace/template.py), checked before each use; a file that fails the check, a
+digest file that fails its own, or a file DuckDB cannot open, is ingested again. On a miss
+the inputs are ingested into a new file in the cache folder, which is renamed into place
+only after the ingest committed (a failed or interrupted ingest removes it), its digest
+file written after it; when the folder cannot be written the report ingests into a
+temporary workspace. The newest `KEEP` workspaces are kept, older ones deleted.
 
 Where: `$RELPLAN_CACHE_DIR/workspace/` (default `~/.cache/relplan/workspace/`).
 `RELPLAN_WORKSPACE_CACHE=0` (or `RELPLAN_WHATIF_CACHE=0`, every cache) turns it off.
@@ -35,10 +38,12 @@ from relplan.ingest.driver import ingest_files
 from relplan.report import cache as page_cache
 from relplan.whatif import cache as store
 
-__all__ = ["FOLDER", "KEEP", "enabled", "forget", "key_of", "workspace_for"]
+__all__ = ["DIGEST_HEADER", "FOLDER", "KEEP", "enabled", "forget", "key_of", "workspace_for"]
 
 FOLDER = "workspace"
 KEEP = 4  # workspaces kept (the newest by modification time)
+# The first line of a kept workspace's `.sha256` file, before the SHA-256 of the rest.
+DIGEST_HEADER = "relplan report workspace sha256 of the rest: "
 
 
 def enabled() -> bool:
@@ -66,8 +71,8 @@ def _kept(key: str) -> Path | None:
     """The kept workspace for `key` when its bytes pass their SHA-256, else None."""
     db = _folder() / f"{key[:32]}.duckdb"
     try:
-        expected = db.with_suffix(".sha256").read_text(encoding="ascii").strip()
-        if expected != caches.file_sha256(db):
+        expected = caches.read_checked(db.with_suffix(".sha256"), DIGEST_HEADER)
+        if expected is None or expected != caches.file_sha256(db):
             return None
         os.utime(db)  # the newest use: kept longest (_evict)
     except OSError:
@@ -77,7 +82,7 @@ def _kept(key: str) -> Path | None:
 
 def workspace_for(path: Path, inputs: IngestOptions, key: str) -> Path | None:
     """The kept workspace of these inputs, ingested into the cache folder first on a miss;
-    None when the folder cannot be written (the caller ingests into memory). An ingest error
+    None when the folder cannot be written (the caller ingests into a temporary workspace). An ingest error
     propagates, and leaves nothing in the folder."""
     found = _kept(key)
     if found is not None:
@@ -93,15 +98,15 @@ def workspace_for(path: Path, inputs: IngestOptions, key: str) -> Path | None:
         with workspace.open_workspace(tmp) as con:
             ingest_files(con, [path], inputs)
         digest = caches.file_sha256(tmp)
-        sidecar = tmp.with_suffix(".sha256")
-        sidecar.write_text(digest + "\n", encoding="ascii")
         os.replace(tmp, db)
-        os.replace(sidecar, db.with_suffix(".sha256"))
     except (OSError, duckdb.IOException):
-        for p in (tmp, tmp.with_suffix(".sha256"), tmp.with_name(tmp.name + ".wal")):
+        for p in (tmp, tmp.with_name(tmp.name + ".wal")):
             with suppress(OSError):
                 p.unlink()
         return None
+    # Written after the file it vouches for (atomically; skipped when it cannot be): a digest
+    # that is missing, or that another report's file replaced meanwhile, fails the check.
+    caches.write_checked(db.with_suffix(".sha256"), digest, DIGEST_HEADER)
     _evict(folder)
     return db
 
