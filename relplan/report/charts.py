@@ -1,7 +1,5 @@
-"""Chart specs from `ReportData` only: the helpers every section's chart shares, and
+"""Altair chart specs from `ReportData` only: the helpers every section's chart shares, and
 `chart_specs`, which draws each section's chart (relplan/report/sections/) as a Vega-Lite spec.
-The charts are written with Altair's API as relplan/report/vegalite.py gives it (imported as
-`alt`): the same specs as Altair's, built as plain dicts without importing Altair.
 
 The charts arrange and draw; they compute no figure (binning a distribution for a histogram
 is drawing). `chart_specs` gives them keyed by section, as plain dicts, which the HTML page
@@ -25,7 +23,8 @@ import datetime as dt
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from relplan.report import vegalite as alt
+import altair as alt
+
 from relplan.report.data import ReportData
 from relplan.values import tz_offset_s
 
@@ -45,12 +44,11 @@ _DATASETS: contextvars.ContextVar[dict[str, list[dict[str, Any]]] | None] = cont
 
 def inline_data(rows: Sequence[dict[str, Any]]) -> alt.Data | alt.NamedData:
     """A chart's data. Inside `chart_specs` the rows go to the spec's top-level `datasets` and
-    the chart names them (as when Altair drew these charts: it deep-copied inline values on
-    every `to_dict`, and the names stay so the specs stay the same). Elsewhere the values stay
-    inline."""
+    the chart names them: Altair deep-copies inline values on every `to_dict`, which cost more
+    than the rest of the chart; a name costs nothing. Elsewhere the values stay inline."""
     datasets = _DATASETS.get()
     if datasets is None:
-        return alt.Data(values=list(rows))
+        return alt.Data(values=list(rows))  # type: ignore[no-untyped-call]
     name = f"data-{len(datasets)}"
     datasets[name] = list(rows)
     return alt.NamedData(name=name)
@@ -142,6 +140,9 @@ def phase_layers(data: ReportData) -> list[alt.Chart]:
         }
         for p in data.phases
     ]
+    # Channels as objects, not shorthand strings or dicts: Altair turns each of those into
+    # its class through `from_dict`, which hashes the schema of every class it has (about
+    # 570) on each call; this chart is drawn on most timelines.
     band = (
         alt.Chart(inline_data(rows))
         .mark_rect(opacity=0.09, color="#555555")
@@ -149,7 +150,7 @@ def phase_layers(data: ReportData) -> list[alt.Chart]:
     )
     # Alternate shading so neighbouring phases stay distinguishable.
     shaded = band.transform_window(idx="row_number()").transform_filter("datum.idx % 2 == 0")
-    at_top = alt.YValue(0)
+    at_top = alt.YValue(0)  # type: ignore[no-untyped-call]
     label = (
         alt.Chart(inline_data(rows))
         .mark_text(baseline="bottom", dy=-3, fontSize=10, color="#444444", limit=90)
@@ -199,10 +200,9 @@ def dash_scale(order: Sequence[str], dashed: Sequence[str]) -> alt.Scale:
 def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
     """Vega-Lite specs for every section that has something to draw, keyed by section.
 
-    JSON-schema validation of a spec (Altair's copy of the Vega-Lite schema, with jsonschema)
-    costs far more than building it (seconds for the sample report), and the specs are made
-    by this module, not by users: the tests build every chart with `validate=True`, the
-    command skips it.
+    Altair's JSON-schema validation of a spec costs more than building it (about 2.7 s of
+    jsonschema for the sample report), and the specs are made by this module, not by users:
+    the tests build every chart with `validate=True`, the command skips it.
 
     A section with no rows to draw gets no chart (an empty dataset would only make Vega
     warn about infinite extents); its table and finding still show.

@@ -6,8 +6,7 @@ one per module in relplan/report/sections/. A section has:
 - `model`: its data model (a `SectionBase`: what `--json` writes and the page shows);
 - `build(result, ctx)`: the analysis's model and the run context -> the section's model
   (choose, order, word and format; compute no figure);
-- `chart(section, data)`: a chart (relplan/report/vegalite.py), or None when there is nothing
-  to draw (optional);
+- `chart(section, data)`: an Altair chart, or None when there is nothing to draw (optional);
 - `missing(result, ctx)`: items for "what the data could not show" (optional).
 
 `report_sections()` resolves them in registry order; `report_model()` is the `ReportData`

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import altair as alt
 from pydantic import Field
 
 from relplan.analyses.amplification import Amplification
 from relplan.analyses.context import RunContext
 from relplan.models import StrictModel
-from relplan.report import vegalite as alt
 from relplan.report.charts import (
     HEIGHT,
     WIDTH,
@@ -199,7 +199,7 @@ def _replica_chart(sec: AmplificationSection, data: ReportData) -> alt.Chart | N
 
 
 def chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | None:
-    main: Any = _load_chart(sec, data)  # a layer chart
+    main: Any = _load_chart(sec, data)  # a layer chart (Altair's stubs type it loosely)
     per_replica = _replica_chart(sec, data)
     if main is None or per_replica is None:
         return main if per_replica is None else per_replica

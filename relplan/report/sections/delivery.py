@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
 from relplan.analyses.delivery import Delivery
 from relplan.models import StrictModel
-from relplan.report import vegalite as alt
 from relplan.report.charts import (
     HEIGHT,
     WIDTH,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import altair as alt
 from pydantic import Field
 
 from relplan.alerts.health import HealthResult
 from relplan.analyses.context import RunContext
-from relplan.report import vegalite as alt
 from relplan.report.charts import (
     WIDTH,
     inline_data,

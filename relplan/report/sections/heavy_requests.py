@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
 from relplan.analyses.heavy_requests import HeavyRequests
 from relplan.analyses.stuck import StuckEpisodes
-from relplan.report import vegalite as alt
 from relplan.report.charts import (
     WIDTH,
     inline_data,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
 from relplan.analyses.littles_law import LittlesLaw
 from relplan.models import StrictModel
-from relplan.report import vegalite as alt
 from relplan.report.charts import (
     HEIGHT,
     WIDTH,

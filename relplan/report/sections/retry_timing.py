@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
 from relplan.analyses.retry_timing import RetryTiming
 from relplan.models import StrictModel
-from relplan.report import vegalite as alt
 from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section

@@ -10,11 +10,11 @@ control beside the incident's.
 
 from __future__ import annotations
 
+import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
 from relplan.models import StrictModel
-from relplan.report import vegalite as alt
 from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
