@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, json_loads
+from relplan.ingest.files import FileInfo, LineError, json_loads
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_int,
@@ -107,7 +107,7 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
     elif state == "failure":
         outcome, status = ("shed" if code == 429 else "error"), code
     else:
-        return [], None, f"status {state!r} is not success or failure"
+        return [], None, LineError(f"status {state!r} is not success or failure")
     tokens, why = logged_tokens(rec.get("prompt_tokens"), "prompt_tokens")
     if why is not None:
         return [], None, why
@@ -134,7 +134,7 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
         raw = meta.get(field)
         if raw is None:
             continue
-        refused = tries_refused(n, f"metadata.{field} ({str(raw)[:40]})")
+        refused = tries_refused(n, f"metadata.{field}", f"({str(raw)[:40]})")
         if refused is not None:
             return [], None, refused
     extra = (retries or 0) + (n_fb or 0)

@@ -42,7 +42,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, faults_for, open_text_lines
+from relplan.ingest.files import FileInfo, LineError, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_float,
@@ -244,17 +244,21 @@ def looks_like_nginx(first_line: str) -> bool:
 def _end_time(f: dict[str, str]) -> tuple[float | None, str | None]:
     if "msec" in f:
         t = as_float(f["msec"])
-        return t, None if t is not None else f"$msec {f['msec']!r} is not epoch seconds"
+        return t, None if t is not None else LineError(f"$msec {f['msec']!r} is not epoch seconds")
     if "time_iso8601" in f:
         try:
             return dt.datetime.fromisoformat(f["time_iso8601"]).timestamp(), None
         except ValueError:
-            return None, f"$time_iso8601 {f['time_iso8601']!r} is not ISO 8601 with an offset"
+            return None, LineError(
+                f"$time_iso8601 {f['time_iso8601']!r} is not ISO 8601 with an offset"
+            )
     if "time_local" in f:
         try:
             stamp = dt.datetime.strptime(f["time_local"], "%d/%b/%Y:%H:%M:%S %z")
         except ValueError:
-            return None, f"$time_local {f['time_local']!r} is not like 12/Jul/2019:14:28:22 +0000"
+            return None, LineError(
+                f"$time_local {f['time_local']!r} is not like 12/Jul/2019:14:28:22 +0000"
+            )
         return stamp.timestamp(), None
     return None, "the format logs no time ($msec, $time_local or $time_iso8601)"
 
@@ -284,12 +288,12 @@ def map_line(
     if "request_time" in f:
         rt = as_float(f.get("request_time"))
         if rt is None or rt < 0:
-            return [], f"$request_time {f.get('request_time')!r} is not seconds >= 0"
+            return [], LineError(f"$request_time {f.get('request_time')!r} is not seconds >= 0")
     else:
         rt = 0.0  # combined: no duration logged; the attempt is placed at its end
     status = as_int(f.get("status"))
     if status is None:
-        return [], f"$status {f.get('status')!r} is not an HTTP status"
+        return [], LineError(f"$status {f.get('status')!r} is not an HTTP status")
     # A line without the caller's header (a health check, a probe) is a call of its own.
     call_key = CALL_KEY.of(opts)
     call_id = text(field(f, call_key)) if call_key else None
@@ -335,7 +339,7 @@ def map_line(
     for i, (addr, st, tm) in enumerate(zip(addrs, statuses, times, strict=True)):
         dur = as_float(tm)
         if dur is None and text(tm) is not None:
-            return [], f"$upstream_response_time entry {tm!r} is not seconds"
+            return [], LineError(f"$upstream_response_time entry {tm!r} is not seconds")
         last = i == n - 1
         if "upstream_status" in lists:
             code, why = logged_status(st, "$upstream_status entry")
@@ -383,7 +387,7 @@ def stage_nginx(
         return (
             f
             if f is not None
-            else f"does not match {which}; give the log_format string (--nginx-format)"
+            else LineError(f"does not match {which}; give the log_format string (--nginx-format)")
         )
 
     stage_records(con, info, staged, opts, "nginx", parse)
@@ -444,7 +448,7 @@ def stage_records(
         if keyed and attempt_field:
             base = as_int(field(f, attempt_field))
             if base is None:
-                sink.reject(n, line, f"{attempt_field} is missing or not a whole number")
+                sink.reject(n, line, LineError(f"{attempt_field} is missing or not a whole number"))
                 continue
             for i, t in enumerate(tries):
                 t["attempt"] = float(base + i)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, json_loads
+from relplan.ingest.files import FileInfo, LineError, json_loads
 from relplan.ingest.gateways.nginx import (
     given_formats,
     is_json_template,
@@ -177,7 +177,9 @@ def stage_nginx_json(
         try:
             rec = json_loads(line)
         except ValueError as exc:
-            return f"not a JSON object ({str(exc)[:80]}); expected one nginx JSON record a line"
+            return LineError(
+                f"not a JSON object ({str(exc)[:80]}); expected one nginx JSON record a line"
+            )
         if not isinstance(rec, dict):
             return "not a JSON object; expected one nginx JSON record a line"
         return variables(rec, given)

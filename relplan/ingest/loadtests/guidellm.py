@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, dig, json_records, text
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def map_request(req: dict[str, Any], group: str) -> tuple[dict[str, Any], str | 
     timings = dig(req, "info.timings") or {}
     t_sent = as_float(timings.get("request_start")) or as_float(req.get("request_start_time"))
     if t_sent is None:
-        return {}, f"{group} request {rid} was never sent (no request_start)"
+        return {}, LineError(f"{group} request {rid} was never sent (no request_start)")
     t_end = as_float(timings.get("request_end")) or as_float(req.get("request_end_time"))
     return {
         "call_id": rid,
@@ -74,7 +74,9 @@ def stage_guidellm(
         for b, bench in enumerate(doc["benchmarks"]):
             reqs = bench.get("requests") if isinstance(bench, dict) else None
             if not isinstance(reqs, dict):
-                sink.reject(n, f"benchmarks[{b}]", f"benchmarks[{b}] has no requests lists")
+                sink.reject(
+                    n, f"benchmarks[{b}]", LineError(f"benchmarks[{b}] has no requests lists")
+                )
                 continue
             held = 0
             for group in _OUTCOME:
@@ -82,7 +84,7 @@ def stage_guidellm(
                     where = f"benchmarks[{b}].requests.{group}[{i}]"
                     held += 1
                     if not isinstance(req, dict):
-                        sink.reject(n, where, f"{where} is not an object")
+                        sink.reject(n, where, LineError(f"{where} is not an object"))
                         continue
                     cols, err = map_request(req, group)
                     if err is not None and err.endswith("(no request_start)"):

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
 from relplan.values import parse_instant, sig
 
@@ -92,7 +92,7 @@ def map_run(
         if at_once is None:
             return (
                 [],
-                (
+                LineError(
                     "no start_times (vllm bench serve writes them with --save-detailed since"
                     f" 2026-01) and request_rate {run.get('request_rate')!r} (only a run at"
                     " inf without max_concurrency sends every request at once); requests"
@@ -107,7 +107,7 @@ def map_run(
     for i in range(n):
         s = as_float(starts[i])
         if s is None:
-            return [], f"start_times[{i}] is not a number", None
+            return [], LineError(f"start_times[{i}] is not a number"), None
         lat = as_float(_item(run.get("latencies"), i))
         if lat is None:
             ttft = as_float(_item(run.get("ttfts"), i)) or 0.0

@@ -17,7 +17,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, load_document, read_document
+from relplan.ingest.files import FileInfo, LineError, load_document, read_document
 from relplan.ingest.metrics.text import drop_aliases
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
@@ -99,16 +99,20 @@ def stage_response(
             perr = None
             t = v = None
             if not (isinstance(pair, list) and len(pair) == 2):
-                perr = f'{loc}.values[{j}]: expected a [time, "value"] pair'
+                perr = LineError(f'{loc}.values[{j}]: expected a [time, "value"] pair')
             elif isinstance(pair[0], bool) or not isinstance(pair[0], (int, float)):
-                perr = f"{loc}.values[{j}]: time {pair[0]!r} is not a number"
+                perr = LineError(f"{loc}.values[{j}]: time {pair[0]!r} is not a number")
             else:
                 t = float(pair[0])
                 v = parse_number(str(pair[1]))
                 if v is None:
-                    perr = f"{loc}.values[{j}]: value {str(pair[1])[:40]!r} is not a number"
+                    perr = LineError(
+                        f"{loc}.values[{j}]: value {str(pair[1])[:40]!r} is not a number"
+                    )
             if name is None and perr is None:
-                perr = f"{loc}.metric has no __name__; query with a selector that keeps names"
+                perr = LineError(
+                    f"{loc}.metric has no __name__; query with a selector that keeps names"
+                )
             if perr is not None:
                 if not opts.skip:
                     raise InputError(perr, where)

@@ -36,7 +36,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
+from relplan.ingest.files import Faults, FileInfo, LineError, faults_for, open_text_lines
 from relplan.ingest.metrics.scrape_time import parse_at, time_from_name, unread_name_time
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
@@ -232,7 +232,7 @@ def _sample(
                 source_id=staged.source_id,
                 ln=n,
                 raw=line,
-                perr=f"timestamp {ts[:40]!r} is not a number; expected epoch seconds",
+                perr=LineError(f"timestamp {ts[:40]!r} is not a number; expected epoch seconds"),
             )
             return "rejected"
         t = tv / 1000.0 if ts_scale_ms and tv > 1e11 else tv
@@ -330,8 +330,10 @@ def stage_scrape(
                         source_id=staged.source_id,
                         ln=n,
                         raw=line,
-                        perr=f"cannot read scrape time {text[:60]!r}; expected '# SCRAPE' and"
-                        " epoch seconds or RFC 3339 with an offset",
+                        perr=LineError(
+                            f"cannot read scrape time {text[:60]!r}; expected '# SCRAPE' and"
+                            " epoch seconds or RFC 3339 with an offset"
+                        ),
                     )
                 continue
             m = _META.match(s)

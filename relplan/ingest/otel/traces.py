@@ -36,7 +36,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import as_float, as_int, logged_tokens, text
 from relplan.ingest.otel.documents import JsonShapeError, texts, trace_format
 from relplan.ingest.otel.spans import WALKS, BadOut, Span
@@ -139,7 +139,7 @@ class SpanReader:
             self.reject(
                 sp.line,
                 sp.raw,
-                f"{field} is missing or not a whole number; expected the span start",
+                LineError(f"{field} is missing or not a whole number; expected the span start"),
             )
             return
         unit = _START_UNIT[self.origin]

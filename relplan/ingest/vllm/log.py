@@ -70,7 +70,7 @@ _LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 # leaves it. ANSI colours are removed first.
 _HEAD = re.compile(
     rf"(?<![\w-])(?P<level>{_LEVEL})\s+"
-    r"(?P<mon>\d\d)-(?P<day>\d\d)\s+(?P<hms>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?\s+"
+    + r"(?P<mon>\d\d)-(?P<day>\d\d)\s+(?P<hms>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?\s+"
     r"(?:\[?(?P<loc>[\w./-]+):\d+\]\s*)?(?P<msg>.*)$"
 )
 _PREFIX_TS = re.compile(
