@@ -61,9 +61,17 @@ def promql_string(value: str) -> str:
     return "".join(out)
 
 
-def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
+def get_json(
+    base: str,
+    path: str,
+    params: dict[str, str],
+    deadline: float,
+    timeout: float | None = None,
+) -> tuple[Any, bytes]:
     """GET base+path?params as JSON, all of it before the monotonic `deadline`: the parsed
-    answer and its raw bytes. An HTTP error is an InputError with the server's own words."""
+    answer and its raw bytes. An HTTP error is an InputError with the server's own words. A
+    timeout names `timeout`, the --timeout the user gave that set the deadline (without it,
+    the time that was left)."""
     from relplan import httpget  # http.client and ssl: only for a live pull, not at start-up
 
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
@@ -72,6 +80,7 @@ def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> t
         seconds=deadline - time.monotonic(),
         max_bytes=MAX_RESPONSE_BYTES,
         timeout_hint=" (--timeout); nothing stored",
+        limit=timeout,
         size_hint="; pull a narrower --match, a shorter window or a longer --step",
     )
     if reply.status != 200:
@@ -132,7 +141,7 @@ def stage_pull(
     except ValueError as exc:
         raise UsageError("--match", str(exc)) from exc
     deadline = time.monotonic() + opts.timeout
-    names_doc, _ = get_json(url, "/api/v1/label/__name__/values", {}, deadline)
+    names_doc, _ = get_json(url, "/api/v1/label/__name__/values", {}, deadline, opts.timeout)
     listed = api_data(names_doc, "listing metric names", url)
     if not isinstance(listed, list):
         raise InputError("listing metric names: data is not a list of names", url)
@@ -152,7 +161,7 @@ def stage_pull(
                 "end": f"{e:.3f}",
                 "step": f"{step:g}",
             }
-            doc, body = get_json(url, "/api/v1/query_range", params, deadline)
+            doc, body = get_json(url, "/api/v1/query_range", params, deadline, opts.timeout)
             api_data(doc, f"query_range for {name!r}", url)
             h.update(body)
             # The times as sent (3 decimals); the chunks do not overlap, so a point is kept once.
