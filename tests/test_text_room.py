@@ -263,8 +263,6 @@ SENTENCES_NOT_MOVED_YET: frozenset[str] = frozenset(
         "whatif/fit_lengths.py",
         "whatif/fit_observed.py",
         "whatif/settings.py",
-        "workspace/__init__.py",
-        "workspace/attached.py",
     }
 )
 
