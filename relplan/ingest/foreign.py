@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_SIMULATE = "relplan simulate replays it as workload.trace in a scenario (docs/simulate.md)"
+from relplan.ingest.outcome import say
+
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
@@ -53,15 +54,20 @@ def recognise(head: bytes) -> str | None:
     first = _first_line(head)
     cols = {c.strip().strip('"') for c in first.split(",")}
     if {"TIMESTAMP", "ContextTokens", "GeneratedTokens"} <= cols:
-        return (
-            f"an Azure LLM inference trace (TIMESTAMP,ContextTokens,GeneratedTokens): {_SIMULATE}"
+        return say(
+            "workload_trace",
+            trace="an Azure LLM inference trace (TIMESTAMP,ContextTokens,GeneratedTokens)",
         )
     if {"Timestamp", "Request tokens", "Response tokens"} <= cols:
-        return f"a BurstGPT trace (Timestamp, Request tokens, Response tokens): {_SIMULATE}"
+        return say(
+            "workload_trace", trace="a BurstGPT trace (Timestamp, Request tokens, Response tokens)"
+        )
     if first.startswith("{") and all(
         f'"{k}"' in first for k in ("timestamp", "input_length", "output_length")
     ):
-        return f"a Mooncake trace (timestamp, input_length, output_length): {_SIMULATE}"
+        return say(
+            "workload_trace", trace="a Mooncake trace (timestamp, input_length, output_length)"
+        )
     if len(head) > 8 and (head[4:8] == _ZSTD or (head[4:5] == b"\x0a" and b"\x00" in head[:4])):
         return (
             "an OpenTelemetry Collector file-exporter file in proto format or compressed (a"

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.files import Faults, LineError, faults_for, json_loads, open_text_lines
+from relplan.ingest.outcome import say
 from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 if TYPE_CHECKING:
@@ -166,11 +167,7 @@ class AttemptSink:
             q = sql.load("ingest/gateway_number_attempts")
             self.con.execute(q.text, q.bind({"source_id": self.source_id}))
         if self.hidden:
-            notes.append(
-                f"{self.hidden} attempts are known by count only (the log gives no times,"
-                " replica or status for them): placed at the start of their record with zero"
-                " length; attempt counts are exact, their timing is not"
-            )
+            notes.append(say("hidden_tries", n=self.hidden))
 
 
 # The most tries one logged request may stand for. Retry policies stop far below it (Envoy's

@@ -23,6 +23,9 @@ neither a machine format (listed with why) nor listed as not moved yet.
 - `drill`: the text of `relplan drill` (plan, ramp, outcome, sweep, progress lines);
 - `alerts`, `record`, `lab`: the lines `relplan alerts`, `relplan record` and `relplan lab up`
   print after their work.
+- `ingest`: the notes of `relplan ingest` (what each source dropped or assumed, why an input
+  added nothing, the hints for an input relplan cannot tell), one function per code of
+  `relplan.ingest.outcome.Said`, reached by name (`outcome.say`).
 
 This package imports the models it words and `relplan.values` / `relplan.tables`; it never
 imports the report, the simulator or the CLI (pyproject's import-linter contracts).

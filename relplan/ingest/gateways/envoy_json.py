@@ -38,6 +38,7 @@ from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, LineError, faults_for, json_loads, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries, tries_refused
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY
+from relplan.ingest.outcome import say
 from relplan.ingest.sniff import envoy_key
 from relplan.values import parse_number, parse_time
 
@@ -227,16 +228,14 @@ def stage_envoy_records(
     sink.finish(staged.notes)
     staged.unknown_columns = sorted(unknown)
     staged.notes.append(
-        "one entry per downstream request = one client attempt, numbered by "
-        + (f"{attempt_field}" if attempt_key else "START_TIME")
-        + f" within each call (the call is {_call_names(call_field)});"
-        " execution_id unknown from Envoy logs"
+        say(
+            "envoy_attempts",
+            numbered_by=attempt_field if attempt_key else None,
+            call=_call_names(call_field),
+        )
     )
     if upstream_retried:
-        staged.notes.append(
-            f"{upstream_retried} entries were retried upstream by Envoy"
-            " (UPSTREAM_REQUEST_ATTEMPT_COUNT > 1)"
-        )
+        staged.notes.append(say("envoy_upstream_retried", n=upstream_retried))
     if envoy_key(call_field) == "x_request_id" and not call_key:
         staged.notes.append(
             "calls are grouped by x-request-id: Envoy makes a fresh one per downstream request"

@@ -41,6 +41,7 @@ from relplan.ingest.gateway_rows import (
     text,
     tries_refused,
 )
+from relplan.ingest.outcome import say
 from relplan.values import parse_time
 
 if TYPE_CHECKING:
@@ -170,9 +171,7 @@ def stage_litellm(
     )
     if not_logged:
         staged.notes.append(
-            f"retry amplification is not measurable for {not_logged} of {sink.records - sink.refused}"
-            " calls: attempted_retries and attempted_fallbacks are null, so they are stored as"
-            " one attempt each"
+            say("litellm_tries_unlogged", n=not_logged, calls=sink.records - sink.refused)
         )
     staged.notes.append("times without an offset (startTime, endTime) are taken as UTC")
 

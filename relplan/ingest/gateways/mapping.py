@@ -61,6 +61,7 @@ from relplan.ingest.gateway_rows import (
     refusal,
     text,
 )
+from relplan.ingest.outcome import say
 from relplan.ingest.patterns import compile_pattern
 from relplan.models import StrictModel
 from relplan.settings_file import read_settings
@@ -331,15 +332,9 @@ def stage_mapped(
         else:
             sink.call(n, raw, [cols])
     sink.finish(staged.notes)
-    staged.notes.append(
-        f"read through the mapping {map_file.name}; attempts numbered by "
-        + (f"{m.fields.attempt}" if m.fields.attempt else "start time within each call")
-    )
+    staged.notes.append(say("mapped", mapping=map_file.name, numbered_by=m.fields.attempt))
     if m.fields.first_byte:
-        staged.notes.append(
-            f"first byte ({m.fields.first_byte}) checked but not stored: the attempts table has"
-            " no first-byte column yet"
-        )
+        staged.notes.append(say("first_byte_unstored", field=m.fields.first_byte))
 
 
 ADAPTERS = (

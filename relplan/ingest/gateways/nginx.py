@@ -52,6 +52,7 @@ from relplan.ingest.gateway_rows import (
     text,
 )
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
+from relplan.ingest.outcome import say
 
 if TYPE_CHECKING:
     import duckdb
@@ -392,12 +393,7 @@ def stage_nginx(
 
     stage_records(con, info, staged, opts, "nginx", parse)
     if by_tail:
-        staged.notes.append(
-            f"{by_tail} lines are `combined` with more fields after it: their timings read by"
-            " name (rt=, urt=, us=, ua=) or by position (the first bare seconds value as"
-            " $request_time, the second as $upstream_response_time); give --nginx-format to"
-            " read them exactly"
-        )
+        staged.notes.append(say("nginx_combined_tail", n=by_tail))
 
 
 def stage_records(
@@ -463,10 +459,7 @@ def stage_records(
     if seconds_only:
         staged.notes.append("times from $time_local/$time_iso8601 have whole-second resolution")
     if unkeyed:
-        staged.notes.append(
-            f"{unkeyed} lines without the call key {call_key} (health checks, probes):"
-            " each is a call of its own"
-        )
+        staged.notes.append(say("unkeyed_lines", n=unkeyed, call_key=call_key))
     if no_duration:
         staged.notes.append(
             "no $request_time logged: each request is placed at its end with zero length"

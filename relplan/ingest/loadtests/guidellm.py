@@ -25,6 +25,7 @@ from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, dig, json_records, text
+from relplan.ingest.outcome import say
 
 if TYPE_CHECKING:
     import duckdb
@@ -95,13 +96,11 @@ def stage_guidellm(
                         sink.call(n, where, [cols])
             total = as_int(dig(bench, "metrics.request_totals.total"))
             if total is not None and total > held:
-                sampled.append(f"benchmarks[{b}] lists {held} of {total} requests (a sample)")
+                sampled.append(say("guidellm_sampled", benchmark=b, held=held, total=total))
     sink.finish(staged.notes)
     staged.notes.extend(sampled)
     if never_sent:
-        staged.notes.append(
-            f"{never_sent} requests were never sent (no request_start): not stored as attempts"
-        )
+        staged.notes.append(say("guidellm_never_sent", n=never_sent))
     staged.notes.append(
         "one call per GuideLLM request (no retries); no HTTP status or replica in the report;"
         " records are named by their place in the document (source_row is its first line)"

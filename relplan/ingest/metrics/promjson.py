@@ -19,6 +19,7 @@ from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, LineError, load_document, read_document
 from relplan.ingest.metrics.text import drop_aliases
+from relplan.ingest.outcome import say
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
 
@@ -138,10 +139,7 @@ def stage_response(
                 value=v,
             )
     if created[0]:
-        staged.notes.append(
-            f"dropped {created[0]} `_created` series ({created[1]} samples: counter creation"
-            " times, not samples of the counter)"
-        )
+        staged.notes.append(say("created_series", series=created[0], samples=created[1]))
     return ordinal
 
 

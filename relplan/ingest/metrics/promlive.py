@@ -27,6 +27,7 @@ from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import DuplicateKey, unique_keys
 from relplan.ingest.metrics.promjson import Window, stage_response
+from relplan.ingest.outcome import say
 from relplan.ingest.patterns import compile_pattern
 from relplan.ingest.stage import StageWriter
 
@@ -148,7 +149,10 @@ def stage_pull(
     names = sorted(str(n) for n in listed if pattern.fullmatch(str(n)))
     h = hashlib.sha256()
     h.update(f"{match}\n{start}\n{end}\n{step}\n".encode())
-    shown = f"{url.rstrip('/')}/api/v1/query_range?match={match}&start={start:g}&end={end:g}&step={step:g}"
+    # The source's path: the query_range URL of the pull with its parameters as given.
+    given = (("start", start), ("end", end), ("step", step))
+    query = "&".join([f"match={match}", *(f"{k}={v:g}" for k, v in given)])
+    shown = f"{url.rstrip('/')}/api/v1/query_range?{query}"
     staged = Staged(source_id=source_id, path=shown, kind="metrics", format="prometheus", sha256="")
     w = StageWriter(con, "stage_metrics")
     ordinal = 0
@@ -171,12 +175,9 @@ def stage_pull(
             repeated += window.repeated
     w.flush()
     if outside or repeated:
-        staged.notes.append(
-            f"dropped {outside} points outside the requested window and {repeated} repeated"
-            " points (same series and time) that the server sent"
-        )
+        staged.notes.append(say("points_dropped", outside=outside, repeated=repeated))
     staged.sha256 = h.hexdigest()
-    staged.notes.append(f"{len(names)} metric names matched {match!r}")
+    staged.notes.append(say("names_matched", n=len(names), match=match))
     if not names:
         staged.notes.append("no metric name matched; nothing pulled")
     return staged
