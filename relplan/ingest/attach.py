@@ -311,7 +311,7 @@ def _check_rows(
     steps, events, stats = int(row["steps"]), int(row["events"]), int(row["engine_stats"])
     notes = [say("attached_in_place", files=len(files))]
     if partitions:
-        notes.append("Hive partitions as columns: " + ", ".join(partitions))
+        notes.append(say("hive_partitions", partitions=partitions))
     rows = steps + events + stats
     now = dt.datetime.now(dt.timezone.utc)
     sql.run(

@@ -97,6 +97,32 @@ Said = Literal[
     "workload_trace",
     # cluster events
     "kube_events",
+    # gateways: how the calls were told
+    "envoy_request_id_calls",
+    "kong_attempts",
+    "kong_request_id_calls",
+    "litellm_tries_per_call",
+    "litellm_times_utc",
+    "drill_headers",
+    "nginx_tries_placed",
+    "nginx_whole_seconds",
+    "nginx_no_duration",
+    "nginx_no_upstream",
+    "nginx_lines_are_calls",
+    "nginx_json_keys",
+    # load tests, metrics, attached files: what the source is
+    "guidellm_calls",
+    "bench_perf_counter",
+    "bench_no_status",
+    "no_eof",
+    "scrapes",
+    "scrape_time_given",
+    "nothing_matched",
+    "hive_partitions",
+    # the closing lines of relplan ingest, each
+    "nothing_new",
+    "source_note",
+    "skipped_input",
 ]
 
 
@@ -219,14 +245,14 @@ def render_ingest(rep: IngestReport) -> str:
     if rep.sources:
         lines.append(sources_table(rep.sources))
     else:
-        lines.append("nothing new ingested")
+        lines.append(say("nothing_new"))
     for s in rep.sources:
         for note in s.notes:
-            lines.append(f"note: source {s.source_id}: {note}")
+            lines.append(say("source_note", source=s.source_id, note=note))
         if s.unknown_columns:
             lines.append(say("ignored_columns", source=s.source_id, columns=s.unknown_columns))
         if s.rejected:
             lines.append(say("records_refused", source=s.source_id, n=s.rejected))
     for sk in rep.skipped:
-        lines.append(f"skipped {sk.path}: {sk.reason}")
+        lines.append(say("skipped_input", path=sk.path, reason=sk.reason))
     return "\n".join(lines)

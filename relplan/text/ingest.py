@@ -542,6 +542,150 @@ def kube_events(objects: int, occurrences: int) -> str:
     )
 
 
+# --- gateways: how the calls were told -------------------------------------------------------
+
+
+def envoy_request_id_calls() -> str:
+    return (
+        "calls are grouped by x-request-id: Envoy makes a fresh one per downstream request"
+        " unless the caller sends it, so client retries group into one call only when the"
+        " caller reuses it (else name the caller's header with call_key)"
+    )
+
+
+def kong_attempts() -> str:
+    return (
+        "one object per request, one attempt per entry of `tries`; a failed try ends when the"
+        " next one starts; execution_id unknown from Kong logs"
+    )
+
+
+def kong_request_id_calls() -> str:
+    return (
+        "calls are Kong's request.id, fresh per request: retries by the client are not linked"
+        " across requests (name the caller's header with call_key)"
+    )
+
+
+def litellm_tries_per_call() -> str:
+    return (
+        "LiteLLM counts retries and fallbacks per call (metadata.attempted_retries,"
+        " attempted_fallbacks), not per attempt: only the last attempt of a call has its times"
+        " and deployment"
+    )
+
+
+def litellm_times_utc() -> str:
+    return "times without an offset (startTime, endTime) are taken as UTC"
+
+
+def drill_headers(call: str, attempt: str | None) -> str:
+    """`call`, `attempt`: the headers relplan drill sends, found in the log."""
+    numbered = f" (attempt number: {attempt})" if attempt else ""
+    return (
+        f"calls linked by {call}{numbered}: the call-key header relplan drill sends, logged by"
+        " relplan lab's nginx; --call-key names another"
+    )
+
+
+def nginx_tries_placed() -> str:
+    return (
+        "tries placed back to back from the call's start ($msec or $time_local minus"
+        " $request_time) by $upstream_response_time; nginx logs no start per try"
+    )
+
+
+def nginx_whole_seconds() -> str:
+    return "times from $time_local/$time_iso8601 have whole-second resolution"
+
+
+def nginx_no_duration() -> str:
+    return "no $request_time logged: each request is placed at its end with zero length"
+
+
+def nginx_no_upstream() -> str:
+    return (
+        "no $upstream_* logged: one attempt per line, by the status the client got (nginx's own"
+        " refusals cannot be told from the upstream's)"
+    )
+
+
+def nginx_lines_are_calls(all_ids: bool) -> str:
+    """`all_ids`: every line has a request id."""
+    no_ids = (
+        ""
+        if all_ids
+        else " and some lines have no request id: client retry amplification is not measurable"
+        " from this source (name the caller's header with call_key)"
+    )
+    return (
+        "each line is one call with its upstream tries; retries by the client (new requests)"
+        f" are not linked across lines{no_ids}"
+    )
+
+
+def nginx_json_keys(by_template: bool) -> str:
+    """`by_template`: a JSON log_format was given."""
+    how = "by the given JSON log_format" if by_template else "by their names"
+    return f"keys read as nginx variables {how}"
+
+
+# --- load tests, metrics, attached files: what the source is ---------------------------------
+
+
+def guidellm_calls() -> str:
+    return (
+        "one call per GuideLLM request (no retries); no HTTP status or replica in the report;"
+        " records are named by their place in the document (source_row is its first line)"
+    )
+
+
+def bench_perf_counter() -> str:
+    return (
+        "start_times are time.perf_counter() (monotonic): relative times are exact, the absolute"
+        " placement is not"
+    )
+
+
+def bench_no_status() -> str:
+    return "no HTTP status, replica or request id in the file"
+
+
+def no_eof() -> str:
+    return "no # EOF line at the end: the file may be truncated"
+
+
+def scrapes(n: int) -> str:
+    return f"{n} scrapes"
+
+
+def scrape_time_given() -> str:
+    return "scrape time from --at"
+
+
+def nothing_matched() -> str:
+    return "no metric name matched; nothing pulled"
+
+
+def hive_partitions(partitions: Sequence[str]) -> str:
+    return f"Hive partitions as columns: {', '.join(partitions)}"
+
+
+# --- the closing lines of relplan ingest, each -----------------------------------------------
+
+
+def nothing_new() -> str:
+    return "nothing new ingested"
+
+
+def source_note(source: int, note: str) -> str:
+    return f"note: source {source}: {note}"
+
+
+def skipped_input(path: str, reason: str) -> str:
+    return f"skipped {path}: {reason}"
+
+
 SENTENCES: dict[str, Callable[..., str]] = {
     f.__name__: f
     for f in (
@@ -612,5 +756,28 @@ SENTENCES: dict[str, Callable[..., str]] = {
         unknown_text,
         workload_trace,
         kube_events,
+        envoy_request_id_calls,
+        kong_attempts,
+        kong_request_id_calls,
+        litellm_tries_per_call,
+        litellm_times_utc,
+        drill_headers,
+        nginx_tries_placed,
+        nginx_whole_seconds,
+        nginx_no_duration,
+        nginx_no_upstream,
+        nginx_lines_are_calls,
+        nginx_json_keys,
+        guidellm_calls,
+        bench_perf_counter,
+        bench_no_status,
+        no_eof,
+        scrapes,
+        scrape_time_given,
+        nothing_matched,
+        hive_partitions,
+        nothing_new,
+        source_note,
+        skipped_input,
     )
 }

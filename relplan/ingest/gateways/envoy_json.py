@@ -237,11 +237,7 @@ def stage_envoy_records(
     if upstream_retried:
         staged.notes.append(say("envoy_upstream_retried", n=upstream_retried))
     if envoy_key(call_field) == "x_request_id" and not call_key:
-        staged.notes.append(
-            "calls are grouped by x-request-id: Envoy makes a fresh one per downstream request"
-            " unless the caller sends it, so client retries group into one call only when the"
-            " caller reuses it (else name the caller's header with call_key)"
-        )
+        staged.notes.append(say("envoy_request_id_calls"))
 
 
 _ENVOY_KEYS = {

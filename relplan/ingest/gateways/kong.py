@@ -36,6 +36,7 @@ from relplan.ingest.gateway_rows import (
     text,
 )
 from relplan.ingest.gateways.options import CALL_KEY
+from relplan.ingest.outcome import say
 
 if TYPE_CHECKING:
     import duckdb
@@ -148,15 +149,9 @@ def stage_kong(
         else:
             sink.call(n, raw, tries)
     sink.finish(staged.notes)
-    staged.notes.append(
-        "one object per request, one attempt per entry of `tries`; a failed try ends when"
-        " the next one starts; execution_id unknown from Kong logs"
-    )
+    staged.notes.append(say("kong_attempts"))
     if not grouped:
-        staged.notes.append(
-            "calls are Kong's request.id, fresh per request: retries by the client are not"
-            " linked across requests (name the caller's header with call_key)"
-        )
+        staged.notes.append(say("kong_request_id_calls"))
 
 
 def _is_kong(keys: set[str]) -> bool:

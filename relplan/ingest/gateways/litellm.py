@@ -164,16 +164,12 @@ def stage_litellm(
         sink.call(n, raw, tries, hidden=extra or 0)
     sink.renumber = traced > 0
     sink.finish(staged.notes)
-    staged.notes.append(
-        "LiteLLM counts retries and fallbacks per call (metadata.attempted_retries,"
-        " attempted_fallbacks), not per attempt: only the last attempt of a call has its"
-        " times and deployment"
-    )
+    staged.notes.append(say("litellm_tries_per_call"))
     if not_logged:
         staged.notes.append(
             say("litellm_tries_unlogged", n=not_logged, calls=sink.records - sink.refused)
         )
-    staged.notes.append("times without an offset (startTime, endTime) are taken as UTC")
+    staged.notes.append(say("litellm_times_utc"))
 
 
 def _is_litellm(keys: set[str]) -> bool:

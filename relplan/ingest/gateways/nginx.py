@@ -408,12 +408,7 @@ def stage_records(
     auto = None if CALL_KEY.of(opts) else drill_headers(info, parse, LOG_FORMAT.of(opts))
     if auto is not None:
         opts = opts.replace(call_key=auto[0], attempt_field=auto[1])
-        staged.notes.append(
-            f"calls linked by {auto[0]}"
-            + (f" (attempt number: {auto[1]})" if auto[1] else "")
-            + ": the call-key header relplan drill sends, logged by relplan lab's nginx;"
-            " --call-key names another"
-        )
+        staged.notes.append(say("drill_headers", call=auto[0], attempt=auto[1]))
     call_key, attempt_field = CALL_KEY.of(opts), ATTEMPT_FIELD.of(opts)
     grouped = bool(call_key)
     sink = AttemptSink(
@@ -452,34 +447,17 @@ def stage_records(
     for n, line, why in faults.drain() if faults is not None else []:
         sink.reject(n, line, why)
     sink.finish(staged.notes)
-    staged.notes.append(
-        "tries placed back to back from the call's start ($msec or $time_local minus"
-        " $request_time) by $upstream_response_time; nginx logs no start per try"
-    )
+    staged.notes.append(say("nginx_tries_placed"))
     if seconds_only:
-        staged.notes.append("times from $time_local/$time_iso8601 have whole-second resolution")
+        staged.notes.append(say("nginx_whole_seconds"))
     if unkeyed:
         staged.notes.append(say("unkeyed_lines", n=unkeyed, call_key=call_key))
     if no_duration:
-        staged.notes.append(
-            "no $request_time logged: each request is placed at its end with zero length"
-        )
+        staged.notes.append(say("nginx_no_duration"))
     if no_upstream:
-        staged.notes.append(
-            "no $upstream_* logged: one attempt per line, by the status the client got"
-            " (nginx's own refusals cannot be told from the upstream's)"
-        )
+        staged.notes.append(say("nginx_no_upstream"))
     if not grouped:
-        staged.notes.append(
-            "each line is one call with its upstream tries; retries by the client (new"
-            " requests) are not linked across lines"
-            + (
-                ""
-                if with_id == sink.records
-                else " and some lines have no request id: client retry amplification is not"
-                " measurable from this source (name the caller's header with call_key)"
-            )
-        )
+        staged.notes.append(say("nginx_lines_are_calls", all_ids=with_id == sink.records))
 
 
 # The headers relplan drill sends (relplan/drill/client.py) and relplan lab's nginx logs

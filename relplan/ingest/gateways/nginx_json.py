@@ -34,6 +34,7 @@ from relplan.ingest.gateways.nginx import (
     written_for,
 )
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
+from relplan.ingest.outcome import say
 
 # The variables relplan reads (gateway_nginx.map_line), longest first for suffix matches.
 
@@ -185,10 +186,7 @@ def stage_nginx_json(
         return variables(rec, given)
 
     stage_records(con, info, staged, opts, "nginx_json", parse)
-    staged.notes.append(
-        "keys read as nginx variables "
-        + ("by the given JSON log_format" if given is not None else "by their names")
-    )
+    staged.notes.append(say("nginx_json_keys", by_template=given is not None))
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:

@@ -101,10 +101,7 @@ def stage_guidellm(
     staged.notes.extend(sampled)
     if never_sent:
         staged.notes.append(say("guidellm_never_sent", n=never_sent))
-    staged.notes.append(
-        "one call per GuideLLM request (no retries); no HTTP status or replica in the report;"
-        " records are named by their place in the document (source_row is its first line)"
-    )
+    staged.notes.append(say("guidellm_calls"))
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:

@@ -173,11 +173,8 @@ def stage_vllm_bench(
         for n, k, how in placed
     )
     if timed:
-        staged.notes.append(
-            "start_times are time.perf_counter() (monotonic): relative times are exact, the"
-            " absolute placement is not"
-        )
-    staged.notes.append("no HTTP status, replica or request id in the file")
+        staged.notes.append(say("bench_perf_counter"))
+    staged.notes.append(say("bench_no_status"))
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:

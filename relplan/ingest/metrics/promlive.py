@@ -179,5 +179,5 @@ def stage_pull(
     staged.sha256 = h.hexdigest()
     staged.notes.append(say("names_matched", n=len(names), match=match))
     if not names:
-        staged.notes.append("no metric name matched; nothing pulled")
+        staged.notes.append(say("nothing_matched"))
     return staged

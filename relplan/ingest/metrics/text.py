@@ -297,7 +297,7 @@ def stage_openmetrics(
                 path,
                 last + 1,
             )
-        staged.notes.append("no # EOF line at the end: the file may be truncated")
+        staged.notes.append(say("no_eof"))
     _finish_notes(con, staged, st)
 
 
@@ -336,7 +336,7 @@ def stage_scrape(
         _sample(w, st, staged, n, s, t, True, opts.skip)
     _stage_faults(w, staged, faults)
     w.flush()
-    staged.notes.append(f"{scrapes} scrapes")
+    staged.notes.append(say("scrapes", n=scrapes))
     _finish_notes(con, staged, st)
 
 
@@ -404,7 +404,7 @@ def stage_exposition(
     if named is not None:
         staged.notes.append(say("scrape_time_from_name", time=named[1]))
     elif t is not None:
-        staged.notes.append("scrape time from --at")
+        staged.notes.append(say("scrape_time_given"))
     total = sum(tally.values())
     staged.notes.append(
         say(
