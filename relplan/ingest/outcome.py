@@ -123,6 +123,12 @@ Said = Literal[
     "nothing_new",
     "source_note",
     "skipped_input",
+    # relplan inspect
+    "inspect_ignored_columns",
+    "inspect_source_note",
+    "no_sources_yet",
+    "rejected_records",
+    "manifest_heading",
 ]
 
 

@@ -686,6 +686,31 @@ def skipped_input(path: str, reason: str) -> str:
     return f"skipped {path}: {reason}"
 
 
+# --- relplan inspect -------------------------------------------------------------------------
+
+
+def inspect_ignored_columns(source: int, columns: Sequence[str]) -> str:
+    return f"  source {source}: ignored columns {', '.join(columns)}"
+
+
+def inspect_source_note(source: int, note: str) -> str:
+    return f"  source {source}: {note}"
+
+
+def no_sources_yet() -> str:
+    return "No sources yet: run `relplan ingest PATH`."
+
+
+def rejected_records(total: int, shown: int) -> str:
+    """`shown`: how many of the `total` are listed below."""
+    first = f" (first {shown} shown)" if total > shown else ""
+    return f"Rejected records: {total}{first}"
+
+
+def manifest_heading(name: str, source: int) -> str:
+    return f"Manifest {name!r} (source {source}):"
+
+
 SENTENCES: dict[str, Callable[..., str]] = {
     f.__name__: f
     for f in (
@@ -779,5 +804,10 @@ SENTENCES: dict[str, Callable[..., str]] = {
         nothing_new,
         source_note,
         skipped_input,
+        inspect_ignored_columns,
+        inspect_source_note,
+        no_sources_yet,
+        rejected_records,
+        manifest_heading,
     )
 }
