@@ -7,13 +7,17 @@ the output tests read (ingest, inspect, the docs examples) check the rest.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import get_args
 
 import pytest
 
+from relplan.errors import InputError
 from relplan.ingest import outcome
 from relplan.ingest.files import LineError
 from relplan.text import ingest as words
+from tests.helpers.ingest import ingest
+from tests.test_ingest_otel import T0, otlp_request, otlp_span, vllm_attrs
 
 
 def test_the_text_module_words_every_code_and_no_other() -> None:
@@ -73,3 +77,49 @@ def test_a_line_error_is_the_reason_itself() -> None:
     why = LineError("$status 'x' is not an HTTP status")
     assert isinstance(why, str)
     assert (why, f"{why}", str(why)) == ("$status 'x' is not an HTTP status",) * 3
+
+
+def test_the_notes_of_a_trace_file_read_as_before(tmp_path: Path) -> None:
+    """Every note a trace file can raise, for hand-made vLLM spans (tests/test_ingest_otel.py's
+    helpers): the expected lines are what relplan said before the words moved (main at
+    522a6f4, the same file ingested)."""
+    spans = [
+        otlp_span(T0, vllm_attrs("a", finish='["abort"]'), span_id="01"),
+        otlp_span(T0 + 1, vllm_attrs("a"), span_id="02"),
+        otlp_span(T0 + 2, vllm_attrs("b", ttft=None, queue=-1.0), span_id="03"),
+        otlp_span(T0 + 3, vllm_attrs("c", finish='["length"]'), span_id="04"),
+        *[otlp_span(T0 + 4 + i, {}, name=f"other{i % 7}", span_id=f"1{i}") for i in range(9)],
+    ]
+    f = tmp_path / "spans.otlp.jsonl"
+    f.write_text(otlp_request(spans, {"k8s.pod.name": "vllm-0"}) + "\n")
+    (src,) = ingest(tmp_path / "w.duckdb", f).sources
+    assert src.notes == [
+        "13 spans: 4 llm_request spans stored, 0 duplicate llm_request spans merged, 9 other"
+        " spans ignored (other0 2x, other1 2x, other2 1x, other3 1x, other4 1x, 2 more names),"
+        " 0 records rejected; 14 events, 4 request ids",
+        "aborted requests may be missing: older vLLM releases export no llm_request span for a"
+        " request the client abandoned (newer ones export one with finish reason abort: 1 here)",
+        "finish reasons: abort 1x, length 1x, stop 2x (abort and error stored as aborted)",
+        "spans without: time_to_first_token 1x (no event where a time is missing)",
+        "negative or non-numeric latencies stored as NULL: gen_ai.latency.time_in_queue 1x",
+        "1 spans repeat an earlier gen_ai.request.id (a resent X-Request-Id): stored as <id>#2,"
+        " #3, ... so executions stay distinct",
+        "gen_ai.usage.completion_tokens (160 output tokens on 4 spans) is not stored: the events"
+        " table has no output-token column",
+        "replica from resource attributes: k8s.pod.name 4x",
+    ]
+
+
+def test_a_parquet_file_of_other_columns_is_refused_in_the_same_words(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "unknown.parquet"
+    pq.write_table(pa.table({"foo": [1], "bar": [2]}), f)
+    with pytest.raises(InputError) as e:
+        ingest(tmp_path / "w.duckdb", f)
+    assert e.value.reason == (
+        "cannot tell what this Parquet file holds (columns: bar, foo); expected the proxy columns"
+        " (call_id, attempt, t_sent, t_end, outcome, ...) or the engine columns (type, t,"
+        " execution_id, step, ...)"
+    )
