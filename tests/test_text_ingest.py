@@ -79,6 +79,7 @@ def test_a_line_error_is_the_reason_itself() -> None:
     assert (why, f"{why}", str(why)) == ("$status 'x' is not an HTTP status",) * 3
 
 
+@pytest.mark.slow  # about 1.3 s: a whole ingest of a trace file
 def test_the_notes_of_a_trace_file_read_as_before(tmp_path: Path) -> None:
     """Every note a trace file can raise, for hand-made vLLM spans (tests/test_ingest_otel.py's
     helpers): the expected lines are what relplan said before the words moved (main at
