@@ -13,7 +13,7 @@ from typing import get_args
 import pytest
 
 from relplan.errors import InputError
-from relplan.ingest import outcome
+from relplan.ingest import foreign, outcome
 from relplan.ingest.files import LineError
 from relplan.text import ingest as words
 from tests.helpers.ingest import ingest
@@ -124,3 +124,24 @@ def test_a_parquet_file_of_other_columns_is_refused_in_the_same_words(tmp_path: 
         " (call_id, attempt, t_sent, t_end, outcome, ...) or the engine columns (type, t,"
         " execution_id, step, ...)"
     )
+
+
+def test_every_kind_of_file_that_is_no_input_is_worded() -> None:
+    kinds = {k for _, k in foreign._MAGIC} | set(foreign._NAMED.values()) | {"text"}
+    assert kinds == set(words.FILE_KINDS)
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "said"),
+    [
+        ("a.png", b"\x89PNG\r\n\x1a\nxx", "a PNG image"),
+        ("notes.zip", b"PK\x03\x04xx", "a zip archive (unpack it first)"),
+        ("m.toml", b"a = 1", "a TOML file (a gateway mapping file is passed with --map)"),
+        ("README", b"hello", "a text document"),
+        ("x.foo", b"x", "a .foo file"),
+        ("noext", b"x", "a file without a known extension"),
+    ],
+)
+def test_a_file_that_is_no_input_is_named_as_before(name: str, head: bytes, said: str) -> None:
+    """The words main (522a6f4) gave for these files in a folder (skipped, with why)."""
+    assert foreign.describe(name, head) == said

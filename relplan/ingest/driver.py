@@ -139,7 +139,7 @@ def ingest_files(
     # Named on the command line: a file that is no known input is an error. Found in a
     # directory: it is skipped and listed in the report.
     named = {p.resolve() for p in paths if p.is_file()}
-    special = "not a regular file (a FIFO, a device, a socket or a broken link): not opened"
+    special = say("not_a_regular_file")
     by_name = [
         SkippedInput(path=str(p), reason=foreign.not_an_input(p) if p.is_file() else special)
         for p in dir_skipped
@@ -266,7 +266,7 @@ def stage_file(
         if from_dir:
             what = known or exc.what
             session.skipped.append(
-                SkippedInput(path=str(path), reason=f"not a known input ({what})")
+                SkippedInput(path=str(path), reason=say("not_a_known_input", what=what))
             )
             return
         if known is not None:

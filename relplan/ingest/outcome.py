@@ -129,6 +129,11 @@ Said = Literal[
     "no_sources_yet",
     "rejected_records",
     "manifest_heading",
+    # files that are no input
+    "not_a_known_input",
+    "not_a_regular_file",
+    "otel_proto_file",
+    "file_kind",
 ]
 
 

@@ -711,6 +711,56 @@ def manifest_heading(name: str, source: int) -> str:
     return f"Manifest {name!r} (source {source}):"
 
 
+# --- files that are no input -----------------------------------------------------------------
+
+
+def not_a_known_input(what: str) -> str:
+    return f"not a known input ({what})"
+
+
+def not_a_regular_file() -> str:
+    return "not a regular file (a FIFO, a device, a socket or a broken link): not opened"
+
+
+def otel_proto_file() -> str:
+    return (
+        "an OpenTelemetry Collector file-exporter file in proto format or compressed (a 4-byte"
+        " length before each message); relplan reads the exporter's `format: json` output"
+        " without compression (docs/formats.md)"
+    )
+
+
+# What a file that is no input is (relplan/ingest/foreign.py tells the kind).
+FILE_KINDS = {
+    "png": "a PNG image",
+    "jpeg": "a JPEG image",
+    "gif": "a GIF image",
+    "pdf": "a PDF document",
+    "zip": "a zip archive (unpack it first)",
+    "zstd": "a zstd-compressed file (unpack it first)",
+    "bzip2": "a bzip2-compressed file (unpack it first)",
+    "xz": "an xz-compressed file (unpack it first)",
+    "markdown": "a Markdown document",
+    "rst": "a reStructuredText document",
+    "html": "an HTML page",
+    "svg": "an SVG image",
+    "image": "an image",
+    "yaml": "a YAML file",
+    "toml": "a TOML file (a gateway mapping file is passed with --map)",
+    "python": "a Python file",
+    "shell": "a shell script",
+    "duckdb": "a DuckDB database (a relplan workspace is opened with --db)",
+    "text": "a text document",
+}
+
+
+def file_kind(kind: str | None, suffix: str) -> str:
+    """`kind`: a key of FILE_KINDS, or None for a file known only by its `suffix` (or none)."""
+    if kind is not None:
+        return FILE_KINDS[kind]
+    return f"a {suffix} file" if suffix else "a file without a known extension"
+
+
 SENTENCES: dict[str, Callable[..., str]] = {
     f.__name__: f
     for f in (
@@ -809,5 +859,9 @@ SENTENCES: dict[str, Callable[..., str]] = {
         no_sources_yet,
         rejected_records,
         manifest_heading,
+        not_a_known_input,
+        not_a_regular_file,
+        otel_proto_file,
+        file_kind,
     )
 }
