@@ -7,6 +7,8 @@ the output tests read (ingest, inspect, the docs examples) check the rest.
 
 from __future__ import annotations
 
+import ast
+import inspect
 from pathlib import Path
 from typing import get_args
 
@@ -145,3 +147,34 @@ def test_every_kind_of_file_that_is_no_input_is_worded() -> None:
 def test_a_file_that_is_no_input_is_named_as_before(name: str, head: bytes, said: str) -> None:
     """The words main (522a6f4) gave for these files in a folder (skipped, with why)."""
     assert foreign.describe(name, head) == said
+
+
+def _says(root: Path) -> list[tuple[str, str, set[str]]]:
+    """Each `say("code", name=...)` call under `root`: (where, code, the names it passes)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "say"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                names = {kw.arg for kw in node.keywords if kw.arg is not None}
+                out.append((f"{path.name}:{node.lineno}", str(node.args[0].value), names))
+    return out
+
+
+def test_each_say_passes_the_values_its_words_take() -> None:
+    """`say(code, **values)` is not type-checked against the function that words the code:
+    here each call in the ingest names exactly that function's parameters, and every code is
+    said somewhere."""
+    said = _says(Path(outcome.__file__).parent)
+    wrong = [
+        (where, code, names)
+        for where, code, names in said
+        if names != set(inspect.signature(words.SENTENCES[code]).parameters)
+    ]
+    assert wrong == []
+    assert {code for _, code, _ in said} == set(words.SENTENCES)
