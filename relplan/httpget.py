@@ -110,13 +110,15 @@ def get(
     headers: Mapping[str, str] | None = None,
     timeout_hint: str = "",
     size_hint: str = "",
+    limit: float | None = None,
 ) -> Reply:
     """GET `url`, all of it within `seconds` and at most `max_bytes` of body.
 
     Returns the reply whatever its status (an error status with at most ERROR_BODY_BYTES of
     its body). An unreachable server, a deadline passed or a body over the limit is an
     InputError naming the URL; `timeout_hint` and `size_hint` end those messages (the option
-    that sets the limit, say)."""
+    that sets the limit, say). `limit` is the time limit a timeout names when `seconds` is only
+    what is left of it (a pull of several GETs under one --timeout): the user's own number."""
     if seconds <= 0:
         raise InputError(f"no time left to ask the server{timeout_hint}", url)
     worker = _Worker(url, headers or {}, max_bytes, min(_SOCKET_TIMEOUT_S, seconds))
@@ -126,12 +128,15 @@ def get(
     thread.join(seconds)
     if thread.is_alive():
         worker.stop.set()  # the daemon thread ends at its next chunk or socket timeout
-        raise InputError(f"no complete answer within {sig(seconds, 3)} s{timeout_hint}", url)
+        said = seconds if limit is None else limit
+        raise InputError(f"no complete answer within {sig(said, 3)} s{timeout_hint}", url)
     if worker.too_large:
         raise InputError(f"the answer is larger than {mib(max_bytes)}{size_hint}", url)
     exc = worker.error
     if isinstance(exc, TimeoutError):
         waited = time.monotonic() - started
+        if limit is not None and seconds <= _SOCKET_TIMEOUT_S:
+            waited = limit  # the socket timed out at the deadline: the limit is what ran out
         raise InputError(
             f"no complete answer within {sig(waited, 3)} s{timeout_hint}", url
         ) from exc

@@ -280,10 +280,9 @@ def test_a_trickling_server_cannot_hold_a_pull_past_its_deadline(
     with pytest.raises(InputError, match=r"no complete answer within [\d.]+ s \(--timeout\)") as e:
         _pull(server, tmp_path, timeout=2.5)
     assert time.monotonic() - started < 5.0
-    # the message names what was left of the 2.5 s when the GET started (2.49 s on a loaded
-    # machine, where the set-up before the first GET took 10 ms): never more than --timeout
-    waited = float(str(e.value).split(" within ")[1].split(" s ")[0])
-    assert 0 < waited <= 2.5
+    # the message names the --timeout given, not what was left of it when the GET started
+    # (it said 2.49 s on a loaded machine, where the set-up before the first GET took 10 ms)
+    assert "no complete answer within 2.5 s (--timeout); nothing stored" in str(e.value)
     assert not (tmp_path / "w.duckdb").exists()  # a failed pull into a new path leaves none
 
 

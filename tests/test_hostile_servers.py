@@ -97,6 +97,15 @@ def test_a_trickling_server_ends_at_the_deadline_not_at_a_socket_timeout(hostile
         scrape(f"{hostile}/trickle", 0.5)
 
 
+def test_a_pull_past_its_deadline_names_the_timeout_given_not_the_time_left(
+    hostile: str,
+) -> None:
+    # a pull of several GETs under one --timeout 0.5: this GET starts with 0.3 s of it left,
+    # and the message names the user's 0.5 s (it named the 0.3 s left)
+    with pytest.raises(InputError, match=r"no complete answer within 0\.5 s \(--timeout\)"):
+        get_json(hostile, "/trickle", {}, deadline=time.monotonic() + 0.3, timeout=0.5)
+
+
 def test_an_endless_body_is_cut_at_the_byte_limit(
     hostile: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,7 +35,7 @@ from relplan import sql
 from relplan.errors import InputError, UsageError, check_utf8_path
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.files import digest
-from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport
+from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, say
 from relplan.workspace import attached
 
 FORMAT = "parquet_attached"
@@ -116,7 +116,7 @@ def _attach_all(con: duckdb.DuckDBPyConnection, globs: list[str]) -> IngestRepor
         stored = sql.rows(con, "ingest/source_by_hash", {"sha256": sha})
         partitions = _partitions(files)
         if stored:
-            why = f"already attached as source {stored[0]['source_id']}: same files, nothing added"
+            why = say("already_attached", source=stored[0]["source_id"])
             skipped.append(SkippedInput(path=pattern, reason=why))
             continue
         if sql.rows(con, "workspace/attachments"):
@@ -309,11 +309,9 @@ def _check_rows(
     if bad is not None:
         raise InputError(str(bad["reason"]), str(bad["file"]), int(bad["row"]))
     steps, events, stats = int(row["steps"]), int(row["events"]), int(row["engine_stats"])
-    notes = [
-        f"attached in place: {len(files)} Parquet files, read through views (not copied)",
-    ]
+    notes = [say("attached_in_place", files=len(files))]
     if partitions:
-        notes.append("Hive partitions as columns: " + ", ".join(partitions))
+        notes.append(say("hive_partitions", partitions=partitions))
     rows = steps + events + stats
     now = dt.datetime.now(dt.timezone.utc)
     sql.run(

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from relplan import sql
-from relplan.ingest.outcome import display_path, iso, sources_table, span
+from relplan.ingest.outcome import display_path, iso, say, sources_table, span
 from relplan.models import StrictModel
 from relplan.tables import format_table
 from relplan.values import num, short
@@ -135,18 +135,15 @@ def render_inspect(rep: InspectReport) -> str:
         for s in rep.sources:
             if s.unknown_columns:
                 out.append(
-                    f"  source {s.source_id}: ignored columns {', '.join(s.unknown_columns)}"
+                    say("inspect_ignored_columns", source=s.source_id, columns=s.unknown_columns)
                 )
             for note in s.notes:
-                out.extend(_fit(f"  source {s.source_id}: {note}"))
+                out.extend(_fit(say("inspect_source_note", source=s.source_id, note=note)))
     else:
-        out.append("No sources yet: run `relplan ingest PATH`.")
+        out.append(say("no_sources_yet"))
     if rep.rejects_total:
         out.append("")
-        out.append(
-            f"Rejected records: {rep.rejects_total}"
-            + (f" (first {len(rep.rejects)} shown)" if rep.rejects_total > len(rep.rejects) else "")
-        )
+        out.append(say("rejected_records", total=rep.rejects_total, shown=len(rep.rejects)))
         for r in rep.rejects:
             out.append(f"  {display_path(r.path)}:{r.line}: {r.reason}")
     if rep.metrics:
@@ -154,7 +151,7 @@ def render_inspect(rep: InspectReport) -> str:
         out.extend(_metrics_table(rep.metrics))
     for m in rep.manifests:
         out.append("")
-        out.append(f"Manifest {m.name!r} (source {m.source_id}):")
+        out.append(say("manifest_heading", name=m.name, source=m.source_id))
         fields = {
             "capacity_calls_per_s": m.capacity_calls_per_s,
             "deadline_s": m.deadline_s,

@@ -17,6 +17,7 @@ from relplan.errors import InputError, UsageError
 from relplan.ingest import registry
 from relplan.ingest.adapter import never
 from relplan.ingest.files import FileInfo, load_document, long_number
+from relplan.ingest.outcome import say
 from relplan.ingest.sniff import Head, envoy_key, kind_from_keys, parquet_columns
 
 __all__ = [
@@ -164,43 +165,22 @@ def unknown(head: Head) -> InputError:
         )
     what = head.describe()
     if head.parquet:
-        cols = ", ".join(sorted(head.columns))
         return UnknownContent(
-            f"cannot tell what this Parquet file holds (columns: {cols});"
-            " expected the proxy columns (call_id, attempt, t_sent, t_end, outcome, ...) or the"
-            " engine columns (type, t, execution_id, step, ...)",
-            head.path,
-            what=what,
+            say("unknown_parquet", columns=sorted(head.columns)), head.path, what=what
         )
     closest = ", ".join(_closest(head))
     fields = text_fields(head)
-    hint = (
-        f"; for another gateway's log, a --map FILE naming which of its fields ({', '.join(fields[:8])})"
-        " hold the time, status and call (docs/formats.md)"
-        if fields
-        else "; for another gateway's log, a --map FILE whose pattern (named groups) finds the"
-        " time, status and call in each line: no named fields were seen (docs/formats.md)"
-    )
+    hint = say("map_hint", fields=fields)
     if head.records:
-        keys = ", ".join(sorted(head.keys)[:12])
-        message = f"cannot tell what these JSON records hold (keys: {keys}); closest formats: {closest}, or pass --kind"
+        message = say("unknown_records", keys=sorted(head.keys), closest=closest)
     elif head.jsonish:
         shown = head.first_object
-        keys = f" (keys: {', '.join(sorted(shown)[:12])})" if shown is not None else ""
-        message = (
-            f"a JSON document{keys} that is none of relplan's inputs; closest formats: {closest}"
-        )
+        keys = sorted(shown) if shown is not None else None
+        message = say("unknown_document", keys=keys, closest=closest)
     elif head.csv_header is not None:
-        csv = head.name.endswith(".csv")
-        message = (
-            f"cannot tell what this {'CSV file' if csv else 'file'} holds"
-            f" ({'header' if csv else 'a text log, first line'}: {head.first[:120]});"
-            f" closest formats: {closest}"
+        message = say(
+            "unknown_csv", csv=head.name.endswith(".csv"), first=head.first, closest=closest
         )
     else:
-        starts = head.starts()
-        message = (
-            "cannot tell what this file holds: text whose lines start with"
-            f" {starts!r}; closest formats: {closest} (or pass --kind/--format)"
-        )
+        message = say("unknown_text", starts=head.starts(), closest=closest)
     return UnknownContent(message + hint, head.path, None if head.is_document else 1, what=what)

@@ -38,7 +38,7 @@ from relplan.ingest.attach import refuse_copied_attached
 from relplan.ingest.base import FastPathFailed, IngestOptions, Staged
 from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import KNOWN_SUFFIXES, FileInfo, digest, duck_path, expand, peek
-from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path
+from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, display_path, say
 from relplan.ingest.same_records import refuse_same_records
 from relplan.ingest.stage import (
     CHECKS,
@@ -113,21 +113,17 @@ class Session:
             first = stored[0]
             shown = display_path(first["path"])
             same = shown in (display_path(str(Path(path).resolve())), path)
-            where = "" if same else f" ({shown})"
-            return (
-                f"already in the workspace as source {first['source_id']}{where}:"
-                " same content, nothing added"
-            )
+            return say("already_stored", source=first["source_id"], path=None if same else shown)
         if sql.rows(self.con, "workspace/table_exists", {"name": "attached_files"}) and (
             hit := sql.rows(self.con, "ingest/attached_by_hash", {"sha256": sha256})
         ):
-            return (
-                f"attached to the workspace as part of source {hit[0]['source_id']}"
-                f" ({display_path(str(hit[0]['path']))}): copying it too would count its rows"
-                " twice, nothing added"
+            return say(
+                "attached_already",
+                source=hit[0]["source_id"],
+                path=display_path(str(hit[0]["path"])),
             )
         if sha256 in self.hashes:
-            return f"same content as {self.hashes[sha256]} earlier in this ingest, nothing added"
+            return say("repeated_in_ingest", path=self.hashes[sha256])
         self.hashes[sha256] = path
         return None
 
@@ -143,7 +139,7 @@ def ingest_files(
     # Named on the command line: a file that is no known input is an error. Found in a
     # directory: it is skipped and listed in the report.
     named = {p.resolve() for p in paths if p.is_file()}
-    special = "not a regular file (a FIFO, a device, a socket or a broken link): not opened"
+    special = say("not_a_regular_file")
     by_name = [
         SkippedInput(path=str(p), reason=foreign.not_an_input(p) if p.is_file() else special)
         for p in dir_skipped
@@ -270,7 +266,7 @@ def stage_file(
         if from_dir:
             what = known or exc.what
             session.skipped.append(
-                SkippedInput(path=str(path), reason=f"not a known input ({what})")
+                SkippedInput(path=str(path), reason=say("not_a_known_input", what=what))
             )
             return
         if known is not None:
@@ -461,21 +457,14 @@ def _drop_whole_second_twins(
         dropped.add(coarse)
         n = sql.affected(con, "ingest/drop_source_attempts", {"source_id": coarse})
         sql.run(con, "ingest/set_source_rows", {"source_id": coarse, "rows": 0})
-        note = (
-            f"its {n} attempts are the requests of source {fine} told in whole seconds"
-            f" ({int(t['matched'])} pair by end second, status and outcome): source {fine}'s"
-            " finer times are kept, these are not stored"
-        )
+        note = say("whole_second_twin", n=n, fine=fine, matched=int(t["matched"]))
         sql.run(con, "ingest/append_source_note", {"source_id": coarse, "note": note})
         if coarse in mine:
             mine[coarse].notes.append(note)
             mine[coarse].rows = 0
             counts["attempts"] = counts.get("attempts", 0) - n
         if fine in mine:
-            mine[fine].notes.append(
-                f"source {coarse} tells the same requests in whole seconds; its attempts were"
-                " dropped"
-            )
+            mine[fine].notes.append(say("whole_second_finer", coarse=coarse))
 
 
 def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
@@ -495,10 +484,12 @@ def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceRe
     mine = {r.source_id: r for r in reports}
     for c in counts:
         coarse, fine = int(c["coarse_source"]), int(c["fine_source"])
-        what = "engine events" if c["by_kind"] == "engine" else "gateway attempts they joined"
-        note = (
-            f"{c['refined']} whole-second event times of source {coarse} set to the finer"
-            f" times of the same events inside that second, from the {what} (source {fine})"
+        note = say(
+            "refined_times",
+            n=c["refined"],
+            coarse=coarse,
+            fine=fine,
+            by_engine=c["by_kind"] == "engine",
         )
         where = mine.get(coarse) or mine[fine]
         where.notes.append(note)

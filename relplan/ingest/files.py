@@ -27,6 +27,17 @@ from typing import Any, NamedTuple
 from relplan.errors import InputError, check_utf8_path
 from relplan.values import num
 
+
+class LineError(str):
+    """Why one line or record of an input is refused: an error message about that line, worded
+    beside the check that finds it, as a raised error's message is. It is shown as
+    `FILE:LINE: reason`, raised as the InputError under --on-error fail and kept in rejects
+    under skip; a str, so it travels wherever the reason did (tests/test_text_room.py leaves
+    a `LineError(...)` alone as it leaves an `...Error(...)` call alone)."""
+
+    __slots__ = ()
+
+
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 _CHUNK = 1 << 20
@@ -337,7 +348,9 @@ def open_text_lines(path: Path, faults: Faults | None = None) -> Iterator[tuple[
                 try:
                     text = line.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    why = f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                    why = LineError(
+                        f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                    )
                     if faults is None or not faults.collect:
                         raise InputError(why, str(path), n) from exc
                     shown = line.decode("utf-8", errors="replace").rstrip("\r\n")
@@ -350,7 +363,7 @@ def open_text_lines(path: Path, faults: Faults | None = None) -> Iterator[tuple[
 
 class DuplicateKey(ValueError):
     def __init__(self, key: str) -> None:
-        super().__init__(f"the key {key!r} appears twice in one object")
+        super().__init__(LineError(f"the key {key!r} appears twice in one object"))
         self.key = key
 
 
@@ -409,7 +422,9 @@ def load_document(raw: bytes, path: str, what: str, *, unique: bool = False) -> 
 def _unreadable(text: str) -> str | None:
     for ch, what in (("\x1f", "a raw 0x1F control byte"), ("\x00", "a NUL byte")):
         if ch in text:
-            return f"{what}, which JSON does not allow unescaped; expected one JSON object per line"
+            return LineError(
+                f"{what}, which JSON does not allow unescaped; expected one JSON object per line"
+            )
     return None
 
 
@@ -441,7 +456,9 @@ def readable_copy(path: Path, out: Path) -> list[tuple[int, str, str]]:
                 try:
                     why = _unreadable(line.decode("utf-8"))
                 except UnicodeDecodeError as exc:
-                    why = f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                    why = LineError(
+                        f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text"
+                    )
                 if why is None:
                     w.write(line)
                     continue

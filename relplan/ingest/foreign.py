@@ -10,33 +10,36 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_SIMULATE = "relplan simulate replays it as workload.trace in a scenario (docs/simulate.md)"
+from relplan.ingest.outcome import say
+
 _ZSTD = b"\x28\xb5\x2f\xfd"
+# What a file is, by its first bytes, then by its name: a kind relplan/text/ingest.py words
+# (FILE_KINDS there).
 _MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"%PDF", "a PDF document"),
-    (b"PK\x03\x04", "a zip archive (unpack it first)"),
-    (_ZSTD, "a zstd-compressed file (unpack it first)"),
-    (b"BZh", "a bzip2-compressed file (unpack it first)"),
-    (b"\xfd7zXZ", "an xz-compressed file (unpack it first)"),
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"GIF8", "gif"),
+    (b"%PDF", "pdf"),
+    (b"PK\x03\x04", "zip"),
+    (_ZSTD, "zstd"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ", "xz"),
 )
 _NAMED = {
-    ".md": "a Markdown document",
-    ".rst": "a reStructuredText document",
-    ".html": "an HTML page",
-    ".htm": "an HTML page",
-    ".svg": "an SVG image",
-    ".png": "an image",
-    ".jpg": "an image",
-    ".jpeg": "an image",
-    ".yaml": "a YAML file",
-    ".yml": "a YAML file",
-    ".toml": "a TOML file (a gateway mapping file is passed with --map)",
-    ".py": "a Python file",
-    ".sh": "a shell script",
-    ".duckdb": "a DuckDB database (a relplan workspace is opened with --db)",
+    ".md": "markdown",
+    ".rst": "rst",
+    ".html": "html",
+    ".htm": "html",
+    ".svg": "svg",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".py": "python",
+    ".sh": "shell",
+    ".duckdb": "duckdb",
 }
 
 
@@ -53,36 +56,37 @@ def recognise(head: bytes) -> str | None:
     first = _first_line(head)
     cols = {c.strip().strip('"') for c in first.split(",")}
     if {"TIMESTAMP", "ContextTokens", "GeneratedTokens"} <= cols:
-        return (
-            f"an Azure LLM inference trace (TIMESTAMP,ContextTokens,GeneratedTokens): {_SIMULATE}"
+        return say(
+            "workload_trace",
+            trace="an Azure LLM inference trace (TIMESTAMP,ContextTokens,GeneratedTokens)",
         )
     if {"Timestamp", "Request tokens", "Response tokens"} <= cols:
-        return f"a BurstGPT trace (Timestamp, Request tokens, Response tokens): {_SIMULATE}"
+        return say(
+            "workload_trace", trace="a BurstGPT trace (Timestamp, Request tokens, Response tokens)"
+        )
     if first.startswith("{") and all(
         f'"{k}"' in first for k in ("timestamp", "input_length", "output_length")
     ):
-        return f"a Mooncake trace (timestamp, input_length, output_length): {_SIMULATE}"
-    if len(head) > 8 and (head[4:8] == _ZSTD or (head[4:5] == b"\x0a" and b"\x00" in head[:4])):
-        return (
-            "an OpenTelemetry Collector file-exporter file in proto format or compressed (a"
-            " 4-byte length before each message); relplan reads the exporter's `format: json`"
-            " output without compression (docs/formats.md)"
+        return say(
+            "workload_trace", trace="a Mooncake trace (timestamp, input_length, output_length)"
         )
+    if len(head) > 8 and (head[4:8] == _ZSTD or (head[4:5] == b"\x0a" and b"\x00" in head[:4])):
+        return say("otel_proto_file")
     return None
 
 
 def describe(name: str, head: bytes) -> str:
     """What a file skipped by its name is, as far as its name and first bytes tell."""
-    for magic, what in _MAGIC:
+    for magic, kind in _MAGIC:
         if head.startswith(magic):
-            return what
+            return say("file_kind", kind=kind, suffix="")
     lower = name.lower()
     suffix = lower[lower.rfind(".") :] if "." in lower else ""
     if suffix in _NAMED:
-        return _NAMED[suffix]
+        return say("file_kind", kind=_NAMED[suffix], suffix=suffix)
     if lower.startswith(("readme", "license", "changelog", "notes")):
-        return "a text document"
-    return f"a {suffix} file" if suffix else "a file without a known extension"
+        return say("file_kind", kind="text", suffix=suffix)
+    return say("file_kind", kind=None, suffix=suffix)
 
 
 def not_an_input(path: Path, head: bytes | None = None) -> str:
@@ -93,4 +97,4 @@ def not_an_input(path: Path, head: bytes | None = None) -> str:
                 head = f.read(4096)
         except OSError:
             head = b""
-    return f"not a known input ({recognise(head) or describe(path.name, head)})"
+    return say("not_a_known_input", what=recognise(head) or describe(path.name, head))

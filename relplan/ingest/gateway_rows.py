@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest.files import Faults, faults_for, json_loads, open_text_lines
+from relplan.ingest.files import Faults, LineError, faults_for, json_loads, open_text_lines
+from relplan.ingest.outcome import say
 from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def as_int(value: Any) -> int | None:
     return n if -_INT64 <= n < _INT64 else None
 
 
-def logged_int(value: Any, what: str, lo: int, hi: int) -> tuple[int | None, str | None]:
+def logged_int(value: Any, what: str, lo: int, hi: int) -> tuple[int | None, LineError | None]:
     """An optional whole number a log gives: (None, None) when it gives none (absent, null,
     `-`, empty), (n, None) for lo <= n <= hi, else (None, why): a value given but unusable is
     the record's error, never a silent unknown."""
@@ -81,11 +82,11 @@ def logged_int(value: Any, what: str, lo: int, hi: int) -> tuple[int | None, str
     n = as_int(value)
     if n is None or not lo <= n <= hi:
         shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + "..."
-        return None, f"{what} {shown!r} is not a whole number in {lo}..{hi}"
+        return None, LineError(f"{what} {shown!r} is not a whole number in {lo}..{hi}")
     return n, None
 
 
-def logged_tokens(value: Any, what: str) -> tuple[int | None, str | None]:
+def logged_tokens(value: Any, what: str) -> tuple[int | None, LineError | None]:
     """A token count a log gives (logged_int over 0..MAX_TOKENS)."""
     return logged_int(value, what, 0, MAX_TOKENS)
 
@@ -166,11 +167,7 @@ class AttemptSink:
             q = sql.load("ingest/gateway_number_attempts")
             self.con.execute(q.text, q.bind({"source_id": self.source_id}))
         if self.hidden:
-            notes.append(
-                f"{self.hidden} attempts are known by count only (the log gives no times,"
-                " replica or status for them): placed at the start of their record with zero"
-                " length; attempt counts are exact, their timing is not"
-            )
+            notes.append(say("hidden_tries", n=self.hidden))
 
 
 # The most tries one logged request may stand for. Retry policies stop far below it (Envoy's
@@ -179,14 +176,15 @@ class AttemptSink:
 MAX_TRIES = 1000
 
 
-def tries_refused(n: int | None, field: str) -> str | None:
-    """Why a logged count of tries cannot be used, or None: a whole number 0..MAX_TRIES."""
+def tries_refused(n: int | None, field: str, shown: str) -> LineError | None:
+    """Why a logged count of tries cannot be used, or None: a whole number 0..MAX_TRIES
+    (`field` names it, `shown` is the value as the log gave it)."""
     if n is None or n < 0:
-        return f"{field} is not a whole number >= 0"
+        return LineError(f"{field} {shown} is not a whole number >= 0")
     if n > MAX_TRIES:
-        return (
-            f"{field} is {n}, more than {MAX_TRIES} tries for one request; expected a retry"
-            " count (a corrupt field?)"
+        return LineError(
+            f"{field} {shown} is {n}, more than {MAX_TRIES} tries for one request; expected a"
+            " retry count (a corrupt field?)"
         )
     return None
 

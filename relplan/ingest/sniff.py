@@ -15,6 +15,7 @@ from typing import Any
 
 from relplan.errors import InputError
 from relplan.ingest.files import PARQUET_MAGIC, FileInfo, read_document
+from relplan.ingest.outcome import say
 from relplan.values import num
 
 # How sure a recogniser is, by what it saw (registry.Adapter.recognise returns one of these or
@@ -210,17 +211,17 @@ class Head:
     def describe(self) -> str:
         """What the content looks like, in words, for a message that names none of ours."""
         if self.parquet:
-            return f"a Parquet file with columns {', '.join(sorted(self.columns)[:8])}"
+            return say("parquet_columns", columns=sorted(self.columns))
         if self.empty:
             return "an empty file"
         if self.records:
-            return f"JSON records with keys {', '.join(sorted(self.keys)[:8])}"
+            return say("record_keys", keys=sorted(self.keys))
         if self.first_object is not None:
-            return f"a JSON document with keys {', '.join(sorted(self.first_object)[:8])}"
+            return say("document_keys", keys=sorted(self.first_object))
         if self.jsonish:
             return "a JSON document that is none of relplan's inputs"
         if self.csv_header is not None and self.name.endswith(".csv"):
-            return f"a CSV file with header {self.first[:80]}"
+            return say("csv_header", header=self.first)
         return "text in none of relplan's input formats"
 
     def starts(self) -> str:

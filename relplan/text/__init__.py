@@ -29,7 +29,10 @@ neither a machine format (listed with why) nor listed as not moved yet.
 - `record`, `lab`: the lines `relplan record` and `relplan lab` print (the lab's progress too);
 - `compare`: how `relplan compare`'s noise bands were found and why a figure has no value
   (compare imports this module; this module never imports compare);
-- `cli`: docs/cli.md's opening and exit codes, and the machine-fault line.
+- `cli`: docs/cli.md's opening and exit codes, and the machine-fault line;
+- `ingest`: the notes of `relplan ingest` (what each source dropped or assumed, why an input
+  added nothing, the hints for an input relplan cannot tell), one function per code of
+  `relplan.ingest.outcome.Said`, reached by name (`outcome.say`).
 
 This package imports the models it words and `relplan.values` / `relplan.tables`; it never
 imports the report, the simulator or the CLI (pyproject's import-linter contracts).

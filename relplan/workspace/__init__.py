@@ -353,29 +353,30 @@ def check_tables(con: duckdb.DuckDBPyConnection, path: Path, *, older: bool = Fa
         if got is not None and older:
             got = {**{c: want[c] for c in ADDED_IN_3.get(table, ())}, **got}  # version 1, 2
         if got is None:
-            what = f"the table {table} is missing"
-        else:
-            missing = [c for c in want if c not in got]
-            wrong = [c for c in want if c in got and got[c] != want[c]]
-            if missing:
-                what = f"the column {table}.{missing[0]} is missing"
-            elif wrong:
-                c = wrong[0]
-                what = f"the column {table}.{c} is {got[c]}; expected {want[c]}"
-            else:
-                continue
-        if older:
-            fix = (
-                "ingest into it once to migrate it (relplan ingest --db FILE INPUT), or"
-                " rebuild it from its inputs (relplan ingest --db NEW.duckdb INPUT...)"
-            )
-        else:
-            fix = "rebuild it from its inputs: relplan ingest --db NEW.duckdb INPUT..."
-        raise InputError(
-            f"damaged workspace: {what} (docs/workspace.md, schema version {SCHEMA_VERSION});"
-            f" {fix}",
-            str(path),
+            raise _damaged(path, older, f"the table {table} is missing")
+        missing = [c for c in want if c not in got]
+        wrong = [c for c in want if c in got and got[c] != want[c]]
+        if missing:
+            raise _damaged(path, older, f"the column {table}.{missing[0]} is missing")
+        if wrong:
+            c = wrong[0]
+            raise _damaged(path, older, f"the column {table}.{c} is {got[c]}; expected {want[c]}")
+
+
+def _damaged(path: Path, older: bool, what: str) -> InputError:
+    """The error of a damaged workspace: `what` is damaged, and how to mend it (an older
+    workspace is migrated by an ingest into it)."""
+    if older:
+        fix = (
+            "ingest into it once to migrate it (relplan ingest --db FILE INPUT), or"
+            " rebuild it from its inputs (relplan ingest --db NEW.duckdb INPUT...)"
         )
+    else:
+        fix = "rebuild it from its inputs: relplan ingest --db NEW.duckdb INPUT..."
+    return InputError(
+        f"damaged workspace: {what} (docs/workspace.md, schema version {SCHEMA_VERSION}); {fix}",
+        str(path),
+    )
 
 
 def _install_attached(con: duckdb.DuckDBPyConnection, path: Path) -> None:

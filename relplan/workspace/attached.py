@@ -67,14 +67,10 @@ def check_unchanged(con: duckdb.DuckDBPyConnection, sid: int, pattern: str) -> N
     fingerprint of the same facts."""
     now = sorted(f for f in globlib.glob(pattern, recursive=True) if os.path.isfile(f))
     stat = {f: os.stat(f) for f in now}
-    redo = (
-        "; the answers would change without a word: re-attach into a new workspace"
-        f" (relplan ingest --db NEW.duckdb --attach '{pattern}')"
-    )
     if not sql.rows(con, "workspace/table_exists", {"name": "attached_files"}):
         row = sql.one(con, "workspace/source_hash", {"sid": sid}) or {}
         if row.get("sha256") != fingerprint(now):
-            raise InputError("the attached files changed since they were attached" + redo, pattern)
+            raise _changed(pattern, "")
         return
     was = {str(r["path"]): r for r in sql.rows(con, "workspace/attached_files", {"sid": sid})}
     added = [f for f in now if f not in was]
@@ -86,10 +82,17 @@ def check_unchanged(con: duckdb.DuckDBPyConnection, sid: int, pattern: str) -> N
         if fs
     ]
     if changes:
-        raise InputError(
-            "the attached files changed since they were attached: " + ", ".join(changes) + redo,
-            pattern,
-        )
+        raise _changed(pattern, ": " + ", ".join(changes))
+
+
+def _changed(pattern: str, what: str) -> InputError:
+    """The error of attached files that changed (`what`: how, or empty when not known)."""
+    return InputError(
+        f"the attached files changed since they were attached{what}; the answers would change"
+        f" without a word: re-attach into a new workspace (relplan ingest --db NEW.duckdb"
+        f" --attach '{pattern}')",
+        pattern,
+    )
 
 
 def _rewritten(path: str, st: os.stat_result, was: dict[str, object]) -> bool:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from relplan import sql
 from relplan.errors import InputError
-from relplan.ingest.files import GZIP_MAGIC, UTF8_BOM, FileInfo, bounded_lines
+from relplan.ingest.files import GZIP_MAGIC, UTF8_BOM, FileInfo, LineError, bounded_lines
 from relplan.ingest.stage import BATCH_ROWS, StageWriter
 
 # Column names DuckDB's CSV reader adds itself (queries/ingest/macros.sql, rp_csv_rows): a
@@ -44,6 +44,11 @@ if TYPE_CHECKING:
 
 RESERVED = frozenset({"ordinality", "_ln"})
 MAX_FIELD = 16 * 1024 * 1024  # as the DuckDB reader's max_line_size
+# The query that copies one batch of rows into the stage table of each kind.
+_BATCH_QUERY = {
+    "proxy": "ingest/proxy_read_csv_batch",
+    "engine": "ingest/engine_read_csv_batch",
+}
 
 csv.field_size_limit(MAX_FIELD)
 
@@ -105,7 +110,10 @@ def _lines(path: Path) -> Iterator[tuple[str, str | None]]:
                 except UnicodeDecodeError as exc:
                     yield (
                         line.decode("utf-8", errors="replace"),
-                        f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8 text",
+                        LineError(
+                            f"bytes that are not UTF-8 at column {exc.start + 1}; expected UTF-8"
+                            " text"
+                        ),
                     )
                     continue
                 if "\x00" in text:
@@ -157,7 +165,7 @@ def stage_csv_lines(
     cols = [(i, n) for i, n in enumerate(names) if n in known]
     width = len(names)
     refused = StageWriter(con, f"stage_{kind}")
-    query = f"ingest/{kind}_read_csv_batch"
+    query = _BATCH_QUERY[kind]
     lns: list[int] = []
     raws: list[str | None] = []
     values: list[list[str | None]] = [[] for _ in cols]
@@ -188,7 +196,7 @@ def stage_csv_lines(
         why = rec.fault
         if why is None and len(rec.fields) != width:
             what = "fewer" if len(rec.fields) < width else "more"
-            why = (
+            why = LineError(
                 f"{len(rec.fields)} fields, {what} than the header's {width}; expected one field"
                 " per column"
             )

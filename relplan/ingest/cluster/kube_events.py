@@ -31,6 +31,7 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, long_number
+from relplan.ingest.outcome import say
 from relplan.values import implausible_time
 
 if TYPE_CHECKING:
@@ -100,8 +101,7 @@ def stage_kube_events(
     staged.extra_rows = len(events)
     if events:
         staged.notes.append(
-            f"{len(events)} event objects standing for {sum(e.count for e in events)} occurrences"
-            " (the API server merges repeats into one object with a count)"
+            say("kube_events", objects=len(events), occurrences=sum(e.count for e in events))
         )
     staged.finish.append(lambda c: _store(c, staged.source_id, events))
 

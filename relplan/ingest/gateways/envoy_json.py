@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, faults_for, json_loads, open_text_lines
+from relplan.ingest.files import FileInfo, LineError, faults_for, json_loads, open_text_lines
 from relplan.ingest.gateway_rows import AttemptSink, as_int, hidden_tries, tries_refused
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY
+from relplan.ingest.outcome import say
 from relplan.ingest.sniff import envoy_key
 from relplan.values import parse_number, parse_time
 
@@ -94,28 +95,36 @@ def _call_names(call_field: str) -> str:
     return " or ".join([call_field, *(k for k in _call_keys(call_field)[1:])])
 
 
-def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], str | None]:
+def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], LineError | None]:
     """Stage columns for one record, and the reason it cannot be mapped (None when fine)."""
     f = {envoy_key(k): v for k, v in rec.items()}
     call_keys = _call_keys(call_field)
     call_id = _first(f, call_keys)
     if call_id is None:
         named = _call_names(call_field)
-        return {}, f"{named} is missing or empty; expected the call id (see --call-id-field)"
+        return {}, LineError(
+            f"{named} is missing or empty; expected the call id (see --call-id-field)"
+        )
     start = _first(f, _START_KEYS)
     if start is None:
-        return {}, "START_TIME (or @timestamp) is missing; expected the request's start time"
+        return {}, LineError(
+            "START_TIME (or @timestamp) is missing; expected the request's start time"
+        )
     t_sent = parse_time(start)
     if t_sent is None:
-        return {}, f"START_TIME {start[:40]!r} is not RFC 3339 with an offset or epoch seconds"
+        return {}, LineError(
+            f"START_TIME {start[:40]!r} is not RFC 3339 with an offset or epoch seconds"
+        )
     dur_text = _text(f.get("duration"))
     dur = parse_number(dur_text) if dur_text is not None else None
     if dur is None or dur < 0 or dur != dur:
-        return {}, f"DURATION {dur_text!r} is not a number of milliseconds >= 0"
+        return {}, LineError(f"DURATION {dur_text!r} is not a number of milliseconds >= 0")
     code_text = _text(f.get("response_code"))
     code = parse_number(code_text) if code_text is not None else None
     if code is None or code < 0 or code != int(code):
-        return {}, f"RESPONSE_CODE {code_text!r} is not an HTTP status (0 when disconnected)"
+        return {}, LineError(
+            f"RESPONSE_CODE {code_text!r} is not an HTTP status (0 when disconnected)"
+        )
     flags = _flags(f.get("response_flags"))
     if code == 0 or "DC" in flags:
         outcome = "client_gone"
@@ -127,7 +136,7 @@ def map_record(rec: dict[str, Any], call_field: str) -> tuple[dict[str, Any], st
         outcome = "error"
     count_text = _text(f.get("upstream_request_attempt_count"))
     tries = as_int(count_text) if count_text is not None else 1
-    refused = tries_refused(tries, f"UPSTREAM_REQUEST_ATTEMPT_COUNT {count_text!r}")
+    refused = tries_refused(tries, "UPSTREAM_REQUEST_ATTEMPT_COUNT", repr(count_text))
     if refused is not None:
         return {}, refused
     if tries == 0 and outcome == "error" and code in (502, 503, 504):
@@ -205,7 +214,9 @@ def stage_envoy_records(
         if attempt_key is not None:
             given = as_int(_text({envoy_key(k): v for k, v in rec.items()}.get(attempt_key)))
             if given is None or given < 0:
-                sink.reject(n, line, f"{attempt_field} is missing or not a whole number >= 0")
+                sink.reject(
+                    n, line, LineError(f"{attempt_field} is missing or not a whole number >= 0")
+                )
                 continue
             first = float(given)
         n_tries = max(int(cols.pop("upstream_tries")), 1)
@@ -217,22 +228,16 @@ def stage_envoy_records(
     sink.finish(staged.notes)
     staged.unknown_columns = sorted(unknown)
     staged.notes.append(
-        "one entry per downstream request = one client attempt, numbered by "
-        + (f"{attempt_field}" if attempt_key else "START_TIME")
-        + f" within each call (the call is {_call_names(call_field)});"
-        " execution_id unknown from Envoy logs"
+        say(
+            "envoy_attempts",
+            numbered_by=attempt_field if attempt_key else None,
+            call=_call_names(call_field),
+        )
     )
     if upstream_retried:
-        staged.notes.append(
-            f"{upstream_retried} entries were retried upstream by Envoy"
-            " (UPSTREAM_REQUEST_ATTEMPT_COUNT > 1)"
-        )
+        staged.notes.append(say("envoy_upstream_retried", n=upstream_retried))
     if envoy_key(call_field) == "x_request_id" and not call_key:
-        staged.notes.append(
-            "calls are grouped by x-request-id: Envoy makes a fresh one per downstream request"
-            " unless the caller sends it, so client retries group into one call only when the"
-            " caller reuses it (else name the caller's header with call_key)"
-        )
+        staged.notes.append(say("envoy_request_id_calls"))
 
 
 _ENVOY_KEYS = {

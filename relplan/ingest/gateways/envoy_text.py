@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, faults_for, open_text_lines
+from relplan.ingest.files import FileInfo, LineError, faults_for, open_text_lines
 from relplan.ingest.gateways.envoy_json import stage_envoy_records
 from relplan.ingest.gateways.nginx import written_for
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
@@ -137,7 +137,11 @@ def stage_envoy_text(
                         ),
                     )
                 else:
-                    yield n, line, f"does not match {which}; give the format string (log_format)"
+                    yield (
+                        n,
+                        line,
+                        LineError(f"does not match {which}; give the format string (log_format)"),
+                    )
         if faults is not None:
             yield from faults.drain()
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_float,
@@ -36,6 +36,7 @@ from relplan.ingest.gateway_rows import (
     text,
 )
 from relplan.ingest.gateways.options import CALL_KEY
+from relplan.ingest.outcome import say
 
 if TYPE_CHECKING:
     import duckdb
@@ -71,7 +72,7 @@ def map_request(
             else None
         )
         if call_id is None:
-            return [], f"request header {call_key} (the call key) is missing or empty"
+            return [], LineError(f"request header {call_key} (the call key) is missing or empty")
     else:
         call_id = text(dig(rec, "request.id")) or text(
             dig(rec, "response.headers.x-kong-request-id")
@@ -94,11 +95,13 @@ def map_request(
     starts: list[float] = []
     for i, tr in enumerate(raw_tries):
         if not isinstance(tr, dict):
-            return [], f"tries[{i}] is not an object"
+            return [], LineError(f"tries[{i}] is not an object")
         ns = as_float(tr.get("balancer_start_ns"))
         t = ns / 1e9 if ns is not None else _ms(tr.get("balancer_start"))
         if t is None:
-            return [], f"tries[{i}].balancer_start is missing; expected unix milliseconds"
+            return [], LineError(
+                f"tries[{i}].balancer_start is missing; expected unix milliseconds"
+            )
         starts.append(t)
     out: list[dict[str, Any]] = []
     for i, tr in enumerate(raw_tries):
@@ -146,15 +149,9 @@ def stage_kong(
         else:
             sink.call(n, raw, tries)
     sink.finish(staged.notes)
-    staged.notes.append(
-        "one object per request, one attempt per entry of `tries`; a failed try ends when"
-        " the next one starts; execution_id unknown from Kong logs"
-    )
+    staged.notes.append(say("kong_attempts"))
     if not grouped:
-        staged.notes.append(
-            "calls are Kong's request.id, fresh per request: retries by the client are not"
-            " linked across requests (name the caller's header with call_key)"
-        )
+        staged.notes.append(say("kong_request_id_calls"))
 
 
 def _is_kong(keys: set[str]) -> bool:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, json_loads
+from relplan.ingest.files import FileInfo, LineError, json_loads
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_int,
@@ -41,6 +41,7 @@ from relplan.ingest.gateway_rows import (
     text,
     tries_refused,
 )
+from relplan.ingest.outcome import say
 from relplan.values import parse_time
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
     elif state == "failure":
         outcome, status = ("shed" if code == 429 else "error"), code
     else:
-        return [], None, f"status {state!r} is not success or failure"
+        return [], None, LineError(f"status {state!r} is not success or failure")
     tokens, why = logged_tokens(rec.get("prompt_tokens"), "prompt_tokens")
     if why is not None:
         return [], None, why
@@ -134,7 +135,7 @@ def map_row(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], int | None, str 
         raw = meta.get(field)
         if raw is None:
             continue
-        refused = tries_refused(n, f"metadata.{field} ({str(raw)[:40]})")
+        refused = tries_refused(n, f"metadata.{field}", f"({str(raw)[:40]})")
         if refused is not None:
             return [], None, refused
     extra = (retries or 0) + (n_fb or 0)
@@ -163,18 +164,12 @@ def stage_litellm(
         sink.call(n, raw, tries, hidden=extra or 0)
     sink.renumber = traced > 0
     sink.finish(staged.notes)
-    staged.notes.append(
-        "LiteLLM counts retries and fallbacks per call (metadata.attempted_retries,"
-        " attempted_fallbacks), not per attempt: only the last attempt of a call has its"
-        " times and deployment"
-    )
+    staged.notes.append(say("litellm_tries_per_call"))
     if not_logged:
         staged.notes.append(
-            f"retry amplification is not measurable for {not_logged} of {sink.records - sink.refused}"
-            " calls: attempted_retries and attempted_fallbacks are null, so they are stored as"
-            " one attempt each"
+            say("litellm_tries_unlogged", n=not_logged, calls=sink.records - sink.refused)
         )
-    staged.notes.append("times without an offset (startTime, endTime) are taken as UTC")
+    staged.notes.append(say("litellm_times_utc"))
 
 
 def _is_litellm(keys: set[str]) -> bool:

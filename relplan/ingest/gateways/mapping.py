@@ -48,7 +48,7 @@ from pydantic import Field, ValidationError, model_validator
 from relplan.errors import InputError
 from relplan.ingest.adapter import Adapter, Example, InputOption, never
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, faults_for, open_text_lines
+from relplan.ingest.files import FileInfo, LineError, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import (
     OUTCOMES,
     AttemptSink,
@@ -61,6 +61,7 @@ from relplan.ingest.gateway_rows import (
     refusal,
     text,
 )
+from relplan.ingest.outcome import say
 from relplan.ingest.patterns import compile_pattern
 from relplan.models import StrictModel
 from relplan.settings_file import read_settings
@@ -185,7 +186,7 @@ def read_time(value: Any, spec: TimeSpec) -> float | None:
     return stamp.timestamp()
 
 
-def _implausible(raw: Any, t: float, spec: TimeSpec) -> str | None:
+def _implausible(raw: Any, t: float, spec: TimeSpec) -> LineError | None:
     """Why a time the mapping declares absolute cannot be a real one: an epoch value in
     another unit than [time] format says (naming the unit it reads as), or a strptime
     pattern without a date (year 1900); None when it can. Every format a mapping names is
@@ -193,14 +194,16 @@ def _implausible(raw: Any, t: float, spec: TimeSpec) -> str | None:
     if spec.format in _EPOCH:
         unit = spec.format.removeprefix("epoch_")
         why = misread_unit(as_float(text(raw)) or 0.0, unit)
-        return None if why is None else f"{why}; expected {spec.format} ([time] format)"
+        return None if why is None else LineError(f"{why}; expected {spec.format} ([time] format)")
     if implausible_time(t) is None:
         return None
     when = dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat(timespec="seconds")
-    return f"{str(raw)[:40]!r} reads as {when}, not {TIME_RANGE} ([time] format {spec.format!r})"
+    return LineError(
+        f"{str(raw)[:40]!r} reads as {when}, not {TIME_RANGE} ([time] format {spec.format!r})"
+    )
 
 
-def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | None]:
+def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], LineError | None]:
     f = m.fields
 
     def get(name: str | None) -> Any:
@@ -208,30 +211,40 @@ def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | N
 
     call_id = text(get(f.call_id))
     if call_id is None:
-        return {}, f"{f.call_id} (call_id) is missing or empty"
+        return {}, LineError(f"{f.call_id} (call_id) is missing or empty")
     t_sent = read_time(get(f.start), m.time)
     if t_sent is None:
-        return {}, f"{f.start} (start) {str(get(f.start))[:40]!r} is not a {m.time.format} time"
+        return {}, LineError(
+            f"{f.start} (start) {str(get(f.start))[:40]!r} is not a {m.time.format} time"
+        )
     if why := _implausible(get(f.start), t_sent, m.time):
-        return {}, f"{f.start} (start) {why}"
+        return {}, LineError(f"{f.start} (start) {why}")
     if f.end is not None:
         t_end = read_time(get(f.end), m.time)
         if t_end is None:
-            return {}, f"{f.end} (end) {str(get(f.end))[:40]!r} is not a {m.time.format} time"
+            return {}, LineError(
+                f"{f.end} (end) {str(get(f.end))[:40]!r} is not a {m.time.format} time"
+            )
         if why := _implausible(get(f.end), t_end, m.time):
-            return {}, f"{f.end} (end) {why}"
+            return {}, LineError(f"{f.end} (end) {why}")
     else:
         dur = as_float(get(f.duration))
         if dur is None or dur < 0:
-            return {}, f"{f.duration} (duration) is not a number of {m.time.duration_unit} >= 0"
+            return {}, LineError(
+                f"{f.duration} (duration) is not a number of {m.time.duration_unit} >= 0"
+            )
         t_end = t_sent + dur * _UNITS[m.time.duration_unit]
     if f.first_byte is not None and text(get(f.first_byte)) is not None:
         fb = as_float(get(f.first_byte))
         if fb is None or fb < 0:
-            return {}, f"{f.first_byte} (first_byte) is not a number of {m.time.duration_unit} >= 0"
+            return {}, LineError(
+                f"{f.first_byte} (first_byte) is not a number of {m.time.duration_unit} >= 0"
+            )
     status = as_int(get(f.status))
     if f.status is not None and text(get(f.status)) is not None and status is None:
-        return {}, f"{f.status} (status) {str(get(f.status))[:20]!r} is not an HTTP status"
+        return {}, LineError(
+            f"{f.status} (status) {str(get(f.status))[:20]!r} is not an HTTP status"
+        )
     if status is not None and status < 0:
         status = None  # e.g. HAProxy's -1: no response
     outcome = text(get(f.outcome))
@@ -245,10 +258,10 @@ def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | N
                 break
     if outcome is None:
         if status is None:
-            return {}, "no outcome: no rule matched and the record has no status"
+            return {}, LineError("no outcome: no rule matched and the record has no status")
         outcome = outcome_of(status)
     elif outcome not in OUTCOMES:
-        return {}, f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
+        return {}, LineError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
     cols: dict[str, Any] = {
         "call_id": call_id,
         "t_sent": t_sent,
@@ -264,7 +277,7 @@ def map_record(rec: dict[str, Any], m: Mapping) -> tuple[dict[str, Any], str | N
     if f.attempt is not None:
         a = as_float(get(f.attempt))
         if a is None:
-            return {}, f"{f.attempt} (attempt) is missing or not a number"
+            return {}, LineError(f"{f.attempt} (attempt) is missing or not a number")
         cols["attempt"] = a
     return cols, None
 
@@ -319,15 +332,9 @@ def stage_mapped(
         else:
             sink.call(n, raw, [cols])
     sink.finish(staged.notes)
-    staged.notes.append(
-        f"read through the mapping {map_file.name}; attempts numbered by "
-        + (f"{m.fields.attempt}" if m.fields.attempt else "start time within each call")
-    )
+    staged.notes.append(say("mapped", mapping=map_file.name, numbered_by=m.fields.attempt))
     if m.fields.first_byte:
-        staged.notes.append(
-            f"first byte ({m.fields.first_byte}) checked but not stored: the attempts table has"
-            " no first-byte column yet"
-        )
+        staged.notes.append(say("first_byte_unstored", field=m.fields.first_byte))
 
 
 ADAPTERS = (

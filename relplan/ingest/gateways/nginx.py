@@ -42,7 +42,7 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, faults_for, open_text_lines
+from relplan.ingest.files import FileInfo, LineError, faults_for, open_text_lines
 from relplan.ingest.gateway_rows import (
     AttemptSink,
     as_float,
@@ -52,6 +52,7 @@ from relplan.ingest.gateway_rows import (
     text,
 )
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
+from relplan.ingest.outcome import say
 
 if TYPE_CHECKING:
     import duckdb
@@ -244,17 +245,21 @@ def looks_like_nginx(first_line: str) -> bool:
 def _end_time(f: dict[str, str]) -> tuple[float | None, str | None]:
     if "msec" in f:
         t = as_float(f["msec"])
-        return t, None if t is not None else f"$msec {f['msec']!r} is not epoch seconds"
+        return t, None if t is not None else LineError(f"$msec {f['msec']!r} is not epoch seconds")
     if "time_iso8601" in f:
         try:
             return dt.datetime.fromisoformat(f["time_iso8601"]).timestamp(), None
         except ValueError:
-            return None, f"$time_iso8601 {f['time_iso8601']!r} is not ISO 8601 with an offset"
+            return None, LineError(
+                f"$time_iso8601 {f['time_iso8601']!r} is not ISO 8601 with an offset"
+            )
     if "time_local" in f:
         try:
             stamp = dt.datetime.strptime(f["time_local"], "%d/%b/%Y:%H:%M:%S %z")
         except ValueError:
-            return None, f"$time_local {f['time_local']!r} is not like 12/Jul/2019:14:28:22 +0000"
+            return None, LineError(
+                f"$time_local {f['time_local']!r} is not like 12/Jul/2019:14:28:22 +0000"
+            )
         return stamp.timestamp(), None
     return None, "the format logs no time ($msec, $time_local or $time_iso8601)"
 
@@ -284,12 +289,12 @@ def map_line(
     if "request_time" in f:
         rt = as_float(f.get("request_time"))
         if rt is None or rt < 0:
-            return [], f"$request_time {f.get('request_time')!r} is not seconds >= 0"
+            return [], LineError(f"$request_time {f.get('request_time')!r} is not seconds >= 0")
     else:
         rt = 0.0  # combined: no duration logged; the attempt is placed at its end
     status = as_int(f.get("status"))
     if status is None:
-        return [], f"$status {f.get('status')!r} is not an HTTP status"
+        return [], LineError(f"$status {f.get('status')!r} is not an HTTP status")
     # A line without the caller's header (a health check, a probe) is a call of its own.
     call_key = CALL_KEY.of(opts)
     call_id = text(field(f, call_key)) if call_key else None
@@ -335,7 +340,7 @@ def map_line(
     for i, (addr, st, tm) in enumerate(zip(addrs, statuses, times, strict=True)):
         dur = as_float(tm)
         if dur is None and text(tm) is not None:
-            return [], f"$upstream_response_time entry {tm!r} is not seconds"
+            return [], LineError(f"$upstream_response_time entry {tm!r} is not seconds")
         last = i == n - 1
         if "upstream_status" in lists:
             code, why = logged_status(st, "$upstream_status entry")
@@ -383,17 +388,12 @@ def stage_nginx(
         return (
             f
             if f is not None
-            else f"does not match {which}; give the log_format string (--nginx-format)"
+            else LineError(f"does not match {which}; give the log_format string (--nginx-format)")
         )
 
     stage_records(con, info, staged, opts, "nginx", parse)
     if by_tail:
-        staged.notes.append(
-            f"{by_tail} lines are `combined` with more fields after it: their timings read by"
-            " name (rt=, urt=, us=, ua=) or by position (the first bare seconds value as"
-            " $request_time, the second as $upstream_response_time); give --nginx-format to"
-            " read them exactly"
-        )
+        staged.notes.append(say("nginx_combined_tail", n=by_tail))
 
 
 def stage_records(
@@ -408,12 +408,7 @@ def stage_records(
     auto = None if CALL_KEY.of(opts) else drill_headers(info, parse, LOG_FORMAT.of(opts))
     if auto is not None:
         opts = opts.replace(call_key=auto[0], attempt_field=auto[1])
-        staged.notes.append(
-            f"calls linked by {auto[0]}"
-            + (f" (attempt number: {auto[1]})" if auto[1] else "")
-            + ": the call-key header relplan drill sends, logged by relplan lab's nginx;"
-            " --call-key names another"
-        )
+        staged.notes.append(say("drill_headers", call=auto[0], attempt=auto[1]))
     call_key, attempt_field = CALL_KEY.of(opts), ATTEMPT_FIELD.of(opts)
     grouped = bool(call_key)
     sink = AttemptSink(
@@ -444,7 +439,7 @@ def stage_records(
         if keyed and attempt_field:
             base = as_int(field(f, attempt_field))
             if base is None:
-                sink.reject(n, line, f"{attempt_field} is missing or not a whole number")
+                sink.reject(n, line, LineError(f"{attempt_field} is missing or not a whole number"))
                 continue
             for i, t in enumerate(tries):
                 t["attempt"] = float(base + i)
@@ -452,37 +447,17 @@ def stage_records(
     for n, line, why in faults.drain() if faults is not None else []:
         sink.reject(n, line, why)
     sink.finish(staged.notes)
-    staged.notes.append(
-        "tries placed back to back from the call's start ($msec or $time_local minus"
-        " $request_time) by $upstream_response_time; nginx logs no start per try"
-    )
+    staged.notes.append(say("nginx_tries_placed"))
     if seconds_only:
-        staged.notes.append("times from $time_local/$time_iso8601 have whole-second resolution")
+        staged.notes.append(say("nginx_whole_seconds"))
     if unkeyed:
-        staged.notes.append(
-            f"{unkeyed} lines without the call key {call_key} (health checks, probes):"
-            " each is a call of its own"
-        )
+        staged.notes.append(say("unkeyed_lines", n=unkeyed, call_key=call_key))
     if no_duration:
-        staged.notes.append(
-            "no $request_time logged: each request is placed at its end with zero length"
-        )
+        staged.notes.append(say("nginx_no_duration"))
     if no_upstream:
-        staged.notes.append(
-            "no $upstream_* logged: one attempt per line, by the status the client got"
-            " (nginx's own refusals cannot be told from the upstream's)"
-        )
+        staged.notes.append(say("nginx_no_upstream"))
     if not grouped:
-        staged.notes.append(
-            "each line is one call with its upstream tries; retries by the client (new"
-            " requests) are not linked across lines"
-            + (
-                ""
-                if with_id == sink.records
-                else " and some lines have no request id: client retry amplification is not"
-                " measurable from this source (name the caller's header with call_key)"
-            )
-        )
+        staged.notes.append(say("nginx_lines_are_calls", all_ids=with_id == sink.records))
 
 
 # The headers relplan drill sends (relplan/drill/client.py) and relplan lab's nginx logs

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, json_loads
+from relplan.ingest.files import FileInfo, LineError, json_loads
 from relplan.ingest.gateways.nginx import (
     given_formats,
     is_json_template,
@@ -34,6 +34,7 @@ from relplan.ingest.gateways.nginx import (
     written_for,
 )
 from relplan.ingest.gateways.options import ATTEMPT_FIELD, CALL_KEY, LOG_FORMAT
+from relplan.ingest.outcome import say
 
 # The variables relplan reads (gateway_nginx.map_line), longest first for suffix matches.
 
@@ -177,16 +178,15 @@ def stage_nginx_json(
         try:
             rec = json_loads(line)
         except ValueError as exc:
-            return f"not a JSON object ({str(exc)[:80]}); expected one nginx JSON record a line"
+            return LineError(
+                f"not a JSON object ({str(exc)[:80]}); expected one nginx JSON record a line"
+            )
         if not isinstance(rec, dict):
             return "not a JSON object; expected one nginx JSON record a line"
         return variables(rec, given)
 
     stage_records(con, info, staged, opts, "nginx_json", parse)
-    staged.notes.append(
-        "keys read as nginx variables "
-        + ("by the given JSON log_format" if given is not None else "by their names")
-    )
+    staged.notes.append(say("nginx_json_keys", by_template=given is not None))
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:

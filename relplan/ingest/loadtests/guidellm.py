@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, dig, json_records, text
+from relplan.ingest.outcome import say
 
 if TYPE_CHECKING:
     import duckdb
@@ -47,7 +48,7 @@ def map_request(req: dict[str, Any], group: str) -> tuple[dict[str, Any], str | 
     timings = dig(req, "info.timings") or {}
     t_sent = as_float(timings.get("request_start")) or as_float(req.get("request_start_time"))
     if t_sent is None:
-        return {}, f"{group} request {rid} was never sent (no request_start)"
+        return {}, LineError(f"{group} request {rid} was never sent (no request_start)")
     t_end = as_float(timings.get("request_end")) or as_float(req.get("request_end_time"))
     return {
         "call_id": rid,
@@ -74,7 +75,9 @@ def stage_guidellm(
         for b, bench in enumerate(doc["benchmarks"]):
             reqs = bench.get("requests") if isinstance(bench, dict) else None
             if not isinstance(reqs, dict):
-                sink.reject(n, f"benchmarks[{b}]", f"benchmarks[{b}] has no requests lists")
+                sink.reject(
+                    n, f"benchmarks[{b}]", LineError(f"benchmarks[{b}] has no requests lists")
+                )
                 continue
             held = 0
             for group in _OUTCOME:
@@ -82,7 +85,7 @@ def stage_guidellm(
                     where = f"benchmarks[{b}].requests.{group}[{i}]"
                     held += 1
                     if not isinstance(req, dict):
-                        sink.reject(n, where, f"{where} is not an object")
+                        sink.reject(n, where, LineError(f"{where} is not an object"))
                         continue
                     cols, err = map_request(req, group)
                     if err is not None and err.endswith("(no request_start)"):
@@ -93,17 +96,12 @@ def stage_guidellm(
                         sink.call(n, where, [cols])
             total = as_int(dig(bench, "metrics.request_totals.total"))
             if total is not None and total > held:
-                sampled.append(f"benchmarks[{b}] lists {held} of {total} requests (a sample)")
+                sampled.append(say("guidellm_sampled", benchmark=b, held=held, total=total))
     sink.finish(staged.notes)
     staged.notes.extend(sampled)
     if never_sent:
-        staged.notes.append(
-            f"{never_sent} requests were never sent (no request_start): not stored as attempts"
-        )
-    staged.notes.append(
-        "one call per GuideLLM request (no retries); no HTTP status or replica in the report;"
-        " records are named by their place in the document (source_row is its first line)"
-    )
+        staged.notes.append(say("guidellm_never_sent", n=never_sent))
+    staged.notes.append(say("guidellm_calls"))
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:

@@ -26,14 +26,15 @@ run cannot place its requests and is refused.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import AttemptSink, as_float, as_int, json_records, text
-from relplan.values import parse_instant, sig
+from relplan.ingest.outcome import say
+from relplan.values import parse_instant
 
 if TYPE_CHECKING:
     import duckdb
@@ -83,7 +84,7 @@ BENCH_START = InputOption[float | None](
 
 def map_run(
     run: dict[str, Any], ln: int, opts: IngestOptions
-) -> tuple[list[dict[str, Any]], str | None, str | None]:
+) -> tuple[list[dict[str, Any]], LineError | None, Placed | None]:
     """The attempts of one run, why it cannot be read, and how it was placed in time."""
     starts = run.get("start_times")
     at_once = None
@@ -92,7 +93,7 @@ def map_run(
         if at_once is None:
             return (
                 [],
-                (
+                LineError(
                     "no start_times (vllm bench serve writes them with --save-detailed since"
                     f" 2026-01) and request_rate {run.get('request_rate')!r} (only a run at"
                     " inf without max_concurrency sends every request at once); requests"
@@ -107,7 +108,7 @@ def map_run(
     for i in range(n):
         s = as_float(starts[i])
         if s is None:
-            return [], f"start_times[{i}] is not a number", None
+            return [], LineError(f"start_times[{i}] is not a number"), None
         lat = as_float(_item(run.get("latencies"), i))
         if lat is None:
             ttft = as_float(_item(run.get("ttfts"), i)) or 0.0
@@ -117,21 +118,15 @@ def map_run(
     first, last_end = min(float(x) for x in starts), max(ends)
     bench_start = BENCH_START.of(opts)
     if bench_start is not None:
-        shift, how = bench_start - first, "by --bench-start"
+        shift, by_date = bench_start - first, None
     else:
         if date is None:
-            return [], "no date and no --bench-start; cannot place the run in time", None
+            return [], LineError("no date and no --bench-start; cannot place the run in time"), None
         try:
             anchor = dt.datetime.strptime(date, "%Y%m%d-%H%M%S").replace(tzinfo=dt.timezone.utc)
         except ValueError:
-            return [], f"date {date!r} is not %Y%m%d-%H%M%S", None
-        shift = anchor.timestamp() - last_end
-        how = f"by its date {date} (local time of the benchmark machine, taken as UTC)"
-    if at_once is not None:
-        how += (
-            "; no start_times: request_rate inf without max_concurrency, so every request"
-            " starts at the run's start"
-        )
+            return [], LineError(f"date {date!r} is not %Y%m%d-%H%M%S"), None
+        shift, by_date = anchor.timestamp() - last_end, date
     tag = "-".join(x for x in (text(run.get("label")) or "vllm-bench", date) if x)
     out: list[dict[str, Any]] = []
     for i in range(n):
@@ -149,14 +144,14 @@ def map_run(
                 "prompt_tokens": as_int(_item(run.get("input_lens"), i)),
             }
         )
-    return out, None, how
+    return out, None, Placed(by_date, at_once is not None)
 
 
 def stage_vllm_bench(
     con: duckdb.DuckDBPyConnection, info: FileInfo, staged: Staged, opts: IngestOptions
 ) -> None:
     sink = AttemptSink(con, staged.source_id, "vllm_bench", opts.skip)
-    placed: list[str] = []
+    placed: list[tuple[int, int, Placed]] = []
     timed = False
     for n, raw, run in json_records(info.path):
         short = raw[:500]
@@ -170,15 +165,16 @@ def stage_vllm_bench(
         timed = timed or isinstance(run.get("start_times"), list)
         for t in tries:
             sink.call(n, short, [t])
-        placed.append(f"run on line {n} ({len(tries)} requests) placed {how}")
+        assert how is not None  # placed whenever it was read
+        placed.append((n, len(tries), how))
     sink.finish(staged.notes)
-    staged.notes.extend(placed)
+    staged.notes.extend(
+        say("bench_run_placed", line=n, requests=k, date=how.date, at_once=how.at_once)
+        for n, k, how in placed
+    )
     if timed:
-        staged.notes.append(
-            "start_times are time.perf_counter() (monotonic): relative times are exact, the"
-            " absolute placement is not"
-        )
-    staged.notes.append("no HTTP status, replica or request id in the file")
+        staged.notes.append(say("bench_perf_counter"))
+    staged.notes.append(say("bench_no_status"))
 
 
 def _recognise(head: sniff.Head, kind: str | None) -> float:
@@ -218,6 +214,16 @@ ADAPTERS: tuple[Adapter, ...] = (
 # A result saved without --save-detailed: the run's summary figures only (vLLM's
 # vllm/benchmarks/serve.py drops the per-request lists start_times, ttfts, itls, ...).
 SUMMARY_KEYS = {"date", "completed", "failed", "request_throughput"}
+
+
+class Placed(NamedTuple):
+    """How a run was placed in time: by its `date` (None: by --bench-start), and whether it
+    had no start_times (every request at the run's start)."""
+
+    date: str | None
+    at_once: bool
+
+
 _FIGURES = (
     ("completed", "completed", ""),
     ("failed", "failed", ""),
@@ -235,15 +241,13 @@ def is_summary(keys: set[str]) -> bool:
     return keys >= SUMMARY_KEYS and not keys & {"ttfts", "start_times", "latencies"}
 
 
-def summary_figures(run: dict[str, Any]) -> str:
-    shown = []
-    for key, name, unit in _FIGURES:
-        v = run.get(key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            shown.append(
-                f"{name} {sig(v, 4)}{unit}" if isinstance(v, float) else f"{name} {v}{unit}"
-            )
-    return ", ".join(shown)
+def summary_figures(run: dict[str, Any]) -> list[tuple[str, float | int, str]]:
+    """The summary's figures a run gives: (name, value, unit)."""
+    return [
+        (name, v, unit)
+        for key, name, unit in _FIGURES
+        if isinstance(v := run.get(key), (int, float)) and not isinstance(v, bool)
+    ]
 
 
 def stage_bench_summary(
@@ -257,9 +261,13 @@ def stage_bench_summary(
             continue
         label = text(run.get("label")) or text(run.get("model_id")) or "vllm bench serve"
         staged.notes.append(
-            f"line {n}: a `vllm bench serve` run summary ({label}, {text(run.get('date'))}),"
-            f" not per-request data: {summary_figures(run)}; rerun with --save-detailed for"
-            " one attempt per request"
+            say(
+                "bench_summary",
+                line=n,
+                label=label,
+                date=text(run.get("date")),
+                figures=summary_figures(run),
+            )
         )
     sink.finish(staged.notes)
 

@@ -17,8 +17,9 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo, load_document, read_document
+from relplan.ingest.files import FileInfo, LineError, load_document, read_document
 from relplan.ingest.metrics.text import drop_aliases
+from relplan.ingest.outcome import say
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number
 
@@ -99,16 +100,20 @@ def stage_response(
             perr = None
             t = v = None
             if not (isinstance(pair, list) and len(pair) == 2):
-                perr = f'{loc}.values[{j}]: expected a [time, "value"] pair'
+                perr = LineError(f'{loc}.values[{j}]: expected a [time, "value"] pair')
             elif isinstance(pair[0], bool) or not isinstance(pair[0], (int, float)):
-                perr = f"{loc}.values[{j}]: time {pair[0]!r} is not a number"
+                perr = LineError(f"{loc}.values[{j}]: time {pair[0]!r} is not a number")
             else:
                 t = float(pair[0])
                 v = parse_number(str(pair[1]))
                 if v is None:
-                    perr = f"{loc}.values[{j}]: value {str(pair[1])[:40]!r} is not a number"
+                    perr = LineError(
+                        f"{loc}.values[{j}]: value {str(pair[1])[:40]!r} is not a number"
+                    )
             if name is None and perr is None:
-                perr = f"{loc}.metric has no __name__; query with a selector that keeps names"
+                perr = LineError(
+                    f"{loc}.metric has no __name__; query with a selector that keeps names"
+                )
             if perr is not None:
                 if not opts.skip:
                     raise InputError(perr, where)
@@ -134,10 +139,7 @@ def stage_response(
                 value=v,
             )
     if created[0]:
-        staged.notes.append(
-            f"dropped {created[0]} `_created` series ({created[1]} samples: counter creation"
-            " times, not samples of the counter)"
-        )
+        staged.notes.append(say("created_series", series=created[0], samples=created[1]))
     return ordinal
 
 

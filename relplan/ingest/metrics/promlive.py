@@ -27,6 +27,7 @@ from relplan.errors import InputError, UsageError
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import DuplicateKey, unique_keys
 from relplan.ingest.metrics.promjson import Window, stage_response
+from relplan.ingest.outcome import say
 from relplan.ingest.patterns import compile_pattern
 from relplan.ingest.stage import StageWriter
 
@@ -61,9 +62,17 @@ def promql_string(value: str) -> str:
     return "".join(out)
 
 
-def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> tuple[Any, bytes]:
+def get_json(
+    base: str,
+    path: str,
+    params: dict[str, str],
+    deadline: float,
+    timeout: float | None = None,
+) -> tuple[Any, bytes]:
     """GET base+path?params as JSON, all of it before the monotonic `deadline`: the parsed
-    answer and its raw bytes. An HTTP error is an InputError with the server's own words."""
+    answer and its raw bytes. An HTTP error is an InputError with the server's own words. A
+    timeout names `timeout`, the --timeout the user gave that set the deadline (without it,
+    the time that was left)."""
     from relplan import httpget  # http.client and ssl: only for a live pull, not at start-up
 
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
@@ -72,6 +81,7 @@ def get_json(base: str, path: str, params: dict[str, str], deadline: float) -> t
         seconds=deadline - time.monotonic(),
         max_bytes=MAX_RESPONSE_BYTES,
         timeout_hint=" (--timeout); nothing stored",
+        limit=timeout,
         size_hint="; pull a narrower --match, a shorter window or a longer --step",
     )
     if reply.status != 200:
@@ -132,14 +142,17 @@ def stage_pull(
     except ValueError as exc:
         raise UsageError("--match", str(exc)) from exc
     deadline = time.monotonic() + opts.timeout
-    names_doc, _ = get_json(url, "/api/v1/label/__name__/values", {}, deadline)
+    names_doc, _ = get_json(url, "/api/v1/label/__name__/values", {}, deadline, opts.timeout)
     listed = api_data(names_doc, "listing metric names", url)
     if not isinstance(listed, list):
         raise InputError("listing metric names: data is not a list of names", url)
     names = sorted(str(n) for n in listed if pattern.fullmatch(str(n)))
     h = hashlib.sha256()
     h.update(f"{match}\n{start}\n{end}\n{step}\n".encode())
-    shown = f"{url.rstrip('/')}/api/v1/query_range?match={match}&start={start:g}&end={end:g}&step={step:g}"
+    # The source's path: the query_range URL of the pull with its parameters as given.
+    given = (("start", start), ("end", end), ("step", step))
+    query = "&".join([f"match={match}", *(f"{k}={v:g}" for k, v in given)])
+    shown = f"{url.rstrip('/')}/api/v1/query_range?{query}"
     staged = Staged(source_id=source_id, path=shown, kind="metrics", format="prometheus", sha256="")
     w = StageWriter(con, "stage_metrics")
     ordinal = 0
@@ -152,7 +165,7 @@ def stage_pull(
                 "end": f"{e:.3f}",
                 "step": f"{step:g}",
             }
-            doc, body = get_json(url, "/api/v1/query_range", params, deadline)
+            doc, body = get_json(url, "/api/v1/query_range", params, deadline, opts.timeout)
             api_data(doc, f"query_range for {name!r}", url)
             h.update(body)
             # The times as sent (3 decimals); the chunks do not overlap, so a point is kept once.
@@ -162,12 +175,9 @@ def stage_pull(
             repeated += window.repeated
     w.flush()
     if outside or repeated:
-        staged.notes.append(
-            f"dropped {outside} points outside the requested window and {repeated} repeated"
-            " points (same series and time) that the server sent"
-        )
+        staged.notes.append(say("points_dropped", outside=outside, repeated=repeated))
     staged.sha256 = h.hexdigest()
-    staged.notes.append(f"{len(names)} metric names matched {match!r}")
+    staged.notes.append(say("names_matched", n=len(names), match=match))
     if not names:
-        staged.notes.append("no metric name matched; nothing pulled")
+        staged.notes.append(say("nothing_matched"))
     return staged

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from relplan.errors import UsageError
+from relplan.ingest.files import LineError
 from relplan.values import implausible_time, parse_number, parse_time
 
 _EXTENDED = re.compile(
@@ -60,14 +61,14 @@ def time_from_name(path: Path) -> tuple[float, str] | None:
     return None
 
 
-def unread_name_time(path: Path) -> str | None:
+def unread_name_time(path: Path) -> LineError | None:
     """Why a time-like part of the file name was not taken (an offset of 24 h or more, a
     time outside 1973-2100), for the error that asks for --at; None when there is none."""
     name = path.name
     for rx in (_EXTENDED, _BASIC):
         m = rx.search(name)
         if m and _iso(m) is None:
-            return (
+            return LineError(
                 f"the time in the file name ({m.group(0)}) is not a real time (an offset of"
                 " 24 h or more, or outside 1973-03-03..2100-01-01), so it was not taken"
             )

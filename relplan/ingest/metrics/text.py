@@ -36,8 +36,9 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import Faults, FileInfo, faults_for, open_text_lines
+from relplan.ingest.files import Faults, FileInfo, LineError, faults_for, open_text_lines
 from relplan.ingest.metrics.scrape_time import parse_at, time_from_name, unread_name_time
+from relplan.ingest.outcome import say
 from relplan.ingest.stage import StageWriter
 from relplan.values import parse_number, parse_time
 
@@ -147,10 +148,7 @@ def drop_aliases(con: duckdb.DuckDBPyConnection, staged: Staged) -> set[str]:
     names = [str(r["name"]) for r in found]
     sql.run(con, "ingest/drop_metric_aliases", {"source_id": staged.source_id, "names": names})
     for r in found:
-        staged.notes.append(
-            f"dropped {r['n']} samples of the deprecated alias {r['name']}: the same source"
-            f" has {r['new_name']} (same series, counted once)"
-        )
+        staged.notes.append(say("alias_dropped", n=r["n"], alias=r["name"], name=r["new_name"]))
     return set(names)
 
 
@@ -160,14 +158,9 @@ def _finish_notes(con: duckdb.DuckDBPyConnection, staged: Staged, st: _State) ->
     for name in dropped:
         st.meta.pop(name, None)
     if st.created_dropped:
-        staged.notes.append(
-            f"dropped {st.created_dropped} `_created` samples (counter creation times, not"
-            " samples of the counter)"
-        )
+        staged.notes.append(say("created_samples", n=st.created_dropped))
     for old in sorted(st.old_names):
-        staged.notes.append(
-            f"old vLLM metric name {old} stored as exported (newer name: {OLD_VLLM_NAMES[old]})"
-        )
+        staged.notes.append(say("old_metric_name", old=old, new=OLD_VLLM_NAMES[old]))
     # Families whose samples were dropped as `_created` keep no metadata either.
     meta = [
         (n, v[0], v[1], v[2]) for n, v in sorted(st.meta.items()) if not st.is_created_of_counter(n)
@@ -232,7 +225,7 @@ def _sample(
                 source_id=staged.source_id,
                 ln=n,
                 raw=line,
-                perr=f"timestamp {ts[:40]!r} is not a number; expected epoch seconds",
+                perr=LineError(f"timestamp {ts[:40]!r} is not a number; expected epoch seconds"),
             )
             return "rejected"
         t = tv / 1000.0 if ts_scale_ms and tv > 1e11 else tv
@@ -304,7 +297,7 @@ def stage_openmetrics(
                 path,
                 last + 1,
             )
-        staged.notes.append("no # EOF line at the end: the file may be truncated")
+        staged.notes.append(say("no_eof"))
     _finish_notes(con, staged, st)
 
 
@@ -330,8 +323,10 @@ def stage_scrape(
                         source_id=staged.source_id,
                         ln=n,
                         raw=line,
-                        perr=f"cannot read scrape time {text[:60]!r}; expected '# SCRAPE' and"
-                        " epoch seconds or RFC 3339 with an offset",
+                        perr=LineError(
+                            f"cannot read scrape time {text[:60]!r}; expected '# SCRAPE' and"
+                            " epoch seconds or RFC 3339 with an offset"
+                        ),
                     )
                 continue
             m = _META.match(s)
@@ -341,7 +336,7 @@ def stage_scrape(
         _sample(w, st, staged, n, s, t, True, opts.skip)
     _stage_faults(w, staged, faults)
     w.flush()
-    staged.notes.append(f"{scrapes} scrapes")
+    staged.notes.append(say("scrapes", n=scrapes))
     _finish_notes(con, staged, st)
 
 
@@ -372,7 +367,7 @@ def stage_exposition(
     t = named[0] if named is not None else AT.of(opts)
     no_time = NO_TIME
     if t is None and (why := unread_name_time(info.path)) is not None:
-        no_time = f"{why}; {NO_TIME}"
+        no_time = LineError(f"{why}; {NO_TIME}")
     w = StageWriter(con, "stage_metrics")
     st = _State()
     tally = {"stored": 0, "created": 0, "rejected": 0, "meta": 0, "comment": 0, "blank": 0}
@@ -407,22 +402,24 @@ def stage_exposition(
     tally["rejected"] += _stage_faults(w, staged, faults)
     w.flush()
     if named is not None:
-        staged.notes.append(f"scrape time {named[1]} from the file name")
+        staged.notes.append(say("scrape_time_from_name", time=named[1]))
     elif t is not None:
-        staged.notes.append("scrape time from --at")
+        staged.notes.append(say("scrape_time_given"))
     total = sum(tally.values())
     staged.notes.append(
-        f"{total} lines: {tally['stored']} samples stored, {tally['meta']} # HELP/# TYPE/# EOF"
-        f" lines (metric_meta), {tally['created']} _created samples dropped,"
-        f" {tally['comment'] + tally['blank']} blank or comment lines ignored,"
-        f" {tally['rejected']} rejected"
+        say(
+            "scrape_lines",
+            total=total,
+            stored=tally["stored"],
+            meta=tally["meta"],
+            created=tally["created"],
+            ignored=tally["comment"] + tally["blank"],
+            rejected=tally["rejected"],
+        )
     )
     untyped = sorted(n for n in st.names if not _declared(st, n))
     if untyped:
-        staged.notes.append(
-            f"{len(untyped)} sample names without a # TYPE line in the file (a fragment?):"
-            f" {', '.join(untyped[:5])}{', ...' if len(untyped) > 5 else ''}"
-        )
+        staged.notes.append(say("untyped_names", names=untyped))
     _finish_notes(con, staged, st)
 
 

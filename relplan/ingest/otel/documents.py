@@ -4,7 +4,7 @@ Two layouts:
 - JSON Lines (the OpenTelemetry Collector's file exporter: one export request per line):
   read line by line, streaming; a line that does not decode is one bad record.
 - One JSON document (a Jaeger "Download JSON" or `/api/traces` answer, a pretty-printed
-  OTLP example): held whole as text, at most MAX_DOCUMENT_BYTES (`DocumentTooLarge`
+  OTLP example): held whole as text, at most MAX_DOCUMENT_BYTES (an InputError
   otherwise), and walked with a small scanner that decodes one element of the arrays that
   matter at a time (a resourceSpans entry, a trace, a span), so the Python objects alive at
   once are one of those, and each span keeps the line it starts on.
@@ -181,16 +181,11 @@ def texts(path: Path) -> Iterator[tuple[Text, bool]]:
     for _, line in lines:
         size += len(line) + 1
         if size > MAX_DOCUMENT_BYTES:
-            raise DocumentTooLarge(str(path))
+            raise InputError(
+                f"a JSON document larger than {MAX_DOCUMENT_TEXT} is not read (it is held whole"
+                " in memory); write one trace per line instead (jq -c '.data[]' FILE for a"
+                " Jaeger export; the OpenTelemetry Collector's file exporter writes JSON lines)",
+                str(path),
+            )
         parts.append(line)
     yield Text("\n".join(parts), first[0]), False
-
-
-class DocumentTooLarge(InputError):
-    def __init__(self, path: str) -> None:
-        super().__init__(
-            f"a JSON document larger than {MAX_DOCUMENT_TEXT} is not read (it is held whole in"
-            " memory); write one trace per line instead (jq -c '.data[]' FILE for a Jaeger"
-            " export; the OpenTelemetry Collector's file exporter writes JSON lines)",
-            path,
-        )

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from relplan.ingest.files import LineError
 from relplan.ingest.otel.documents import (
     WALKED,
     Element,
@@ -123,7 +124,11 @@ def _collect(t: Text, into: list[tuple[int, str, Any]]) -> Element:
 
 def _not_object(t: Text, pos: int, what: str, bad: BadOut) -> int:
     value, end = t.decode(pos)
-    bad(t.line(pos), t.raw(pos, end), f"{what} is a JSON {type(value).__name__}, not an object")
+    bad(
+        t.line(pos),
+        t.raw(pos, end),
+        LineError(f"{what} is a JSON {type(value).__name__}, not an object"),
+    )
     return end
 
 
@@ -176,8 +181,10 @@ def walk_otlp(t: Text, pos: int, out: SpanOut, bad: BadOut) -> int:
         bad(
             start_line,
             t.raw(pos, end),
-            'expected an OTLP JSON export: {"resourceSpans": [{"scopeSpans": [{"spans":'
-            f" [...]}}]}}]}} (keys here: {', '.join(sorted(top)[:8]) or 'none'})",
+            LineError(
+                'expected an OTLP JSON export: {"resourceSpans": [{"scopeSpans": [{"spans":'
+                f" [...]}}]}}]}} (keys here: {', '.join(sorted(top)[:8]) or 'none'})"
+            ),
         )
     return end
 
@@ -208,8 +215,10 @@ def _jaeger_object(t: Text, pos: int, out: SpanOut, bad: BadOut, start_line: int
         bad(
             t.line(pos) if pending else start_line,
             t.raw(pos, end),
-            'expected a Jaeger JSON export: {"data": [{"traceID": ..., "spans": [...],'
-            f' "processes": {{...}}}}]}} (keys here: {", ".join(sorted(obj)[:8]) or "none"})',
+            LineError(
+                'expected a Jaeger JSON export: {"data": [{"traceID": ..., "spans": [...],'
+                f' "processes": {{...}}}}]}} (keys here: {", ".join(sorted(obj)[:8]) or "none"})'
+            ),
         )
     found = obj.get("processes")
     processes: dict[str, Any] = found if isinstance(found, dict) else {}

@@ -36,10 +36,11 @@ from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
 from relplan.ingest.base import IngestOptions, Staged
-from relplan.ingest.files import FileInfo
+from relplan.ingest.files import FileInfo, LineError
 from relplan.ingest.gateway_rows import as_float, as_int, logged_tokens, text
 from relplan.ingest.otel.documents import JsonShapeError, texts, trace_format
 from relplan.ingest.otel.spans import WALKS, BadOut, Span
+from relplan.ingest.outcome import say
 from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm.ids import RequestIds
 from relplan.values import misread_unit
@@ -139,7 +140,7 @@ class SpanReader:
             self.reject(
                 sp.line,
                 sp.raw,
-                f"{field} is missing or not a whole number; expected the span start",
+                LineError(f"{field} is missing or not a whole number; expected the span start"),
             )
             return
         unit = _START_UNIT[self.origin]
@@ -233,59 +234,36 @@ class SpanReader:
         self.staged.notes.extend(self.notes())
 
     def notes(self) -> list[str]:
-        names = ", ".join(f"{n} {k}x" for n, k in self.other.most_common(5))
-        more = len(self.other) - 5
-        others = f" ({names}{f', {more} more names' if more > 0 else ''})" if self.other else ""
         out = [
-            f"{self.spans} spans: {self.stored} {SPAN_NAME} spans stored, {self.merged}"
-            f" duplicate {SPAN_NAME} spans merged, {sum(self.other.values())} other spans"
-            f" ignored{others}, {self.rejected} records rejected; {self.events} events,"
-            f" {len(self.ids.rows)} request ids",
-            f"aborted requests may be missing: older vLLM releases export no {SPAN_NAME} span"
-            " for a request the client abandoned (newer ones export one with finish reason"
-            f" abort: {self.endings['abort']} here)",
+            say(
+                "span_counts",
+                spans=self.spans,
+                name=SPAN_NAME,
+                stored=self.stored,
+                merged=self.merged,
+                other=dict(self.other.most_common()),
+                rejected=self.rejected,
+                events=self.events,
+                ids=len(self.ids.rows),
+            ),
+            say("aborts_may_miss", name=SPAN_NAME, aborted=self.endings["abort"]),
         ]
         if not self.stored and not self.rejected:
-            out.append(
-                f"no {SPAN_NAME} span: vLLM exports them with --otlp-traces-endpoint (service"
-                " vllm.llm_engine's tracer); this file holds other services' spans only"
-            )
+            out.append(say("no_request_span", name=SPAN_NAME))
         if self.endings:
-            out.append(
-                "finish reasons: "
-                + ", ".join(f"{k} {v}x" for k, v in sorted(self.endings.items()))
-                + " (abort and error stored as aborted)"
-            )
+            out.append(say("finish_reasons", endings=self.endings))
         if self.missing:
-            out.append(
-                "spans without: "
-                + ", ".join(f"{k} {v}x" for k, v in sorted(self.missing.items()))
-                + " (no event where a time is missing)"
-            )
+            out.append(say("spans_without", missing=self.missing))
         if self.nulled:
-            out.append(
-                "negative or non-numeric latencies stored as NULL: "
-                + ", ".join(f"{k} {v}x" for k, v in sorted(self.nulled.items()))
-            )
+            out.append(say("latencies_nulled", nulled=self.nulled))
         repeated = sum(k - 1 for k in self.repeats.values() if k > 1)
         if repeated:
-            out.append(
-                f"{repeated} spans repeat an earlier gen_ai.request.id (a resent X-Request-Id):"
-                " stored as <id>#2, #3, ... so executions stay distinct"
-            )
+            out.append(say("request_ids_repeated", n=repeated))
         if self.stored:
             out.append(
-                f"gen_ai.usage.completion_tokens ({self.completion[0]} output tokens on"
-                f" {self.completion[1]} spans) is not stored: the events table has no"
-                " output-token column"
+                say("completion_unstored", tokens=self.completion[0], spans=self.completion[1])
             )
-            got = ", ".join(f"{k} {v}x" for k, v in sorted(self.replicas.items()))
-            out.append(
-                f"replica from resource attributes: {got}"
-                if got
-                else "no replica: the spans' resource has no k8s.pod.name, service.instance.id"
-                " or host.name (set OTEL_RESOURCE_ATTRIBUTES on each vLLM server)"
-            )
+            out.append(say("span_replicas", replicas=self.replicas))
         return out
 
 

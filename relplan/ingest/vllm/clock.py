@@ -17,7 +17,9 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from relplan.ingest.outcome import say
 from relplan.values import parse_rfc3339
 
 
@@ -41,10 +43,16 @@ _NAME_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)-?(\d\d)-?(\d\d)(?!\d)")
 _VLLM_DATE = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(\d\d)-(\d\d)\s+\d\d:\d\d:\d\d")
 
 
+# Where a log's year came from: --year, a full date in the file, the file name, the file's
+# modification time, nowhere.
+YearFrom = Literal["given", "file", "file_name", "mtime", "unknown"]
+
+
 @dataclass(frozen=True)
 class Year:
     year: int | None
-    how: str  # given | from the file | from the file name | inferred | unknown
+    how: YearFrom
+    seen: str = ""  # the date it was read from (the file's, its name's, the modification date)
 
 
 def year_of(given: int | None, head: str, path: Path) -> Year:
@@ -64,10 +72,10 @@ def year_of(given: int | None, head: str, path: Path) -> Year:
             # belong to the year before it.
             if first is not None and int(first.group(1)) == 12 and mo == 1:
                 y -= 1
-            return Year(y, f"from the file ({m.group(0)[:10]})")
+            return Year(y, "file", m.group(0)[:10])
     nm = _NAME_DATE.search(path.name)
     if nm is not None and 1 <= int(nm.group(2)) <= 12:
-        return Year(int(nm.group(1)), f"from the file name ({nm.group(0)})")
+        return Year(int(nm.group(1)), "file_name", nm.group(0))
     try:
         mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.timezone.utc)
     except OSError:
@@ -81,15 +89,16 @@ def year_of(given: int | None, head: str, path: Path) -> Year:
             start = None
         if start is not None and start > mtime + dt.timedelta(days=1):
             year -= 1  # the log began before a New Year the file was last written after
-    return Year(year, f"inferred from the file's modification time ({mtime.date().isoformat()})")
+    return Year(year, "mtime", mtime.date().isoformat())
 
 
 class Clock:
     """vLLM log time: a container RFC 3339 prefix, else MM-DD HH:MM:SS (UTC) in the year."""
 
-    def __init__(self, year: int | None, how: str = "given") -> None:
+    def __init__(self, year: int | None, how: YearFrom = "given", seen: str = "") -> None:
         self.year = year
-        self.how = how
+        self.how: YearFrom = how
+        self.seen = seen
         self.last_month: int | None = None
         self.rollovers = 0
         self.late_lines = 0  # December lines after a turn, kept in the old year
@@ -145,16 +154,11 @@ class Clock:
     def notes(self) -> list[str]:
         out: list[str] = []
         if self.used_year and self.how != "given":
-            out.append(
-                f"vLLM's MM-DD timestamps read in {self.year_start()} {self.how}; pass --year"
-                " to set it"
-            )
+            out.append(say("year_read", year=self.year_start(), how=self.how, seen=self.seen))
         if self.rollovers:
-            out.append(f"year advanced {self.rollovers} time(s) at a December-January turn")
+            out.append(say("year_advanced", n=self.rollovers))
         if self.late_lines:
-            out.append(
-                f"{self.late_lines} December lines after a New Year turn kept in the old year"
-            )
+            out.append(say("late_december_lines", n=self.late_lines))
         return out
 
     def year_start(self) -> int | None:

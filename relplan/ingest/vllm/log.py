@@ -54,6 +54,7 @@ from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example, InputOption
 from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, faults_for, open_text_lines
+from relplan.ingest.outcome import say
 from relplan.ingest.stage import StageWriter
 from relplan.ingest.vllm import stats as vllm_stats
 from relplan.ingest.vllm.clock import BadTime, Clock, Stamp, year_of
@@ -70,7 +71,7 @@ _LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 # leaves it. ANSI colours are removed first.
 _HEAD = re.compile(
     rf"(?<![\w-])(?P<level>{_LEVEL})\s+"
-    r"(?P<mon>\d\d)-(?P<day>\d\d)\s+(?P<hms>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?\s+"
+    + r"(?P<mon>\d\d)-(?P<day>\d\d)\s+(?P<hms>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?\s+"
     r"(?:\[?(?P<loc>[\w./-]+):\d+\]\s*)?(?P<msg>.*)$"
 )
 _PREFIX_TS = re.compile(
@@ -162,7 +163,7 @@ class _Reader:
         self.engine = StageWriter(con, "stage_engine")
         self.metrics = StageWriter(con, "stage_metrics")
         year = year_of(YEAR.of(opts), info.head.decode("utf-8", errors="replace"), info.path)
-        self.clock = Clock(year.year, year.how)
+        self.clock = Clock(year.year, year.how, year.seen)
         self.ids = RequestIds(staged.source_id)
         # external id -> (line, time, raw, prompt_tokens) of a Received line awaiting Added
         self.pending: dict[str, tuple[int, float, str, int | None]] = {}
@@ -461,61 +462,29 @@ class _Reader:
         self.staged.notes.extend(self.notes())
 
     def notes(self) -> list[str]:
-        total = sum(self.lines.values())
-        groups: dict[str, Counter[str]] = {}
-        for cat, k in self.lines.items():
-            head, _, what = cat.partition(": ")
-            groups.setdefault(head, Counter())[what or head] += k
-
-        def part(head: str) -> str:
-            c = groups.get(head, Counter())
-            inner = ", ".join(f"{v} {k}" for k, v in sorted(c.items()) if k != head)
-            return f"{sum(c.values())} {head}" + (f" ({inner})" if inner else "")
-
-        out = [
-            f"{total} lines: {part('stored')}, {part('merged')}, {part('ignored')},"
-            f" {part('rejected')}; {self.events} events, {len(self.ids.rows)} request ids"
-        ]
+        out = [say("log_lines", lines=dict(self.lines), events=self.events, ids=len(self.ids.rows))]
         out += self.stats.notes()
         if self.tokens:
             out.append(
-                f"prompt_tokens from logged prompt_token_ids on {self.tokens['known']} of"
-                f" {self.tokens.total()} arrivals (NULL where not logged or possibly cut by"
-                " --max-log-len)"
+                say("prompt_tokens_logged", known=self.tokens["known"], of=self.tokens.total())
             )
         if self.derived:
-            out.append(
-                f"{self.derived} external ids derived by removing the engine's 8-hex suffix"
-                " (no Received line to pair with)"
-            )
+            out.append(say("ids_derived", n=self.derived))
         if self.failed:
-            out.append(
-                "failed requests: "
-                + ", ".join(f"{k} {v}x" for k, v in sorted(self.failed.items()))
-                + " ((bad request)/(input error) stored as rejected, others as aborted)"
-            )
+            out.append(say("failed_requests", failed=self.failed))
         out += self.clock.notes()
         if self.admissions:
             out.append(
-                "admission rejections (HTTP 503, stored as rejected): "
-                + ", ".join(f"{k} {v}x" for k, v in sorted(self.admissions.items()))
-                + (
-                    f"; {self.unnamed_rejections} logged as `rejecting request None` (no id:"
-                    f" stored as {_UNNAMED}N, N the line, joined to no gateway attempt)"
-                    if self.unnamed_rejections
-                    else ""
+                say(
+                    "admission_rejections",
+                    admissions=self.admissions,
+                    unnamed=self.unnamed_rejections,
+                    stored_as=_UNNAMED,
                 )
             )
         if self.access:
-            codes = ", ".join(f"{k} {v}x" for k, v in sorted(self.access.items()))
             out.append(
-                f"uvicorn access lines by status (not stored, they name no request): {codes}"
-                + (
-                    f"; {unnamed} 503s name no request: queue-cap rejections are logged by"
-                    " request only at DEBUG (--max-num-queued-reqs/--max-num-queued-tokens)"
-                    if (unnamed := self.access.get("503", 0) - sum(self.admissions.values())) > 0
-                    else ""
-                )
+                say("access_lines", access=self.access, rejected=sum(self.admissions.values()))
             )
         return out
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from relplan.ingest.metrics import text as metrics_text
+from relplan.ingest.outcome import say
 from relplan.values import parse_number
 
 if TYPE_CHECKING:
@@ -79,6 +80,14 @@ HELP: dict[str, str] = {
     "vllm:cpu_prefix_cache_hit_rate": "CPU prefix-cache hit rate, fraction (V0)",
     "vllm_log:iteration_elapsed_seconds": "elapsed time of one engine iteration"
     " (--enable-logging-iteration-details)",
+    "vllm_log:iteration_context_requests": "context requests of one engine iteration"
+    " (--enable-logging-iteration-details)",
+    "vllm_log:iteration_context_tokens": "context tokens of one engine iteration"
+    " (--enable-logging-iteration-details)",
+    "vllm_log:iteration_generation_requests": "generation requests of one engine iteration"
+    " (--enable-logging-iteration-details)",
+    "vllm_log:iteration_generation_tokens": "generation tokens of one engine iteration"
+    " (--enable-logging-iteration-details)",
 }
 
 
@@ -90,12 +99,6 @@ ITERATION_COUNTS: dict[str, str] = {
     "generation requests": "vllm_log:iteration_generation_requests",
     "generation tokens": "vllm_log:iteration_generation_tokens",
 }
-HELP.update(
-    {
-        metric: f"{name} of one engine iteration (--enable-logging-iteration-details)"
-        for name, metric in ITERATION_COUNTS.items()
-    }
-)
 
 
 def is_stats(msg: str) -> bool:
@@ -287,39 +290,22 @@ class StatsTally:
         out: list[str] = []
         if self.lines:
             out.append(
-                f"{self.lines} stats lines -> {self.samples} metric samples of"
-                f" {len(self.names)} vllm: gauges (throughput: tokens/s over the interval)"
+                say("stats_lines", lines=self.lines, samples=self.samples, names=len(self.names))
             )
         if self.unmapped:
-            fields = ", ".join(f"{k} ({v}x)" for k, v in sorted(self.unmapped.items()))
-            out.append(f"stats fields not stored: {fields}")
+            out.append(say("stats_fields_unmapped", fields=self.unmapped))
         if self.unread:
-            fields = ", ".join(f"{k} ({v}x)" for k, v in sorted(self.unread.items()))
-            out.append(f"stats fields skipped, value not a number with a unit: {fields}")
+            out.append(say("stats_fields_unread", fields=self.unread))
         for n, k in sorted(self.aggregated.items()):
-            out.append(
-                f"{k} stats lines sum {n} engines ('{n} Engines Aggregated:'): stored without"
-                " an engine label"
-            )
+            out.append(say("engines_aggregated", engines=n, lines=k))
         if self.iterations or self.dummy_iterations:
-            out.append(
-                f"{self.iterations} iteration-detail lines -> engine_stats rows (step ="
-                " Iteration(N), num_running = context + generation requests,"
-                " num_batched_tokens = context + generation tokens, kv_usage; t_issue = the"
-                " line's time, whole seconds), vllm_log:iteration_elapsed_seconds samples and"
-                " the counts apart as vllm_log:iteration_{context,generation}_{requests,tokens}"
-                + (
-                    f"; {self.dummy_iterations} dummy iterations (DP padding) ignored"
-                    if self.dummy_iterations
-                    else ""
-                )
-            )
+            out.append(say("iteration_lines", n=self.iterations, dummy=self.dummy_iterations))
         return out
 
 
 def meta_store(source_id: int, names: set[str]) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """metric_meta rows for the gauges a log's stats lines gave (Staged.finish)."""
     meta: list[tuple[str, str | None, str | None, str | None]] = [
-        (name, "gauge", f"from vLLM's stats log line: {HELP[name]}", None) for name in sorted(names)
+        (name, "gauge", say("stats_metric_help", help=HELP[name]), None) for name in sorted(names)
     ]
     return metrics_text.meta_store(source_id, meta)
