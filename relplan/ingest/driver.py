@@ -422,7 +422,8 @@ def commit(session: Session) -> IngestReport:
     for s in session.staged:
         for fn in s.finish:
             fn(con)
-    sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
+    if (sql.one(con, "ingest/any_ids_to_join") or {}).get("found"):
+        sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
     _drop_whole_second_twins(con, reports, counts)
     _refine_whole_seconds(con, reports)
     refuse_same_records(con, reports)
