@@ -212,3 +212,25 @@ def test_the_polars_scan_counts_and_finds_what_python_does(
     words = b"true" in content or b"false" in content
     sha = hashlib.sha256(content.replace(b"\r\n", b"\n")).hexdigest()
     assert got["python"] == got["polars"] == (sha, lines, words)
+
+
+def test_only_json_content_is_searched_for_the_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The words true/false matter only to the typed JSON Lines reader: the driver asks
+    # digest() to look for them only when the content starts with `{`; not looked for, they are
+    # taken to be there (the typed reader is never chosen on a guess).
+    from relplan.ingest import driver
+
+    asked: dict[str, bool] = {}
+
+    def recording(path: Path, words: bool = True) -> object:
+        asked[path.name] = words
+        return digest(path, words)
+
+    monkeypatch.setattr(driver, "digest", recording)
+    csv = Path(__file__).parent / "data" / "ingest" / "adapters" / "proxy.csv"
+    ingest(tmp_path / "w.duckdb", INCIDENT / "engine.jsonl", csv)
+    assert asked == {"engine.jsonl": True, "proxy.csv": False}
+    assert not digest(INCIDENT / "engine.jsonl").booleans
+    assert digest(INCIDENT / "engine.jsonl", words=False).booleans
