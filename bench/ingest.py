@@ -26,8 +26,8 @@ the work costs. The load average at the start and end goes to stderr.
 Bytecode: relplan runs as an installed package does, its modules compiled once. When the
 environment says not to write bytecode (PYTHONDONTWRITEBYTECODE, as on the project's shared
 machine), the measuring processes keep it under the temporary folder instead
-(PYTHONPYCACHEPREFIX, as tests/helpers/bytecode.py does for the suite), and one ingest-sized
-import runs first to fill it; otherwise every ingest process would compile relplan's
+(PYTHONPYCACHEPREFIX, as tests/helpers/bytecode.py does for the suite), and one tiny ingest
+(and an import of polars, which the digest of a large file uses) runs first to fill it; otherwise every ingest process would compile relplan's
 modules from source (about 0.25 s of CPU) and the bare copy would not. `--compile-each-run`
 measures that case.
 
@@ -218,13 +218,15 @@ def bytecode_env(compile_each_run: bool) -> dict[str, str]:
 
 
 def warm_up(engine_jsonl: Path, work: Path) -> None:
-    """One `relplan ingest` of the trace's first lines (and a bare copy), so that everything
-    the measured processes import has its bytecode cached."""
+    """One `relplan ingest` of the trace's first lines (and a bare copy), and an import of
+    polars (a large file's digest scans with it, a tiny one's does not), so that everything the
+    measured processes import has its bytecode cached."""
     tiny = work / "warm.jsonl"
     with engine_jsonl.open("rb") as f:
         tiny.write_bytes(b"".join(f.readline() for _ in range(8)))
     for mode in ("process-copy", "process-ingest"):
         run_process(mode, str(tiny), work)
+    subprocess.run([sys.executable, "-c", "import polars"], cwd=ROOT, env=ENV, check=True)
 
 
 def run_once(mode: str, path: str, work: Path) -> dict[str, float]:
