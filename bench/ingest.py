@@ -23,6 +23,14 @@ its process (every DuckDB thread and the hashing thread included), and of each w
 shared with other jobs the wall time is mostly waiting for a core; the CPU seconds are what
 the work costs. The load average at the start and end goes to stderr.
 
+Bytecode: relplan runs as an installed package does, its modules compiled once. When the
+environment says not to write bytecode (PYTHONDONTWRITEBYTECODE, as on the project's shared
+machine), the measuring processes keep it under the temporary folder instead
+(PYTHONPYCACHEPREFIX, as tests/helpers/bytecode.py does for the suite), and one tiny ingest
+(and an import of polars, which the digest of a large file uses) runs first to fill it; otherwise every ingest process would compile relplan's
+modules from source (about 0.25 s of CPU) and the bare copy would not. `--compile-each-run`
+measures that case.
+
 Targets: ingest <= 1.3x the bare copy (in-process and as whole processes); peak RSS <= 2 GB
 at 10M rows.
 Generated files go to bench/out/ (gitignored) unless --out says otherwise.
@@ -197,6 +205,30 @@ def _one(mode: str, path: str, db: str) -> None:
     print(json.dumps({"wall": wall, "cpu": cpu, "rows": rows, "rss_mb": rss_mb}))
 
 
+def bytecode_env(compile_each_run: bool) -> dict[str, str]:
+    """The environment of the measuring processes: see the module docstring, Bytecode."""
+    env = dict(os.environ)
+    if compile_each_run or not env.get("PYTHONDONTWRITEBYTECODE") or env.get("PYTHONPYCACHEPREFIX"):
+        return env
+    import tempfile
+
+    env.pop("PYTHONDONTWRITEBYTECODE")
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"relplan-pycache-{os.getuid()}")
+    return env
+
+
+def warm_up(engine_jsonl: Path, work: Path) -> None:
+    """One `relplan ingest` of the trace's first lines (and a bare copy), and an import of
+    polars (a large file's digest scans with it, a tiny one's does not), so that everything the
+    measured processes import has its bytecode cached."""
+    tiny = work / "warm.jsonl"
+    with engine_jsonl.open("rb") as f:
+        tiny.write_bytes(b"".join(f.readline() for _ in range(8)))
+    for mode in ("process-copy", "process-ingest"):
+        run_process(mode, str(tiny), work)
+    subprocess.run([sys.executable, "-c", "import polars"], cwd=ROOT, env=ENV, check=True)
+
+
 def run_once(mode: str, path: str, work: Path) -> dict[str, float]:
     db = work / f"{mode}.duckdb"
     for f in (db, db.with_name(db.name + ".wal")):
@@ -207,6 +239,7 @@ def run_once(mode: str, path: str, work: Path) -> dict[str, float]:
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        env=ENV,
         timeout=3600,
         check=False,
     )
@@ -238,12 +271,16 @@ def run_process(mode: str, path: str, work: Path) -> dict[str, float]:
     else:
         cmd = [sys.executable, "-m", "relplan", "ingest", path, "--db", str(db)]
     t, c = time.perf_counter(), _cpu(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=3600, check=False)
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=3600, check=False
+    )
     wall, cpu = time.perf_counter() - t, _cpu(resource.RUSAGE_CHILDREN) - c
     if proc.returncode != 0:
         raise SystemExit(f"{mode} {path} failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
     return {"wall": wall, "cpu": cpu}
 
+
+ENV = dict(os.environ)
 
 MODES = ("scan", "copy", "ingest", "process-copy", "process-ingest")
 
@@ -273,10 +310,19 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", help="step rows per trace")
     ap.add_argument("--repeat", type=int, default=2, help="runs per figure (best is kept)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    ap.add_argument(
+        "--compile-each-run",
+        action="store_true",
+        help="no bytecode cache when PYTHONDONTWRITEBYTECODE is set (see Bytecode above)",
+    )
     args = ap.parse_args()
     if args.one:
         _one(*args.one)
         return
+    ENV.clear()
+    ENV.update(bytecode_env(args.compile_each_run))
+    cached = "no" if ENV.get("PYTHONDONTWRITEBYTECODE") else ENV.get("PYTHONPYCACHEPREFIX", "yes")
+    print(f"bytecode cached: {cached}", file=sys.stderr)
     sizes = args.sizes or ([2_000_000] if args.quick else [2_000_000, 10_000_000])
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"load average at the start: {_load()}", file=sys.stderr)
@@ -288,6 +334,8 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
         files = generate(args.out, n)
+        if n == sizes[0]:
+            warm_up(files["jsonl"], args.out)
         for label, key in (("JSONL", "jsonl"), ("Parquet", "parquet"), ("proxy JSONL", "proxy")):
             path = str(files[key])
             best = measure(path, args.out, args.repeat)

@@ -45,3 +45,5 @@ def test_ingest_bench_prints_in_process_and_whole_process_ratios(tmp_path: Path)
         assert int(r[1].replace(",", "")) > 0
         # The seconds are printed to 0.01 s, the ratio from the unrounded times.
         assert ratio == pytest.approx(p_ing / p_copy, rel=0.05)
+    # Where the measuring processes keep relplan's bytecode (bench/ingest.py, Bytecode).
+    assert "bytecode cached: " in done.stderr

@@ -161,3 +161,76 @@ def test_the_plugin_fields_rules_hold_on_the_typed_path(
         ingest(tmp_path / "w.duckdb", src)
     assert (err.value.path, err.value.line) == (str(src), 4)
     assert reason in err.value.reason
+
+
+_MIB = 1 << 20
+_FIRST = 65536  # digest() reads the first 64 KiB, then 1 MiB chunks
+
+
+def _case_bytes(case: str) -> bytes:
+    line = b'{"type":"step","step":1,"t_issue":1764460800.0,"replica":"r\xc3\xa9"}\n'
+    body = line * (3 * _MIB // len(line))
+    if case == "clean":
+        return body
+    if case == "true across chunks":
+        # `tr` ends the first chunk, `ue` starts the second.
+        return body[: _FIRST - 2] + b"true" + body[_FIRST + 2 :]
+    if case == "false late":
+        return body + b'{"type":"event","attached":false}'  # no final newline either
+    if case == "split character":
+        # A two-byte character across the first chunk boundary: that batch is not UTF-8.
+        return body[: _FIRST - 1] + b"\xc3\xa9\n" + body
+    if case == "crlf":
+        return body.replace(b"\n", b"\r\n")
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize(
+    "case", ["clean", "true across chunks", "false late", "split character", "crlf"]
+)
+@pytest.mark.parametrize("gz", [False, True])
+def test_the_polars_scan_counts_and_finds_what_python_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, gz: bool
+) -> None:
+    # digest() scans large files with polars in batches (files.SCAN_IN_POLARS_FROM): the same
+    # line count and the same answer for the words true/false as Python's bytes methods, and as
+    # a count over the whole content, across chunk and batch boundaries (batches of 2 MiB here).
+    import gzip
+    import hashlib
+
+    from relplan.ingest import files
+
+    content = _case_bytes(case)
+    src = tmp_path / ("f.jsonl.gz" if gz else "f.jsonl")
+    src.write_bytes(gzip.compress(content, 1) if gz else content)
+    monkeypatch.setattr(files, "_BATCH", 2 * _MIB)
+    got = {}
+    for mode, start in (("python", 1 << 62), ("polars", 0)):
+        monkeypatch.setattr(files, "SCAN_IN_POLARS_FROM", start)
+        got[mode] = digest(src)
+    lines = content.count(b"\n") + (0 if content.endswith(b"\n") else 1)
+    words = b"true" in content or b"false" in content
+    sha = hashlib.sha256(content.replace(b"\r\n", b"\n")).hexdigest()
+    assert got["python"] == got["polars"] == (sha, lines, words)
+
+
+def test_only_json_content_is_searched_for_the_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The words true/false matter only to the typed JSON Lines reader: the driver asks
+    # digest() to look for them only when the content starts with `{`; not looked for, they are
+    # taken to be there (the typed reader is never chosen on a guess).
+    from relplan.ingest import driver
+
+    asked: dict[str, bool] = {}
+
+    def recording(path: Path, words: bool = True) -> object:
+        asked[path.name] = words
+        return digest(path, words)
+
+    monkeypatch.setattr(driver, "digest", recording)
+    csv = Path(__file__).parent / "data" / "ingest" / "adapters" / "proxy.csv"
+    ingest(tmp_path / "w.duckdb", INCIDENT / "engine.jsonl", csv)
+    assert asked == {"engine.jsonl": True, "proxy.csv": False}
+    assert not digest(INCIDENT / "engine.jsonl").booleans
+    assert digest(INCIDENT / "engine.jsonl", words=False).booleans

@@ -1,9 +1,6 @@
 -- Step records of one engine JSON Lines file, from the typed reader's rows
--- (ingest/engine_read_jsonl_typed.sql) into `steps`: fail mode's path. Each record is checked
--- with rp_engine_checked (rp_engine_ok, then rp_engine_reason for the rows it does not pass; ingest/engine_macros.sql),
--- by the insert of its type (records of unknown or missing type by the events insert); a
--- refused one raises, which rolls the ingest back, and the driver then reads the file again
--- with the exact reader, which names the first bad line.
+-- (ingest/engine_read_jsonl_typed.sql, which checked every record as it read it) into
+-- `steps`: fail mode's path.
 -- params: source_id
 insert into steps
 select
@@ -11,9 +8,4 @@ select
     coalesce(prompt_cached, 0)::bigint, coalesce(decode_tokens, 0)::bigint, replica, $source_id,
     ln
 from stage_direct_engine
-where source_id = $source_id and type = 'step' and rp_engine_checked(
-        type, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
-        prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-        num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
-        prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
-        true, 'line ' || ln)
+where source_id = $source_id and type = 'step'

@@ -7,30 +7,52 @@
 -- strings are what the exact reader accepts too. A value that does not convert (a string, an
 -- object, an RFC 3339 time) makes DuckDB raise: the ingest restarts with the exact reader,
 -- which names the line. `ln` is the record's ordinal (WITH ORDINALITY: file order), the line
--- when the records are as many as the file's lines (the driver checks). The checks run in the
--- inserts (ingest/direct_jsonl_*.sql). Empty strings become NULL (an empty id is a missing id).
+-- when the records are as many as the file's lines (the driver checks). Every record is
+-- checked here, as it is read, with rp_engine_checked (rp_engine_ok, then rp_engine_reason
+-- for the rows it does not pass; ingest/engine_macros.sql): a refused one raises, the same
+-- restart. The rows go to the narrow stage_direct_engine (ingest/stage_tables.sql), from which
+-- ingest/direct_jsonl_*.sql insert them by type without checking them again. Empty strings
+-- become NULL (an empty id is a missing id).
 -- params: path, source_id
 insert into stage_direct_engine
 select
-    $source_id, ordinality,
-    rp_engine_type(
-        nullif(type, ''), nullif(event, ''), prompt_computed, num_running, num_waiting,
-        num_batched_tokens, kv_usage
-    ),
-    t, nullif(execution_id, ''), nullif(event, ''), prompt_tokens, nullif(replica, ''), step,
-    t_issue, t_done, prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
-    num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries, prefix_hits,
-    nullif(finish_reason, ''), output_tokens, cached_tokens, preemptions, max_tokens
-from read_json(
-    $path, format = 'newline_delimited', records = true, maximum_object_size = 16777216,
-    columns = {
-        type: 'VARCHAR', t: 'DOUBLE', execution_id: 'VARCHAR', event: 'VARCHAR',
-        prompt_tokens: 'DOUBLE', replica: 'VARCHAR', step: 'DOUBLE', t_issue: 'DOUBLE',
-        t_done: 'DOUBLE', prompt_computed: 'DOUBLE', prompt_cached: 'DOUBLE',
-        decode_tokens: 'DOUBLE', num_running: 'DOUBLE', num_waiting: 'DOUBLE',
-        num_batched_tokens: 'DOUBLE', kv_usage: 'DOUBLE', elapsed_ms: 'DOUBLE',
-        num_preempted: 'DOUBLE', prefix_queries: 'DOUBLE', prefix_hits: 'DOUBLE',
-        finish_reason: 'VARCHAR', output_tokens: 'DOUBLE', cached_tokens: 'DOUBLE',
-        preemptions: 'DOUBLE', max_tokens: 'DOUBLE'
-    }
-) with ordinality
+    $source_id, ln, type, execution_id, replica, step, t_issue, t_done, prompt_computed,
+    prompt_cached, decode_tokens,
+    case when type <> 'step' then [
+        t, prompt_tokens, num_running, num_waiting, num_batched_tokens, kv_usage, elapsed_ms,
+        num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens, preemptions,
+        max_tokens
+    ] end,
+    case when type <> 'step' then [event, finish_reason] end
+from (
+    select
+        ordinality as ln,
+        rp_engine_type(
+            nullif(type, ''), nullif(event, ''), prompt_computed, num_running, num_waiting,
+            num_batched_tokens, kv_usage
+        ) as type,
+        t, nullif(execution_id, '') as execution_id, nullif(event, '') as event,
+        prompt_tokens, nullif(replica, '') as replica, step, t_issue, t_done, prompt_computed,
+        prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
+        elapsed_ms, num_preempted, prefix_queries, prefix_hits,
+        nullif(finish_reason, '') as finish_reason, output_tokens, cached_tokens, preemptions,
+        max_tokens
+    from read_json(
+        $path, format = 'newline_delimited', records = true, maximum_object_size = 16777216,
+        columns = {
+            type: 'VARCHAR', t: 'DOUBLE', execution_id: 'VARCHAR', event: 'VARCHAR',
+            prompt_tokens: 'DOUBLE', replica: 'VARCHAR', step: 'DOUBLE', t_issue: 'DOUBLE',
+            t_done: 'DOUBLE', prompt_computed: 'DOUBLE', prompt_cached: 'DOUBLE',
+            decode_tokens: 'DOUBLE', num_running: 'DOUBLE', num_waiting: 'DOUBLE',
+            num_batched_tokens: 'DOUBLE', kv_usage: 'DOUBLE', elapsed_ms: 'DOUBLE',
+            num_preempted: 'DOUBLE', prefix_queries: 'DOUBLE', prefix_hits: 'DOUBLE',
+            finish_reason: 'VARCHAR', output_tokens: 'DOUBLE', cached_tokens: 'DOUBLE',
+            preemptions: 'DOUBLE', max_tokens: 'DOUBLE'
+        }
+    ) with ordinality
+)
+where rp_engine_checked(
+        type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
+        prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
+        elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
+        preemptions, max_tokens, true, 'line ' || ln)

@@ -255,7 +255,9 @@ def stage_file(
     A file whose content is no known input is skipped and listed when it was found in a
     directory (`from_dir`), an error when it was named."""
     size, gz, head = peek(path)
-    info = FileInfo(path, size, gz, head, pool.submit(digest, path))
+    # The words true/false matter only to JSON Lines (the typed reader): looked for only when
+    # the content starts as a JSON object does.
+    info = FileInfo(path, size, gz, head, pool.submit(digest, path, head.lstrip()[:1] == b"{"))
     # A mapping file (--map) or a log format string (--log-format) says how to read the
     # inputs, unless --format says otherwise.
     fmt = registry.chosen_by(session.opts)
@@ -418,7 +420,8 @@ def commit(session: Session) -> IngestReport:
     for s in session.staged:
         for fn in s.finish:
             fn(con)
-    sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
+    if (sql.one(con, "ingest/any_ids_to_join") or {}).get("found"):
+        sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
     _drop_whole_second_twins(con, reports, counts)
     _refine_whole_seconds(con, reports)
     refuse_same_records(con, reports)

@@ -10,8 +10,8 @@ CSV is read as text with its header (by DuckDB; line by line in Python, canonica
 when DuckDB cannot name every record's line or take a row); Parquet keeps its types. Engine Parquet whose columns
 already have the contract's types is not staged at all in fail mode: the driver inserts it
 straight into the tables (queries/ingest/direct_parquet_*.sql). Engine JSON Lines in fail
-mode is read once with numbers typed as DOUBLE (queries/ingest/engine_read_jsonl_typed.sql)
-and inserted with the checks inside the inserts (queries/ingest/direct_jsonl_*.sql); a file
+mode is read once with numbers typed as DOUBLE (queries/ingest/engine_read_jsonl_typed.sql),
+checked as it is read, and inserted by type (queries/ingest/direct_jsonl_*.sql); a file
 that may hold a JSON boolean, or has blank lines, takes the staged path above.
 The readers share their pieces (file readers with line numbers, typed templates, conversion
 error messages) as temp macros: queries/ingest/macros.sql, ingest/proxy_macros.sql and
@@ -153,8 +153,9 @@ _DIRECT_JSONL = (
 
 def _stage_typed(con: duckdb.DuckDBPyConnection, info: FileInfo, sid: int) -> bool:
     """Fail mode, engine JSON Lines: read the file once with every number typed as DOUBLE
-    (ingest/engine_read_jsonl_typed.sql); the driver then inserts the rows with the checks in
-    the inserts (ingest/direct_jsonl_*.sql). False, with nothing left staged, when the rows
+    (ingest/engine_read_jsonl_typed.sql), each record checked as it is read (a refused one
+    raises FastPathFailed); the driver then inserts the rows by type (ingest/direct_jsonl_*.sql).
+    False, with nothing left staged, when the rows
     cannot be trusted: the file may hold a JSON boolean (read as 1 or 0) or its records are
     fewer than its lines (blank lines: ordinals are not lines). A value the reader cannot
     convert raises FastPathFailed (the ingest restarts with the exact reader)."""
