@@ -5,7 +5,8 @@ or dataclasses); the modules here turn those into terminal tables, sentences and
 nothing outside this package should need to word a figure. Numbers are formatted by the one
 formatter, relplan/values.py (`num`, `pct`, `short`, `sig`, `fixed`, `percent`, `signed`, and
 `human_duration` for spans); tests/test_text_room.py fails on a number format elsewhere that is
-neither a machine format (listed with why) nor listed as not moved yet.
+not a machine format listed with why, and on a sentence built elsewhere that is not an error
+message beside its check.
 
 - `analyze`: the text of `relplan analyze` and `relplan alerts eval` (one renderer per
   analysis, named by its registry row);
