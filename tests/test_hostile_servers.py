@@ -106,6 +106,24 @@ def test_a_pull_past_its_deadline_names_the_timeout_given_not_the_time_left(
         get_json(hostile, "/trickle", {}, deadline=time.monotonic() + 0.3, timeout=0.5)
 
 
+def test_a_pushdown_past_its_limit_names_the_limit_not_the_time_left(hostile: str) -> None:
+    # `relplan alerts eval --prometheus-url` asks several GETs under one limit (300 s in all,
+    # docs/alerts.md; `relplan alerts` has no --timeout): this GET starts with 0.3 s of a 0.5 s
+    # limit left, and the message names the 0.5 s (it named the 0.3 s left, and a --timeout
+    # and a store the command has not)
+    from relplan.alerts.pushdown import Remote
+
+    remote = Remote(hostile, timeout=0.5)
+    remote.deadline = time.monotonic() + 0.3
+    with pytest.raises(InputError) as err:
+        remote.get("/trickle", {}, "listing metric names")
+    said = str(err.value)
+    assert "no complete answer within 0.5 s for the whole evaluation" in said
+    assert "--timeout" not in said
+    assert "stored" not in said
+    assert remote.stats.requests == 0
+
+
 def test_an_endless_body_is_cut_at_the_byte_limit(
     hostile: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -68,11 +68,12 @@ def get_json(
     params: dict[str, str],
     deadline: float,
     timeout: float | None = None,
+    timeout_hint: str = " (--timeout); nothing stored",
 ) -> tuple[Any, bytes]:
     """GET base+path?params as JSON, all of it before the monotonic `deadline`: the parsed
     answer and its raw bytes. An HTTP error is an InputError with the server's own words. A
-    timeout names `timeout`, the --timeout the user gave that set the deadline (without it,
-    the time that was left)."""
+    timeout names `timeout`, the time limit that set the deadline (the --timeout the user gave
+    a pull; without it, the time that was left), and ends with `timeout_hint`."""
     from relplan import httpget  # http.client and ssl: only for a live pull, not at start-up
 
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
@@ -80,7 +81,7 @@ def get_json(
         url,
         seconds=deadline - time.monotonic(),
         max_bytes=MAX_RESPONSE_BYTES,
-        timeout_hint=" (--timeout); nothing stored",
+        timeout_hint=timeout_hint,
         limit=timeout,
         size_hint="; pull a narrower --match, a shorter window or a longer --step",
     )
