@@ -86,6 +86,37 @@ def test_a_started_server_group_is_stopped_with_its_children(tmp_path: Path) -> 
     assert down(tmp_path, lambda _m: None) == []
 
 
+def test_lab_status_lists_each_server_and_the_settings_up_recorded(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from relplan.cli import app
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that no longer runs
+    settings = {"cancel": True, "max_num_seqs": 4, "trace": False}
+    write_state(tmp_path, {"pids": {"vllm": gone.pid}, "settings": settings})
+    res = CliRunner().invoke(app, ["lab", "status", "--dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    # relplan/text/lab.py's lab_status: names padded to 10, the settings up did not record False
+    assert res.output == (
+        "vllm        stopped\n"
+        "nginx       stopped\n"
+        "prometheus  stopped\n"
+        "settings: cancel=True, queue_cap=False, max_num_seqs=4, trace=False\n"
+    )
+    from relplan.lab.lifecycle import Status
+    from relplan.text.lab import lab_status
+
+    st = Status(running={"nginx": 4321}, stopped=["vllm", "prometheus"], settings={})
+    assert lab_status(st) == [
+        "nginx       running  pid 4321",
+        "vllm        stopped",
+        "prometheus  stopped",
+    ]
+    empty = CliRunner().invoke(app, ["lab", "status", "--dir", str(tmp_path / "none")])
+    assert empty.output == "vllm        stopped\nnginx       stopped\nprometheus  stopped\n"
+
+
 def test_wait_http_fails_early_when_the_server_exits(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     pid = processes.start([sys.executable, "-c", "print('boom'); raise SystemExit(3)"], log)

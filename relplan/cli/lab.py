@@ -123,16 +123,10 @@ def status(dir: DirOption = Path()) -> None:
     Example: relplan lab status
     """
     from relplan.lab.lifecycle import status as lab_status
+    from relplan.text.lab import lab_status as words
 
-    st = lab_status(_root(dir))
-    for name, pid in st.running.items():
-        typer.echo(f"{name.ljust(10)}  running  pid {pid}")
-    for name in st.stopped:
-        typer.echo(f"{name.ljust(10)}  stopped")
-    if st.settings:
-        names = ("cancel", "queue_cap", "max_num_seqs", "trace")
-        flags = {k: st.settings.get(k, False) for k in names}
-        typer.echo("settings: " + ", ".join(f"{k}={v}" for k, v in flags.items()))
+    for line in words(lab_status(_root(dir))):
+        typer.echo(line)
 
 
 @lab_app.command()

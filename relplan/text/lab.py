@@ -28,6 +28,18 @@ def lab_up(s: LabSettings, st: Status, *, prometheus: bool, trace: bool) -> list
     return lines
 
 
+def lab_status(st: Status) -> list[str]:
+    """`relplan lab status`: each server, running (with its pid) or stopped, and the settings
+    `up` recorded."""
+    lines = [f"{name.ljust(10)}  running  pid {pid}" for name, pid in st.running.items()]
+    lines += [f"{name.ljust(10)}  stopped" for name in st.stopped]
+    if st.settings:
+        names = ("cancel", "queue_cap", "max_num_seqs", "trace")
+        flags = {k: st.settings.get(k, False) for k in names}
+        lines.append("settings: " + ", ".join(f"{k}={v}" for k, v in flags.items()))
+    return lines
+
+
 # --- progress lines (the lab modules' `Said`) -----------------------------------------------
 
 
