@@ -216,6 +216,20 @@ def test_sweep_writes_one_row_per_run(tmp_path: Path) -> None:
     assert df["proxy.cancellation"].to_list() == ["off", "immediate"]
     assert {"verdict", "hold_on_time_share", "retry_share_of_executions"} <= set(df.columns)
     assert (tmp_path / "sw" / "sweep.parquet").is_file()
+    # the table (relplan/text/sim.py's sweep): the varied key after run and seed, one line a
+    # run in the frame's order, its retry share as the CSV holds it
+    from relplan.values import pct
+
+    head, rule, *lines = out.splitlines()[:4]
+    assert head.split() == [
+        *("run", "seed", "proxy.cancellation", "verdict", "recovered", "s"),
+        *("hold", "on", "time", "retry", "share"),
+    ]
+    assert set(rule) == {"-", " "}
+    for line, r in zip(lines, df.iter_rows(named=True), strict=True):
+        cells = line.split()
+        assert cells[:4] == [r["run"], str(r["seed"]), r["proxy.cancellation"], r["verdict"]]
+        assert line.endswith(pct(r["retry_share_of_executions"]))
 
 
 def test_sweep_refuses_a_bad_key_before_running(tmp_path: Path) -> None:

@@ -190,5 +190,7 @@ def simulate_sweep(
         typer.echo(json.dumps(df.to_dicts(), indent=2))
     else:
         keys = [k for k, _ in sw.parse_vary(list(vary or []))]
-        typer.echo(sw.render_sweep(df, keys))
+        from relplan.text.sim import sweep as sweep_table
+
+        typer.echo(sweep_table(df.to_dicts(), keys))
         typer.echo(f"\nwrote {out / 'sweep.csv'} and {out / 'sweep.parquet'}")

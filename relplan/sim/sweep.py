@@ -130,24 +130,3 @@ def sweep(
     df.write_parquet(out / "sweep.parquet")
     df.write_csv(out / "sweep.csv")
     return df, wall
-
-
-def render_sweep(df: pl.DataFrame, keys: list[str]) -> str:
-    from relplan.tables import format_table
-    from relplan.values import num, pct
-
-    headers = ["run", "seed", *keys, "verdict", "recovered s", "hold on time", "retry share"]
-    rows = []
-    for r in df.iter_rows(named=True):
-        rows.append(
-            [
-                r["run"],
-                str(r["seed"]),
-                *[str(r[k]) for k in keys],
-                r["verdict"],
-                num(r["recovered_after_pulse_s"]),
-                pct(r.get("hold_on_time_share")),
-                pct(r["retry_share_of_executions"]),
-            ]
-        )
-    return format_table(headers, rows, left=tuple(range(2 + len(keys) + 1)))

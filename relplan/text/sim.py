@@ -13,7 +13,7 @@ analyses do. Numbers go through relplan.values.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from relplan.tables import format_table
 from relplan.values import fixed, num, pct, short, sig
@@ -217,6 +217,25 @@ def summary(summary: SummaryLike) -> str:
 
 
 # --- a calibration (relplan/sim/calibrate.py) ----------------------------------------------
+
+
+def sweep(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> str:
+    """`relplan simulate sweep`'s table: one summary row per run (relplan/sim/sweep.py's
+    frame as dicts), the varied keys as columns after run and seed."""
+    headers = ["run", "seed", *keys, "verdict", "recovered s", "hold on time", "retry share"]
+    cells = [
+        [
+            r["run"],
+            str(r["seed"]),
+            *[str(r[k]) for k in keys],
+            r["verdict"],
+            num(r["recovered_after_pulse_s"]),
+            pct(r.get("hold_on_time_share")),
+            pct(r["retry_share_of_executions"]),
+        ]
+        for r in rows
+    ]
+    return format_table(headers, cells, left=tuple(range(2 + len(keys) + 1)))
 
 
 def config_label(scenario: str, step_tokens: int, seqs: int, blocks: int) -> str:
