@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from relplan.ingest.outcome import render_ingest
+from relplan.text.ingest import render_ingest
 from tests.helpers.ingest import INCIDENT, ingest, rows
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"

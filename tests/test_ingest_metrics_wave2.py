@@ -132,7 +132,8 @@ def test_deprecated_gpu_alias_beside_its_new_name_is_counted_once(tmp_path: Path
 def test_inspect_of_the_lab_scrape_fits_100_columns(tmp_path: Path) -> None:
     """The lab's vllm:cache_config_info has 37 labels: its keys are summarised, every other
     name keeps its keys, the shared span moves to the heading and notes wrap."""
-    from relplan.ingest.contents import inspect_workspace, render_inspect
+    from relplan.ingest.contents import inspect_workspace
+    from relplan.text.ingest import render_inspect
 
     db = tmp_path / "w.duckdb"
     ingest(db, SCRAPE)
@@ -154,8 +155,9 @@ def test_inspect_of_a_lab_operator_folder_fits_100_columns(tmp_path: Path) -> No
     combined logs, a query_range export, the vLLM log): whole inspect output within 100
     columns (was 165: the paths and the metrics' spans). Spans that differ between metric
     names leave the table for --json; paths move under the Sources table, whole."""
-    from relplan.ingest.contents import inspect_workspace, render_inspect
+    from relplan.ingest.contents import inspect_workspace
     from relplan.ingest.outcome import display_path
+    from relplan.text.ingest import render_inspect
 
     folder = Path(__file__).resolve().parent / "data" / "lab" / "retries-cancel" / "operator"
     files = sorted(folder.iterdir())

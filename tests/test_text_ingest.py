@@ -62,17 +62,43 @@ def test_say_reaches_the_words_by_name() -> None:
             "7 whole-second event times of source 2 set to the finer times of the same events"
             " inside that second, from the gateway attempts they joined (source 1)",
         ),
-        (
-            "records_refused",
-            {"source": 4, "n": 12},
-            "note: source 4: 12 records refused, kept in rejects (relplan inspect lists them)",
-        ),
     ],
 )
 def test_the_words_are_the_ones_built_in_place_before(
     code: outcome.Said, values: dict[str, object], said: str
 ) -> None:
     assert outcome.say(code, **values) == said
+
+
+def test_the_closing_lines_of_ingest_are_worded_by_the_text_module() -> None:
+    # relplan/text/ingest.py's render_ingest: the Sources table, then each source's notes,
+    # ignored columns and refused records, then the inputs skipped (the words outcome.py and
+    # contents.py built before the tables moved, issue 29)
+    src = outcome.SourceReport(
+        source_id=4,
+        path="/nowhere/a.jsonl",
+        kind="proxy",
+        format="canonical",
+        rows=1200,
+        rejected=12,
+        t_min=1764460800.0,
+        t_max=1764460860.5,
+        unknown_columns=["x", "y"],
+        notes=["a note"],
+    )
+    skipped = outcome.SkippedInput(path="b.log", reason="not a known input (text)")
+    rep = outcome.IngestReport(sources=[src], skipped=[skipped], rows_by_table={})
+    assert words.render_ingest(rep).splitlines() == [
+        "source  kind   format      rows  rejected  span (UTC)                        path",
+        "------  -----  ---------  -----  --------  --------------------------------  ----------------",
+        "     4  proxy  canonical  1,200        12  2025-11-30T00:00:00.000Z +60.5 s  /nowhere/a.jsonl",
+        "note: source 4: a note",
+        "note: source 4: ignored columns x, y",
+        "note: source 4: 12 records refused, kept in rejects (relplan inspect lists them)",
+        "skipped b.log: not a known input (text)",
+    ]
+    empty = outcome.IngestReport(sources=[], skipped=[], rows_by_table={})
+    assert words.render_ingest(empty) == "nothing new ingested"
 
 
 def test_a_line_error_is_the_reason_itself() -> None:

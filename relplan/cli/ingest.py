@@ -101,7 +101,9 @@ def ingest(
             raise UsageError("PATH", "give files or directories to ingest (or --prometheus-url)")
         with ProgressBar("ingest", bytes_=True) as bar:
             rep = ingest_mod.ingest_paths(target, paths, opts, bar if bar.active else None)
-    typer.echo(rep.model_dump_json(indent=2) if json_out else ingest_mod.render_ingest(rep))
+    from relplan.text.ingest import render_ingest
+
+    typer.echo(rep.model_dump_json(indent=2) if json_out else render_ingest(rep))
 
 
 def inspect(
@@ -122,10 +124,13 @@ def inspect(
     from relplan.workspace import resolve_db
 
     if formats:
-        from relplan.ingest.contents import input_formats, render_formats
+        from relplan.ingest.contents import input_formats
+        from relplan.text.ingest import render_formats
 
         fr = input_formats()
         typer.echo(fr.model_dump_json(indent=2) if json_out else render_formats(fr))
         return
+    from relplan.text.ingest import render_inspect
+
     rep = ingest_mod.inspect_workspace(resolve_db(db))
-    typer.echo(rep.model_dump_json(indent=2) if json_out else ingest_mod.render_inspect(rep))
+    typer.echo(rep.model_dump_json(indent=2) if json_out else render_inspect(rep))

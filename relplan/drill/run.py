@@ -15,7 +15,7 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relplan import __version__
 from relplan.drill import plan as plan_mod
@@ -24,6 +24,9 @@ from relplan.drill.policies import Policy, RetryBudget
 from relplan.drill.prompts import Lengths, make_prompt, prefix_words
 from relplan.errors import InputError, UsageError
 from relplan.values import short
+
+if TYPE_CHECKING:
+    from relplan.ingest.outcome import IngestReport
 
 
 @dataclass
@@ -92,7 +95,7 @@ class Outcome:
     scrapes: int
     scrape_failed: int
     last_scrape_error: str | None
-    ingest_summary: str
+    ingest: IngestReport  # what `relplan ingest` stored of the drill's files
     delivery: Any  # relplan.analyses.delivery.Delivery
     wall_s: float
 
@@ -328,8 +331,6 @@ def execute(
     hard = drill.elapsed() >= o.max_duration - 1e-6
     folder.manifest(manifest(p, drill.t0, c, hard, scrape_url))
     rep = folder.ingest()
-    from relplan.ingest import render_ingest
-
     return Outcome(
         prepared=p,
         t0=drill.t0,
@@ -343,7 +344,7 @@ def execute(
         scrapes=folder.scrapes,
         scrape_failed=folder.scrape_failed,
         last_scrape_error=folder.last_scrape_error,
-        ingest_summary=render_ingest(rep),
+        ingest=rep,
         delivery=delivery(folder.out),
         wall_s=wall_s,
     )

@@ -1,7 +1,8 @@
 """Ingest: proxy logs, engine traces, metrics and run manifests into the DuckDB workspace.
 
 `ingest_paths` and `pull_prometheus` are the library entry points (the CLI calls them);
-`inspect_workspace` reports what a workspace holds. See driver.py for the transaction rules
+`inspect_workspace` reports what a workspace holds (relplan/text/ingest.py words both reports
+for a person: `render_ingest`, `render_inspect`). See driver.py for the transaction rules
 and each reader module for its format.
 
 The package loads its readers (DuckDB, pyarrow) only when one of these names is first used,
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from relplan.ingest.base import IngestOptions
-    from relplan.ingest.contents import InspectReport, inspect_workspace, render_inspect
+    from relplan.ingest.contents import InspectReport, inspect_workspace
     from relplan.ingest.driver import Progress
-    from relplan.ingest.outcome import IngestReport, render_ingest
+    from relplan.ingest.outcome import IngestReport
 
 __all__ = [
     "IngestOptions",
@@ -28,17 +29,13 @@ __all__ = [
     "ingest_paths",
     "inspect_workspace",
     "pull_prometheus",
-    "render_ingest",
-    "render_inspect",
 ]
 
 _LAZY = {
     "IngestOptions": "relplan.ingest.base",
     "IngestReport": "relplan.ingest.outcome",
-    "render_ingest": "relplan.ingest.outcome",
     "InspectReport": "relplan.ingest.contents",
     "inspect_workspace": "relplan.ingest.contents",
-    "render_inspect": "relplan.ingest.contents",
 }
 
 

@@ -1,4 +1,5 @@
-"""`relplan inspect`: what a workspace holds (sources, counts, rejects, metrics, manifests)."""
+"""`relplan inspect`: what a workspace holds (sources, counts, rejects, metrics, manifests), and
+the input formats this build reads (`--formats`); relplan/text/ingest.py words both."""
 
 from __future__ import annotations
 
@@ -10,10 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from relplan import sql
-from relplan.ingest.outcome import display_path, iso, say, sources_table, span
 from relplan.models import StrictModel
-from relplan.tables import format_table
-from relplan.values import num, short
 from relplan.workspace import TABLES, open_workspace
 
 REJECTS_SHOWN = 50
@@ -126,118 +124,6 @@ def inspect_workspace(db: Path) -> InspectReport:
     )
 
 
-def render_inspect(rep: InspectReport) -> str:
-    out = [format_table(["table", "rows"], [[t, num(n)] for t, n in rep.tables.items()])]
-    out.append("")
-    if rep.sources:
-        out.append("Sources:")
-        out.append(sources_table(rep.sources, WIDTH))
-        for s in rep.sources:
-            if s.unknown_columns:
-                out.append(
-                    say("inspect_ignored_columns", source=s.source_id, columns=s.unknown_columns)
-                )
-            for note in s.notes:
-                out.extend(_fit(say("inspect_source_note", source=s.source_id, note=note)))
-    else:
-        out.append(say("no_sources_yet"))
-    if rep.rejects_total:
-        out.append("")
-        out.append(say("rejected_records", total=rep.rejects_total, shown=len(rep.rejects)))
-        for r in rep.rejects:
-            out.append(f"  {display_path(r.path)}:{r.line}: {r.reason}")
-    if rep.metrics:
-        out.append("")
-        out.extend(_metrics_table(rep.metrics))
-    for m in rep.manifests:
-        out.append("")
-        out.append(say("manifest_heading", name=m.name, source=m.source_id))
-        fields = {
-            "capacity_calls_per_s": m.capacity_calls_per_s,
-            "deadline_s": m.deadline_s,
-            "delivery_window_s": m.delivery_window_s,
-            "overload_phase": m.overload_phase,
-            "t0": iso(m.t0) if m.t0 is not None else None,
-            "notes": m.notes,
-        }
-        for k, v in fields.items():
-            if v is not None:
-                out.append(f"  {k}: {v}")
-        if m.phases:
-            out.append(
-                "  phases: "
-                + ", ".join(
-                    f"{p['name']}={short(p['start_s'])}:{short(p['end_s'])}" for p in m.phases
-                )
-            )
-    return "\n".join(out)
-
-
-WIDTH = 100  # inspect fits a 100-column terminal (issue 23)
-
-
-def _fit(line: str) -> list[str]:
-    """A note line, wrapped at WIDTH (continuations indented) when longer."""
-    if len(line) <= WIDTH:
-        return [line]
-    import textwrap
-
-    return textwrap.wrap(line, WIDTH, subsequent_indent="      ", break_on_hyphens=False)
-
-
-def summarise_keys(keys: list[str], budget: int) -> str:
-    """Label keys in at most `budget` characters: all of them when they fit, else as many as
-    fit and how many there are (`40 keys: block_size, cache_dtype, ...`)."""
-    full = ", ".join(keys) or "-"
-    if len(full) <= budget:
-        return full
-    head = f"{len(keys)} keys: "
-    shown: list[str] = []
-    for k in keys:
-        if len(head + ", ".join([*shown, k]) + ", ...") > budget:
-            break
-        shown.append(k)
-    return head + ", ".join([*shown, "..."]) if shown else f"{len(keys)} keys (see --json)"
-
-
-def _metrics_table(metrics: list[InspectMetric]) -> list[str]:
-    """The Metrics table within WIDTH: unchanged when it fits; else one span for all names in
-    the heading when they share it, and wide label sets summarised (--json has them all)."""
-    spans = [span(m.t_min, m.t_max) for m in metrics]
-
-    def table(keys: list[str], with_span: bool) -> str:
-        headers = ["name", "type", "samples", "series", "label keys"]
-        rows = [
-            [m.name, m.type or "-", num(m.samples), num(m.series), k]
-            for m, k in zip(metrics, keys, strict=True)
-        ]
-        if with_span:
-            headers.append("span (UTC)")
-            rows = [[*r, sp] for r, sp in zip(rows, spans, strict=True)]
-        return format_table(headers, rows, left=(0, 1, 4, 5))
-
-    full = table([", ".join(m.label_keys) or "-" for m in metrics], True)
-    if max(len(line) for line in full.splitlines()) <= WIDTH:
-        return ["Metrics:", full]
-    one_span = len(set(spans)) == 1
-    with_span = not one_span
-    fixed = table(["-"] * len(metrics), with_span)
-    if with_span and max(len(line) for line in fixed.splitlines()) > WIDTH - 20:
-        with_span = False  # no room for spans that differ: --json has each name's
-        fixed = table(["-"] * len(metrics), False)
-    heading = (
-        f"Metrics (all {spans[0]}):"
-        if one_span
-        else "Metrics:"
-        if with_span
-        else "Metrics (each name's span: --json):"
-    )
-    others = max(len(line) for line in fixed.splitlines()) - len("label keys")
-    budget = max(20, WIDTH - others)
-    keys = [summarise_keys(m.label_keys, budget) for m in metrics]
-    return [heading, table(keys, with_span)]
-
-
 def to_json(rep: InspectReport) -> str:
     return json.dumps(rep.model_dump(mode="json"), indent=2)
 
@@ -271,21 +157,4 @@ def input_formats() -> FormatsReport:
             )
             for a in registry.adapters().values()
         ]
-    )
-
-
-def render_formats(rep: FormatsReport) -> str:
-    return format_table(
-        ["format", "kind", "family", "tables", "options", "what"],
-        [
-            [
-                f.name,
-                "/".join(f.kinds),
-                f.family,
-                ", ".join(f.tables) or "-",
-                ", ".join(f.options) or "-",
-                f.summary,
-            ]
-            for f in rep.formats
-        ],
     )

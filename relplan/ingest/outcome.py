@@ -1,18 +1,18 @@
-"""The result of an ingest (`relplan ingest --json` prints it)."""
+"""The result of an ingest (`relplan ingest --json` prints it; relplan/text/ingest.py's
+`render_ingest` words it for a person)."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, cast
 
 from pydantic import Field
 
 from relplan.models import StrictModel
-from relplan.values import num
 
-# What an ingest says to a person (its notes, skip reasons and the closing lines), named by a
+# What an ingest says to a person (its notes and skip reasons), named by a
 # code with its numbers and names; relplan/text/ingest.py words each code (one function per
 # code, in its SENTENCES table), reached by name as relplan/analyses/wording.py reaches the
 # analyses' words, so the ingest never imports relplan.text (tests/test_text_ingest.py checks
@@ -28,9 +28,6 @@ Said = Literal[
     "whole_second_twin",
     "whole_second_finer",
     "refined_times",
-    # the closing lines
-    "ignored_columns",
-    "records_refused",
     # gateways: how the attempts were read
     "hidden_tries",
     "envoy_attempts",
@@ -119,16 +116,6 @@ Said = Literal[
     "scrape_time_given",
     "nothing_matched",
     "hive_partitions",
-    # the closing lines of relplan ingest, each
-    "nothing_new",
-    "source_note",
-    "skipped_input",
-    # relplan inspect
-    "inspect_ignored_columns",
-    "inspect_source_note",
-    "no_sources_yet",
-    "rejected_records",
-    "manifest_heading",
     # files that are no input
     "not_a_known_input",
     "not_a_regular_file",
@@ -182,88 +169,3 @@ def display_path(path: str) -> str:
         return str(Path(path).relative_to(Path.cwd()))
     except ValueError:
         return path
-
-
-def iso(t: float | None) -> str:
-    """UTC time as RFC 3339 to the millisecond, or '-'."""
-    if t is None:
-        return "-"
-    import datetime as dt
-
-    stamp = dt.datetime.fromtimestamp(t, tz=dt.timezone.utc)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def span(t_min: float | None, t_max: float | None) -> str:
-    if t_min is None or t_max is None:
-        return "-"
-    return f"{iso(t_min)} +{num(t_max - t_min, 1)} s"
-
-
-class _Source(Protocol):
-    @property
-    def source_id(self) -> int: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def format(self) -> str: ...
-    @property
-    def rows(self) -> int: ...
-    @property
-    def rejected(self) -> int: ...
-    @property
-    def t_min(self) -> float | None: ...
-    @property
-    def t_max(self) -> float | None: ...
-
-
-def sources_table(sources: Sequence[_Source], width: int | None = None) -> str:
-    """The Sources table of `ingest` and `inspect`; with `width`, when the paths make it wider,
-    they move under it, one line each (`source 3: PATH`), and the table keeps the rest."""
-    from relplan.tables import format_table
-    from relplan.values import num
-
-    def table(with_path: bool) -> str:
-        headers = ["source", "kind", "format", "rows", "rejected", "span (UTC)"]
-        rows = [
-            [
-                str(s.source_id),
-                s.kind,
-                s.format,
-                num(s.rows),
-                num(s.rejected),
-                span(s.t_min, s.t_max),
-            ]
-            for s in sources
-        ]
-        if with_path:
-            headers.append("path")
-            rows = [[*r, display_path(s.path)] for r, s in zip(rows, sources, strict=True)]
-        return format_table(headers, rows, left=(1, 2, 5, 6))
-
-    full = table(True)
-    if width is None or max(len(line) for line in full.splitlines()) <= width:
-        return full
-    return "\n".join(
-        [table(False), *(f"  source {s.source_id}: {display_path(s.path)}" for s in sources)]
-    )
-
-
-def render_ingest(rep: IngestReport) -> str:
-    lines: list[str] = []
-    if rep.sources:
-        lines.append(sources_table(rep.sources))
-    else:
-        lines.append(say("nothing_new"))
-    for s in rep.sources:
-        for note in s.notes:
-            lines.append(say("source_note", source=s.source_id, note=note))
-        if s.unknown_columns:
-            lines.append(say("ignored_columns", source=s.source_id, columns=s.unknown_columns))
-        if s.rejected:
-            lines.append(say("records_refused", source=s.source_id, n=s.rejected))
-    for sk in rep.skipped:
-        lines.append(say("skipped_input", path=sk.path, reason=sk.reason))
-    return "\n".join(lines)

@@ -10,9 +10,18 @@ beside the check that finds it (a `LineError`, relplan/ingest/files.py).
 
 from __future__ import annotations
 
+import datetime as dt
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
-from relplan.values import sig
+from relplan.ingest.outcome import display_path
+from relplan.tables import format_table
+from relplan.values import num, short, sig
+
+if TYPE_CHECKING:
+    from relplan.ingest.contents import FormatsReport, InspectMetric, InspectReport
+    from relplan.ingest.outcome import IngestReport
 
 # --- why an input adds nothing; sources told twice -------------------------------------------
 
@@ -62,7 +71,7 @@ def refined_times(n: int, coarse: int, fine: int, by_engine: bool) -> str:
     )
 
 
-# --- the closing lines of `relplan ingest` ---------------------------------------------------
+# --- the closing lines of `relplan ingest` (render_ingest says them) --------------------------
 
 
 def ignored_columns(source: int, columns: Sequence[str]) -> str:
@@ -671,7 +680,7 @@ def hive_partitions(partitions: Sequence[str]) -> str:
     return f"Hive partitions as columns: {', '.join(partitions)}"
 
 
-# --- the closing lines of relplan ingest, each -----------------------------------------------
+# --- the closing lines of relplan ingest, each (render_ingest) --------------------------------
 
 
 def nothing_new() -> str:
@@ -686,7 +695,7 @@ def skipped_input(path: str, reason: str) -> str:
     return f"skipped {path}: {reason}"
 
 
-# --- relplan inspect -------------------------------------------------------------------------
+# --- relplan inspect (render_inspect) --------------------------------------------------------
 
 
 def inspect_ignored_columns(source: int, columns: Sequence[str]) -> str:
@@ -761,6 +770,220 @@ def file_kind(kind: str | None, suffix: str) -> str:
     return f"a {suffix} file" if suffix else "a file without a known extension"
 
 
+# --- the tables of `relplan ingest` and `relplan inspect` ------------------------------------
+
+
+def iso(t: float | None) -> str:
+    """UTC time as RFC 3339 to the millisecond, or '-'."""
+    if t is None:
+        return "-"
+    stamp = dt.datetime.fromtimestamp(t, tz=dt.timezone.utc)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def span(t_min: float | None, t_max: float | None) -> str:
+    if t_min is None or t_max is None:
+        return "-"
+    return f"{iso(t_min)} +{num(t_max - t_min, 1)} s"
+
+
+class _Source(Protocol):
+    """What the Sources table reads of a source (outcome.SourceReport, contents.InspectSource)."""
+
+    @property
+    def source_id(self) -> int: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def rejected(self) -> int: ...
+    @property
+    def t_min(self) -> float | None: ...
+    @property
+    def t_max(self) -> float | None: ...
+
+
+def sources_table(sources: Sequence[_Source], width: int | None = None) -> str:
+    """The Sources table of `ingest` and `inspect`; with `width`, when the paths make it wider,
+    they move under it, one line each (`source 3: PATH`), and the table keeps the rest."""
+
+    def table(with_path: bool) -> str:
+        headers = ["source", "kind", "format", "rows", "rejected", "span (UTC)"]
+        rows = [
+            [
+                str(s.source_id),
+                s.kind,
+                s.format,
+                num(s.rows),
+                num(s.rejected),
+                span(s.t_min, s.t_max),
+            ]
+            for s in sources
+        ]
+        if with_path:
+            headers.append("path")
+            rows = [[*r, display_path(s.path)] for r, s in zip(rows, sources, strict=True)]
+        return format_table(headers, rows, left=(1, 2, 5, 6))
+
+    full = table(True)
+    if width is None or max(len(line) for line in full.splitlines()) <= width:
+        return full
+    return "\n".join(
+        [table(False), *(f"  source {s.source_id}: {display_path(s.path)}" for s in sources)]
+    )
+
+
+def render_ingest(rep: IngestReport) -> str:
+    """What `relplan ingest` prints: the sources added, their notes, and what was skipped."""
+    lines: list[str] = []
+    if rep.sources:
+        lines.append(sources_table(rep.sources))
+    else:
+        lines.append(nothing_new())
+    for s in rep.sources:
+        for note in s.notes:
+            lines.append(source_note(source=s.source_id, note=note))
+        if s.unknown_columns:
+            lines.append(ignored_columns(source=s.source_id, columns=s.unknown_columns))
+        if s.rejected:
+            lines.append(records_refused(source=s.source_id, n=s.rejected))
+    for sk in rep.skipped:
+        lines.append(skipped_input(path=sk.path, reason=sk.reason))
+    return "\n".join(lines)
+
+
+WIDTH = 100  # inspect fits a 100-column terminal (issue 23)
+
+
+def render_inspect(rep: InspectReport) -> str:
+    """What `relplan inspect` prints: rows per table, sources, rejects, metrics, manifests."""
+    out = [format_table(["table", "rows"], [[t, num(n)] for t, n in rep.tables.items()])]
+    out.append("")
+    if rep.sources:
+        out.append("Sources:")
+        out.append(sources_table(rep.sources, WIDTH))
+        for s in rep.sources:
+            if s.unknown_columns:
+                out.append(inspect_ignored_columns(source=s.source_id, columns=s.unknown_columns))
+            for note in s.notes:
+                out.extend(_fit(inspect_source_note(source=s.source_id, note=note)))
+    else:
+        out.append(no_sources_yet())
+    if rep.rejects_total:
+        out.append("")
+        out.append(rejected_records(total=rep.rejects_total, shown=len(rep.rejects)))
+        for r in rep.rejects:
+            out.append(f"  {display_path(r.path)}:{r.line}: {r.reason}")
+    if rep.metrics:
+        out.append("")
+        out.extend(_metrics_table(rep.metrics))
+    for m in rep.manifests:
+        out.append("")
+        out.append(manifest_heading(name=m.name, source=m.source_id))
+        fields = {
+            "capacity_calls_per_s": m.capacity_calls_per_s,
+            "deadline_s": m.deadline_s,
+            "delivery_window_s": m.delivery_window_s,
+            "overload_phase": m.overload_phase,
+            "t0": iso(m.t0) if m.t0 is not None else None,
+            "notes": m.notes,
+        }
+        for k, v in fields.items():
+            if v is not None:
+                out.append(f"  {k}: {v}")
+        if m.phases:
+            out.append(
+                "  phases: "
+                + ", ".join(
+                    f"{p['name']}={short(p['start_s'])}:{short(p['end_s'])}" for p in m.phases
+                )
+            )
+    return "\n".join(out)
+
+
+def _fit(line: str) -> list[str]:
+    """A note line, wrapped at WIDTH (continuations indented) when longer."""
+    if len(line) <= WIDTH:
+        return [line]
+    return textwrap.wrap(line, WIDTH, subsequent_indent="      ", break_on_hyphens=False)
+
+
+def summarise_keys(keys: list[str], budget: int) -> str:
+    """Label keys in at most `budget` characters: all of them when they fit, else as many as
+    fit and how many there are (`40 keys: block_size, cache_dtype, ...`)."""
+    full = ", ".join(keys) or "-"
+    if len(full) <= budget:
+        return full
+    head = f"{len(keys)} keys: "
+    shown: list[str] = []
+    for k in keys:
+        if len(head + ", ".join([*shown, k]) + ", ...") > budget:
+            break
+        shown.append(k)
+    return head + ", ".join([*shown, "..."]) if shown else f"{len(keys)} keys (see --json)"
+
+
+def _metrics_table(metrics: list[InspectMetric]) -> list[str]:
+    """The Metrics table within WIDTH: unchanged when it fits; else one span for all names in
+    the heading when they share it, and wide label sets summarised (--json has them all)."""
+    spans = [span(m.t_min, m.t_max) for m in metrics]
+
+    def table(keys: list[str], with_span: bool) -> str:
+        headers = ["name", "type", "samples", "series", "label keys"]
+        rows = [
+            [m.name, m.type or "-", num(m.samples), num(m.series), k]
+            for m, k in zip(metrics, keys, strict=True)
+        ]
+        if with_span:
+            headers.append("span (UTC)")
+            rows = [[*r, sp] for r, sp in zip(rows, spans, strict=True)]
+        return format_table(headers, rows, left=(0, 1, 4, 5))
+
+    full = table([", ".join(m.label_keys) or "-" for m in metrics], True)
+    if max(len(line) for line in full.splitlines()) <= WIDTH:
+        return ["Metrics:", full]
+    one_span = len(set(spans)) == 1
+    with_span = not one_span
+    fixed = table(["-"] * len(metrics), with_span)
+    if with_span and max(len(line) for line in fixed.splitlines()) > WIDTH - 20:
+        with_span = False  # no room for spans that differ: --json has each name's
+        fixed = table(["-"] * len(metrics), False)
+    heading = (
+        f"Metrics (all {spans[0]}):"
+        if one_span
+        else "Metrics:"
+        if with_span
+        else "Metrics (each name's span: --json):"
+    )
+    others = max(len(line) for line in fixed.splitlines()) - len("label keys")
+    budget = max(20, WIDTH - others)
+    keys = [summarise_keys(m.label_keys, budget) for m in metrics]
+    return [heading, table(keys, with_span)]
+
+
+def render_formats(rep: FormatsReport) -> str:
+    """`relplan inspect --formats`: one row per input format this build reads."""
+    return format_table(
+        ["format", "kind", "family", "tables", "options", "what"],
+        [
+            [
+                f.name,
+                "/".join(f.kinds),
+                f.family,
+                ", ".join(f.tables) or "-",
+                ", ".join(f.options) or "-",
+                f.summary,
+            ]
+            for f in rep.formats
+        ],
+    )
+
+
 SENTENCES: dict[str, Callable[..., str]] = {
     f.__name__: f
     for f in (
@@ -772,8 +995,6 @@ SENTENCES: dict[str, Callable[..., str]] = {
         whole_second_twin,
         whole_second_finer,
         refined_times,
-        ignored_columns,
-        records_refused,
         hidden_tries,
         envoy_attempts,
         envoy_upstream_retried,
@@ -851,14 +1072,6 @@ SENTENCES: dict[str, Callable[..., str]] = {
         scrape_time_given,
         nothing_matched,
         hive_partitions,
-        nothing_new,
-        source_note,
-        skipped_input,
-        inspect_ignored_columns,
-        inspect_source_note,
-        no_sources_yet,
-        rejected_records,
-        manifest_heading,
         not_a_known_input,
         not_a_regular_file,
         otel_proto_file,
