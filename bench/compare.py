@@ -82,9 +82,10 @@ def main() -> None:
     from relplan.analyses import AnalyzeOptions, analyze
     from relplan.analyses.assessment import assess
     from relplan.compare import compare
-    from relplan.compare.render import render_comparison
+    from relplan.compare.figures import FAMILIES
     from relplan.compare.sides import USED_ANALYSES
     from relplan.ingest import IngestOptions, ingest_paths
+    from relplan.text.compare import render_comparison
     from relplan.workspace import open_workspace
 
     rows: list[tuple[str, Timing]] = []
@@ -105,7 +106,7 @@ def main() -> None:
                     assess(con, res.context, res)
 
         def whole() -> None:
-            render_comparison(compare(sides))
+            render_comparison(compare(sides), FAMILIES)
 
         def cli(env: dict[str, str], code: Path = ROOT) -> Callable[[], object]:
             cmd = [sys.executable, "-m", "relplan", "compare", *sides]

@@ -276,7 +276,7 @@ TABLE_FIGURES = (
 
 def _cell(row: Any) -> str:
     from relplan.compare.model import FigureRow
-    from relplan.compare.render import fmt
+    from relplan.text.compare import fmt
 
     r = FigureRow.model_validate(row)
     d = r.differences[0]

@@ -1,5 +1,5 @@
 """What each side argument names (relplan/compare/sides.py), and the text's small honesty
-rules (relplan/compare/render.py): a relplan lab recording is one run, a folder of unlike
+rules (relplan/text/compare.py): a relplan lab recording is one run, a folder of unlike
 subfolders is refused, an empty workspace is named, no nonzero difference reads as zero."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from relplan.cli.root import app
 from relplan.compare.model import Comparison, PhaseAlignment, SideInfo
-from relplan.compare.render import fmt, phase_lines
 from relplan.compare.sides import resolve
 from relplan.errors import InputError
+from relplan.text.compare import fmt, phase_lines
 
 ROOT = Path(__file__).parent.parent
 LAB = ROOT / "tests" / "data" / "lab"

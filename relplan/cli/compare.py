@@ -67,12 +67,13 @@ def compare(
     """
     os.environ.setdefault(*BLAS_THREADS)
     from relplan.compare import compare as run_compare
-    from relplan.compare.render import render_comparison, render_figure_list
+    from relplan.compare.figures import FAMILIES, NOT_IN_ANALYSES
+    from relplan.text.compare import render_comparison, render_figure_list
 
     if fmt not in ("text", "json"):
         raise UsageError("--format", f"expected text or json, not {fmt!r}")
     if list_figures and not sides:
-        typer.echo(render_figure_list())
+        typer.echo(render_figure_list(FAMILIES, NOT_IN_ANALYSES))
         return
     opts = None  # the defaults: the analyses are imported only if a run is not cached
     if any(v is not None for v in run.options().values()):
@@ -81,13 +82,15 @@ def compare(
         opts = AnalyzeOptions(**run.options())
     result = run_compare(list(sides or []), opts=opts, fail_if=fail_if or [], inputs=inputs)
     if list_figures:
-        typer.echo(render_figure_list([r.name for r in result.figures]))
+        typer.echo(render_figure_list(FAMILIES, NOT_IN_ANALYSES, [r.name for r in result.figures]))
         return
     if html is not None:
         from relplan.compare.page import write_page
 
         write_page(result, html)
-    typer.echo(result.model_dump_json(indent=2) if fmt == "json" else render_comparison(result))
+    typer.echo(
+        result.model_dump_json(indent=2) if fmt == "json" else render_comparison(result, FAMILIES)
+    )
     unjudged = [g for g in result.gate if not g.judged]
     if unjudged:
         typer.echo(

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from relplan import __version__
+from relplan.compare.figures import FAMILIES
 from relplan.compare.model import Comparison
-from relplan.compare.render import band, band_methods, fmt, not_compared_lines, phase_lines
+from relplan.text.compare import band, band_methods, fmt, not_compared_lines, phase_lines
 
 CHARTS = (
     ("delivered_per_s", "calls delivered per second (to a waiting client), per side"),
@@ -86,7 +87,7 @@ def render_page(c: Comparison) -> str:
         fmt=fmt,
         band=band,
         methods=methods,
-        not_compared=not_compared_lines(c),
+        not_compared=not_compared_lines(c, FAMILIES),
         phase_lines=phase_lines(c),
         charts=[(n, cap) for n, cap in CHARTS if n in specs],
         version=__version__,
