@@ -289,3 +289,74 @@ def test_the_sentence_check_sees_a_sentence_and_leaves_errors_alone() -> None:
         'notes.append(f"{n} lines without the call key {key}")\n'
     )
     assert sentence_lines(source) == [1, 7, 8, 9]
+
+
+# --- tables and columns (issue 29) ----------------------------------------------------------
+#
+# The text package owns every terminal table: no module outside relplan/text and
+# relplan/tables.py (the one table layout) imports relplan.tables or pads text into columns
+# itself (`.ljust(`, `.rjust(`, `.center(`; a padding format spec, `f"{name:<10}"`, is a number
+# format above and counted there). A padding a program reads, not a person, would be listed in
+# PADDING_MACHINE (file -> (count, why)), exact like MACHINE; none is left.
+TABLES = PACKAGE / "tables.py"
+PADDING = {"ljust", "rjust", "center"}
+PADDING_MACHINE: dict[str, tuple[int, str]] = {}
+
+
+def column_lines(source: str) -> list[int]:
+    """The line of each import of relplan.tables and each `.ljust(`/`.rjust(`/`.center(` call."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        imports = (
+            isinstance(node, ast.Import) and any(a.name == "relplan.tables" for a in node.names)
+        ) or (
+            isinstance(node, ast.ImportFrom)
+            and (
+                node.module == "relplan.tables"
+                or (node.module == "relplan" and any(a.name == "tables" for a in node.names))
+            )
+        )
+        pads = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in PADDING
+        )
+        if imports or pads:
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_module_outside_the_text_package_lays_out_a_table() -> None:
+    found = {
+        path.relative_to(PACKAGE).as_posix(): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != TABLES
+        and TEXT not in path.parents
+        and (lines := column_lines(path.read_text(encoding="utf-8")))
+    }
+    wrong = [
+        f"relplan/{name}: lines {lines}, listed {PADDING_MACHINE.get(name, (0, ''))[0]}"
+        for name, lines in found.items()
+        if len(lines) != PADDING_MACHINE.get(name, (0, ""))[0]
+    ]
+    wrong += [f"relplan/{n}: listed, none left" for n in sorted(set(PADDING_MACHINE) - set(found))]
+    assert not wrong, (
+        "lay tables out in relplan/text/ (relplan/tables.py's format_table) from a typed"
+        " result (or list a machine padding in PADDING_MACHINE with why):\n" + "\n".join(wrong)
+    )
+    for name, (count, why) in PADDING_MACHINE.items():
+        assert count > 0, name
+        assert len(why.split()) >= 3, name
+
+
+def test_the_table_check_sees_each_kind_of_column_layout() -> None:
+    source = (
+        "from relplan.tables import format_table\n"
+        "import relplan.tables\n"
+        "from relplan import tables, values\n"
+        "a = name.ljust(10)\n"
+        "b = f'{n}'.rjust(w) + title.center(40)\n"
+        "c = s.strip().split()\n"
+        "from relplan.values import num\n"
+    )
+    assert column_lines(source) == [1, 2, 3, 4, 5, 5]
