@@ -124,6 +124,24 @@ def test_a_pushdown_past_its_limit_names_the_limit_not_the_time_left(hostile: st
     assert remote.stats.requests == 0
 
 
+def test_a_pushdown_answer_over_the_limit_names_the_pushdowns_options(
+    hostile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the pull's hint named --match, which `relplan alerts eval` and `analyze` have not
+    from relplan.alerts.pushdown import Remote
+    from relplan.ingest.metrics import promlive
+
+    monkeypatch.setattr(promlive, "MAX_RESPONSE_BYTES", 65536)
+    with pytest.raises(InputError) as err:
+        Remote(hostile, timeout=10).get("/endless", {}, "evaluating a rule")
+    said = str(err.value)
+    assert (
+        "the answer is larger than 0.0625 MiB; evaluate a shorter window or at a longer --step"
+        in said
+    )
+    assert "--match" not in said
+
+
 def test_an_endless_body_is_cut_at_the_byte_limit(
     hostile: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -82,9 +82,16 @@ class Remote:
 
     def get(self, path: str, params: dict[str, str], what: str) -> Any:
         # A timeout names the evaluation's whole limit (docs/alerts.md: 300 s in all), not
-        # what was left of it when this GET started; `relplan alerts` has no --timeout.
+        # what was left of it when this GET started; `relplan alerts eval` and `analyze` have
+        # no --timeout, and no --match (the pull's hints).
         doc, body = get_json(
-            self.url, path, params, self.deadline, self.timeout, " for the whole evaluation"
+            self.url,
+            path,
+            params,
+            self.deadline,
+            self.timeout,
+            timeout_hint=" for the whole evaluation",
+            size_hint="; evaluate a shorter window or at a longer --step",
         )
         self.stats.requests += 1
         self.stats.bytes_fetched += len(body)

@@ -69,11 +69,13 @@ def get_json(
     deadline: float,
     timeout: float | None = None,
     timeout_hint: str = " (--timeout); nothing stored",
+    size_hint: str = "; pull a narrower --match, a shorter window or a longer --step",
 ) -> tuple[Any, bytes]:
     """GET base+path?params as JSON, all of it before the monotonic `deadline`: the parsed
     answer and its raw bytes. An HTTP error is an InputError with the server's own words. A
     timeout names `timeout`, the time limit that set the deadline (the --timeout the user gave
-    a pull; without it, the time that was left), and ends with `timeout_hint`."""
+    a pull; without it, the time that was left), and ends with `timeout_hint`; an answer
+    over MAX_RESPONSE_BYTES ends with `size_hint` (the defaults are the live pull's)."""
     from relplan import httpget  # http.client and ssl: only for a live pull, not at start-up
 
     url = base.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
@@ -83,7 +85,7 @@ def get_json(
         max_bytes=MAX_RESPONSE_BYTES,
         timeout_hint=timeout_hint,
         limit=timeout,
-        size_hint="; pull a narrower --match, a shorter window or a longer --step",
+        size_hint=size_hint,
     )
     if reply.status != 200:
         # The server's words on one line, without its control characters (a hostile or
