@@ -28,12 +28,21 @@ message beside its check.
 - `alerts`: the health rules' annotations, the rule file's header, the dashboard's
   descriptions and the lines `relplan alerts` prints after its work;
 - `record`, `lab`: the lines `relplan record` and `relplan lab` print (the lab's progress too);
-- `compare`: how `relplan compare`'s noise bands were found and why a figure has no value
-  (compare imports this module; this module never imports compare);
+- `compare`: the whole text of `relplan compare` (verdicts, the table of differences, noise
+  bands, the figures not compared, the gate, `--list-figures`, the page's value words), how
+  its noise bands were found and why a figure has no value (compare imports this module; this
+  module never imports compare: it reads the comparison through protocols);
 - `cli`: docs/cli.md's opening and exit codes, and the machine-fault line;
-- `ingest`: the notes of `relplan ingest` (what each source dropped or assumed, why an input
-  added nothing, the hints for an input relplan cannot tell), one function per code of
-  `relplan.ingest.outcome.Said`, reached by name (`outcome.say`).
+- `ingest`: the tables and closing lines of `relplan ingest` and `relplan inspect` (and
+  `inspect --formats`), from ingest's report models, and the notes of an ingest (what each
+  source dropped or assumed, why an input added nothing, the hints for an input relplan
+  cannot tell), one function per code of `relplan.ingest.outcome.Said`, reached by name
+  (`outcome.say`);
+- `sim`: the text of `relplan simulate` (a run's summary, a calibration, an engine's step-cost
+  fit, their notes) and `relplan simulate sweep`'s table, from the sweep's rows as plain dicts.
+
+No module outside this package lays out a table (relplan/tables.py is the one layout) or pads
+text into columns (tests/test_text_room.py).
 
 This package imports the models it words and `relplan.values` / `relplan.tables`; it never
 imports the report, the simulator or the CLI (pyproject's import-linter contracts).
