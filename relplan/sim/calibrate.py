@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -34,6 +34,7 @@ from relplan.sim.profiles import (
 )
 from relplan.sim.scenario import ClientSpec, PhaseSpec, ProxySpec, Scenario
 from relplan.sim.simulator import Simulation
+from relplan.wording import Words
 
 GROWTH_SLOPE = 0.05  # waiting executions per second
 GROWTH_MIN_WAITING = 20
@@ -42,12 +43,7 @@ GROWTH_MIN_WAITING = 20
 Said = Literal["first_stage_grows", "no_stage_grew", "config_label", "calibration"]
 
 
-def _say(code: Said, **values: Any) -> str:
-    """Worded by relplan/text/sim.py, reached by name (relplan/analyses/wording.py's table,
-    imported when first used: the simulator's workers do not load the analyses for it)."""
-    from relplan.analyses.wording import table
-
-    return table("relplan.text.sim")[code](**values)
+_say: Words[Said] = Words("relplan.text.sim")
 
 
 class StageResult(StrictModel):

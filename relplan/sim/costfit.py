@@ -30,12 +30,13 @@ vllm:cache_config_info gives it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from relplan import sql
 from relplan.models import StrictModel
+from relplan.wording import Words
 
 if TYPE_CHECKING:
     import duckdb
@@ -58,12 +59,7 @@ Said = Literal[
 ]
 
 
-def _say(code: Said, **values: Any) -> str:
-    """Worded by relplan/text/sim.py, reached by name (relplan/analyses/wording.py's table,
-    imported when first used: the simulator's workers do not load the analyses for it)."""
-    from relplan.analyses.wording import table
-
-    return table("relplan.text.sim")[code](**values)
+_say: Words[Said] = Words("relplan.text.sim")
 
 
 class FittedCoefficient(StrictModel):

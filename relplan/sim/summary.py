@@ -38,6 +38,7 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.models import RunManifest, StrictModel
 from relplan.sim.pool import duckdb_config
+from relplan.wording import Words
 
 if TYPE_CHECKING:
     from relplan.analyses.context import PhaseSpan
@@ -46,12 +47,7 @@ if TYPE_CHECKING:
 Said = Literal["summary"]
 
 
-def _say(code: Said, **values: Any) -> str:
-    """Worded by relplan/text/sim.py, reached by name (relplan/analyses/wording.py's table,
-    imported when first used: the simulator's workers do not load the analyses for it)."""
-    from relplan.analyses.wording import table
-
-    return table("relplan.text.sim")[code](**values)
+_say: Words[Said] = Words("relplan.text.sim")
 
 
 class PhaseFigures(StrictModel):

@@ -46,6 +46,7 @@ from relplan.whatif.settings import (
     retry_budget_blocks,
     step_tokens_block,
 )
+from relplan.wording import Words
 
 AS_OBSERVED = "as-observed"
 
@@ -61,12 +62,7 @@ Said = Literal[
 ]
 
 
-def _say(code: Said, **values: Any) -> str:
-    """relplan/analyses/wording.py's `Words`, imported when first used: `relplan whatif
-    --help` names the controls without loading the analyses."""
-    from relplan.analyses.wording import table
-
-    return table("relplan.text.whatif")[code](**values)
+_say: Words[Said] = Words("relplan.text.whatif")
 
 
 @dataclass(frozen=True)

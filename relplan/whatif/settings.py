@@ -31,6 +31,7 @@ import yaml
 
 from relplan.sim.scenario import Override
 from relplan.whatif.model import SettingBlock
+from relplan.wording import Words
 
 # The settings' text, worded by relplan/text/whatif.py.
 Said = Literal[
@@ -44,12 +45,7 @@ Said = Literal[
 ]
 
 
-def _say(code: Said, **values: Any) -> str:
-    """relplan/analyses/wording.py's `Words`, imported when first used: `relplan whatif
-    --help` names the controls without loading the analyses."""
-    from relplan.analyses.wording import table
-
-    return table("relplan.text.whatif")[code](**values)
+_say: Words[Said] = Words("relplan.text.whatif")
 
 
 @dataclass(frozen=True)
