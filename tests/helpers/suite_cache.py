@@ -5,7 +5,8 @@ of its own (`RELPLAN_CACHE_DIR`), so it sees only what it wrote there. Its repor
 the what-if and inline the Vega bundle, which a fresh folder would compute anew in every test:
 about 5 CPU seconds for the sample's 11 replays and 1.5 for the bundle. `share_suite_caches`
 links those two into the test's folder from the suite's (tests/conftest.py, one per run,
-shared by the workers), so each is computed once per run. Both are keyed on everything that
+shared by the workers): the replays are computed once per run, and the bundle is read from
+the suite's folder once another test has built it there. Both are keyed on everything that
 changes them and written atomically (relplan/caches.py), so sharing them between tests and
 workers changes no page.
 """
@@ -29,7 +30,8 @@ def share_suite_caches(own: Path) -> Path:
     replays = Path(suite) / "whatif"
     replays.mkdir(parents=True, exist_ok=True)
     (own / "whatif").symlink_to(replays, target_is_directory=True)
-    bundle.load(VL_VERSION)  # into the suite's folder, built there once per run
+    # the suite's bundle once a test built it there; until then the link leads nowhere, reads
+    # as absent, and this test's report builds its own in place of the link (caches.py)
     js = bundle.cache_path(VL_VERSION)
     (own / js.name).symlink_to(js)
     return own
