@@ -49,7 +49,11 @@ def pytest_configure(config: pytest.Config) -> None:
     compare's results) in a folder of its own, never the user's ~/.cache, and its template
     workspaces (tests/helpers/templates.py) in another: both set here, in the controlling
     process, before pytest-xdist starts its workers, so they and every relplan process a test
-    starts share them; removed at exit. A test of a cache sets its own folder."""
+    starts share them; removed at exit. A test of a cache sets its own folder. In every
+    process: the costliest test files first (tests/helpers/schedule.py)."""
+    from tests.helpers.schedule import CostliestFirst
+
+    config.pluginmanager.register(CostliestFirst(), "relplan-costliest-first")
     if "PYTEST_XDIST_WORKER" in os.environ:
         return
     from tests.helpers.templates import ENV as TEMPLATES

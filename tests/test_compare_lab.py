@@ -137,11 +137,12 @@ def test_retries_without_a_budget_are_worse_in_the_hold_as_the_client_saw(
     ],
 )
 def test_the_fresh_recordings_compared_as_folders_give_the_clients_directions(
-    worse: str, better: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    worse: str, better: str
 ) -> None:
     """tests/data/lab/fresh, each recording named as it is on disk (operator/ and client/: one
-    run): the same directions as the client's record, within 5 points / 10 %."""
-    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))
+    run): the same directions as the client's record, within 5 points / 10 %. Each recording
+    is ingested and analysed once per test run (compare's cache in the suite's folder,
+    tests/conftest.py), here or in the pairwise table below."""
     root = LAB / "fresh"
     _, figures = _figures(root / better, root / worse)
     for figure in ("on_time", "executions_per_call"):
@@ -301,15 +302,13 @@ def pairwise_table(root: Path) -> str:
 
 
 @pytest.mark.parametrize(("root", "marker"), [(LAB, "first"), (LAB / "fresh", "fresh")])
-def test_the_documented_pairwise_tables_are_what_compare_prints(
-    root: Path, marker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_documented_pairwise_tables_are_what_compare_prints(root: Path, marker: str) -> None:
     """docs/compare.md's pairwise tables of the lab's real incidents, between
     `<!-- pairwise:NAME -->` markers; RELPLAN_UPDATE_DOCS=1 writes them again."""
     import os
     import re
 
-    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))  # each recording analysed once
+    # each recording analysed once per run: compare's cache in the suite's folder (conftest)
     table = pairwise_table(root)
     doc = Path(__file__).parent.parent / "docs" / "compare.md"
     text = doc.read_text("utf-8")

@@ -17,6 +17,7 @@ import pytest
 
 from relplan import caches
 from relplan.report import cache
+from tests.helpers.suite_cache import share_suite_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
@@ -25,7 +26,8 @@ SETTINGS: dict[str, object] = {"whatif": False, "tz": "UTC", "capacity": None, "
 
 @pytest.fixture
 def cache_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    # the what-if replays and the Vega bundle: the suite's, computed once per run
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(share_suite_caches(tmp_path / "cache")))
     monkeypatch.setenv("RELPLAN_REPORT_CACHE", "1")
     monkeypatch.delenv("RELPLAN_WHATIF_CACHE", raising=False)
     return tmp_path / "cache"

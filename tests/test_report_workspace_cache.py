@@ -19,6 +19,7 @@ from relplan.analyses import AnalyzeOptions
 from relplan.errors import InputError
 from relplan.ingest import IngestOptions
 from relplan.report import pipeline, workspace_cache
+from tests.helpers.suite_cache import share_suite_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
@@ -29,7 +30,8 @@ pytestmark = pytest.mark.slow  # each report of the sample takes about a second
 
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    # the what-if replays and the Vega bundle: the suite's, computed once per run
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(share_suite_caches(tmp_path / "cache")))
     monkeypatch.setenv("RELPLAN_WORKSPACE_CACHE", "1")
     monkeypatch.delenv("RELPLAN_WHATIF_CACHE", raising=False)
     return tmp_path / "cache" / workspace_cache.FOLDER

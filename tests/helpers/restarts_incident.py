@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from relplan import workspace
+from tests.helpers.templates import from_template
 
 T0 = 1_764_460_800.0
 PODS = {"vllm-a": ("n1", "10.0.0.1"), "vllm-b": ("n1", "10.0.0.2")}
@@ -142,6 +143,14 @@ def samples() -> list[tuple[float, str, dict[str, str], float]]:
 
 
 def build(db: Path, *, with_gateway: bool = True) -> Path:
+    """`db` holding the incident (without the gateway's attempts unless `with_gateway`): built
+    once per test run by row inserts, then copied (tests/helpers/templates.py)."""
+    return from_template(
+        db, f"restarts incident, gateway {with_gateway}", lambda t: _build(t, with_gateway)
+    )
+
+
+def _build(db: Path, with_gateway: bool) -> Path:
     with workspace.open_workspace(db) as con:
         if with_gateway:
             con.executemany(
