@@ -14,9 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORT_FIGURES = [
     "report, warm (page cache)",
     "report, computed (what-if cached)",
+    "report, computed, analyses cached",
     "report, computed with ingest",
     "report --no-whatif, warm",
     "report --no-whatif, computed",
+    "report --no-whatif, analyses cached",
     "report --no-whatif, with ingest",
 ]
 
@@ -37,7 +39,7 @@ def test_speed_bench_prints_each_figure_against_its_goal_and_before_after() -> N
     assert lines[1].split() == ["figure", "value", "goal", "cpu"]
     assert lines[-1].startswith("load average at end ")
     side = next(i for i, line in enumerate(lines) if line.startswith("report figures, "))
-    rows = {line[:34].strip(): line[34:].split() for line in lines[3 : side - 1]}
+    rows = {line[:36].strip(): line[36:].split() for line in lines[3 : side - 1]}
     assert list(rows) == [
         *REPORT_FIGURES,
         "report peak RSS (MB)",
