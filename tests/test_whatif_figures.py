@@ -9,11 +9,14 @@ short `pulse-retry` runs, with and without a deadline given.
 
 A replay's workspace is a fresh in-memory database attached to one DuckDB per process
 (relplan/whatif/replay.py `replay_workspace`): the second replay in a process must find it
-empty and measure the same as in a DuckDB of its own.
+empty and measure the same as in a DuckDB of its own. A replay runs with Python's cyclic
+garbage collector paused (`no_collection_pauses`): its simulation must still be freed when it
+returns, and the collector left as it was.
 """
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +27,13 @@ from relplan import sql
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses import drain as drain_analysis
 from relplan.analyses.context import Window
+from relplan.sim.execution import Execution
 from relplan.sim.run import prepare
 from relplan.sim.simulator import Simulation
 from relplan.whatif.figures import LATER, figures
 from relplan.whatif.hooks import apply
 from relplan.whatif.model import Figures, WindowFigures
-from relplan.whatif.replay import load_measured, replay_workspace
+from relplan.whatif.replay import Task, load_measured, replay_workspace, run_one
 from relplan.workspace import connect
 from tests.helpers.lab import CALL_FLAGS, LAB, lab_ingest
 
@@ -183,3 +187,24 @@ def test_replays_measure_the_same_in_a_shared_duckdb_as_in_their_own() -> None:
         assert [f.model_dump() for f in seen] == [figures(own, o).model_dump() for o in OPTIONS]
         own.close()
     assert len({f[0].model_dump_json() for f in shared}) == len(runs)  # the runs differ
+
+
+def _executions() -> int:
+    return sum(isinstance(o, Execution) for o in gc.get_objects())
+
+
+@pytest.mark.slow  # three short simulations
+def test_a_replay_leaves_no_simulation_behind_and_the_collector_as_it_was() -> None:
+    task = Task("pulse-retry", tuple(SHORT), 1, "as-observed")
+    first = run_one(task)  # imports, the process's DuckDB
+    before = _executions()
+    assert gc.isenabled()
+    assert run_one(task) == first
+    assert gc.isenabled()
+    assert _executions() == before  # the simulation's cycles were collected at its end
+    gc.disable()
+    try:
+        assert run_one(task) == first
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
