@@ -12,8 +12,9 @@ share of overload-and-later calls is printed side by side, with the as-observed 
 With --stages, the same replays are run again one after the other in this process, stage
 by stage, and the CPU seconds of each stage are printed, summed over the runs: set-up (the
 scenario read and validated, the calls planned: `prepare`, `Simulation`), simulation,
-loading into the in-memory workspace (`replay_workspace`, `load_measured`) and the figures
-(`figures`); the figures are checked equal to the whatif run's.
+loading into the in-memory workspace (`replay_workspace`, `load_measured`), the figures
+(`figures`) and the garbage collection at the end (`no_collection_pauses`, as `run_one`
+runs them); the figures are checked equal to the whatif run's.
 
     python bench/whatif.py [--seeds 3] [--controls 8] [--jobs 2] [--direct] [--stages]
     python bench/whatif.py --set workload.phases.2.seconds=60 --seeds 1 --controls 1   # tiny
@@ -23,6 +24,7 @@ loading into the in-memory workspace (`replay_workspace`, `load_measured`) and t
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -39,7 +41,7 @@ from relplan.sim.run import simulate
 from relplan.tables import format_table
 from relplan.values import pct
 from relplan.whatif.controls import AS_OBSERVED, Control, builtin_controls
-from relplan.whatif.model import WhatIf
+from relplan.whatif.model import Figures, WhatIf
 from relplan.whatif.replay import Task, run_tasks
 from relplan.whatif.run import WhatIfOptions, whatif
 
@@ -155,7 +157,7 @@ def print_stages(scenario: Path, res: WhatIf, controls: list[Control], seeds: in
     from relplan.sim.simulator import Simulation
     from relplan.whatif.figures import figures
     from relplan.whatif.hooks import apply
-    from relplan.whatif.replay import load_measured, replay_workspace
+    from relplan.whatif.replay import load_measured, no_collection_pauses, replay_workspace
 
     runnable = [Control(AS_OBSERVED, "as observed"), *controls]
     tasks = [
@@ -163,22 +165,30 @@ def print_stages(scenario: Path, res: WhatIf, controls: list[Control], seeds: in
         for c in runnable
         for s in range(1, seeds + 1)
     ]
-    cpu = dict.fromkeys(("set-up", "simulation", "load", "figures"), 0.0)
+    cpu = dict.fromkeys(("set-up", "simulation", "load", "figures", "collection"), 0.0)
     got: dict[str, list[float | None]] = {}
-    for task in tasks:
-        c0 = time.process_time()
+
+    def staged(task: Task) -> tuple[Figures, list[float]]:
+        c = [time.process_time()]
         p = prepare(task.scenario, task.sets, task.seed)
         sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed, record_steps=False)
         apply(sim, task.hooks)
-        c1 = time.process_time()
+        c.append(time.process_time())
         sim.run()
-        c2 = time.process_time()
+        c.append(time.process_time())
         with replay_workspace() as con:
             load_measured(con, sim, {"scenario": p.scenario.name, "sets": p.sets})
-            c3 = time.process_time()
+            c.append(time.process_time())
             fig = figures(con)
-        c4 = time.process_time()
-        for stage, used in zip(cpu, (c1 - c0, c2 - c1, c3 - c2, c4 - c3), strict=True):
+        c.append(time.process_time())
+        return fig, c
+
+    for task in tasks:
+        # as run_one replays: the cyclic collector paused, the simulation collected at the end
+        with no_collection_pauses():
+            fig, c = staged(task)
+        c.append(time.process_time())
+        for stage, used in zip(cpu, (b - a for a, b in itertools.pairwise(c)), strict=True):
             cpu[stage] += used
         w = fig.window("overload+later")
         got.setdefault(task.control, []).append(None if w is None else w.delivered_share)

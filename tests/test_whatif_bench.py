@@ -44,5 +44,5 @@ def test_bench_whatif_runs_at_tiny_size_and_prints_the_target_ratio_the_comparis
     assert "fit check: verdict" in res.stdout
     assert "no-retries" in res.stdout.split("delivered share of overload")[1]
     stages = res.stdout.split("CPU per stage of the replays")[1]
-    for stage in ("set-up", "simulation", "load", "figures", "all 2 replays"):
+    for stage in ("set-up", "simulation", "load", "figures", "collection", "all 2 replays"):
         assert stage in stages
