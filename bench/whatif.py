@@ -9,13 +9,22 @@ each, over `--jobs` processes. With --direct, every control is also simulated fr
 scenario itself (same workload: the incident's C^ is kept; same seeds), and the delivered
 share of overload-and-later calls is printed side by side, with the as-observed fit error.
 
-    python bench/whatif.py [--seeds 3] [--controls 8] [--jobs 2] [--direct]
+With --stages, the same replays are run again one after the other in this process, stage
+by stage, and the CPU seconds of each stage are printed, summed over the runs: set-up (the
+scenario read and validated, the calls planned: `prepare`, `Simulation`), simulation,
+loading into the in-memory workspace (`replay_workspace`, `load_measured`), the figures
+(`figures`) and the garbage collection at the end (`no_collection_pauses`, as `run_one`
+runs them); the figures are checked equal to the whatif run's.
+
+    python bench/whatif.py [--seeds 3] [--controls 8] [--jobs 2] [--direct] [--stages]
     python bench/whatif.py --set workload.phases.2.seconds=60 --seeds 1 --controls 1   # tiny
+    python bench/whatif.py --scenario pulse-retry-cancel --seeds 1 --controls 10 --stages
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -31,7 +40,8 @@ from relplan.ingest.driver import ingest_files
 from relplan.sim.run import simulate
 from relplan.tables import format_table
 from relplan.values import pct
-from relplan.whatif.controls import builtin_controls
+from relplan.whatif.controls import AS_OBSERVED, Control, builtin_controls
+from relplan.whatif.model import Figures, WhatIf
 from relplan.whatif.replay import Task, run_tasks
 from relplan.whatif.run import WhatIfOptions, whatif
 
@@ -46,6 +56,7 @@ def main() -> None:
     ap.add_argument("--controls", type=int, default=8)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--direct", action="store_true")
+    ap.add_argument("--stages", action="store_true", help="CPU seconds per stage of a replay")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as d:
@@ -59,7 +70,7 @@ def main() -> None:
             keep.mkdir()
             # the controls the table shows, first `--controls` of those that can be replayed
             probe = whatif_controls(con, keep)
-            names = list(probe)[: args.controls]
+            names = [c.name for c in probe][: args.controls]
             t = time.perf_counter()
             cpu_parent = time.process_time()
             res = whatif(
@@ -86,6 +97,8 @@ def main() -> None:
         ]
         print(f"relplan whatif benchmark on {os.cpu_count()} cores")
         print(format_table(["measure", "value"], rows, left=(0,)))
+        if args.stages:
+            print_stages(keep / "scenario.toml", res, probe[: args.controls], args.seeds)
         c = res.check
         print(
             f"\nfit check: verdict {c.incident.verdict} (replay {c.replay.verdict}), "
@@ -137,12 +150,66 @@ def main() -> None:
             )
 
 
-def whatif_controls(con: object, folder: Path) -> list[str]:
-    """The names of the built-in controls that can be replayed, in table order."""
+def print_stages(scenario: Path, res: WhatIf, controls: list[Control], seeds: int) -> None:
+    """Replay the run's tasks here, one after the other, and print each stage's CPU seconds
+    summed over them; every replay's figures must be the run's."""
+    from relplan.sim.run import prepare
+    from relplan.sim.simulator import Simulation
+    from relplan.whatif.figures import figures
+    from relplan.whatif.hooks import apply
+    from relplan.whatif.replay import load_measured, no_collection_pauses, replay_workspace
+
+    runnable = [Control(AS_OBSERVED, "as observed"), *controls]
+    tasks = [
+        Task(str(scenario), c.applied, s, c.name, c.hooks)
+        for c in runnable
+        for s in range(1, seeds + 1)
+    ]
+    cpu = dict.fromkeys(("set-up", "simulation", "load", "figures", "collection"), 0.0)
+    got: dict[str, list[float | None]] = {}
+
+    def staged(task: Task) -> tuple[Figures, list[float]]:
+        c = [time.process_time()]
+        p = prepare(task.scenario, task.sets, task.seed)
+        sim = Simulation(p.scenario, p.profile, p.capacity, p.scenario.seed, record_steps=False)
+        apply(sim, task.hooks)
+        c.append(time.process_time())
+        sim.run()
+        c.append(time.process_time())
+        with replay_workspace() as con:
+            load_measured(con, sim, {"scenario": p.scenario.name, "sets": p.sets})
+            c.append(time.process_time())
+            fig = figures(con)
+        c.append(time.process_time())
+        return fig, c
+
+    for task in tasks:
+        # as run_one replays: the cyclic collector paused, the simulation collected at the end
+        with no_collection_pauses():
+            fig, c = staged(task)
+        c.append(time.process_time())
+        for stage, used in zip(cpu, (b - a for a, b in itertools.pairwise(c)), strict=True):
+            cpu[stage] += used
+        w = fig.window("overload+later")
+        got.setdefault(task.control, []).append(None if w is None else w.delivered_share)
+    for o in res.controls:
+        if o.name in got and o.delivered_share is not None:
+            assert o.delivered_share.median == statistics.median(
+                [v for v in got[o.name] if v is not None]
+            ), o.name
+    total = sum(cpu.values())
+    rows = [[stage, f"{used:.2f} s", f"{used / total:.0%}"] for stage, used in cpu.items()]
+    rows.append([f"all {len(tasks)} replays", f"{total:.2f} s", f"{total / len(tasks):.3f} s each"])
+    print("\nCPU per stage of the replays, one after the other in this process")
+    print(format_table(["stage", "CPU", "share"], rows, left=(0,)))
+
+
+def whatif_controls(con: object, folder: Path) -> list[Control]:
+    """The built-in controls that can be replayed, in table order."""
     from relplan.whatif.fit import fit_incident
 
     fitted = fit_incident(con, folder / "probe.toml")  # type: ignore[arg-type]
-    return [c.name for c in builtin_controls(fitted.data) if not c.unavailable]
+    return [c for c in builtin_controls(fitted.data) if not c.unavailable]
 
 
 if __name__ == "__main__":

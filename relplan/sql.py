@@ -179,6 +179,18 @@ def rows(
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
+def by_column(
+    con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None
+) -> dict[str, list[Any]]:
+    """Every column of `queries/<name>.sql` as a list of its values, keyed by column name:
+    `rows` turned column-wise, for a long result read a column at a time (no dict per row:
+    the drain's ~20,000 backlog points of a replay took 9 ms as rows)."""
+    cur = run(con, name, params)
+    names = _column_names(cur, name)
+    columns = [list(c) for c in zip(*cur.fetchall(), strict=True)] or [[] for _ in names]
+    return dict(zip(names, columns, strict=True))
+
+
 def one(
     con: duckdb.DuckDBPyConnection, name: str, params: Params | None = None
 ) -> dict[str, Any] | None:

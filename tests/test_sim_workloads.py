@@ -76,6 +76,36 @@ def test_mooncake_trace(tmp_path: Path) -> None:
     assert read_trace(str(f)) == [(0.0, 6755, 500, None), (27.482, 7319, 490, None)]
 
 
+def test_a_trace_read_again_is_the_files_current_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_trace keeps what it parsed by the file's bytes (the what-if replays one trace once
+    per control and seed): the same bytes are not parsed again, changed bytes are, and a
+    caller's changes to the list it got do not reach the next caller."""
+    from relplan.sim import workloads
+
+    f = tmp_path / "mooncake.jsonl"
+    f.write_text('{"timestamp": 0, "input_length": 10, "output_length": 5}\n')
+    first = read_trace(str(f))
+    first.append(workloads.TraceRecord(9.0, 1, 1, None))
+    parsed: list[str] = []
+    real = workloads._read_trace
+
+    def counting(path: str, fmt: str) -> list[workloads.TraceRecord]:
+        parsed.append(path)
+        return real(path, fmt)
+
+    monkeypatch.setattr(workloads, "_read_trace", counting)
+    assert read_trace(str(f)) == [(0.0, 10, 5, None)]
+    assert parsed == []  # the same bytes: not parsed again
+    f.write_text('{"timestamp": 0, "input_length": 11, "output_length": 5}\n')
+    assert read_trace(str(f)) == [(0.0, 11, 5, None)]
+    assert parsed == [str(f)]
+    monkeypatch.setenv("RELPLAN_TRACE_CACHE", "0")
+    assert read_trace(str(f)) == [(0.0, 11, 5, None)]
+    assert parsed == [str(f), str(f)]  # the cache off: parsed each time
+
+
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [

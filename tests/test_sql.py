@@ -81,6 +81,14 @@ def test_rows_come_back_as_dicts_keyed_by_column_name(toy_queries: Path) -> None
     assert sql.columns(con, "toy/pairs", {"k": 7}) == ["n", "s"]
 
 
+def test_by_column_is_rows_turned_column_wise(toy_queries: Path) -> None:
+    con = duckdb.connect()
+    assert sql.by_column(con, "toy/pairs", {"k": 7}) == {"n": [1, 7], "s": ["a", "b"]}
+    assert sql.by_column(con, "toy/none") == {"n": []}  # no row: every column, empty
+    with pytest.raises(QueryError, match=r"same_names.sql: columns with the same name \['n'\]"):
+        sql.by_column(con, "toy/same_names")
+
+
 def test_arrow_keeps_the_column_names(toy_queries: Path) -> None:
     table = sql.arrow(duckdb.connect(), "toy/pairs", {"k": 7})
     assert table.to_pydict() == {"n": [1, 7], "s": ["a", "b"]}

@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
-def test_bench_whatif_runs_at_tiny_size_and_prints_the_target_ratio_and_the_comparison() -> None:
+def test_bench_whatif_runs_at_tiny_size_and_prints_the_target_ratio_the_comparison_and_stages() -> (
+    None
+):
     tiny = [
         "--set", "workload.phases.0.seconds=20",
         "--set", "workload.phases.1.seconds=20",
@@ -30,6 +32,7 @@ def test_bench_whatif_runs_at_tiny_size_and_prints_the_target_ratio_and_the_comp
             "--jobs",
             "1",
             "--direct",
+            "--stages",
         ],
         capture_output=True,
         text=True,
@@ -40,3 +43,6 @@ def test_bench_whatif_runs_at_tiny_size_and_prints_the_target_ratio_and_the_comp
     assert "wall / 60 s target" in res.stdout
     assert "fit check: verdict" in res.stdout
     assert "no-retries" in res.stdout.split("delivered share of overload")[1]
+    stages = res.stdout.split("CPU per stage of the replays")[1]
+    for stage in ("set-up", "simulation", "load", "figures", "collection", "all 2 replays"):
+        assert stage in stages

@@ -34,7 +34,7 @@ import duckdb
 from pydantic import Field
 
 from relplan import sql
-from relplan.analyses.amplification import amplification_windows
+from relplan.analyses.amplification import AmplificationWindow, amplification_windows
 from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
@@ -160,14 +160,41 @@ def _bins(
     return out
 
 
+def recovery_bins(ctx: RunContext) -> list[Window]:
+    """The bins the recovery is judged on: RECOVERY_BIN_S from the end of the overload."""
+    ov_end = ctx.overload_end()
+    return ctx.bins(RECOVERY_BIN_S, origin=ov_end, tag="recovery") if ov_end is not None else []
+
+
+def after_overload(ctx: RunContext, name: str | None = None) -> Window | None:
+    """[end of the overload, T], closed: where the verdict reads the amplification's rates
+    (None without an overload phase, or when it ends at or after T)."""
+    ov_end = ctx.overload_end()
+    if ctx.overload_phase is None or ov_end is None or ov_end >= ctx.window_end:
+        return None
+    return Window(name or f"after {ctx.overload_phase}", ov_end, ctx.window_end, True)
+
+
+def judge_recovery(
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    rows: dict[str, dict[str, Any]],
+    untimed: bool,
+    after: AmplificationWindow | None = None,
+) -> tuple[Recovery | None, str | None]:
+    """The recovery (or why there is none) from `rows`, the delivery_by_window rows of (at
+    least) `recovery_bins(ctx)` by window name, and `after`, the amplification of
+    `after_overload(ctx)` (queried here when not given). The what-if's figures
+    (relplan/whatif/figures.py) share both queries with their own windows."""
+    if untimed and ctx.overload_phase is not None:
+        return None, _say("untimed", untimed=UNTIMED)
+    return _recovery(con, ctx, _bins(ctx, recovery_bins(ctx), rows, untimed), after)
+
+
 def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Delivery:
     windows = ctx.phase_windows()
     series_bins = ctx.bins(ctx.bin_s, tag="series")
-    ov_end = ctx.overload_end()
-    recovery_bins = (
-        ctx.bins(RECOVERY_BIN_S, origin=ov_end, tag="recovery") if ov_end is not None else []
-    )
-    rows = _query(con, ctx, windows + series_bins + recovery_bins)  # one query
+    rows = _query(con, ctx, windows + series_bins + recovery_bins(ctx))  # one query
     untimed = proxy_untimed(con)
     out = []
     for w in windows:
@@ -210,12 +237,7 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
             )
         )
     series = _bins(ctx, series_bins, rows, untimed)
-    recovery: Recovery | None
-    why_none: str | None
-    if untimed and ctx.overload_phase is not None:
-        recovery, why_none = None, _say("untimed", untimed=UNTIMED)
-    else:
-        recovery, why_none = _recovery(con, ctx, _bins(ctx, recovery_bins, rows, untimed))
+    recovery, why_none = judge_recovery(con, ctx, rows, untimed)
     return Delivery(
         delivery_window_s=ctx.delivery_window_s,
         deadline_s=ctx.deadline_s,
@@ -228,7 +250,10 @@ def analyze_delivery(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Deliver
 
 
 def _recovery(
-    con: duckdb.DuckDBPyConnection, ctx: RunContext, bins: list[DeliveryBin]
+    con: duckdb.DuckDBPyConnection,
+    ctx: RunContext,
+    bins: list[DeliveryBin],
+    after: AmplificationWindow | None = None,
 ) -> tuple[Recovery | None, str | None]:
     if ctx.overload_phase is None:
         return None, "no overload phase: give --phases (with a phase named pulse) or a run.json"
@@ -252,9 +277,10 @@ def _recovery(
         # one bin (often the data's last, short one) is not a recovery: it may hold only the
         # retries of earlier calls, answered once new calls stopped (issue 24)
         too_few, recovery_bin = len(again), None
-    after = amplification_windows(
-        con, ctx, [Window(f"after {ctx.overload_phase}", ov_end, end, True)]
-    )[0]
+    if after is None:
+        window = after_overload(ctx)
+        assert window is not None
+        after = amplification_windows(con, ctx, [window])[0]
     on_time_after_calls = sum(b.calls for b in bins)
     on_time_after = (
         sum(b.on_time or 0 for b in bins) / on_time_after_calls if on_time_after_calls else None

@@ -71,22 +71,20 @@ class Drain(StrictModel):
 
 
 def _from_trace(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple[float, float]], str | None]:
-    rows = sql.rows(con, "analyses/backlog_trace_changes")
-    if not rows:
+    cols = sql.by_column(con, "analyses/backlog_trace_changes")
+    if not cols["t"]:
         return [], "no engine lifecycle events"
     counts = sql.one(con, "analyses/lifecycle_event_counts")
     finished = int(counts["finished"]) if counts else 0
-    if int(rows[0]["no_terminal"]) and not finished:
+    if int(cols["no_terminal"][0]) and not finished:
         return [], _say(
             "no_terminal",
-            missing=int(rows[0]["no_terminal"]),
-            executions=int(rows[0]["executions"]),
+            missing=int(cols["no_terminal"][0]),
+            executions=int(cols["executions"][0]),
         )
-    level, out = 0.0, []
-    for r in rows:
-        level += float(r["delta"])
-        out.append((float(r["t"]), level))
-    return out, None
+    # the level after each change: the running sum of the deltas (whole numbers: exact)
+    levels = itertools.accumulate(map(float, cols["delta"]))
+    return list(zip(map(float, cols["t"]), levels, strict=True)), None
 
 
 def _from_gauges(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:

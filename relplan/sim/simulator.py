@@ -1,8 +1,10 @@
 """The discrete-event loop that wires clients, proxy, engine and the metrics scraper.
 
-Time runs in seconds from t0 (0.0); the writer adds the run's epoch t0. Events sit in one heap
-ordered by (time, insertion number), so ties resolve in a fixed order and a seed gives the
-same run byte for byte. Event kinds: `EventKind` (events.py).
+Time runs in seconds from t0 (0.0); the writer adds the run's epoch t0. Events are run in
+(time, insertion number) order, so ties resolve in a fixed order and a seed gives the same
+run byte for byte: they sit in one heap, but for the engine's steps' ends (most events),
+which come in that order already and queue apart (`_push_done`). Event kinds: `EventKind`
+(events.py).
 
 The run ends after the last phase once every call has resolved (delivered, or out of retries
 or delivery window), at the next metrics scrape, so the metrics end with a sample of the
@@ -15,8 +17,9 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections import deque
 from dataclasses import dataclass, field
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import NamedTuple
 
 from relplan.sim.clients import Attempt, Call, ClientConfig, Clients
@@ -52,6 +55,8 @@ class Simulation:
     capacity: float | None
     seed: int
     heap: list[tuple[float, int, int, object]] = field(default_factory=list)
+    # the engine's steps' ends, (time, number), apart from the heap (`_push_done`)
+    done: deque[tuple[float, int]] = field(default_factory=deque)
     calls: list[Call] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
@@ -122,14 +127,18 @@ class Simulation:
         self.proxy.clients = self.clients
         self.clients.proxy = self.proxy
         width = max(5, len(str(len(times))))
+        seq, arrival, heap = self._seq, EventKind.ARRIVAL, self.heap
         for i, (t, prompt, output, max_tokens) in enumerate(
             zip(times, prompts, outs, maxt, strict=False)
         ):
             call = Call(i, f"call-{i:0{width}d}", t, prompt, output, max_tokens)
             self.calls.append(call)
-            self.push(t, EventKind.ARRIVAL, call)
+            heap.append((t, next(seq), arrival, call))
         self.scrape_s = scn.metrics.scrape_interval_s
-        self.push(0.0, EventKind.SCRAPE, None)
+        heap.append((0.0, next(seq), EventKind.SCRAPE, None))
+        # one heapify instead of a push per call: the (time, number) keys are unique, so the
+        # events come off in the same order
+        heapify(heap)
 
     def add_call(
         self, t: float, prompt_tokens: int, output_tokens: int, max_tokens: int = 2048
@@ -145,7 +154,14 @@ class Simulation:
         heappush(self.heap, (t, next(self._seq), kind, obj))
 
     def _push_done(self, t: float) -> None:
-        heappush(self.heap, (t, next(self._seq), EventKind.STEP_DONE, None))
+        # A step is done after the one issued before it (the GPU runs them back to back), so
+        # the steps' ends queue apart from the heap, already in (time, number) order; the loop
+        # takes from whichever is first. One that would end earlier goes to the heap instead.
+        done = self.done
+        if done and t < done[-1][0]:
+            heappush(self.heap, (t, next(self._seq), EventKind.STEP_DONE, None))
+        else:
+            done.append((t, next(self._seq)))
 
     def _new_execution(self, att: Attempt) -> Execution:
         call = att.call
@@ -195,11 +211,20 @@ class Simulation:
         deadline = EventKind.DEADLINE
         cancel = EventKind.CANCEL
         abort = EventKind.ABORT
-        while heap:
-            if heap[0][0] >= until:
-                self.now = until
-                return False
-            t, _, kind, obj = heappop(heap)
+        done = self.done
+        while heap or done:
+            if done and (not heap or done[0] < heap[0]):
+                t = done[0][0]
+                if t >= until:
+                    self.now = until
+                    return False
+                done.popleft()
+                kind = step_done_kind
+            else:
+                if heap[0][0] >= until:
+                    self.now = until
+                    return False
+                t, _, kind, obj = heappop(heap)
             if kind == step_done_kind:
                 step_done(t)
             elif kind in sends:

@@ -15,11 +15,14 @@ import math
 import duckdb
 
 from relplan import sql
-from relplan.analyses import AnalyzeOptions, analyze
+from relplan.analyses import AnalyzeOptions, delivery, resolve_context
+from relplan.analyses.amplification import AmplificationWindow, amplification_windows
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.whatif.model import Figures, WindowFigures
 
 LATER = "overload+later"
+# The verdict's window after the overload, named apart from any phase in the shared query.
+AFTER = "\x1fafter"
 
 
 def _overload_start(ctx: RunContext) -> float:
@@ -41,12 +44,17 @@ def _drained(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> float | None:
 
 
 def figures(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions | None = None) -> Figures:
-    base = opts or AnalyzeOptions()
-    res = analyze(con, base.model_copy(update={"only": ["amplification", "delivery"]}))
-    ctx = res.context
+    """The figures of the workspace `con`: what `relplan analyze --only amplification,delivery`
+    reports of them, computed with only the queries they read (tests/test_whatif_figures.py
+    holds them equal to the analyses' own). One delivery_by_window query serves the windows
+    and the recovery's bins; one load_amplification_by_window the phases and the rates after
+    the overload (the verdict's); no series, per-replica rows or findings. A replay's figures
+    are computed 11 times for one report, and this was half their cost."""
+    ctx = resolve_context(con, opts or AnalyzeOptions())
     windows = [w for w in ctx.phase_windows() if w.name != "run"]
     windows.append(Window(LATER, _overload_start(ctx), ctx.window_end, True))
-    params = window_params(windows) | {
+    bins = delivery.recovery_bins(ctx) if ctx.has_proxy else []
+    params = window_params(windows + bins) | {
         "delivery_window": math.inf if ctx.delivery_window_s is None else ctx.delivery_window_s,
         "deadline_s": ctx.deadline_s,
         "t_end": ctx.t_end,
@@ -72,15 +80,24 @@ def figures(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions | None = None) 
     epc = None
     if ex is not None and ex["calls"]:
         epc = int(ex["executions"]) / int(ex["calls"])
-    rec = res.delivery.recovery if res.delivery is not None else None
+    # the amplification analysis runs with a proxy log or an engine trace; delivery (and the
+    # recovery) with a proxy log
+    phases = ctx.phase_windows()
+    amp: list[AmplificationWindow] = []
+    if ctx.has_proxy or ctx.has_events:
+        after = delivery.after_overload(ctx, AFTER) if ctx.has_proxy else None
+        amp = amplification_windows(con, ctx, phases + ([after] if after else []))
+    rec = None
+    if ctx.has_proxy:
+        untimed = delivery.proxy_untimed(con)
+        rec, _ = delivery.judge_recovery(
+            con, ctx, rows, untimed, amp[-1] if len(amp) > len(phases) else None
+        )
     accepted = completed = None
-    if res.amplification is not None:
-        after = [
-            p for p in ctx.phases if rec is not None and p.start_s >= rec.overload_end_s - 1e-3
-        ]
-        names = {p.name for p in after}
-        for a in res.amplification.windows:
-            if getattr(a, "replica", None) is None and a.window in names:
+    if rec is not None:
+        names = {p.name for p in ctx.phases if p.start_s >= rec.overload_end_s - 1e-3}
+        for a in amp[: len(phases)]:
+            if a.window in names:
                 accepted, completed = a.accepted_x_capacity, a.completed_x_capacity
                 break
     return Figures(
