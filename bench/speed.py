@@ -280,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     print(f"{'figure':<36}  {'value':>9}  {'goal':>9}  {'':>6}  {'cpu':>9}")
-    print(f"{'-' * 34}  {'-' * 9}  {'-' * 9}  {'-' * 6}  {'-' * 9}", flush=True)
+    print(f"{'-' * 36}  {'-' * 9}  {'-' * 9}  {'-' * 6}  {'-' * 9}", flush=True)
 
     def row(label: str, value: float, goal: float, unit: str, cpu: str = "") -> None:
         verdict = "meets" if value <= goal else "misses"
