@@ -21,7 +21,6 @@ COSTLIEST_FIRST = (
     "tests/test_whatif_real.py",
     "tests/test_verdict_table.py",
     "tests/test_sim_scenarios.py",
-    "tests/test_bench_report_command.py",
     "tests/test_report_workspace_cache.py",
     "tests/test_failed_ingest_stores_nothing.py",
     "tests/test_bench_speed.py",
