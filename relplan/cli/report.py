@@ -18,7 +18,6 @@ from relplan.cli.options import (
 from relplan.values import fixed
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
     from datetime import datetime
 
     from relplan.ingest.base import IngestOptions
@@ -152,48 +151,29 @@ def _make(
             # numpy are imported (relplan/whatif/replay.py): it imports what a replay needs
             # only once the replay is not found in its cache.
             pool = stack.enter_context(replay_pool(report_jobs(), warm=False))
-        return _compute(
-            path, db, out, png, svg, data_json, whatif, tz, inputs, run, when, key, pool
-        )
 
+        from relplan.analyses import AnalyzeOptions
+        from relplan.cli.progress import ProgressBar
+        from relplan.report import pipeline as report_mod
+        from relplan.values import use_tz
 
-def _compute(
-    path: Path | None,
-    db: Path | None,
-    out: Path | None,
-    png: Path | None,
-    svg: Path | None,
-    data_json: Path | None,
-    whatif: bool,
-    tz: str,
-    inputs: IngestOptions,
-    run: RunFlags,
-    when: datetime,
-    key: str | None,
-    pool: ProcessPoolExecutor | None,
-) -> ReportFiles:
-    from relplan.analyses import AnalyzeOptions
-    from relplan.cli.progress import ProgressBar
-    from relplan.report import pipeline as report_mod
-    from relplan.values import use_tz
+        opts = AnalyzeOptions(**run.options())
+        with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
+            extras: dict[str, report_mod.ExtraSection] = {}
+            if whatif:
+                from relplan.whatif.for_report import report_whatif
 
-    opts = AnalyzeOptions(**run.options())
-    with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
-        extras: dict[str, report_mod.ExtraSection] = {}
-        if whatif:
-            from relplan.whatif.for_report import report_whatif
-
-            extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar, pool=pool)
-        return report_mod.make_report(
-            path,
-            db=db,
-            out=out,
-            png_dir=png,
-            svg_dir=svg,
-            json_path=data_json,
-            opts=opts,
-            inputs=inputs,
-            extras=extras,
-            generated_at=when,
-            cache_key=key,
-        )
+                extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar, pool=pool)
+            return report_mod.make_report(
+                path,
+                db=db,
+                out=out,
+                png_dir=png,
+                svg_dir=svg,
+                json_path=data_json,
+                opts=opts,
+                inputs=inputs,
+                extras=extras,
+                generated_at=when,
+                cache_key=key,
+            )
