@@ -77,14 +77,6 @@ METRIC_ALTERNATIVES: dict[str, tuple[str, ...]] = {
     "proxy_retries": ("envoy_cluster_upstream_rq_retry",),
 }
 
-SIGNALS = (
-    "preemption_storm",
-    "cache_full_while_queueing",
-    "queue_growing",
-    "stuck_replica",
-    "counter_divergence",
-    "retry_amplification",
-)
 _LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
