@@ -4,7 +4,6 @@ the input formats this build reads (`--formats`); relplan/text/ingest.py words b
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
@@ -122,10 +121,6 @@ def inspect_workspace(db: Path) -> InspectReport:
         metrics=metrics,
         manifests=manifests,
     )
-
-
-def to_json(rep: InspectReport) -> str:
-    return json.dumps(rep.model_dump(mode="json"), indent=2)
 
 
 class InputFormat(StrictModel):
