@@ -15,12 +15,26 @@ first asked for), so a report served from a cache loads neither duckdb nor the a
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 _code_digest: str | None = None
+
+# The libraries whose results a kept file holds: the SQL engine, the frames, the numbers, the
+# charts and the page. A new version of any of them keys every cache anew.
+LIBRARIES = (
+    "duckdb",
+    "polars",
+    "numpy",
+    "pyarrow",
+    "pydantic",
+    "altair",
+    "vl_convert",
+    "jinja2",
+)
 
 
 def root() -> Path:
@@ -43,15 +57,37 @@ def _code_files() -> Iterator[Path]:
     yield from sorted(here.rglob("*.html"))  # the report's and the comparison's templates
 
 
+def libraries() -> list[str]:
+    """One line per library of LIBRARIES: its name and the path, size and modification time
+    of its module file, found without importing it ("absent" when it is not installed).
+    An upgrade or reinstall rewrites that file, so the line changes."""
+    lines = []
+    for name in LIBRARIES:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        try:
+            st = os.stat(origin) if origin else None
+        except OSError:
+            st = None
+        if st is None:
+            lines.append(f"{name} absent")
+        else:
+            lines.append(f"{name} {origin} {st.st_size} {st.st_mtime_ns}")
+    return lines
+
+
 def code_digest() -> str:
-    """SHA-256 over relplan's Python files, queries, TOML and templates (once per process):
-    a new version or an edited checkout keys every cache anew."""
+    """SHA-256 over relplan's Python files, queries, TOML and templates and the installed
+    libraries of LIBRARIES (once per process): a new version of relplan or of a library, or
+    an edited checkout, keys every cache anew."""
     global _code_digest
     if _code_digest is None:
         h = hashlib.sha256()
         for p in _code_files():
             h.update(p.name.encode())
             h.update(p.read_bytes())
+        for line in libraries():
+            h.update(line.encode() + b"\n")
         _code_digest = h.hexdigest()
     return _code_digest
 

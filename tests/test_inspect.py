@@ -105,3 +105,17 @@ def test_table_row_counts_cover_every_workspace_table_in_order() -> None:
     counted = sql.rows(con, "inspect/table_rows")
     assert [r["table"] for r in counted] == list(TABLES)
     assert all(r["n"] == 0 for r in counted)
+
+
+def test_rejects_with_the_same_line_come_in_one_order() -> None:
+    """Two refusals of one line (a record that fails two checks, or a file read twice) list
+    by reason and text, whatever order they were stored in."""
+    con = duckdb.connect()
+    con.execute(
+        "create table rejects (source_id integer, path varchar, line bigint, raw varchar,"
+        " reason varchar)"
+    )
+    stored = [(1, "a.jsonl", 7, f"raw {i:02d}", f"reason {i:02d}") for i in range(20)]
+    con.executemany("insert into rejects values (?, ?, ?, ?, ?)", list(reversed(stored)))
+    listed = [r["reason"] for r in sql.rows(con, "inspect/rejects")]
+    assert listed == [f"reason {i:02d}" for i in range(20)]

@@ -2,5 +2,5 @@
 -- params:
 select source_id, path, line, reason, raw
 from rejects
-order by source_id, line
+order by source_id, line, reason, raw, path
 limit 50

@@ -7,8 +7,9 @@ relplan code give the same `WhatIf`. So its result is kept on disk, keyed by:
   rejected, time span and ingest notes; queries/whatif/fingerprint.sql): re-ingesting the same
   bytes the same way gives the same key, whichever path or temporary workspace they went to;
 - the analysis options (`AnalyzeOptions`, as JSON) and the replay's own settings (seeds);
-- the code: a SHA-256 over relplan's Python files, queries and templates, so any change of relplan
-  (a new version, or an edited checkout) is a different key.
+- the code: a SHA-256 over relplan's Python files, queries and templates and the installed
+  libraries (relplan/caches.py, LIBRARIES), so any change of relplan or of a library (a new
+  version, or an edited checkout) is a different key.
 
 Where: `$RELPLAN_CACHE_DIR/whatif/<key>.json` (default `$XDG_CACHE_HOME/relplan`, else
 `~/.cache/relplan`, the folder the report's script bundle uses). A file starts with a line
