@@ -11,7 +11,6 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import pytest
 
 from relplan.errors import InputError
 from relplan.ingest import IngestOptions, promlive, pull_prometheus
+from tests.helpers.http import serve_in_background
 from tests.helpers.ingest import INCIDENT, ingest, state
 
 T0 = 1_764_460_800.0
@@ -224,7 +224,7 @@ class _Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve_in_background(self.httpd)
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -290,6 +290,7 @@ def test_collect_waits_for_the_line_nginx_writes_when_an_abandoned_request_ends(
     import socket
     import threading
 
+    from tests.helpers.http import serve_in_background
     from tests.helpers.tools import require_tool
 
     nginx = require_tool("nginx")
@@ -309,7 +310,7 @@ def test_collect_waits_for_the_line_nginx_writes_when_an_abandoned_request_ends(
             pass
 
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Held)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    serve_in_background(upstream)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
