@@ -225,3 +225,31 @@ def test_relplan_db_naming_a_foreign_file_is_refused(
     code, err = _cli("analyze")
     assert code == 2
     assert "not a relplan workspace" in err
+
+
+def test_the_schema_columns_are_kept_for_later_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The expected tables and columns are computed in a scratch database once and read back
+    from the cache folder later; a damaged kept file is computed again."""
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))
+    workspace._schema_columns.cache_clear()
+    computed = workspace._schema_columns()
+    assert computed["attempts"]["call_id"] == "VARCHAR"
+    (kept,) = (tmp_path / "schema").iterdir()
+
+    def no_scratch(con: object) -> dict[str, dict[str, str]]:
+        raise AssertionError("the kept columns should have been read")
+
+    monkeypatch.setattr(workspace, "_columns", no_scratch)
+    workspace._schema_columns.cache_clear()
+    assert workspace._schema_columns() == computed
+
+    monkeypatch.undo()
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))
+    kept.write_text(kept.read_text().replace("VARCHAR", "INTEGER", 1))
+    workspace._schema_columns.cache_clear()
+    try:
+        assert workspace._schema_columns() == computed
+    finally:
+        workspace._schema_columns.cache_clear()

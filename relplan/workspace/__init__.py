@@ -15,6 +15,8 @@ table) is read in `relplan.workspace.facts`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import duckdb
 
-from relplan import sql
+from relplan import caches, sql
 from relplan.errors import InputError, NoDataError, UsageError, check_utf8_path
 
 DEFAULT_DB = Path("relplan.duckdb")
@@ -322,15 +324,36 @@ def _check_size(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         )
 
 
+_SCHEMA_HEADER = "relplan schema columns v1 "
+
+
 @cache
 def _schema_columns() -> dict[str, dict[str, str]]:
-    """Table -> column -> type, as queries/schema.sql creates them (in a scratch database)."""
+    """Table -> column -> type, as queries/schema.sql creates them (in a scratch database).
+
+    Making the scratch database costs about 0.05 CPU s, once per process: the answer is kept
+    in the cache folder (`schema/`, relplan/caches.py) under the SHA-256 of the schema's text
+    and DuckDB's version, and read from there by later processes."""
+    text = sql.load("schema").text
+    key = hashlib.sha256(f"{duckdb.__version__}\n{text}".encode()).hexdigest()
+    kept = caches.root() / "schema" / f"{key}.json"
+    body = caches.read_checked(kept, _SCHEMA_HEADER)
+    if body is not None:
+        with suppress(ValueError):
+            data = json.loads(body)
+            if isinstance(data, dict) and all(
+                isinstance(cols, dict) and all(isinstance(t, str) for t in cols.values())
+                for cols in data.values()
+            ):
+                return data
     con = duckdb.connect(":memory:")
     try:
-        con.execute(sql.load("schema").text)
-        return _columns(con)
+        con.execute(text)
+        columns = _columns(con)
     finally:
         con.close()
+    caches.write_checked(kept, json.dumps(columns, sort_keys=True), _SCHEMA_HEADER)
+    return columns
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
