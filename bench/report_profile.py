@@ -6,7 +6,9 @@ PATH is a directory of raw inputs (default sample_data/pulse-retry-cancel). Each
 `relplan report PATH` does on a page-cache miss without the workspace cache (so without the
 analysis cache either: relplan/report/analysis_cache.py), stage by stage: the ingest into a
 workspace file in a temporary folder (as relplan/report/pipeline.py does; `--memory`: into a
-workspace in memory, as it did before), the analyses (and each analysis), the workspace facts,
+workspace in memory, as it did before; PATH a workspace file: no ingest, it is opened
+read-only, as the report's "computed" figure opens the workspace its cache kept), the
+analyses (and each analysis), the workspace facts,
 the what-if section (read from its cache in RELPLAN_CACHE_DIR when present, else replayed and
 kept), the data model, the chart specs and the page, with the peak RSS after each. Every query
 run through `relplan.sql` is timed too, wall and CPU (the process's CPU: DuckDB's threads
@@ -84,6 +86,7 @@ def main() -> None:
     from relplan.ingest.driver import ingest_files
     from relplan.report.build import build_report_data
     from relplan.report.charts import chart_specs
+    from relplan.report.files import is_workspace_file
     from relplan.report.html import render_html
     from relplan.workspace.facts import workspace_facts
 
@@ -103,25 +106,28 @@ def main() -> None:
     registry.ANALYSES = tuple(replace(a, run=staged(a.name, a.run)) for a in registry.ANALYSES)
     for fn in ("run", "rows", "one", "arrow", "affected", "columns"):
         setattr(sql, fn, clock.wrap(getattr(sql, fn)))
+    kept = args.path.is_file() and is_workspace_file(args.path)
     for i in range(args.runs):
         first = i == 0
         with (
             tempfile.TemporaryDirectory(prefix="relplan-profile-") as tmp,
             clock.stage("total"),
         ):
-            opened = (
-                workspace.scratch_workspace(Path(tmp))
-                if args.memory
-                else workspace.open_workspace(Path(tmp) / "inputs.duckdb")
-            )
+            if kept:
+                opened = workspace.open_workspace(args.path, read_only=True)
+            elif args.memory:
+                opened = workspace.scratch_workspace(Path(tmp))
+            else:
+                opened = workspace.open_workspace(Path(tmp) / "inputs.duckdb")
             with opened as con:
-                with clock.stage("ingest"):
-                    ingest_files(con, [args.path], IngestOptions())
+                if not kept:
+                    with clock.stage("ingest"):
+                        ingest_files(con, [args.path], IngestOptions())
                 opts = AnalyzeOptions()
                 with clock.stage("analyses"):
                     result = analyze(con, opts)
                 with clock.stage("facts"):
-                    facts = workspace_facts(con, args.path.name)
+                    facts = workspace_facts(con, args.path.stem if kept else args.path.name)
                 computed: dict[str, Any] = {}
                 if not args.no_whatif:
                     with clock.stage("whatif"):

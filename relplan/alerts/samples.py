@@ -38,11 +38,14 @@ def store_from_table(table: pa.Table) -> SeriesStore:
     if table.num_rows == 0:
         return store
     samples = table.column("samples").combine_chunks()
-    flat = samples.flatten()
-    t_all = (flat.field("t").to_numpy(zero_copy_only=False) * 1000).astype(np.int64)
-    v_all = flat.field("v").to_numpy(zero_copy_only=False).astype(np.float64)
-    s_all = flat.field("s").to_numpy(zero_copy_only=False).astype(np.int64)
-    r_all = flat.field("r").to_numpy(zero_copy_only=False).astype(np.int64)
+    # The list's offsets index its values array; StructArray.flatten gives each field of
+    # those values (ListArray.flatten would import pyarrow.compute: 0.04-0.07 s).
+    values = samples.values
+    fields = dict(zip((f.name for f in values.type), values.flatten(), strict=True))
+    t_all = (fields["t"].to_numpy(zero_copy_only=False) * 1000).astype(np.int64)
+    v_all = fields["v"].to_numpy(zero_copy_only=False).astype(np.float64)
+    s_all = fields["s"].to_numpy(zero_copy_only=False).astype(np.int64)
+    r_all = fields["r"].to_numpy(zero_copy_only=False).astype(np.int64)
     offsets = samples.offsets.to_numpy()
     names_col = table.column("name").to_pylist()
     keys_col = table.column("label_keys").to_pylist()

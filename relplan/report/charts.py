@@ -21,12 +21,16 @@ from __future__ import annotations
 import contextvars
 import datetime as dt
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
+from altair.utils.schemapi import debug_mode
 
 from relplan.report.data import ReportData
 from relplan.values import tz_offset_s
+
+if TYPE_CHECKING:
+    from relplan.report.section import Section
 
 # Plot width: with the y axis, its title and the page's margins this fits an 800 px window.
 WIDTH = 600
@@ -202,7 +206,8 @@ def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
 
     Altair's JSON-schema validation of a spec costs more than building it (about 2.7 s of
     jsonschema for the sample report), and the specs are made by this module, not by users:
-    the tests build every chart with `validate=True`, the command skips it.
+    the tests build every chart with `validate=True`, the command skips it, and with it the
+    check Altair's debug mode makes of each object it creates (a third of the charts' time).
 
     A section with no rows to draw gets no chart (an empty dataset would only make Vega
     warn about infinite extents); its table and finding still show.
@@ -211,21 +216,29 @@ def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
 
     specs: dict[str, Spec] = {}
     named = [(a.name, s) for a, s in report_sections()] + extra_sections()
-    for name, section in named:
-        sec = getattr(data, name, None)
-        if section.chart is None or sec is None or not sec.available:
-            continue
-        datasets: dict[str, list[dict[str, Any]]] = {}
-        token = _DATASETS.set(datasets)
-        try:
-            chart = section.chart(sec, data)
-        finally:
-            _DATASETS.reset(token)
-        if chart is None:
-            continue
-        spec: Spec = chart.to_dict(validate=validate)
-        if datasets:
-            spec["datasets"] = {**spec.get("datasets", {}), **datasets}
-        spec.setdefault("config", {})["font"] = "system-ui, sans-serif"
-        specs[name] = spec
+    with debug_mode(validate):
+        for name, section in named:
+            spec = _spec(name, section, data, validate)
+            if spec is not None:
+                specs[name] = spec
     return specs
+
+
+def _spec(name: str, section: Section[Any, Any], data: ReportData, validate: bool) -> Spec | None:
+    """One section's Vega-Lite spec; None when it has nothing to draw."""
+    sec = getattr(data, name, None)
+    if section.chart is None or sec is None or not sec.available:
+        return None
+    datasets: dict[str, list[dict[str, Any]]] = {}
+    token = _DATASETS.set(datasets)
+    try:
+        chart = section.chart(sec, data)
+    finally:
+        _DATASETS.reset(token)
+    if chart is None:
+        return None
+    spec: Spec = chart.to_dict(validate=validate)
+    if datasets:
+        spec["datasets"] = {**spec.get("datasets", {}), **datasets}
+    spec.setdefault("config", {})["font"] = "system-ui, sans-serif"
+    return spec

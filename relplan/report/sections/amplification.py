@@ -185,7 +185,7 @@ def _replica_chart(sec: AmplificationSection, data: ReportData) -> alt.Chart | N
                 ),
                 legend=alt.Legend(orient="bottom"),
             ),
-            detail="measure:N",
+            detail=alt.Detail("measure:N"),
             tooltip=[
                 time_tooltip(),
                 alt.Tooltip("replica:N"),
@@ -251,7 +251,7 @@ def _load_chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixi
         cap = (
             alt.Chart(inline_data([{"y": 1.0}]))
             .mark_rule(color="#000000", strokeDash=[6, 4])
-            .encode(y="y:Q")
+            .encode(y=alt.Y("y:Q"))
         )
         layers.append(cap)
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)

@@ -150,8 +150,8 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
             strokeDash=alt.StrokeDash("measure:N", scale=dash_scale(drawn, dashed), title=None),
             tooltip=[
                 time_tooltip(),
-                "replica:N",
-                "measure:N",
+                alt.Tooltip("replica:N"),
+                alt.Tooltip("measure:N"),
                 alt.Tooltip("value:Q", format=",.0f"),
             ],
             detail=alt.Detail("replica:N"),
@@ -172,8 +172,12 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
             .mark_rect(color="#e45756", opacity=0.18, clip=True)
             .encode(
                 x=tx(data, "t"),
-                x2="t_end:T",
-                tooltip=["replica:N", time_tooltip(title="from"), time_tooltip("t_end", "to")],
+                x2=alt.X2("t_end:T"),
+                tooltip=[
+                    alt.Tooltip("replica:N"),
+                    time_tooltip(title="from"),
+                    time_tooltip("t_end", "to"),
+                ],
             )
         )
     line = (
@@ -187,7 +191,7 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
             detail=alt.Detail("replica:N"),
             tooltip=[
                 time_tooltip(),
-                "replica:N",
+                alt.Tooltip("replica:N"),
                 alt.Tooltip("shortfall:Q", format=".1%"),
             ],
         )
@@ -195,7 +199,7 @@ def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
     thr = (
         alt.Chart(inline_data([{"y": sec.threshold}]))
         .mark_rule(color="#000000", strokeDash=[6, 4])
-        .encode(y="y:Q")
+        .encode(y=alt.Y("y:Q"))
     )
     bottom = alt.layer(*layers, line, thr).properties(width=WIDTH, height=150)
     chart: alt.TopLevelMixin = alt.vconcat(top, bottom).resolve_scale(

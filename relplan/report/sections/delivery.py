@@ -121,7 +121,7 @@ def chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin | None:
     layers.append(
         alt.Chart(inline_data([{"y": sec.threshold}]))
         .mark_rule(color="#54a24b", strokeDash=[6, 4])
-        .encode(y="y:Q")
+        .encode(y=alt.Y("y:Q"))
     )
     if sec.recovery_s is not None:
         layers.append(

@@ -102,13 +102,13 @@ def chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
                 axis=time_axis(data),
                 scale=alt.Scale(type="utc", nice=False),
             ),
-            x2="t_end:T",
+            x2=alt.X2("t_end:T"),
             y=alt.Y(
                 "lane:N", title=None, scale=alt.Scale(domain=lanes), axis=alt.Axis(labelLimit=230)
             ),
             tooltip=[
-                "replica:N",
-                "signal:N",
+                alt.Tooltip("replica:N"),
+                alt.Tooltip("signal:N"),
                 time_tooltip(title="from"),
                 time_tooltip("t_end", "to"),
             ],

@@ -129,9 +129,13 @@ def chart_stuck(sec: StuckSection, data: ReportData) -> alt.TopLevelMixin | None
                 axis=time_axis(data),
                 scale=alt.Scale(type="utc", nice=False),
             ),
-            x2="t_end:T",
+            x2=alt.X2("t_end:T"),
             y=alt.Y("replica:N", title=None, scale=alt.Scale(domain=lanes)),
-            tooltip=["replica:N", time_tooltip(title="from"), time_tooltip("t_end", "to")],
+            tooltip=[
+                alt.Tooltip("replica:N"),
+                time_tooltip(title="from"),
+                time_tooltip("t_end", "to"),
+            ],
         )
     )
     return alt.layer(*phase_layers(data), *span_marks(data), bars).properties(

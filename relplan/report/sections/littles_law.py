@@ -141,7 +141,7 @@ def chart(sec: LittlesLawSection, data: ReportData) -> alt.TopLevelMixin | None:
             strokeDash=alt.StrokeDash("series:N", scale=dash_scale(order, dashed), title=None),
             tooltip=[
                 time_tooltip(title="from"),
-                "series:N",
+                alt.Tooltip("series:N"),
                 alt.Tooltip("value:Q", format=".1f"),
             ],
         )

@@ -107,7 +107,7 @@ def chart(sec: RetryTimingSection, data: ReportData) -> alt.TopLevelMixin | None
             continue
         y = alt.Y("window:N", title=None, sort=order, scale=alt.Scale(domain=order))
         tooltip = [
-            "window:N",
+            alt.Tooltip("window:N"),
             alt.Tooltip("n:Q", title="retries"),
             alt.Tooltip("p10:Q", format=".2f"),
             alt.Tooltip("median:Q", format=".2f"),
@@ -116,14 +116,18 @@ def chart(sec: RetryTimingSection, data: ReportData) -> alt.TopLevelMixin | None
         spread = (
             alt.Chart(inline_data(rows))
             .mark_bar(height=16, opacity=0.45, color=colors[measure])
-            .encode(x=alt.X("p10:Q", title=titles[measure]), x2="p90:Q", y=y, tooltip=tooltip)
+            .encode(
+                x=alt.X("p10:Q", title=titles[measure]), x2=alt.X2("p90:Q"), y=y, tooltip=tooltip
+            )
         )
         median = (
             alt.Chart(inline_data(rows))
             .mark_tick(thickness=3, size=26, color=colors[measure])
-            .encode(x="median:Q", y=y, tooltip=tooltip)
+            .encode(x=alt.X("median:Q"), y=y, tooltip=tooltip)
         )
-        zero = alt.Chart(inline_data([{"x": 0.0}])).mark_rule(color="#000000").encode(x="x:Q")
+        zero = (
+            alt.Chart(inline_data([{"x": 0.0}])).mark_rule(color="#000000").encode(x=alt.X("x:Q"))
+        )
         panels.append(
             alt.layer(spread, median, zero).properties(
                 width=WIDTH - 100, height=max(34 * len(order), 80)

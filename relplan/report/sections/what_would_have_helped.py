@@ -137,7 +137,7 @@ def chart(sec: WhatWouldHaveHelpedSection, data: ReportData) -> alt.TopLevelMixi
         layers.append(
             alt.Chart(inline_data([{"x": sec.incident_delivered_share}]))
             .mark_rule(color="#333333", strokeDash=[6, 4])
-            .encode(x="x:Q")
+            .encode(x=alt.X("x:Q"))
         )
     return alt.layer(*layers).properties(width=WIDTH, height=24 * len(sec.bars) + 20)
 
