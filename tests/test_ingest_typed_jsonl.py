@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from relplan.errors import InputError
-from relplan.ingest.files import digest
+from relplan.ingest.files import _CHUNK, digest
 from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
@@ -164,7 +164,7 @@ def test_the_plugin_fields_rules_hold_on_the_typed_path(
 
 
 _MIB = 1 << 20
-_FIRST = 65536  # digest() reads the first 64 KiB, then 1 MiB chunks
+_FIRST = 65536  # digest() reads the first 64 KiB, then chunks of _CHUNK bytes
 
 
 def _case_bytes(case: str) -> bytes:
@@ -184,15 +184,15 @@ def _case_bytes(case: str) -> bytes:
         return body.replace(b"\n", b"\r\n")
     if case.startswith("true at offset "):
         # Each of the four byte offsets the scan reads 4-byte words at, mid-chunk.
-        at = _FIRST + _MIB // 2 + int(case.removeprefix("true at offset "))
+        at = _FIRST + _CHUNK // 2 + int(case.removeprefix("true at offset "))
         return body[:at] + b"true" + body[at + 4 :]
     if case == "fals at a chunk end, e after it":
-        # `fals` ends the second chunk (1 MiB from the first's end), `e` starts the third.
-        at = _FIRST + _MIB - 4
+        # `fals` ends the second chunk (_CHUNK bytes from the first's end), `e` starts the third.
+        at = _FIRST + _CHUNK - 4
         return body[:at] + b"false" + body[at + 5 :]
     if case == "fals without e":
         # `fals` followed by another letter, mid-chunk and at a chunk end: not the word.
-        at = _FIRST + _MIB - 4
+        at = _FIRST + _CHUNK - 4
         return body[:1000] + b"falsy" + body[1005:at] + b"falsy" + body[at + 5 :]
     raise AssertionError(case)
 
