@@ -41,7 +41,8 @@ class LineError(str):
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 # Bytes read per call by digest(): a chunk this size stays in the CPU's cache while it is
-# hashed and scanned (1 MiB chunks cost 5-10 % more CPU, 64 KiB ones 30 %; docs/benchmarks.md).
+# hashed and scanned (1 MiB chunks cost about 5 % more CPU, 64 KiB ones about 40 %;
+# docs/benchmarks.md, Ingest, fourth wave).
 _CHUNK = 256 << 10
 
 # Files a directory contributes (others are skipped and listed in the ingest report).
