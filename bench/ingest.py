@@ -27,9 +27,15 @@ Bytecode: relplan runs as an installed package does, its modules compiled once. 
 environment says not to write bytecode (PYTHONDONTWRITEBYTECODE, as on the project's shared
 machine), the measuring processes keep it under the temporary folder instead
 (PYTHONPYCACHEPREFIX, as tests/helpers/bytecode.py does for the suite), and one tiny ingest
-(and an import of polars, which the digest of a large file uses) runs first to fill it; otherwise every ingest process would compile relplan's
+(and an import of numpy, which the digest of a large file uses) runs first to fill it; otherwise every ingest process would compile relplan's
 modules from source (about 0.25 s of CPU) and the bare copy would not. `--compile-each-run`
 measures that case.
+
+Before and after in one run: `--before DIR` (a checkout of an earlier commit, e.g. made with
+`git worktree add /tmp/before REF`) also runs that checkout's ingest, in-process and as a
+whole process, interleaved with this checkout's and the bare copy in every round, and prints a
+second table: each side's CPU seconds and CPU ratio to the bare copy (least and median of the
+runs), so the two are compared under the same load.
 
 Targets: ingest <= 1.3x the bare copy (in-process and as whole processes); peak RSS <= 2 GB
 at 10M rows.
@@ -170,12 +176,12 @@ def _cpu(who: int = resource.RUSAGE_SELF) -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _one(mode: str, path: str, db: str) -> None:
+def _one(mode: str, path: str, db: str, root: Path = ROOT) -> None:
     import duckdb
 
     reader = ("read_parquet" if path.endswith(".parquet") else "read_json") + "($p)"
     if mode == "ingest":
-        sys.path.insert(0, str(ROOT))
+        sys.path.insert(0, str(root))
         from relplan.ingest import IngestOptions, ingest_paths
 
         paths = [Path(p) for p in path.split(",")]
@@ -219,14 +225,14 @@ def bytecode_env(compile_each_run: bool) -> dict[str, str]:
 
 def warm_up(engine_jsonl: Path, work: Path) -> None:
     """One `relplan ingest` of the trace's first lines (and a bare copy), and an import of
-    polars (a large file's digest scans with it, a tiny one's does not), so that everything the
+    numpy (a large file's digest scans with it, a tiny one's does not), so that everything the
     measured processes import has its bytecode cached."""
     tiny = work / "warm.jsonl"
     with engine_jsonl.open("rb") as f:
         tiny.write_bytes(b"".join(f.readline() for _ in range(8)))
-    for mode in ("process-copy", "process-ingest"):
+    for mode in ("process-copy", "process-ingest", *BEFORE_MODES[1:] * (BEFORE is not None)):
         run_process(mode, str(tiny), work)
-    subprocess.run([sys.executable, "-c", "import polars"], cwd=ROOT, env=ENV, check=True)
+    subprocess.run([sys.executable, "-c", "import numpy"], cwd=ROOT, env=ENV, check=True)
 
 
 def run_once(mode: str, path: str, work: Path) -> dict[str, float]:
@@ -234,8 +240,10 @@ def run_once(mode: str, path: str, work: Path) -> dict[str, float]:
     for f in (db, db.with_name(db.name + ".wal")):
         f.unlink(missing_ok=True)
     shutil.rmtree(db.with_name(db.name + ".tmp"), ignore_errors=True)
+    root = ["--root", str(BEFORE)] if mode == "before-ingest" else []
+    one = mode.removeprefix("before-")
     proc = subprocess.run(
-        [sys.executable, __file__, "--one", mode, path, str(db)],
+        [sys.executable, __file__, "--one", one, path, str(db), *root],
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
@@ -270,9 +278,11 @@ def run_process(mode: str, path: str, work: Path) -> dict[str, float]:
         cmd = [sys.executable, "-c", _BARE_PROCESS, path, str(db)]
     else:
         cmd = [sys.executable, "-m", "relplan", "ingest", path, "--db", str(db)]
+    # `python -m` puts its working directory first on the path: the before checkout's relplan.
+    cwd = BEFORE if mode == "before-process-ingest" else ROOT
     t, c = time.perf_counter(), _cpu(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
-        cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=3600, check=False
+        cmd, capture_output=True, text=True, cwd=cwd, env=ENV, timeout=3600, check=False
     )
     wall, cpu = time.perf_counter() - t, _cpu(resource.RUSAGE_CHILDREN) - c
     if proc.returncode != 0:
@@ -281,21 +291,29 @@ def run_process(mode: str, path: str, work: Path) -> dict[str, float]:
 
 
 ENV = dict(os.environ)
+BEFORE: Path | None = None  # --before: an earlier checkout, measured beside this one
 
 MODES = ("scan", "copy", "ingest", "process-copy", "process-ingest")
+BEFORE_MODES = ("before-ingest", "before-process-ingest")
 
 
-def measure(path: str, work: Path, repeat: int) -> dict[str, dict[str, float]]:
+def measure(
+    path: str, work: Path, repeat: int, cpus: dict[str, list[float]] | None = None
+) -> dict[str, dict[str, float]]:
     """Best of `repeat` runs per mode, the modes interleaved (scan, copy, ingest, scan, ...)
     so that load from other jobs on the machine hits them alike. The least CPU time is kept
-    apart from the best wall time (`cpu`), as the two need not come from one run."""
+    apart from the best wall time (`cpu`), as the two need not come from one run. Every run's
+    CPU seconds go to `cpus` by mode, when given."""
     best: dict[str, dict[str, float]] = {}
+    modes = MODES + (BEFORE_MODES if BEFORE is not None else ())
     for _ in range(repeat):
-        for mode in MODES:
-            if mode.startswith("process-"):
+        for mode in modes:
+            if "process-" in mode:
                 res = run_process(mode, path, work)
             else:
                 res = run_once(mode, path, work)
+            if cpus is not None:
+                cpus.setdefault(mode, []).append(res["cpu"])
             least_cpu = min(res["cpu"], best[mode]["cpu"]) if mode in best else res["cpu"]
             if mode not in best or res["wall"] < best[mode]["wall"]:
                 best[mode] = res
@@ -303,9 +321,33 @@ def measure(path: str, work: Path, repeat: int) -> dict[str, dict[str, float]]:
     return best
 
 
+def _side_by_side(label: str, cpus: dict[str, list[float]]) -> str:
+    """One row of the before/after table: CPU seconds least / median, and ratios to the copy."""
+
+    def fig(mode: str) -> tuple[float, float]:
+        runs = sorted(cpus[mode])
+        return runs[0], runs[len(runs) // 2]
+
+    cells = [label]
+    for copy, modes in (
+        ("copy", ("before-ingest", "ingest")),
+        ("process-copy", ("before-process-ingest", "process-ingest")),
+    ):
+        c_least, c_med = fig(copy)
+        cells.append(f"{c_least:.2f} / {c_med:.2f}")
+        for mode in modes:
+            least, med = fig(mode)
+            cells.append(f"{least:.2f} / {med:.2f} | {least / c_least:.2f} / {med / c_med:.2f}")
+    return "| " + " | ".join(cells) + " |"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--one", nargs=3, metavar=("MODE", "FILE", "DB"), help=argparse.SUPPRESS)
+    ap.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--before", type=Path, help="an earlier checkout, measured beside this one (see above)"
+    )
     ap.add_argument("--quick", action="store_true", help="2M step rows only")
     ap.add_argument("--sizes", type=int, nargs="*", help="step rows per trace")
     ap.add_argument("--repeat", type=int, default=2, help="runs per figure (best is kept)")
@@ -317,8 +359,10 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.one:
-        _one(*args.one)
+        _one(*args.one, root=args.root)
         return
+    global BEFORE
+    BEFORE = args.before.resolve() if args.before else None
     ENV.clear()
     ENV.update(bytecode_env(args.compile_each_run))
     cached = "no" if ENV.get("PYTHONDONTWRITEBYTECODE") else ENV.get("PYTHONPYCACHEPREFIX", "yes")
@@ -332,13 +376,17 @@ def main() -> None:
         " process CPU × copy | process: bare copy | process: relplan ingest | × |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    beside: list[str] = []
     for n in sizes:
         files = generate(args.out, n)
         if n == sizes[0]:
             warm_up(files["jsonl"], args.out)
         for label, key in (("JSONL", "jsonl"), ("Parquet", "parquet"), ("proxy JSONL", "proxy")):
             path = str(files[key])
-            best = measure(path, args.out, args.repeat)
+            cpus: dict[str, list[float]] = {}
+            best = measure(path, args.out, args.repeat, cpus)
+            if BEFORE is not None:
+                beside.append(_side_by_side(f"{label} {n / 1e6:g}M steps", cpus))
             scan, copy, ing = best["scan"], best["copy"], best["ingest"]
             p_copy, p_ing = best["process-copy"]["wall"], best["process-ingest"]["wall"]
             p_cpu = best["process-ingest"]["cpu"] / best["process-copy"]["cpu"]
@@ -352,6 +400,14 @@ def main() -> None:
                 f" {p_cpu:.2f} | {p_copy:.2f} s | {p_ing:.2f} s | {p_ing / p_copy:.2f} |",
                 flush=True,
             )
+    if beside:
+        print(
+            f"\nCPU seconds, least / median of {args.repeat}, before = {BEFORE}:\n\n"
+            "| trace | copy | before | × copy | this | × copy |"
+            " process: copy | before | × copy | this | × copy |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        )
+        print("\n".join(beside))
     print(f"load average at the end: {_load()}", file=sys.stderr)
 
 

@@ -1,5 +1,6 @@
 """Smoke test of bench/ingest.py at a tiny size: it generates the three files and prints a
-row per file with the in-process and whole-process ratios it measured."""
+row per file with the in-process and whole-process ratios it measured, and with --before a
+second table beside an earlier checkout (this one here)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def test_ingest_bench_prints_in_process_and_whole_process_ratios(tmp_path: Path)
             "1",
             "--out",
             str(tmp_path),
+            "--before",
+            str(ROOT),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -32,7 +35,8 @@ def test_ingest_bench_prints_in_process_and_whole_process_ratios(tmp_path: Path)
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    first, _, second = done.stdout.partition("\n\n")
+    lines = first.splitlines()
     assert "process: relplan ingest" in lines[0]
     rows = [line.strip("|").split("|") for line in lines[2:]]
     assert [r[0].strip() for r in rows] == [
@@ -45,5 +49,17 @@ def test_ingest_bench_prints_in_process_and_whole_process_ratios(tmp_path: Path)
         assert int(r[1].replace(",", "")) > 0
         # The seconds are printed to 0.01 s, the ratio from the unrounded times.
         assert ratio == pytest.approx(p_ing / p_copy, rel=0.05)
+    # --before: CPU seconds (least / median) and ratios to the copy for both checkouts.
+    beside = [line.strip("|").split("|") for line in second.splitlines()[4:]]
+    assert [r[0].strip() for r in beside] == [r[0].strip() for r in rows]
+    for r in beside:
+        copy, before, before_x, this, this_x = (
+            [float(x) for x in c.strip().split(" / ")] for c in r[1:6]
+        )
+        # The seconds are printed to 0.01 s, the ratios from the unrounded seconds.
+        for secs, ratio, i in ((before, before_x, 0), (this, this_x, 1)):
+            lo = (secs[i] - 0.005) / (copy[i] + 0.005)
+            hi = (secs[i] + 0.005) / (copy[i] - 0.005)
+            assert lo - 0.005 <= ratio[i] <= hi + 0.005
     # Where the measuring processes keep relplan's bytecode (bench/ingest.py, Bytecode).
     assert "bytecode cached: " in done.stderr

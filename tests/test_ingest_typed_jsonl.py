@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from relplan.errors import InputError
-from relplan.ingest.files import digest
+from relplan.ingest.files import _CHUNK, digest
 from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
@@ -164,7 +164,7 @@ def test_the_plugin_fields_rules_hold_on_the_typed_path(
 
 
 _MIB = 1 << 20
-_FIRST = 65536  # digest() reads the first 64 KiB, then 1 MiB chunks
+_FIRST = 65536  # digest() reads the first 64 KiB, then chunks of _CHUNK bytes
 
 
 def _case_bytes(case: str) -> bytes:
@@ -182,19 +182,41 @@ def _case_bytes(case: str) -> bytes:
         return body[: _FIRST - 1] + b"\xc3\xa9\n" + body
     if case == "crlf":
         return body.replace(b"\n", b"\r\n")
+    if case.startswith("true at offset "):
+        # Each of the four byte offsets the scan reads 4-byte words at, mid-chunk.
+        at = _FIRST + _CHUNK // 2 + int(case.removeprefix("true at offset "))
+        return body[:at] + b"true" + body[at + 4 :]
+    if case == "fals at a chunk end, e after it":
+        # `fals` ends the second chunk (_CHUNK bytes from the first's end), `e` starts the third.
+        at = _FIRST + _CHUNK - 4
+        return body[:at] + b"false" + body[at + 5 :]
+    if case == "fals without e":
+        # `fals` followed by another letter, mid-chunk and at a chunk end: not the word.
+        at = _FIRST + _CHUNK - 4
+        return body[:1000] + b"falsy" + body[1005:at] + b"falsy" + body[at + 5 :]
     raise AssertionError(case)
 
 
 @pytest.mark.parametrize(
-    "case", ["clean", "true across chunks", "false late", "split character", "crlf"]
+    "case",
+    [
+        "clean",
+        "true across chunks",
+        "false late",
+        "split character",
+        "crlf",
+        *(f"true at offset {k}" for k in range(4)),
+        "fals at a chunk end, e after it",
+        "fals without e",
+    ],
 )
 @pytest.mark.parametrize("gz", [False, True])
-def test_the_polars_scan_counts_and_finds_what_python_does(
+def test_the_numpy_scan_counts_and_finds_what_python_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, gz: bool
 ) -> None:
-    # digest() scans large files with polars in batches (files.SCAN_IN_POLARS_FROM): the same
-    # line count and the same answer for the words true/false as Python's bytes methods, and as
-    # a count over the whole content, across chunk and batch boundaries (batches of 2 MiB here).
+    # digest() scans large files with numpy, chunk by chunk (files.SCAN_IN_NUMPY_FROM): the
+    # same line count and the same answer for the words true/false as Python's bytes methods,
+    # and as a count over the whole content, across chunk boundaries and at every offset.
     import gzip
     import hashlib
 
@@ -203,15 +225,15 @@ def test_the_polars_scan_counts_and_finds_what_python_does(
     content = _case_bytes(case)
     src = tmp_path / ("f.jsonl.gz" if gz else "f.jsonl")
     src.write_bytes(gzip.compress(content, 1) if gz else content)
-    monkeypatch.setattr(files, "_BATCH", 2 * _MIB)
     got = {}
-    for mode, start in (("python", 1 << 62), ("polars", 0)):
-        monkeypatch.setattr(files, "SCAN_IN_POLARS_FROM", start)
+    for mode, start in (("python", 1 << 62), ("numpy", 0)):
+        monkeypatch.setattr(files, "SCAN_IN_NUMPY_FROM", start)
         got[mode] = digest(src)
     lines = content.count(b"\n") + (0 if content.endswith(b"\n") else 1)
     words = b"true" in content or b"false" in content
     sha = hashlib.sha256(content.replace(b"\r\n", b"\n")).hexdigest()
-    assert got["python"] == got["polars"] == (sha, lines, words)
+    assert got["python"] == got["numpy"] == (sha, lines, words)
+    assert words == (case not in ("clean", "split character", "crlf", "fals without e"))
 
 
 def test_only_json_content_is_searched_for_the_words(

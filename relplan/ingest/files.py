@@ -40,7 +40,10 @@ class LineError(str):
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
-_CHUNK = 1 << 20
+# Bytes read per call by digest(): a chunk this size stays in the CPU's cache while it is
+# hashed and scanned (1 MiB chunks cost about 5 % more CPU, 64 KiB ones about 40 %;
+# docs/benchmarks.md, Ingest, fourth wave).
+_CHUNK = 256 << 10
 
 # Files a directory contributes (others are skipped and listed in the ingest report).
 KNOWN_SUFFIXES = (
@@ -269,60 +272,62 @@ class _ContentHash:
 
 
 # From this much content on (the file's size; a gzip file's times 8), the newlines and the
-# words `true`/`false` are looked for by polars over batches of chunks (memchr-style search in
-# Rust: about 0.3 ms of CPU per MB for both, against 1.6 ms/MB for Python's bytes.count and two
-# substring searches; docs/benchmarks.md, Ingest). Smaller files keep Python's: importing
-# polars costs about 0.1 s of CPU, more than it saves below this size.
-SCAN_IN_POLARS_FROM = 128 << 20
-_BATCH = 16 << 20  # bytes per polars call
+# words `true`/`false` are looked for by numpy in each chunk, in place: the newlines by one
+# byte comparison, the words as 4-byte integers at each of the four offsets (`true`, and
+# `fals` followed by `e`). About 0.8 ms of CPU per MB for both, against 2.1 ms/MB for
+# Python's bytes.count and two substring searches, and 1.4 ms/MB for the polars scan that
+# copied every chunk into a Series (docs/benchmarks.md, Ingest). Smaller files keep Python's:
+# importing numpy costs about 0.1 s of CPU, more than it saves below this size.
+SCAN_IN_NUMPY_FROM = 128 << 20
+_TRUE = int.from_bytes(b"true", "little")
+_FALS = int.from_bytes(b"fals", "little")
+
+
+def _words_in(data: bytes) -> bool:
+    """Whether `true` or `false` occurs in `data`, by numpy (see SCAN_IN_NUMPY_FROM)."""
+    if len(data) < 8:
+        return b"true" in data or b"false" in data
+    import numpy as np
+
+    every = np.frombuffer(data, np.uint8)
+    for k in range(4):
+        words = np.frombuffer(data, "<u4", count=(len(data) - k) // 4, offset=k)
+        if bool((words == _TRUE).any()):
+            return True
+        after = np.flatnonzero(words == _FALS) * 4 + (k + 4)  # the byte after each `fals`
+        after = after[after < len(data)]  # `fals` at the very end: the next chunk's edge check
+        if bool((every[after] == ord("e")).any()):
+            return True
+    return False
 
 
 class _Scan:
     """Newline count and whether the words `true`/`false` occur, over a stream of chunks."""
 
-    def __init__(self, batched: bool) -> None:
-        self.batched = batched
+    def __init__(self, in_numpy: bool) -> None:
+        self.in_numpy = in_numpy
         self.newlines = 0
         self.booleans = False
         self.words = True  # look for the words (text only; off once binary content is seen)
         self.tail = b""  # the last bytes of the previous chunk: a word may span two chunks
-        self.pending: list[bytes] = []
-        self.pending_bytes = 0
 
     def add(self, data: bytes) -> None:
-        if self.words and not self.booleans:
+        look = self.words and not self.booleans
+        if look:
             edge = self.tail + data[:4]
             self.booleans = b"true" in edge or b"false" in edge
             self.tail = data[-4:]
-        if self.batched:
-            self.pending.append(data)
-            self.pending_bytes += len(data)
-            if self.pending_bytes >= _BATCH:
-                self.flush()
+            look = not self.booleans
+        if self.in_numpy:
+            import numpy as np
+
+            self.newlines += int(np.count_nonzero(np.frombuffer(data, np.uint8) == ord("\n")))
+            if look:
+                self.booleans = _words_in(data)
             return
         self.newlines += data.count(b"\n")
-        if self.words and not self.booleans:
+        if look:
             self.booleans = b"true" in data or b"false" in data
-
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        import polars as pl
-
-        batch = pl.Series(self.pending, dtype=pl.Binary)
-        try:
-            # Chunks are whole UTF-8 text unless a chunk boundary splits a character (or the
-            # content is not UTF-8): then Python counts this batch.
-            counts = batch.cast(pl.String).str.count_matches("\n", literal=True)
-            self.newlines += int(counts.sum())
-        except pl.exceptions.ComputeError:
-            self.newlines += sum(c.count(b"\n") for c in self.pending)
-        if self.words and not self.booleans:
-            self.booleans = bool(batch.bin.contains(b"true").any()) or bool(
-                batch.bin.contains(b"false").any()
-            )
-        self.pending = []
-        self.pending_bytes = 0
 
 
 def digest(path: Path, words: bool = True) -> Digest:
@@ -337,7 +342,7 @@ def digest(path: Path, words: bool = True) -> Digest:
         with path.open("rb") as f:
             chunk = f.read(65536)
             gz = chunk[:2] == GZIP_MAGIC
-            scan = _Scan(batched=size * (8 if gz else 1) >= SCAN_IN_POLARS_FROM)
+            scan = _Scan(in_numpy=size * (8 if gz else 1) >= SCAN_IN_NUMPY_FROM)
             scan.words = words
 
             def take(data: bytes) -> None:
@@ -366,7 +371,6 @@ def digest(path: Path, words: bool = True) -> Digest:
                 rest = inflate.flush()
                 if rest:
                     take(rest)
-            scan.flush()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from exc
     lines = scan.newlines + (0 if last == b"\n" else 1)
