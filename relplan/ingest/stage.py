@@ -85,18 +85,32 @@ CHECKS = {
 
 
 def create_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the conversion macros (temp macros: this connection's, never the file's)."""
-    sql.run(con, "ingest/macros")
-    sql.run(con, "ingest/proxy_macros")
-    sql.run(con, "ingest/engine_macros")
+    """Make the conversion macros for this connection (temp macros: never the file's), unless
+    the workspace holds these very macros (a new one does: relplan/workspace/template.py,
+    kept_macros). A temp macro hides a stored one of its name, so a workspace holding others
+    gets the whole set. Call it outside any transaction: on a workspace holding no macros the
+    check fails, which would abort one."""
+    import duckdb
+
+    from relplan.workspace.template import MACROS, macros_digest
+
+    try:
+        held = (sql.one(con, "ingest/macros_digest") or {}).get("digest")
+    except duckdb.CatalogException:
+        held = None
+    if held == macros_digest():
+        return
+    for name in MACROS:
+        sql.run(con, name)
 
 
 def create_stage(
     con: duckdb.DuckDBPyConnection, *, on_disk: bool = False, macros: bool = True
 ) -> None:
-    """(Re)create the conversion macros (unless `macros` is False: the caller made them on
-    this connection) and the empty staging tables. Called inside the ingest transaction: the
-    tables never outlive it (drop_stage, or rollback). `on_disk` puts the staging tables in
+    """Make the conversion macros (unless `macros` is False: the ingest made them on this
+    connection, outside its transaction) and the empty staging tables. Called inside the
+    ingest transaction: the tables never outlive it (drop_stage, or rollback). `on_disk` puts
+    the staging tables in
     the workspace file (large inputs: compressed row groups instead of spilled temp blocks)
     rather than in temp storage (faster when small). The checking views come later
     (create_checks), once the tables are filled."""
