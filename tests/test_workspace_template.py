@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.stage import create_macros
 from relplan.workspace import SCHEMA_VERSION, connect, open_workspace, template
@@ -170,4 +171,10 @@ def test_every_macro_file_statement_is_a_temp_macro_kept_persistent(cache: Path)
     kept = template.kept_macros()
     assert len(kept) == len(template.MACROS) + 1
     assert not any("create or replace temp" in text.lower() for text in kept)
-    assert kept[-1].endswith(f"'{template.macros_digest()}'")
+
+
+def test_the_macros_version_names_the_macro_files_as_they_are() -> None:
+    digest = template.macros_digest()
+    assert f"'{digest}'" in sql.load(template.VERSION).text, (
+        f"queries/{template.VERSION}.sql: change the digest to '{digest}'"
+    )

@@ -32,6 +32,7 @@ _BYTES: dict[str, bytes] = {}
 # The ingest's conversion macros (relplan/ingest/stage.py, create_macros), in the order they
 # are made (later ones call earlier ones): the empty workspace holds them, persistent.
 MACROS = ("ingest/macros", "ingest/proxy_macros", "ingest/engine_macros")
+VERSION = "ingest/macros_version"  # rp_macros_digest(): macros_digest() of the files it names
 _TEMP = "create or replace temp macro "
 
 
@@ -48,20 +49,19 @@ def macros_digest() -> str:
 
 
 def kept_macros() -> list[str]:
-    """The statements that store the conversion macros in the empty workspace: the macro files
-    with their macros persistent instead of temp, then `rp_macros_digest()`, the macro naming
-    them (queries/ingest/macros_digest.sql). An ingest into a workspace holding these very
-    macros makes none (their 37 statements took about 15 ms of CPU per ingest); one holding
-    none or others makes them temp, for its connection, as before."""
+    """The statements that store the conversion macros in the empty workspace: the macro files,
+    then queries/ingest/macros_version.sql (`rp_macros_digest()`, naming them), each with its
+    macros persistent instead of temp. An ingest into a workspace holding these very macros
+    makes none (their 37 statements took about 15 ms of CPU per ingest); one holding none or
+    others makes them temp, for its connection, as before."""
     from relplan import sql
 
     out: list[str] = []
-    for name in MACROS:
+    for name in (*MACROS, VERSION):
         text = sql.load(name).text
         if text.count(_TEMP) != text.lower().count("create "):
             raise ValueError(f"queries/{name}.sql: every statement must be {_TEMP.strip()!r}")
         out.append(text.replace(_TEMP, "create or replace macro "))
-    out.append(f"create or replace macro rp_macros_digest() as '{macros_digest()}'")
     return out
 
 
@@ -69,7 +69,10 @@ def _key(schema_text: str, version: int) -> str:
     import duckdb
 
     h = hashlib.sha256()
-    for part in (schema_text, str(version), duckdb.__version__, macros_digest()):
+    from relplan import sql
+
+    macros = (macros_digest(), sql.load(VERSION).text)
+    for part in (schema_text, str(version), duckdb.__version__, *macros):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()[:32]
