@@ -200,23 +200,11 @@ def meta_store(
     def store(con: duckdb.DuckDBPyConnection) -> None:
         if not meta:
             return
-        import pyarrow as pa  # here, not at import: listing the adapters needs no pyarrow
-
-        cols = list(zip(*meta, strict=True))
-        batch = pa.table(
-            {
-                "name": pa.array(cols[0], pa.string()),
-                "type": pa.array(cols[1], pa.string()),
-                "help": pa.array(cols[2], pa.string()),
-                "unit": pa.array(cols[3], pa.string()),
-                "source_id": pa.array([source_id] * len(meta), pa.int32()),
-            }
-        )
-        con.register("_relplan_metric_meta", batch)
-        try:
-            con.execute(sql.load("ingest/insert_metric_meta_batch").text)
-        finally:
-            con.unregister("_relplan_metric_meta")
+        rows = [
+            {"name": n, "type": t, "help": h, "unit": u, "source_id": source_id}
+            for n, t, h, u in meta
+        ]
+        sql.run(con, "ingest/insert_metric_meta_rows", {"rows": rows})
 
     return store
 
