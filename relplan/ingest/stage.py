@@ -3,8 +3,8 @@
 Readers that DuckDB runs (canonical JSONL/CSV/Parquet) insert with SQL; readers written in
 Python (metrics text, query_range JSON, vLLM logs, Envoy logs) append rows through
 `StageWriter`, which hands DuckDB Arrow batches of a few ten thousand rows, so a file is never
-held whole in Python objects (a last batch of at most SMALL_BATCH rows goes as a list
-parameter instead: a small file needs no pyarrow).
+held whole in Python objects; a batch of at most SMALL_BATCH rows (a small file's, a large
+one's last) goes as a list parameter instead, so a small file needs no pyarrow.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ BATCH_ROWS = 50_000
 # A batch of at most this many rows goes to DuckDB as one list parameter of the rows (about 35
 # µs of CPU a row) rather than an Arrow table (about 5 µs a row, but importing pyarrow and
 # numpy costs about 0.12 s of CPU): the ingest of a small file in a new process (`relplan
-# ingest` of a gateway log or a vLLM log) never imports them.
+# ingest` of a gateway log or a metrics file) does not import them.
 SMALL_BATCH = 1_000
 
 # Each staging table's columns, in order (the Arrow schemas below have the same names).
@@ -130,10 +130,9 @@ def create_stage(
     """Make the conversion macros (unless `macros` is False: the ingest made them on this
     connection, outside its transaction) and the empty staging tables. Called inside the
     ingest transaction: the tables never outlive it (drop_stage, or rollback). `on_disk` puts
-    the staging tables in
-    the workspace file (large inputs: compressed row groups instead of spilled temp blocks)
-    rather than in temp storage (faster when small). The checking views come later
-    (create_checks), once the tables are filled."""
+    the staging tables in the workspace file (large inputs: compressed row groups instead of
+    spilled temp blocks) rather than in temp storage (faster when small). The checking views
+    come later (create_checks), once the tables are filled."""
     if macros:
         create_macros(con)
     sql.run(con, "ingest/stage_tables_on_disk" if on_disk else "ingest/stage_tables")
