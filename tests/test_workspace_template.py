@@ -1,6 +1,7 @@
 """A new workspace is a copy of the empty one kept in the cache (relplan/workspace/template.py):
-the same workspace as one whose schema is created in place, a damaged or unwritable cache only
-makes it the slow way, and a failed open leaves the path as it was."""
+the same workspace as one whose schema is created in place (but that it also holds the ingest's
+conversion macros, persistent), a damaged or unwritable cache only makes it the slow way, and a
+failed open leaves the path as it was."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from relplan import sql
 from relplan.errors import InputError
+from relplan.ingest.stage import create_macros
 from relplan.workspace import SCHEMA_VERSION, connect, open_workspace, template
 from tests.helpers.ingest import INCIDENT, ingest, whole_state
 
@@ -108,3 +111,70 @@ def test_a_failed_ingest_into_a_new_path_leaves_no_file(cache: Path, tmp_path: P
     with pytest.raises(InputError, match=f"{bad}:"):
         ingest(db, bad)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "cache"]
+
+
+def _macros(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """The rp_ macros by database: the file's own and this connection's temp ones."""
+    got: dict[str, set[str]] = {}
+    for db, name in con.execute(
+        "select database_name, function_name from duckdb_functions()"
+        " where function_name like 'rp\\_%' escape '\\'"
+    ).fetchall():
+        got.setdefault("temp" if db == "temp" else "file", set()).add(name)
+    return got
+
+
+def test_a_new_workspace_holds_the_ingest_macros_so_an_ingest_makes_none(
+    cache: Path, tmp_path: Path
+) -> None:
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        made = _macros(con)
+        assert "temp" not in made
+        assert {"rp_time", "rp_proxy_template", "rp_engine_template", "rp_macros_digest"} <= (
+            made["file"]
+        )
+        create_macros(con)
+        assert "temp" not in _macros(con)
+    finally:
+        con.close()
+
+
+def test_a_workspace_holding_no_or_other_macros_gets_them_as_temp_macros(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    con = connect(tmp_path / "other.duckdb")
+    try:
+        con.execute("create or replace macro rp_macros_digest() as 'another relplan'")
+        con.execute("create or replace macro rp_num(x) as 'a stale definition'")
+        create_macros(con)
+        made = _macros(con)
+        assert made["temp"] == made["file"] - {"rp_macros_digest"}
+        assert con.execute("select rp_num('2.5')").fetchone() == (2.5,)
+    finally:
+        con.close()
+    # A workspace made in place (no cache folder can be made) holds none: all are made temp.
+    (tmp_path / "blocked").write_text("")
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "blocked" / "cache"))
+    monkeypatch.setattr(template, "_BYTES", {})
+    con = connect(tmp_path / "in-place.duckdb")
+    try:
+        assert _macros(con) == {}
+        create_macros(con)
+        assert "rp_time" in _macros(con)["temp"]
+        assert "file" not in _macros(con)
+    finally:
+        con.close()
+
+
+def test_every_macro_file_statement_is_a_temp_macro_kept_persistent(cache: Path) -> None:
+    kept = template.kept_macros()
+    assert len(kept) == len(template.MACROS) + 1
+    assert not any("create or replace temp" in text.lower() for text in kept)
+
+
+def test_the_macros_version_names_the_macro_files_as_they_are() -> None:
+    digest = template.macros_digest()
+    assert f"'{digest}'" in sql.load(template.VERSION).text, (
+        f"queries/{template.VERSION}.sql: change the digest to '{digest}'"
+    )

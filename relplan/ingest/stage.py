@@ -3,7 +3,8 @@
 Readers that DuckDB runs (canonical JSONL/CSV/Parquet) insert with SQL; readers written in
 Python (metrics text, query_range JSON, vLLM logs, Envoy logs) append rows through
 `StageWriter`, which hands DuckDB Arrow batches of a few ten thousand rows, so a file is never
-held whole in Python objects.
+held whole in Python objects; a batch of at most SMALL_BATCH rows (a small file's, a large
+one's last) goes as a list parameter instead, so a small file needs no pyarrow.
 """
 
 from __future__ import annotations
@@ -21,6 +22,20 @@ if TYPE_CHECKING:
 
 
 BATCH_ROWS = 50_000
+# A batch of at most this many rows goes to DuckDB as one list parameter of the rows (about 35
+# µs of CPU a row) rather than an Arrow table (about 5 µs a row, but importing pyarrow and
+# numpy costs about 0.12 s of CPU): the ingest of a small file in a new process (`relplan
+# ingest` of a gateway log or a metrics file) does not import them.
+SMALL_BATCH = 1_000
+
+# Each staging table's columns, in order (the Arrow schemas below have the same names).
+NAMES = {
+    "stage_proxy": [n for n, _ in STAGE_PREFIX] + [c.name for c in PROXY_LOG],
+    "stage_engine": [n for n, _ in STAGE_PREFIX] + [c.name for c in ENGINE_TRACE],
+    "stage_metrics": ["source_id", "ln", "raw", "perr", "t", "name", "labels", "value"],
+}
+# The MAP columns: a list parameter gives a map as {"key": [...], "value": [...]}.
+_MAPS = {"stage_metrics": ("labels",)}
 
 
 def _stage_schema(record: tuple[Column, ...]) -> pa.Schema:
@@ -69,6 +84,11 @@ _APPEND = {
     "stage_engine": "ingest/append_batch_stage_engine",
     "stage_metrics": "ingest/append_batch_stage_metrics",
 }
+_APPEND_ROWS = {
+    "stage_proxy": "ingest/append_rows_stage_proxy",
+    "stage_engine": "ingest/append_rows_stage_engine",
+    "stage_metrics": "ingest/append_rows_stage_metrics",
+}
 
 
 # The views that check each staging table's records (the reason each is refused, NULL when
@@ -85,21 +105,34 @@ CHECKS = {
 
 
 def create_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the conversion macros (temp macros: this connection's, never the file's)."""
-    sql.run(con, "ingest/macros")
-    sql.run(con, "ingest/proxy_macros")
-    sql.run(con, "ingest/engine_macros")
+    """Make the conversion macros for this connection (temp macros: never the file's), unless
+    the workspace holds these very macros (a new one does: relplan/workspace/template.py,
+    kept_macros). A temp macro hides a stored one of its name, so a workspace holding others
+    gets the whole set. Call it outside any transaction: on a workspace holding no macros the
+    check fails, which would abort one."""
+    import duckdb
+
+    from relplan.workspace.template import MACROS, macros_digest
+
+    try:
+        held = (sql.one(con, "ingest/macros_digest") or {}).get("digest")
+    except duckdb.CatalogException:
+        held = None
+    if held == macros_digest():
+        return
+    for name in MACROS:
+        sql.run(con, name)
 
 
 def create_stage(
     con: duckdb.DuckDBPyConnection, *, on_disk: bool = False, macros: bool = True
 ) -> None:
-    """(Re)create the conversion macros (unless `macros` is False: the caller made them on
-    this connection) and the empty staging tables. Called inside the ingest transaction: the
-    tables never outlive it (drop_stage, or rollback). `on_disk` puts the staging tables in
-    the workspace file (large inputs: compressed row groups instead of spilled temp blocks)
-    rather than in temp storage (faster when small). The checking views come later
-    (create_checks), once the tables are filled."""
+    """Make the conversion macros (unless `macros` is False: the ingest made them on this
+    connection, outside its transaction) and the empty staging tables. Called inside the
+    ingest transaction: the tables never outlive it (drop_stage, or rollback). `on_disk` puts
+    the staging tables in the workspace file (large inputs: compressed row groups instead of
+    spilled temp blocks) rather than in temp storage (faster when small). The checking views
+    come later (create_checks), once the tables are filled."""
     if macros:
         create_macros(con)
     sql.run(con, "ingest/stage_tables_on_disk" if on_disk else "ingest/stage_tables")
@@ -125,8 +158,7 @@ class StageWriter:
     def __init__(self, con: duckdb.DuckDBPyConnection, table: str) -> None:
         self.con = con
         self.table = table
-        self.schema = schemas()[table]
-        self.names = self.schema.names
+        self.names = NAMES[table]
         self.rows: list[dict[str, Any]] = []
         self.count = 0
 
@@ -138,17 +170,33 @@ class StageWriter:
     def flush(self) -> None:
         if not self.rows:
             return
+        if len(self.rows) <= SMALL_BATCH:
+            self._append_rows()
+        else:
+            self._append_arrow()
+        self.count += len(self.rows)
+        self.rows = []
+
+    def _append_rows(self) -> None:
+        maps = _MAPS.get(self.table, ())
+        rows = [{n: r.get(n) for n in self.names} for r in self.rows]
+        for r in rows:
+            for m in maps:
+                given: dict[str, str] | None = r[m]
+                if given is not None:
+                    r[m] = {"key": list(given), "value": list(given.values())}
+        sql.run(self.con, _APPEND_ROWS[self.table], {"rows": rows})
+
+    def _append_arrow(self) -> None:
         import pyarrow as pa
 
         cols = {n: [r.get(n) for r in self.rows] for n in self.names}
-        batch = pa.table(cols, schema=self.schema)
+        batch = pa.table(cols, schema=schemas()[self.table])
         self.con.register("_relplan_batch", batch)
         try:
             sql.run(self.con, _APPEND[self.table])
         finally:
             self.con.unregister("_relplan_batch")
-        self.count += len(self.rows)
-        self.rows = []
 
 
 def drop_stage(con: duckdb.DuckDBPyConnection) -> None:

@@ -3,15 +3,18 @@
 Creating the schema (queries/schema.sql: a sequence, 12 tables, their keys) in a new DuckDB
 file and recording its version costs DuckDB tens of milliseconds of planning and a checkpoint;
 copying the bytes of a workspace made that way costs well under one (bench/ingest_tiny.py
-has the figures). The empty workspace is kept in relplan's cache folder (relplan/caches.py)
-as `empty-workspace/empty-KEY.duckdb`, KEY the SHA-256 of everything its bytes follow from: the
-schema's text, SCHEMA_VERSION and DuckDB's version. Beside it, `empty-KEY.sha256` (a checked
-text file) holds the SHA-256 of the file's bytes: bytes that do not hash to it (a truncated
-or edited copy, a race between two writers) are not used, and the template is made again.
+has the figures). The empty workspace also holds the ingest's conversion macros, persistent
+(`kept_macros`): an ingest into it makes none (relplan/ingest/stage.py, create_macros). It is
+kept in relplan's cache folder (relplan/caches.py) as `empty-workspace/empty-KEY.duckdb`, KEY
+the SHA-256 of everything its bytes follow from: the schema's text, SCHEMA_VERSION, DuckDB's
+version and the macro files' text. Beside it, `empty-KEY.sha256` (a checked text file) holds
+the SHA-256 of the file's bytes: bytes that do not hash to it (a truncated or edited copy, a
+race between two writers) are not used, and the template is made again.
 
 A cache folder that cannot be written, or any other failure here, only means the workspace
-is made the slow way (relplan.workspace.connect runs the schema itself): a template is never
-needed, only faster. Once read and checked, the bytes stay in memory for the process.
+is made the slow way (relplan.workspace.connect runs the schema itself; the ingest then makes
+its macros as temp macros): a template is never needed, only faster. Once read and checked,
+the bytes stay in memory for the process.
 """
 
 from __future__ import annotations
@@ -20,17 +23,56 @@ import hashlib
 import os
 import tempfile
 from contextlib import suppress
+from functools import cache
 from pathlib import Path
 
 _HEADER = "relplan empty workspace sha256 of the rest: "
 _BYTES: dict[str, bytes] = {}
+
+# The ingest's conversion macros (relplan/ingest/stage.py, create_macros), in the order they
+# are made (later ones call earlier ones): the empty workspace holds them, persistent.
+MACROS = ("ingest/macros", "ingest/proxy_macros", "ingest/engine_macros")
+VERSION = "ingest/macros_version"  # rp_macros_digest(): macros_digest() of the files it names
+_TEMP = "create or replace temp macro "
+
+
+@cache
+def macros_digest() -> str:
+    """SHA-256 of the macro files' text: which macros a workspace holds."""
+    from relplan import sql
+
+    h = hashlib.sha256()
+    for name in MACROS:
+        h.update(sql.load(name).text.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def kept_macros() -> list[str]:
+    """The statements that store the conversion macros in the empty workspace: the macro files,
+    then queries/ingest/macros_version.sql (`rp_macros_digest()`, naming them), each with its
+    macros persistent instead of temp. An ingest into a workspace holding these very macros
+    makes none (their 37 statements took about 15 ms of CPU per ingest); one holding none or
+    others makes them temp, for its connection, as before."""
+    from relplan import sql
+
+    out: list[str] = []
+    for name in (*MACROS, VERSION):
+        text = sql.load(name).text
+        if text.count(_TEMP) != text.lower().count("create "):
+            raise ValueError(f"queries/{name}.sql: every statement must be {_TEMP.strip()!r}")
+        out.append(text.replace(_TEMP, "create or replace macro "))
+    return out
 
 
 def _key(schema_text: str, version: int) -> str:
     import duckdb
 
     h = hashlib.sha256()
-    for part in (schema_text, str(version), duckdb.__version__):
+    from relplan import sql
+
+    macros = (macros_digest(), sql.load(VERSION).text)
+    for part in (schema_text, str(version), duckdb.__version__, *macros):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -51,6 +93,8 @@ def _build(folder: Path, schema_text: str, version: str) -> bytes:
         try:
             con.execute(schema_text)
             sql.run(con, "workspace/set_schema_version", {"version": version})
+            for statements in kept_macros():
+                con.execute(statements)
         finally:
             con.close()
         if path.with_name(path.name + ".wal").exists():  # closed means checkpointed

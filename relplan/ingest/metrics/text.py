@@ -70,8 +70,31 @@ def _unescape(value: str) -> str:
     return _ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), value)
 
 
+# The common sample line, read by one match: single spaces, labels without escapes, no
+# exemplar. Anything else (and a label named twice) takes the full parser below, which gives
+# the same result for these lines and names what is wrong with the others.
+_PLAIN_LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*"'
+_PLAIN = re.compile(
+    rf"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{{((?:{_PLAIN_LABEL}(?:,{_PLAIN_LABEL})*,?)?)\}})?"
+    r" ([^\s#]+)(?: ([^\s#]+))?"
+)
+_PLAIN_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\]*)"')
+
+
 def parse_sample(line: str) -> tuple[str, dict[str, str], float, str | None]:
     """`name{l="v"} value [timestamp] [# exemplar]` -> (name, labels, value, timestamp text)."""
+    plain = _PLAIN.fullmatch(line)
+    if plain is not None:
+        name, inside, value_text, ts = plain.groups()
+        pairs = _PLAIN_PAIR.findall(inside) if inside else []
+        labels = dict(pairs)
+        value = parse_number(value_text)
+        if value is not None and len(labels) == len(pairs):
+            return name, labels, value, ts
+    return _parse_sample(line)
+
+
+def _parse_sample(line: str) -> tuple[str, dict[str, str], float, str | None]:
     m = _NAME.match(line)
     if not m:
         raise SampleError("expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*) at the start")
@@ -177,23 +200,11 @@ def meta_store(
     def store(con: duckdb.DuckDBPyConnection) -> None:
         if not meta:
             return
-        import pyarrow as pa  # here, not at import: listing the adapters needs no pyarrow
-
-        cols = list(zip(*meta, strict=True))
-        batch = pa.table(
-            {
-                "name": pa.array(cols[0], pa.string()),
-                "type": pa.array(cols[1], pa.string()),
-                "help": pa.array(cols[2], pa.string()),
-                "unit": pa.array(cols[3], pa.string()),
-                "source_id": pa.array([source_id] * len(meta), pa.int32()),
-            }
-        )
-        con.register("_relplan_metric_meta", batch)
-        try:
-            con.execute(sql.load("ingest/insert_metric_meta_batch").text)
-        finally:
-            con.unregister("_relplan_metric_meta")
+        rows = [
+            {"name": n, "type": t, "help": h, "unit": u, "source_id": source_id}
+            for n, t, h, u in meta
+        ]
+        sql.run(con, "ingest/insert_metric_meta_rows", {"rows": rows})
 
     return store
 

@@ -1,0 +1,102 @@
+"""rp_engine_reason (queries/ingest/engine_macros.sql) is one coalesce of the checks in the
+contract's order, each check's macro bound once: the first broken rule names the record,
+whatever comes after it (a later rule broken too, a count too large to cast), and a record
+breaking none has no reason."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+import pytest
+
+from relplan import sql
+
+ARGS = [
+    "type",
+    "t",
+    "execution_id",
+    "event",
+    "prompt_tokens",
+    "step",
+    "t_issue",
+    "t_done",
+    "prompt_computed",
+    "prompt_cached",
+    "decode_tokens",
+    "num_running",
+    "num_waiting",
+    "num_batched_tokens",
+    "kv_usage",
+    "elapsed_ms",
+    "num_preempted",
+    "prefix_queries",
+    "prefix_hits",
+    "output_tokens",
+    "cached_tokens",
+    "preemptions",
+    "max_tokens",
+    "origin",
+]
+STEP: dict[str, Any] = {
+    "type": "step",
+    "execution_id": "r1",
+    "step": 7.0,
+    "t_issue": 1764460800.0,
+    "t_done": 1764460800.5,
+    "prompt_computed": 128.0,
+    "kv_usage": 0.5,
+    "prefix_queries": 500.0,
+    "prefix_hits": 100.0,
+    "origin": "canonical",
+}
+
+
+@pytest.fixture(scope="module")
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
+    c = duckdb.connect()
+    for name in ("ingest/macros", "ingest/engine_macros"):
+        sql.run(c, name)
+    yield c
+    c.close()
+
+
+def _reason(con: duckdb.DuckDBPyConnection, **changed: Any) -> str | None:
+    row = dict.fromkeys(ARGS) | STEP | changed
+    text = ", ".join(
+        f"${a}::varchar" if a in ("type", "execution_id", "event", "origin") else f"${a}::double"
+        for a in ARGS
+    )
+    got = con.execute(f"select rp_engine_reason({text})", row).fetchone()
+    assert got is not None
+    return got[0]  # type: ignore[no-any-return]
+
+
+def test_a_good_step_has_no_reason(con: duckdb.DuckDBPyConnection) -> None:
+    assert _reason(con) is None
+
+
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [
+        # a bad time comes before t_done < t_issue
+        (
+            {"t_issue": 1764460800e3, "t_done": 1.0},
+            "t_issue 1764460800000.0 looks like epoch milliseconds",
+        ),
+        ({"t_done": 1764460799.0}, "t_done (1764460799.0) is before t_issue (1764460800.0)"),
+        # a count comes before kv_usage and the prefix rule, and a huge one is no cast error
+        ({"step": 0.5, "kv_usage": 2.0}, "step 0.5 is not a whole number >= 0"),
+        ({"prefix_hits": 1e300, "prefix_queries": 5.0}, "prefix_hits 1e+300 is too large"),
+        ({"kv_usage": 2.0, "elapsed_ms": -1.0}, "kv_usage 2.0 is outside 0..1"),
+        ({"prefix_hits": 501.0}, "prefix_hits (501) exceed prefix_queries (500)"),
+        ({"type": None, "step": -1.0}, "type is missing"),
+    ],
+)
+def test_the_first_broken_rule_names_the_record(
+    con: duckdb.DuckDBPyConnection, changed: dict[str, Any], said: str
+) -> None:
+    got = _reason(con, **changed)
+    assert got is not None
+    assert got.startswith(said), got

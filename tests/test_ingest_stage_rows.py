@@ -1,0 +1,86 @@
+"""StageWriter (relplan/ingest/stage.py) hands DuckDB a small batch as a list parameter and a
+large one as an Arrow table: the same rows either way, and a small file's ingest in a new
+process imports neither pyarrow nor numpy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from relplan import sql
+from relplan.ingest import stage
+from relplan.ingest.files import LineError
+
+ROOT = Path(__file__).resolve().parents[1]
+NGINX = ROOT / "tests/data/published/nginx_ingress_upstreaminfo_issue4312_499_retries.log"
+
+METRICS: list[dict[str, Any]] = [
+    {"source_id": 1, "ln": 1, "t": 1.5, "name": "a", "labels": {"pod": "p", "x": "1"}, "value": 2},
+    {"source_id": 1, "ln": 2, "raw": "b{", "perr": LineError("malformed labels")},
+    {"source_id": 1, "ln": 3, "t": 2.0, "name": "b", "labels": {}, "value": float("nan")},
+    {"source_id": 2, "ln": 4, "t": None, "name": "c", "labels": None, "value": -1.5},
+]
+PROXY: list[dict[str, Any]] = [
+    {"source_id": 1, "ln": 1, "call_id": "c1", "attempt": 0, "t_sent": 1.0, "attached": True},
+    {"source_id": 1, "ln": 2, "call_id": None, "attempt": 1.5, "outcome": "shed"},
+]
+
+
+@pytest.fixture
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
+    c = duckdb.connect()
+    sql.run(c, "schema")
+    stage.create_stage(c)
+    yield c
+    c.close()
+
+
+def _staged(
+    con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]]
+) -> list[tuple[Any, ...]]:
+    w = stage.StageWriter(con, table)
+    for r in rows:
+        w.add(**r)
+    w.flush()
+    got = con.execute(f"select * from {table} order by ln").fetchall()
+    con.execute(f"delete from {table}")
+    return [tuple("nan" if v != v else v for v in r) for r in got]  # NaN equals NaN here
+
+
+@pytest.mark.parametrize(("table", "rows"), [("stage_metrics", METRICS), ("stage_proxy", PROXY)])
+def test_a_small_batch_stages_what_an_arrow_batch_does(
+    con: duckdb.DuckDBPyConnection,
+    monkeypatch: pytest.MonkeyPatch,
+    table: str,
+    rows: list[dict[str, Any]],
+) -> None:
+    small = _staged(con, table, rows)
+    monkeypatch.setattr(stage, "SMALL_BATCH", 0)
+    assert _staged(con, table, rows) == small
+    assert len(small) == len(rows)
+
+
+def test_the_column_names_are_the_arrow_schemas() -> None:
+    assert {t: s.names for t, s in stage.schemas().items()} == stage.NAMES
+
+
+def test_a_small_gateway_log_is_ingested_without_pyarrow(tmp_path: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path;"
+        " from relplan.ingest import IngestOptions, ingest_paths;"
+        f" r = ingest_paths(Path({str(tmp_path / 'w.duckdb')!r}), [Path({str(NGINX)!r})],"
+        " IngestOptions());"
+        " print(r.sources[0].rows, 'pyarrow' in sys.modules, 'numpy' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    rows, arrow, numpy = done.stdout.split()
+    assert int(rows) > 0
+    assert (arrow, numpy) == ("False", "False")
