@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.alerts import health
 from relplan.analyses import bounds
 from relplan.cli import app
 from relplan.errors import UsageError
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest
 
 YEAR_2090 = 3_786_912_000.0

@@ -27,12 +27,12 @@ from typing import Any
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.errors import InputError
 from relplan.ingest import registry
 from relplan.ingest.adapter import Adapter, never
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest, whole_state
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.errors import InputError
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
 
 ROOT = Path(__file__).resolve().parent.parent
