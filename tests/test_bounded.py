@@ -48,10 +48,13 @@ def _outlier_metrics(tmp_path: Path) -> Path:
     return out
 
 
-@pytest.fixture
-def outlier_db(tmp_path: Path) -> Path:
-    db = tmp_path / "w.duckdb"
-    ingest(db, INCIDENT, _outlier_proxy(tmp_path))
+@pytest.fixture(scope="module")
+def outlier_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The incident with a proxy attempt in 2090, ingested once per module (the tests only
+    read it: `relplan analyze` opens a workspace read-only)."""
+    folder = tmp_path_factory.mktemp("outlier")
+    db = folder / "w.duckdb"
+    ingest(db, INCIDENT, _outlier_proxy(folder))
     return db
 
 
