@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from tests.helpers.alerts_scenarios import T0, fill_workspace, storm_store
+from tests.helpers.fast_cli import CliRunner
 
 runner = CliRunner()
 

@@ -12,11 +12,11 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from relplan.alerts import dashboard, promql_ast, promql_parser, pushdown, rules
 from relplan.cli import app
 from tests.helpers.alerts_scenarios import T0, openmetrics_text, random_store
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.prometheus import PrometheusServers
 
 SCHEMAS = Path(__file__).parent / "data" / "schemas" / "grafana"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.alerts import health
 from relplan.analyses import bounds
 from relplan.cli import app
 from relplan.errors import UsageError
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest
 
 YEAR_2090 = 3_786_912_000.0
@@ -48,10 +48,13 @@ def _outlier_metrics(tmp_path: Path) -> Path:
     return out
 
 
-@pytest.fixture
-def outlier_db(tmp_path: Path) -> Path:
-    db = tmp_path / "w.duckdb"
-    ingest(db, INCIDENT, _outlier_proxy(tmp_path))
+@pytest.fixture(scope="module")
+def outlier_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The incident with a proxy attempt in 2090, ingested once per module (the tests only
+    read it: `relplan analyze` opens a workspace read-only)."""
+    folder = tmp_path_factory.mktemp("outlier")
+    db = folder / "w.duckdb"
+    ingest(db, INCIDENT, _outlier_proxy(folder))
     return db
 
 

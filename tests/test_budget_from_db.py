@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 
 ATTEMPT_COLUMNS = (
     "call_id, attempt, t_planned, t_sent, t_end, outcome, execution_id, attached, replica,"

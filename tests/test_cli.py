@@ -6,9 +6,9 @@ import json
 
 import pytest
 from typer.main import get_command
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 
 runner = CliRunner()
 

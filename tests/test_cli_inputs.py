@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from typer import _click as click
 from typer.main import get_command
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.cli.options import GENERAL_FLAGS, input_flag_names
 from relplan.ingest import registry
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.detect import FORMATS
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import ingest, rows, write_lines
 
 runner = CliRunner()

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli.root import app
 from relplan.compare import compare
 from relplan.compare.model import Comparison
 from tests.helpers.browser import Browser
+from tests.helpers.fast_cli import CliRunner
 
 SAMPLES = Path(__file__).parent.parent / "sample_data"
 runner = CliRunner()

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli.root import app
 from relplan.compare.model import Comparison, PhaseAlignment, SideInfo
 from relplan.compare.sides import resolve
 from relplan.errors import InputError
 from relplan.text.compare import fmt, phase_lines
+from tests.helpers.fast_cli import CliRunner
 
 ROOT = Path(__file__).parent.parent
 LAB = ROOT / "tests" / "data" / "lab"

@@ -27,12 +27,12 @@ from typing import Any
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.errors import InputError
 from relplan.ingest import registry
 from relplan.ingest.adapter import Adapter, never
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest, whole_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +133,12 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.fixture(scope="module")
+def base_state(base: Path) -> dict[str, Any] | None:
+    """Everything the base workspace holds (each test's `w.duckdb` starts as a byte copy)."""
+    return whole_state(base)
+
+
 _ALONE: dict[tuple[str, int], str | None] = {}
 
 
@@ -165,7 +171,7 @@ def _fails_cleanly(args: list[str], where: str) -> None:
 
 @pytest.mark.parametrize(("name", "index", "bad"), CASES)
 def test_a_failed_ingest_leaves_the_workspace_as_it_was(
-    tmp_path: Path, base: Path, name: str, index: int, bad: str
+    tmp_path: Path, base: Path, base_state: dict[str, Any] | None, name: str, index: int, bad: str
 ) -> None:
     a = ADAPTERS[name]
     example = ROOT / a.examples[index].path
@@ -192,7 +198,7 @@ def test_a_failed_ingest_leaves_the_workspace_as_it_was(
             alone = _refused_alone(base, name, index, tmp_path)
             if alone is not None:  # then the example is what fails, first
                 where = alone.split(": ", 1)[0]
-    before = whole_state(db)
+    before = None if bad == "new_path" else base_state
     _fails_cleanly(["ingest", "--db", str(db), *flags, *map(str, files)], where)
     assert whole_state(db) == before
     if bad == "new_path":

@@ -564,9 +564,8 @@ def _two_far_samples(path: Path, gap_s: float) -> Path:
 def test_alert_evaluation_over_a_stated_limit_is_refused_before_any_work(
     tmp_path: Path, command: str
 ) -> None:
-    from typer.testing import CliRunner
-
     from relplan.cli import app
+    from tests.helpers.fast_cli import CliRunner
 
     db = tmp_path / "w.duckdb"
     ingest(db, _two_far_samples(tmp_path / "m.om", 60 * 86400.0))  # 60 days at 15 s

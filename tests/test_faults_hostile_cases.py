@@ -19,9 +19,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, whole_state
 
 T0 = 1_764_460_800.0  # 2025-11-30T00:00:00Z

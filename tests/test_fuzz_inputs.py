@@ -28,9 +28,9 @@ import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 
 T0 = 1764460800
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"

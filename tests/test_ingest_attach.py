@@ -15,7 +15,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.cli import app
@@ -25,6 +24,7 @@ from relplan.ingest.attach import attach_globs
 from relplan.ingest.driver import ingest_files
 from relplan.workspace import open_workspace
 from relplan.workspace.attached import narrow
+from tests.helpers.fast_cli import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"

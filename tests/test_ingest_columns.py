@@ -14,7 +14,6 @@ from typing import Any
 import duckdb
 import polars as pl
 import pytest
-from typer.testing import CliRunner
 
 from relplan import sql
 from relplan.cli import app
@@ -28,6 +27,7 @@ from relplan.ingest.columns import (
     stage_type,
 )
 from relplan.ingest.stage import create_stage, schemas
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import ingest, rows
 
 RECORDS = {"proxy": PROXY_LOG, "engine": ENGINE_TRACE}

@@ -11,12 +11,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.errors import InputError
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,6 +172,9 @@ ENGINE_CASES = [
 ]
 
 
+State = dict[str, list[tuple[Any, ...]]]
+
+
 @pytest.fixture(scope="module")
 def db_with_one_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("ingest") / "w.duckdb"
@@ -187,41 +191,58 @@ def db(db_with_one_source: Path, tmp_path: Path) -> Path:
     return d
 
 
+@pytest.fixture(scope="module")
+def one_source(db_with_one_source: Path) -> State:
+    """Every row the workspace `db` starts with (read once per module: `db` is a byte copy)."""
+    return state(db_with_one_source)
+
+
 @pytest.mark.parametrize(
     ("name", "lines", "line", "message"), PROXY_CASES, ids=lambda v: str(v)[:30]
 )
 def test_bad_proxy_record_names_file_and_line_and_changes_nothing(
-    db: Path, tmp_path: Path, name: str, lines: list[str], line: int, message: str
+    db: Path,
+    one_source: State,
+    tmp_path: Path,
+    name: str,
+    lines: list[str],
+    line: int,
+    message: str,
 ) -> None:
     p = write_lines(tmp_path / f"{name}.jsonl", lines)
-    before = state(db)
     with pytest.raises(InputError) as err:
         ingest(db, p)
     assert str(err.value).startswith(f"{p}:{line}: {message}"), str(err.value)
-    assert state(db) == before
+    assert state(db) == one_source
 
 
 @pytest.mark.parametrize(
     ("name", "lines", "line", "message"), ENGINE_CASES, ids=lambda v: str(v)[:30]
 )
 def test_bad_engine_record_names_file_and_line_and_changes_nothing(
-    db: Path, tmp_path: Path, name: str, lines: list[str], line: int, message: str
+    db: Path,
+    one_source: State,
+    tmp_path: Path,
+    name: str,
+    lines: list[str],
+    line: int,
+    message: str,
 ) -> None:
     p = write_lines(tmp_path / f"{name}.jsonl", lines)
-    before = state(db)
     with pytest.raises(InputError) as err:
         ingest(db, p)
     assert str(err.value).startswith(f"{p}:{line}: {message}"), str(err.value)
-    assert state(db) == before
+    assert state(db) == one_source
 
 
-def test_csv_missing_a_required_column_names_the_header_line(db: Path, tmp_path: Path) -> None:
+def test_csv_missing_a_required_column_names_the_header_line(
+    db: Path, one_source: State, tmp_path: Path
+) -> None:
     p = tmp_path / "p.csv"
     p.write_text("call_id,attempt,t_sent,outcome\nc1,0,1764460800,delivered\n")
-    before = state(db)
     with pytest.raises(InputError, match=r"p\.csv:1: missing column t_end; expected call_id"):
         ingest(db, p)
-    assert state(db) == before
+    assert state(db) == one_source
 
 
 def test_csv_bad_value_names_its_line_counting_the_header(db: Path, tmp_path: Path) -> None:
@@ -235,12 +256,13 @@ def test_csv_bad_value_names_its_line_counting_the_header(db: Path, tmp_path: Pa
         ingest(db, p)
 
 
-def test_a_bad_second_file_keeps_the_good_first_file_out_too(db: Path, tmp_path: Path) -> None:
+def test_a_bad_second_file_keeps_the_good_first_file_out_too(
+    db: Path, one_source: State, tmp_path: Path
+) -> None:
     bad = write_lines(tmp_path / "bad.jsonl", _proxy(2, outcome="nope"))
-    before = state(db)
     with pytest.raises(InputError, match=r"bad\.jsonl:2: "):
         ingest(db, INCIDENT / "engine.jsonl", bad)
-    assert state(db) == before
+    assert state(db) == one_source
 
 
 def test_bytes_that_are_not_utf8_name_the_line(db: Path, tmp_path: Path) -> None:
@@ -374,15 +396,16 @@ def _engine_parquet(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def test_bad_row_of_a_direct_parquet_insert_is_named_by_its_row(db: Path, tmp_path: Path) -> None:
+def test_bad_row_of_a_direct_parquet_insert_is_named_by_its_row(
+    db: Path, one_source: State, tmp_path: Path
+) -> None:
     """Fail mode inserts canonical-typed engine Parquet straight into the tables; a refused
     row rolls that back and the file is staged to name the row (here row 5 of 11)."""
     pq = _engine_parquet(tmp_path / "e.parquet", _engine(5, t_done=1764460800.3))
-    before = state(db)
     with pytest.raises(InputError) as err:
         ingest(db, INCIDENT / "proxy.jsonl", pq)
     assert str(err.value).startswith(f"{pq.resolve()}:5: t_done (1764460800.3) is before t_issue")
-    assert state(db) == before
+    assert state(db) == one_source
 
 
 def test_a_bad_type_in_a_direct_parquet_file_is_caught_by_the_events_insert(

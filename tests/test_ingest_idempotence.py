@@ -13,6 +13,13 @@ import pytest
 
 from relplan.errors import InputError
 from tests.helpers.ingest import INCIDENT, ingest, state
+from tests.helpers.templates import from_template
+
+
+def _ingested(db: Path, name: str) -> Path:
+    """`db` holding the incident's file `name` alone, as source 1: a copy of a workspace
+    ingested once per test run (tests/helpers/templates.py)."""
+    return from_template(db, f"incident {name} alone", lambda path: ingest(path, INCIDENT / name))
 
 
 def _variant(src: Path, tmp: Path, how: str) -> Path:
@@ -37,8 +44,7 @@ def _variant(src: Path, tmp: Path, how: str) -> Path:
 def test_the_same_records_gzipped_or_with_crlf_add_nothing(
     tmp_path: Path, name: str, how: str
 ) -> None:
-    db = tmp_path / "w.duckdb"
-    ingest(db, INCIDENT / name)
+    db = _ingested(tmp_path / "w.duckdb", name)
     before = state(db)
     report = ingest(db, _variant(INCIDENT / name, tmp_path, how))
     assert report.sources == []
@@ -59,8 +65,7 @@ def _reencode(src: Path, out: Path) -> Path:
 def test_the_same_records_re_encoded_are_refused_as_a_duplicate_source(
     tmp_path: Path, name: str, suffix: str
 ) -> None:
-    db = tmp_path / "w.duckdb"
-    ingest(db, INCIDENT / name)
+    db = _ingested(tmp_path / "w.duckdb", name)
     before = state(db)
     other = _reencode(INCIDENT / name, tmp_path / f"{Path(name).stem}.{suffix}")
     with pytest.raises(InputError) as err:
@@ -76,8 +81,7 @@ def test_the_same_records_re_encoded_are_refused_as_a_duplicate_source(
 def test_in_skip_mode_re_encoded_records_add_no_data(tmp_path: Path, name: str) -> None:
     """Engine records: the source is refused. Proxy attempts: each is a reject (its attempt
     number is already in the workspace), kept with the reason; no attempt is added."""
-    db = tmp_path / "w.duckdb"
-    ingest(db, INCIDENT / name)
+    db = _ingested(tmp_path / "w.duckdb", name)
     before = state(db)
     other = _reencode(INCIDENT / name, tmp_path / f"{Path(name).stem}.parquet")
     if name.startswith("engine"):
@@ -96,8 +100,7 @@ def test_in_skip_mode_re_encoded_records_add_no_data(tmp_path: Path, name: str) 
 def test_a_re_encoded_engine_file_is_named_with_the_source_holding_its_records(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "w.duckdb"
-    ingest(db, INCIDENT / "engine.jsonl")
+    db = _ingested(tmp_path / "w.duckdb", "engine.jsonl")
     other = _reencode(INCIDENT / "engine.jsonl", tmp_path / "engine.parquet")
     with pytest.raises(InputError) as err:
         ingest(db, other)
@@ -106,8 +109,7 @@ def test_a_re_encoded_engine_file_is_named_with_the_source_holding_its_records(
 
 
 def test_different_records_of_the_same_count_are_both_stored(tmp_path: Path) -> None:
-    db = tmp_path / "w.duckdb"
-    ingest(db, INCIDENT / "engine.jsonl")
+    db = _ingested(tmp_path / "w.duckdb", "engine.jsonl")
     text = (INCIDENT / "engine.jsonl").read_text().replace('"e1"', '"e1x"')
     changed = tmp_path / "engine2.jsonl"
     changed.write_text(text)

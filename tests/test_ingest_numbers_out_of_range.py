@@ -14,9 +14,9 @@ from typing import Any
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 BIG = 2**64

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.ingest import IngestOptions, promlive, pull_prometheus
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import rows
 from tests.helpers.prometheus import PrometheusServers, free_port
 

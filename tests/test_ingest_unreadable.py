@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.errors import InputError
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import ADAPTERS, ingest, rows
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"

@@ -5,12 +5,14 @@ rejected; expectations per file were checked by hand against the excerpt."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.ingest import ingest
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 LOGS = sorted(PUBLISHED.glob("vllm_v*_server_log_*.txt"))
@@ -52,10 +54,33 @@ EXPECTED: dict[str, tuple[dict[str, int], int, int, int]] = {
 NOTHING_TO_STORE = {"vllm_v1_server_log_journald_proxmoxved2047.txt"}
 
 
-def _ingest(tmp_path: Path, f: Path) -> tuple[Path, Any]:
-    db = tmp_path / "w.duckdb"
-    rep = ingest(db, f, year=2025)
-    return db, rep.sources[0]
+Query = Callable[..., list[tuple[Any, ...]]]
+Ingested = Callable[[Path], tuple[Query, Any]]
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ingested]:
+    """`ingested(log)`: a query function on the workspace holding that log alone and the
+    log's source; each log is ingested once per module (the workspaces are only read)."""
+    done: dict[Path, tuple[Query, Any]] = {}
+    cons: list[duckdb.DuckDBPyConnection] = []
+
+    def get(f: Path) -> tuple[Query, Any]:
+        if f not in done:
+            db = tmp_path_factory.mktemp("log") / "w.duckdb"
+            src = ingest(db, f, year=2025).sources[0]
+            con = duckdb.connect(str(db), read_only=True)
+            cons.append(con)
+
+            def query(sql: str, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+                return con.execute(sql, params or {}).fetchall()
+
+            done[f] = (query, src)
+        return done[f]
+
+    yield get
+    for con in cons:
+        con.close()
 
 
 def test_every_published_log_has_expectations() -> None:
@@ -63,8 +88,8 @@ def test_every_published_log_has_expectations() -> None:
 
 
 @pytest.mark.parametrize("f", [f for f in LOGS if f.name in EXPECTED], ids=lambda f: f.name)
-def test_published_log_every_line_accounted_for(tmp_path: Path, f: Path) -> None:
-    db, src = _ingest(tmp_path, f)
+def test_published_log_every_line_accounted_for(ingested: Ingested, f: Path) -> None:
+    rows, src = ingested(f)
     assert (src.kind, src.format, src.rejected) == ("engine", "vllm_log", 0)
     m = TALLY.match(src.notes[0])
     assert m, src.notes[0]
@@ -72,7 +97,6 @@ def test_published_log_every_line_accounted_for(tmp_path: Path, f: Path) -> None
     assert total == len(f.read_text(encoding="utf-8").splitlines())
     assert stored + merged + ignored + rejected == total
     stored_lines = rows(
-        db,
         "select count(distinct source_row) from (select source_row from events"
         " union all select source_row from metric_samples"
         " union all select source_row from request_ids"
@@ -80,57 +104,54 @@ def test_published_log_every_line_accounted_for(tmp_path: Path, f: Path) -> None
     )[0][0]
     assert stored_lines == stored
     by_kind, stats_lines, samples, ignored_want = EXPECTED[f.name]
-    got = dict(rows(db, "select event, count(*) from events group by event"))
+    got = dict(rows("select event, count(*) from events group by event"))
     assert got == by_kind
     assert events == sum(by_kind.values())
-    assert rows(db, "select count(*) from metric_samples")[0][0] == samples
-    assert rows(db, "select count(distinct source_row) from metric_samples")[0][0] == stats_lines
+    assert rows("select count(*) from metric_samples")[0][0] == samples
+    assert rows("select count(distinct source_row) from metric_samples")[0][0] == stats_lines
     assert ignored == ignored_want
-    assert rows(db, "select count(*) from request_ids")[0][0] == ids
-    stats_rows = rows(db, "select count(*) from engine_stats")[0][0]
+    assert rows("select count(*) from request_ids")[0][0] == ids
+    stats_rows = rows("select count(*) from engine_stats")[0][0]
     assert src.rows == events + samples + ids + stats_rows
 
 
-def test_v1_internal_id_keeps_external_and_client_id(tmp_path: Path) -> None:
+def test_v1_internal_id_keeps_external_and_client_id(
+    ingested: Ingested,
+) -> None:
     """Issue 34503: Received chatcmpl-a269fdcb7c6ce890, Added chatcmpl-a269fdcb7c6ce890-a8a65d16."""
-    db, _ = _ingest(tmp_path, PUBLISHED / "vllm_v1_server_log_issue34503.txt")
-    assert rows(db, "select execution_id, event, t, source_row from events") == [
+    rows, _ = ingested(PUBLISHED / "vllm_v1_server_log_issue34503.txt")
+    assert rows("select execution_id, event, t, source_row from events") == [
         ("chatcmpl-a269fdcb7c6ce890-a8a65d16", "arrived", 1739446413.0, 4)
     ]
-    assert rows(db, "select execution_id, external_id, client_id, source_row from request_ids") == [
+    assert rows("select execution_id, external_id, client_id, source_row from request_ids") == [
         ("chatcmpl-a269fdcb7c6ce890-a8a65d16", "chatcmpl-a269fdcb7c6ce890", "a269fdcb7c6ce890", 5)
     ]
 
 
-def test_v1_stats_lines_become_vllm_gauges(tmp_path: Path) -> None:
+def test_v1_stats_lines_become_vllm_gauges(ingested: Ingested) -> None:
     """PR 37307: a loaded server, Waiting 90 -> 66 and KV 19.3 % -> 65.4 % over 40 s."""
-    db, src = _ingest(tmp_path, PUBLISHED / "vllm_v1_server_log_pr37307.txt")
+    rows, src = ingested(PUBLISHED / "vllm_v1_server_log_pr37307.txt")
     t0 = 1742225890.0  # 2025-03-17T15:38:10Z (--year 2025)
     assert rows(
-        db,
         "select t - $t0, value, labels from metric_samples"
         " where name = 'vllm:num_requests_waiting' order by t",
         {"t0": t0},
     ) == [(10.0 * i, float(90 - 6 * i), {"engine": "0"}) for i in range(5)]
-    kv = rows(
-        db, "select value from metric_samples where name = 'vllm:kv_cache_usage_perc' order by t"
-    )
+    kv = rows("select value from metric_samples where name = 'vllm:kv_cache_usage_perc' order by t")
     assert [round(v, 4) for (v,) in kv] == [0.193, 0.309, 0.425, 0.542, 0.654]
     prompt = rows(
-        db,
         "select value from metric_samples"
         " where name = 'vllm:avg_prompt_throughput_toks_per_s' order by t limit 1",
     )
     assert prompt == [(23998.2,)]
-    assert rows(db, "select distinct type from metric_meta") == [("gauge",)]
+    assert rows("select distinct type from metric_meta") == [("gauge",)]
     assert any("5 stats lines -> 30 metric samples" in n for n in src.notes)
 
 
-def test_v0_stats_line_uses_v0_names(tmp_path: Path) -> None:
+def test_v0_stats_line_uses_v0_names(ingested: Ingested) -> None:
     """Issue 12314: Running 2, Swapped 0, Pending 0, GPU KV 7.4 %, CPU KV 0.0 %."""
-    db, _ = _ingest(tmp_path, PUBLISHED / "vllm_v0_server_log_issue12314.txt")
+    rows, _ = ingested(PUBLISHED / "vllm_v0_server_log_issue12314.txt")
     first = rows(
-        db,
         "select name, value, labels from metric_samples where source_row = 2 order by name",
     )
     assert first == [
@@ -144,23 +165,25 @@ def test_v0_stats_line_uses_v0_names(tmp_path: Path) -> None:
     ]
 
 
-def test_prompt_tokens_from_untruncated_token_ids(tmp_path: Path) -> None:
+def test_prompt_tokens_from_untruncated_token_ids(
+    ingested: Ingested,
+) -> None:
     """PR 9023: 'Who is afraid of the big bad wolf?' (34 characters) with 9 token ids."""
-    db, _ = _ingest(tmp_path, PUBLISHED / "vllm_v0_server_log_pr9023.txt")
-    assert rows(db, "select execution_id, prompt_tokens from events order by source_row") == [
+    rows, _ = ingested(PUBLISHED / "vllm_v0_server_log_pr9023.txt")
+    assert rows("select execution_id, prompt_tokens from events order by source_row") == [
         ("cmpl-2cda52baff774a22ae96289bfe6633cf-0", None),  # Added only: no token ids
         ("cmpl-3ab8b1fe7d3946de8143ce0ae9ce9652-0", 9),
     ]
-    assert rows(db, "select client_id from request_ids order by source_row") == [
+    assert rows("select client_id from request_ids order by source_row") == [
         ("2cda52baff774a22ae96289bfe6633cf",),
         ("3ab8b1fe7d3946de8143ce0ae9ce9652",),
     ]
 
 
-def test_v0_bare_ids_have_no_client_id(tmp_path: Path) -> None:
+def test_v0_bare_ids_have_no_client_id(ingested: Ingested) -> None:
     """Issue 2484 (vLLM 0.2): uuid-hex ids with no API prefix; nine aborts at one second."""
-    db, _ = _ingest(tmp_path, PUBLISHED / "vllm_v0_server_log_issue2484.txt")
-    assert rows(db, "select count(distinct execution_id), count(client_id) from request_ids") == [
+    rows, _ = ingested(PUBLISHED / "vllm_v0_server_log_issue2484.txt")
+    assert rows("select count(distinct execution_id), count(client_id) from request_ids") == [
         (9, 0)
     ]
-    assert rows(db, "select count(distinct t) from events") == [(1,)]
+    assert rows("select count(distinct t) from events") == [(1,)]

@@ -11,13 +11,13 @@ import duckdb
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
-from typer.testing import CliRunner
 
 from relplan import sql
 from relplan.cli import app
 from relplan.errors import NoDataError
 from relplan.ingest import inspect_workspace
 from relplan.workspace import TABLES
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest, write_lines
 
 runner = CliRunner()

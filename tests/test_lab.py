@@ -87,9 +87,8 @@ def test_a_started_server_group_is_stopped_with_its_children(tmp_path: Path) -> 
 
 
 def test_lab_status_lists_each_server_and_the_settings_up_recorded(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from relplan.cli import app
+    from tests.helpers.fast_cli import CliRunner
 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()  # a pid that no longer runs

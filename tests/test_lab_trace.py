@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.ingest.vllm.stats import parse_iteration
+from tests.helpers.fast_cli import CliRunner
 
 RUN = Path(__file__).parent / "data" / "lab" / "traced-no-retries"
 OP = RUN / "operator"

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux file names are bytes")

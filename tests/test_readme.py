@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -14,12 +14,12 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.errors import InputError
 from relplan.record import record, scrape_block
 from relplan.values import parse_time
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.http import serving
 from tests.helpers.ingest import ingest, rows
 from tests.helpers.prometheus import free_port, serving_prometheus

@@ -15,7 +15,6 @@ import duckdb
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.analyses import AnalyzeOptions, analyze
@@ -23,6 +22,7 @@ from relplan.cli import app
 from relplan.report.data import ReportData
 from relplan.report.pipeline import collect_report_data, default_out, make_report
 from relplan.report.section import report_model
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.incident import ATTEMPTS, MANIFEST, T0, build_incident
 from tests.helpers.report_samples import HOSTILE
 

@@ -116,9 +116,8 @@ def test_the_same_incident_from_real_input_files_gives_the_same_restarts(
 ) -> None:
     """Proxy JSON Lines, an OpenMetrics dump and `kubectl get events -o json`, through
     `relplan ingest` and `relplan analyze --only restarts`."""
-    from typer.testing import CliRunner
-
     from relplan.cli import app
+    from tests.helpers.fast_cli import CliRunner
 
     files = restarts_incident.write_files(tmp_path / "in")
     db = tmp_path / "files.duckdb"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.sim.profiles import load_capacities
+from tests.helpers.fast_cli import CliRunner
 
 SUMMARY_KEYS = {
     "capacity_calls_per_s",

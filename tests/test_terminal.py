@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from relplan.tables import format_table
 from relplan.terminal import visible, visible_lines
+from tests.helpers.fast_cli import CliRunner
 
 HOSTILE = "r0\x1b]0;owned\x07\x1b[2J\rX\x00"
 RAW = ("\x1b", "\x07", "\r", "\x00")

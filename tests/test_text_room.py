@@ -146,13 +146,14 @@ def _found() -> dict[str, list[int]]:
 
 def test_number_formats_live_in_the_text_package_or_are_listed() -> None:
     wrong = []
-    for name, lines in _found().items():
+    found = _found()  # every module parsed and walked once
+    for name, lines in found.items():
         expected = MACHINE.get(name, (0, ""))[0]
         if len(lines) != expected:
             wrong.append(
                 f"relplan/{name}: {len(lines)} number formats (lines {lines}), listed {expected}"
             )
-    for name in sorted(set(MACHINE) - set(_found())):
+    for name in sorted(set(MACHINE) - set(found)):
         wrong.append(f"relplan/{name}: no number format left, listed; take it off the lists")
     assert not wrong, (
         "format numbers with relplan/values.py and word them in relplan/text/"

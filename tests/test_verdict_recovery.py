@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.analyses import AnalyzeOptions, analyze
@@ -23,6 +22,7 @@ from relplan.cli import app
 from relplan.text.verdict import figure_line, recovery_lines, render_verdict
 from relplan.text.whatif import render_check
 from relplan.whatif.model import Figures, FitCheck, WhatIf, WindowFigures
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.incident import build_incident
 from tests.helpers.incident_cuts import build_cut
 

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.analyses.bounds import INSTANT_S, window_in_data
 from relplan.cli import app
 from relplan.errors import UsageError
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.incident import T0, build_incident
 
 runner = CliRunner()

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.test_whatif_fit import _write_incident
 
 runner = CliRunner()

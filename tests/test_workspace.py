@@ -6,11 +6,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.cli import app
 from relplan.errors import InputError, NoDataError, UsageError
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT, ingest, state
 
 

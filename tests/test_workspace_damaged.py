@@ -16,10 +16,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import ADAPTERS, INCIDENT, whole_state
 
 # How each case damages a good workspace, and what the error says.
