@@ -140,6 +140,8 @@ def _make(
     key: str | None,
 ) -> ReportFiles:
     """The report computed (a miss of the page cache, or a run it does not serve)."""
+    import functools
+    import os
     from contextlib import ExitStack
 
     with ExitStack() as stack:
@@ -160,10 +162,15 @@ def _make(
         opts = AnalyzeOptions(**run.options())
         with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
             extras: dict[str, report_mod.ExtraSection] = {}
+            warm = None
             if whatif:
                 from relplan.whatif.for_report import report_whatif
 
                 extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar, pool=pool)
+                if pool is not None and os.environ.get("XWARM", "1") == "1":
+                    from relplan.whatif.replay import warm_up
+
+                    warm = functools.partial(pool.submit, warm_up)
             return report_mod.make_report(
                 path,
                 db=db,
@@ -176,4 +183,5 @@ def _make(
                 extras=extras,
                 generated_at=when,
                 cache_key=key,
+                on_new_inputs=warm,
             )
