@@ -141,7 +141,6 @@ def _make(
 ) -> ReportFiles:
     """The report computed (a miss of the page cache, or a run it does not serve)."""
     import functools
-    import os
     from contextlib import ExitStack
 
     with ExitStack() as stack:
@@ -151,6 +150,7 @@ def _make(
 
             # The replay's worker, forked from this process now, before duckdb, polars and
             # numpy are imported (relplan/whatif/replay.py): it imports what a replay needs
+            # while new inputs are ingested (their replay is not cached either: `warm`), else
             # only once the replay is not found in its cache.
             pool = stack.enter_context(replay_pool(report_jobs(), warm=False))
 
@@ -167,7 +167,7 @@ def _make(
                 from relplan.whatif.for_report import report_whatif
 
                 extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar, pool=pool)
-                if pool is not None and os.environ.get("XWARM", "1") == "1":
+                if pool is not None:
                     from relplan.whatif.replay import warm_up
 
                     warm = functools.partial(pool.submit, warm_up)
