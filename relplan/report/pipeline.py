@@ -100,6 +100,7 @@ def collect_report_data(
         result = analyze(con, opts)
         if key is not None:
             analysis_cache.save(key, result)
+    _import_altair_meanwhile()
     facts = workspace_facts(con, fallback_name)
     computed: dict[str, BaseModel | str] = {}
     for name, begun in started.items():
@@ -121,9 +122,11 @@ def render_page(data: ReportData) -> str:
 
 def _import_altair_meanwhile() -> threading.Thread:
     """Import Altair (about a third of a CPU second, all Python) on a thread of its own while
-    this one waits on DuckDB's ingest and queries, which release the GIL: the charts need it
-    only once the analyses are done. Altair imports nothing of relplan's, so the two threads
-    never wait on each other's modules; a failed import is left for the charts to raise."""
+    this one reads the workspace's facts and finishes the extra sections; the charts, which
+    need it, wait for it (the import's lock). Started once the analyses are done, not before
+    the ingest: their DuckDB queries set the report process's peak memory, and Altair's 30 MB
+    then stayed resident under it (docs/benchmarks.md, "The cold report, fourth wave"). Altair imports nothing of relplan's, so the two threads never wait
+    on each other's modules; a failed import is left for the charts to raise."""
 
     def load() -> None:
         with suppress(ImportError):
@@ -220,7 +223,6 @@ def make_report(
     `generated_at`: the same texts a later hit writes."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
     check_targets(out, png_dir, svg_dir)
-    altair_loading = _import_altair_meanwhile()
     opened = _open_inputs(path, db, inputs or IngestOptions(), on_new_inputs)
     with opened as (con, fallback, ws_key):
         data = collect_report_data(
@@ -231,7 +233,6 @@ def make_report(
             extras=extras,
             workspace_key=ws_key,
         )
-    altair_loading.join()
     from relplan.report.charts import chart_specs
 
     specs = chart_specs(data)
