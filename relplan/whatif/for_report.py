@@ -70,7 +70,9 @@ def report_whatif(
             raise NoDataError(str(cached["not_replayed"]))
         result = WhatIf.model_validate(cached["whatif"])
         return lambda: result
-    db = None if pool is None else _read_only_file(con)
+    # The worker that fits keeps the runs it planned for its own `replay_planned`: one worker.
+    one_worker = pool is not None and getattr(pool, "_max_workers", 0) == 1
+    db = _read_only_file(con) if one_worker else None
     try:
         if pool is not None and db is not None:
             pending: Pending | _InWorker = _InWorker(con, opts, pool, db)
