@@ -3,6 +3,7 @@ the caller (the report never runs the simulator itself)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -196,7 +197,11 @@ def _whatif_both_ways(
         for pool_size in (1, 2):
             with replay_pool(pool_size, warm=False) as pool:
                 try:
-                    out.append(for_report.report_whatif(con, AnalyzeOptions(), pool=pool)())
+                    reopen = functools.partial(workspace.connect, read_only=True)
+                    whatif = for_report.report_whatif(
+                        con, AnalyzeOptions(), pool=pool, reopen=reopen
+                    )
+                    out.append(whatif())
                 except NoDataError as exc:
                     out.append(str(exc))
     return out[0], out[1], bool(planned)

@@ -166,11 +166,17 @@ def _make(
             if whatif:
                 from relplan.whatif.for_report import report_whatif
 
-                extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar, pool=pool)
+                reopen = None
                 if pool is not None:
                     from relplan.whatif.replay import warm_up
+                    from relplan.workspace import connect
 
                     warm = functools.partial(pool.submit, warm_up)
+                    # how the worker opens the report's workspace file to fit it there
+                    reopen = functools.partial(connect, read_only=True)
+                extras["whatif"] = lambda con, o: report_whatif(
+                    con, o, progress=bar, pool=pool, reopen=reopen
+                )
             return report_mod.make_report(
                 path,
                 db=db,

@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 
 REPORT_SEEDS = 1
 
+# Opens a workspace file read-only (relplan.workspace.connect with read_only=True), in the
+# replay's worker: a module-level function, so it crosses to the worker by name.
+Reopen = Callable[[Path], duckdb.DuckDBPyConnection]
+
 
 def report_whatif(
     con: duckdb.DuckDBPyConnection,
@@ -54,11 +58,15 @@ def report_whatif(
     progress: Callable[[int, int], None] | None = None,
     *,
     pool: ProcessPoolExecutor | None = None,
+    reopen: Reopen | None = None,
 ) -> Callable[[], WhatIf]:
     """Start the replay and return what finishes it: from the cache when this workspace was
     replayed before with the same options and code (relplan/whatif/cache.py), else fitted
     now and handed to the workers (`pool`, else started here), which replay while the caller
-    runs the analyses; calling the result runs the rest here, stores and returns it. Raises
+    runs the analyses; calling the result runs the rest here, stores and returns it. With
+    `reopen` (a module-level function opening a workspace file read-only, such as
+    `relplan.workspace.connect` with read_only=True) and a pool of one worker, the worker fits
+    too (`plan_in_worker`). Raises
     NoDataError (now, or when called) when nothing is replayed."""
     from relplan.whatif import cache
 
@@ -72,10 +80,10 @@ def report_whatif(
         return lambda: result
     # The worker that fits keeps the runs it planned for its own `replay_planned`: one worker.
     one_worker = pool is not None and getattr(pool, "_max_workers", 0) == 1
-    db = _read_only_file(con) if one_worker else None
+    db = _read_only_file(con) if one_worker and reopen is not None else None
     try:
-        if pool is not None and db is not None:
-            pending: Pending | _InWorker = _InWorker(con, opts, pool, db)
+        if pool is not None and reopen is not None and db is not None:
+            pending: Pending | _InWorker = _InWorker(con, opts, pool, reopen, db)
         else:
             pending = _start(con, opts, pool)
     except NoDataError as exc:
@@ -154,19 +162,19 @@ class Planned:
 _PLANS: dict[str, Started] = {}
 
 
-def plan_in_worker(db: str, opts: AnalyzeOptions, folder: str) -> Planned:
-    """In the replay's worker: open the workspace file `db` read-only, measure the incident,
+def plan_in_worker(reopen: Reopen, db: str, opts: AnalyzeOptions, folder: str) -> Planned:
+    """In the replay's worker: open the workspace file `db` read-only (`reopen`: this module
+    does not open workspaces itself), measure the incident,
     fit it into `folder` and plan its runs (what `_start` does in the command's process); the
     worker then replays them from the front (`replay_planned`). A reason nothing is replayed
     comes back as `not_replayed` (not an exception, whose class may not survive the pipe)."""
-    from relplan import workspace
     from relplan.whatif.figures import figures
     from relplan.whatif.fit import fit_incident
     from relplan.whatif.run import select_controls, start_replay
 
     o = _options(opts)
     try:
-        con = workspace.connect(Path(db), read_only=True)
+        con = reopen(Path(db))
         try:
             incident = figures(con, opts)
             _check_verdict(incident)
@@ -225,12 +233,13 @@ class _InWorker:
         con: duckdb.DuckDBPyConnection,
         opts: AnalyzeOptions,
         pool: ProcessPoolExecutor,
+        reopen: Reopen,
         db: str,
     ) -> None:
         self._con, self._opts, self._t = con, opts, time.perf_counter()
         self._folder = tempfile.TemporaryDirectory(prefix="relplan-whatif-")
         name = self._folder.name
-        self._plan = pool.submit(plan_in_worker, db, opts, name)
+        self._plan = pool.submit(plan_in_worker, reopen, db, opts, name)
         self._runs: list[Future[Any]] = [
             pool.submit(replay_planned, name, i) for i in range(_most_runs())
         ]
