@@ -26,7 +26,8 @@ than the wall.
   what-if section;
 - each report figure, cold included, is the median of --repeat runs;
 - peak MB: the largest resident set of the report process or any of its descendants (the
-  replay's worker), from wait4's rusage: the peak of one process, not a sum;
+  replay's worker), from wait4's rusage: the peak of one process, not a sum; printed for each
+  report figure (the largest over its runs) and, against the goal, the largest of all;
 - start-up: `relplan budget ...`, `relplan pulse ...`, `--version`, `-h` against
   `python -c "import typer"`, interleaved, median of --repeat x 3 runs, the ratio of the wall
   medians (the CPU column: the ratio of the CPU medians); goal <= 3x;
@@ -279,13 +280,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}",
         flush=True,
     )
-    print(f"{'figure':<36}  {'value':>9}  {'goal':>9}  {'':>6}  {'cpu':>9}")
-    print(f"{'-' * 36}  {'-' * 9}  {'-' * 9}  {'-' * 6}  {'-' * 9}", flush=True)
+    print(f"{'figure':<36}  {'value':>9}  {'goal':>9}  {'':>6}  {'cpu':>9}  {'peak':>7}")
+    print(f"{'-' * 36}  {'-' * 9}  {'-' * 9}  {'-' * 6}  {'-' * 9}  {'-' * 7}", flush=True)
 
-    def row(label: str, value: float, goal: float, unit: str, cpu: str = "") -> None:
+    def row(label: str, value: float, goal: float, unit: str, cpu: str = "", mb: str = "") -> None:
         verdict = "meets" if value <= goal else "misses"
         print(
-            f"{label:<36}  {value:>8.2f}{unit}  {goal:>8.2f}{unit}  {verdict:>6}  {cpu:>9}",
+            f"{label:<36}  {value:>8.2f}{unit}  {goal:>8.2f}{unit}  {verdict:>6}  {cpu:>9}"
+            f"  {mb:>7}".rstrip(),
             flush=True,
         )
 
@@ -295,8 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         roots = [ROOT] if ns.before is None else [stack.enter_context(checkout(ns.before)), ROOT]
         measured, colds = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
     reports = measured[-1]
-    for label, wall, _mb, goal, cpu in reports:
-        row(label, wall, goal, "s", f"{cpu:.2f}s")
+    for label, wall, mb, goal, cpu in reports:
+        row(label, wall, goal, "s", f"{cpu:.2f}s", f"{mb:.0f}MB")
     row("report peak RSS (MB)", max(r[2] for r in reports), GOALS["peak_mb"], " ")
     for label, s, ratio, cpu_ratio in startup_rows(ns.repeat):
         if label == "import typer":

@@ -36,7 +36,7 @@ def test_speed_bench_prints_each_figure_against_its_goal_and_before_after() -> N
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "load average at start" in lines[0]
-    assert lines[1].split() == ["figure", "value", "goal", "cpu"]
+    assert lines[1].split() == ["figure", "value", "goal", "cpu", "peak"]
     assert lines[-1].startswith("load average at end ")
     side = next(i for i, line in enumerate(lines) if line.startswith("report figures, "))
     rows = {line[:36].strip(): line[36:].split() for line in lines[3 : side - 1]}
@@ -55,6 +55,11 @@ def test_speed_bench_prints_each_figure_against_its_goal_and_before_after() -> N
             assert float(cells[-1].rstrip("s")) > 0  # its CPU seconds
         elif label == "report peak RSS (MB)":
             assert cells[-1] in ("meets", "misses"), label
+        elif label in REPORT_FIGURES:  # and each figure's own peak
+            assert cells[-3] in ("meets", "misses"), label
+            assert float(cells[-2].rstrip("s")) > 0, label
+            assert cells[-1].endswith("MB"), label
+            assert float(cells[-1].removesuffix("MB")) > 0, label
         else:
             assert cells[-2] in ("meets", "misses"), label
             assert float(cells[-1].rstrip("sx")) > 0, label  # CPU seconds or CPU ratio

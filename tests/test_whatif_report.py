@@ -3,6 +3,8 @@ the caller (the report never runs the simulator itself)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -156,3 +158,84 @@ def test_the_report_replays_nothing_for_an_incident_with_nothing_to_improve(
     monkeypatch.setattr(figures_mod, "figures", lambda con, opts: _figures(1.0, verdict))
     with pytest.raises(NoDataError, match="not replayed"):
         for_report._start(None, AnalyzeOptions(), None)  # type: ignore[arg-type]
+
+
+def test_only_a_workspace_file_open_read_only_is_handed_to_the_worker(tmp_path: Path) -> None:
+    from relplan import workspace
+
+    db = tmp_path / "w.duckdb"
+    with workspace.open_workspace(db) as con:
+        assert for_report._read_only_file(con) is None  # another connection may write it
+    with workspace.open_workspace(db, read_only=True) as con:
+        assert for_report._read_only_file(con) == str(db)
+    memory = duckdb.connect()
+    try:
+        assert for_report._read_only_file(memory) is None
+    finally:
+        memory.close()
+
+
+def _whatif_both_ways(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[WhatIf | str, WhatIf | str, bool]:
+    """The report's what-if of `db` fitted in this process and fitted by a worker (with
+    whether the worker's plan ran), the what-if cache off; a reason when nothing replays."""
+    from relplan import workspace
+    from relplan.whatif.replay import replay_pool
+
+    monkeypatch.setenv("RELPLAN_WHATIF_CACHE", "0")
+    planned: list[object] = []
+    begin = for_report._InWorker.__init__
+
+    def spy(self: for_report._InWorker, *args: object) -> None:
+        begin(self, *args)  # type: ignore[arg-type]
+        planned.append(self)
+
+    monkeypatch.setattr(for_report._InWorker, "__init__", spy)
+    out: list[WhatIf | str] = []
+    with workspace.open_workspace(db, read_only=True) as con:
+        for pool_size in (1, 2):
+            with replay_pool(pool_size, warm=False) as pool:
+                try:
+                    reopen = functools.partial(workspace.connect, read_only=True)
+                    whatif = for_report.report_whatif(
+                        con, AnalyzeOptions(), pool=pool, reopen=reopen
+                    )
+                    out.append(whatif())
+                except NoDataError as exc:
+                    out.append(str(exc))
+    return out[0], out[1], bool(planned)
+
+
+def test_a_reason_found_by_the_worker_reads_as_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_whatif_fit import _write_incident
+
+    here, worker, planned = _whatif_both_ways(_write_incident(tmp_path / "in"), monkeypatch)
+    assert planned
+    assert isinstance(here, str)
+    assert here.startswith("not replayed")
+    assert worker == here
+
+
+@pytest.mark.slow
+def test_the_worker_fits_and_replays_as_this_process_does(
+    simulated_run: Callable[[str, int], Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from relplan import workspace
+    from relplan.ingest.base import IngestOptions
+    from relplan.ingest.driver import ingest_files
+
+    db = tmp_path / "incident.duckdb"
+    with workspace.open_workspace(db) as con:
+        ingest_files(con, [simulated_run("pulse-retry-cancel", 1)], IngestOptions())
+    here, worker, planned = _whatif_both_ways(db, monkeypatch)
+    assert planned
+    assert isinstance(here, WhatIf)
+    assert isinstance(worker, WhatIf)
+    assert len(here.controls) > 1
+    timings = {"wall_s", "replay_cpu_s"}
+    assert worker.model_dump(exclude=timings) == here.model_dump(exclude=timings)

@@ -140,6 +140,7 @@ def _make(
     key: str | None,
 ) -> ReportFiles:
     """The report computed (a miss of the page cache, or a run it does not serve)."""
+    import functools
     from contextlib import ExitStack
 
     with ExitStack() as stack:
@@ -149,6 +150,7 @@ def _make(
 
             # The replay's worker, forked from this process now, before duckdb, polars and
             # numpy are imported (relplan/whatif/replay.py): it imports what a replay needs
+            # while new inputs are ingested (their replay is not cached either: `warm`), else
             # only once the replay is not found in its cache.
             pool = stack.enter_context(replay_pool(report_jobs(), warm=False))
 
@@ -160,10 +162,21 @@ def _make(
         opts = AnalyzeOptions(**run.options())
         with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
             extras: dict[str, report_mod.ExtraSection] = {}
+            warm = None
             if whatif:
                 from relplan.whatif.for_report import report_whatif
 
-                extras["whatif"] = lambda con, o: report_whatif(con, o, progress=bar, pool=pool)
+                reopen = None
+                if pool is not None:
+                    from relplan.whatif.replay import warm_up
+                    from relplan.workspace import connect
+
+                    warm = functools.partial(pool.submit, warm_up)
+                    # how the worker opens the report's workspace file to fit it there
+                    reopen = functools.partial(connect, read_only=True)
+                extras["whatif"] = lambda con, o: report_whatif(
+                    con, o, progress=bar, pool=pool, reopen=reopen
+                )
             return report_mod.make_report(
                 path,
                 db=db,
@@ -176,4 +189,5 @@ def _make(
                 extras=extras,
                 generated_at=when,
                 cache_key=key,
+                on_new_inputs=warm,
             )

@@ -100,6 +100,7 @@ def collect_report_data(
         result = analyze(con, opts)
         if key is not None:
             analysis_cache.save(key, result)
+    _import_altair_meanwhile()
     facts = workspace_facts(con, fallback_name)
     computed: dict[str, BaseModel | str] = {}
     for name, begun in started.items():
@@ -121,9 +122,11 @@ def render_page(data: ReportData) -> str:
 
 def _import_altair_meanwhile() -> threading.Thread:
     """Import Altair (about a third of a CPU second, all Python) on a thread of its own while
-    this one waits on DuckDB's ingest and queries, which release the GIL: the charts need it
-    only once the analyses are done. Altair imports nothing of relplan's, so the two threads
-    never wait on each other's modules; a failed import is left for the charts to raise."""
+    this one reads the workspace's facts and finishes the extra sections; the charts, which
+    need it, wait for it (the import's lock). Started once the analyses are done, not before
+    the ingest: their DuckDB queries set the report process's peak memory, and Altair's 30 MB
+    then stayed resident under it (docs/benchmarks.md, "The cold report, fourth wave"). Altair imports nothing of relplan's, so the two threads never wait
+    on each other's modules; a failed import is left for the charts to raise."""
 
     def load() -> None:
         with suppress(ImportError):
@@ -136,11 +139,15 @@ def _import_altair_meanwhile() -> threading.Thread:
 
 @contextmanager
 def _open_inputs(
-    path: Path | None, db: Path | None, inputs: IngestOptions
+    path: Path | None,
+    db: Path | None,
+    inputs: IngestOptions,
+    on_new_inputs: Callable[[], object] | None = None,
 ) -> Iterator[tuple[duckdb.DuckDBPyConnection, str, str | None]]:
     """A connection on the workspace to report on, a fallback run name, and the workspace
     cache's key when the workspace is one it keeps (else None); raw inputs are ingested with
-    `inputs` (the input flags)."""
+    `inputs` (the input flags). `on_new_inputs` is called before the ingest of inputs the
+    workspace cache does not hold."""
     if path is None:
         ws = workspace.resolve_db(db)
         with workspace.open_workspace(ws, read_only=True) as con:
@@ -158,10 +165,13 @@ def _open_inputs(
     if db is not None:
         with workspace.open_workspace(db) as con:
             ingest_files(con, [path], inputs)
+        # Read back read-only, as a kept workspace is: the report only reads, what the ingest
+        # held in memory is let go, and the what-if's worker may open the same file.
+        with workspace.open_workspace(db, read_only=True) as con:
             yield con, name, None
         return
     key = workspace_cache.key_of(path, inputs)
-    kept = None if key is None else workspace_cache.workspace_for(path, inputs, key)
+    kept = None if key is None else workspace_cache.workspace_for(path, inputs, key, on_new_inputs)
     if key is not None and kept is not None:
         try:
             con = workspace.connect(kept, read_only=True)
@@ -179,12 +189,12 @@ def _open_inputs(
     # what it checkpoints to a file (the sample's workspace file is 6 MB; ingested in memory,
     # the process holds about 150 MB more), so the report's peak is 20-30 MB lower, for
     # 0.1-0.3 CPU s more on the sample (bench/report_profile.py, --memory).
-    with (
-        tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp,
-        workspace.open_workspace(Path(tmp) / "inputs.duckdb") as con,
-    ):
-        ingest_files(con, [path], inputs)
-        yield con, name, None
+    with tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp:
+        scratch = Path(tmp) / "inputs.duckdb"
+        with workspace.open_workspace(scratch) as con:
+            ingest_files(con, [path], inputs)
+        with workspace.open_workspace(scratch, read_only=True) as con:
+            yield con, name, None
 
 
 def make_report(
@@ -200,16 +210,21 @@ def make_report(
     inputs: IngestOptions | None = None,
     extras: Mapping[str, ExtraSection] | None = None,
     cache_key: str | None = None,
+    on_new_inputs: Callable[[], object] | None = None,
 ) -> ReportFiles:
     """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths.
+
+    `on_new_inputs` is called before raw inputs the workspace cache does not hold are
+    ingested into it (the what-if's worker then imports what it needs meanwhile: the
+    what-if of new inputs is not in its cache either).
 
     With `cache_key` (relplan/report/cache.py, `key_for`), the page and the data JSON are
     rendered with the cache's placeholder time, kept under that key, and written stamped with
     `generated_at`: the same texts a later hit writes."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
     check_targets(out, png_dir, svg_dir)
-    altair_loading = _import_altair_meanwhile()
-    with _open_inputs(path, db, inputs or IngestOptions()) as (con, fallback, ws_key):
+    opened = _open_inputs(path, db, inputs or IngestOptions(), on_new_inputs)
+    with opened as (con, fallback, ws_key):
         data = collect_report_data(
             con,
             opts or AnalyzeOptions(),
@@ -218,7 +233,6 @@ def make_report(
             extras=extras,
             workspace_key=ws_key,
         )
-    altair_loading.join()
     from relplan.report.charts import chart_specs
 
     specs = chart_specs(data)

@@ -27,6 +27,7 @@ Not used with `--db` (the named workspace is the one written) nor for a workspac
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
@@ -80,13 +81,18 @@ def _kept(key: str) -> Path | None:
     return db
 
 
-def workspace_for(path: Path, inputs: IngestOptions, key: str) -> Path | None:
-    """The kept workspace of these inputs, ingested into the cache folder first on a miss;
-    None when the folder cannot be written (the caller ingests into a temporary workspace). An ingest error
-    propagates, and leaves nothing in the folder."""
+def workspace_for(
+    path: Path, inputs: IngestOptions, key: str, on_miss: Callable[[], object] | None = None
+) -> Path | None:
+    """The kept workspace of these inputs, ingested into the cache folder first on a miss
+    (`on_miss` called first: new inputs); None when the folder cannot be written (the caller
+    ingests into a temporary workspace). An ingest error propagates, and leaves nothing in
+    the folder."""
     found = _kept(key)
     if found is not None:
         return found
+    if on_miss is not None:
+        on_miss()
     folder = _folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -240,7 +240,7 @@ class Pending:
     def result(self, progress: Callable[[int, int], None] | None = None) -> WhatIf:
         with self._stack:
             done = self._started.finish(progress)
-        return _ranked(self._con, self._o, done, self._controls, self._t)
+        return ranked_whatif(self._con, self._o, done, self._controls, self._t)
 
 
 def start_whatif(
@@ -311,13 +311,15 @@ def whatif(
     return pending.result(progress)
 
 
-def _ranked(
+def ranked_whatif(
     con: duckdb.DuckDBPyConnection,
     o: WhatIfOptions,
     done: Replayed,
     controls: list[Control],
     t: float,
 ) -> WhatIf:
+    """The `WhatIf` of a finished replay: the fit check, each control's outcome, the ranking
+    and the settings of the best (`t`: when the what-if started, for its wall time)."""
     fitted, incident, seeds, by_control, cpu = (
         done.fitted,
         done.incident,
