@@ -21,7 +21,7 @@ from relplan import workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses.assessment import Assessment, contradictions
 from tests.helpers.ingest import ingest
-from tests.helpers.lab import lab_ingest
+from tests.helpers.lab import OPERATOR_FILES, lab_ingest
 from tests.test_verdict_honesty import CASES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +105,9 @@ def table(tmp: Path) -> str:
         rows.append(row(case.name, _assess(db)))
     for name in INCIDENTS:
         engine = _lab_db(tmp / f"e-{name.replace('/', '-')}", name, ENGINE)
-        both = _lab_db(tmp / f"g-{name.replace('/', '-')}", name, (*ENGINE, "access.json.gz"))
+        # OPERATOR_FILES: ingested in the same order by tests/test_lab_incidents.py and
+        # tests/test_whatif_real.py, so they share one template workspace (tests/helpers/lab.py)
+        both = _lab_db(tmp / f"g-{name.replace('/', '-')}", name, OPERATOR_FILES)
         for label, db in (("vLLM log + Prometheus", engine), ("+ nginx JSON log", both)):
             rows.append(row(f"lab `{name}`, {label}", _assess(db)))
             rows.append(row(f"lab `{name}`, {label}, `--deadline 10`", _assess(db, 10.0)))
