@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.analysis_cache import analyze_json
 from tests.helpers.lab import OPERATOR_FILES, ingest_operator, lab_ingest
 
 LAB = Path(__file__).parent / "data" / "lab"
@@ -83,10 +84,9 @@ def workspace(
 
 
 def analyze(db: str, *flags: str) -> dict[str, Any]:
-    out = run_cli(["analyze", "--db", db, "--json", *flags])
-    assert out.exit_code == 0, out.output
-    result: dict[str, Any] = json.loads(out.stdout)
-    return result
+    """`relplan analyze --db DB --json FLAGS`, once per run for each workspace content and
+    flags (tests/test_verdict_table.py analyses the same workspaces)."""
+    return analyze_json(Path(db), *flags)
 
 
 @pytest.fixture(scope="module")
