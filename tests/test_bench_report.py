@@ -1,4 +1,5 @@
-"""Smoke test of bench/report_bench.py on the bundled sample, one browser launch."""
+"""Smoke test of bench/report_bench.py on a tiny simulated run (tests/helpers/sim_runs.py:
+the stages and lines are checked, not the sample's figures), one browser launch."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.sim_runs import tiny_run
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
-def test_report_bench_times_every_stage_of_the_sample(chromium_bin: str) -> None:
+def test_report_bench_times_every_stage_of_a_report(chromium_bin: str) -> None:
     done = subprocess.run(
-        [sys.executable, "bench/report_bench.py", "sample_data/pulse-retry-cancel", "--runs", "1"],
+        [sys.executable, "bench/report_bench.py", str(tiny_run()), "--runs", "1"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,4 +1,5 @@
-"""Smoke test of bench/report_profile.py on the bundled sample, one run."""
+"""Smoke test of bench/report_profile.py on a tiny simulated run (tests/helpers/sim_runs.py:
+the stages and queries are checked, not the sample's figures), one run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.incident_cuts import build_cut
+from tests.helpers.sim_runs import tiny_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,7 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_report_profile_times_each_stage_and_query() -> None:
     done = subprocess.run(
-        [sys.executable, "bench/report_profile.py", "--runs", "1", "--no-whatif", "--top", "3"],
+        [
+            *(sys.executable, "bench/report_profile.py", str(tiny_run())),
+            *("--runs", "1", "--no-whatif", "--top", "3"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

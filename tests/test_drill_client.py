@@ -86,7 +86,11 @@ def test_cancellation_on_closes_the_connection_at_the_deadline(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_cancellation_off_keeps_reading_so_the_server_finishes(tmp_path: Path) -> None:
-    with FakeOpenAI(slots=1, token_s=0.08) as srv:
+    """One slot, 2 s per call (5 tokens at 0.4 s), D 0.15 s: the client records its attempt
+    as given up at D and reads the answer to its end in the background. The end it records
+    is told from the server's by a margin no loaded machine's late timer reaches (it failed
+    with 0.4 s per call and the end held to D + 0.1 s)."""
+    with FakeOpenAI(slots=1, token_s=0.4) as srv:
         drill(
             srv.url,
             tmp_path / "d",
@@ -97,7 +101,8 @@ def test_cancellation_off_keeps_reading_so_the_server_finishes(tmp_path: Path) -
         aborted, finished = srv.aborted, srv.finished
     recs = records(tmp_path / "d")
     assert {r["outcome"] for r in recs} == {"client_gone"}
-    assert all(r["t_end"] - r["t_sent"] == pytest.approx(0.15, abs=0.1) for r in recs)
+    # given up at D, long before the server's end (2 s after it started the call)
+    assert all(0.15 - 1e-3 <= r["t_end"] - r["t_sent"] < 1.5 for r in recs), recs
     assert aborted == 0
     assert finished == len(recs) + 1  # and the probe
     # read to the end in the background, so the id is known although the client gave up

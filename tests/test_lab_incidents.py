@@ -23,7 +23,8 @@ import pytest
 from typer.testing import CliRunner
 
 from relplan.cli import app
-from tests.helpers.lab import ingest_operator, lab_ingest
+from tests.helpers.analysis_cache import analyze_json
+from tests.helpers.lab import OPERATOR_FILES, ingest_operator, lab_ingest
 
 LAB = Path(__file__).parent / "data" / "lab"
 D = 10.0
@@ -75,17 +76,17 @@ def workspace(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, str]:
     name: str = request.param
-    # no --call-key: the nginx log's drill headers link the calls by themselves
-    return name, str(
-        ingest_operator(LAB / name, tmp_path_factory.mktemp(name.replace("/", "-")), flags=())
-    )
+    # no --call-key: the nginx log's drill headers link the calls by themselves. The files are
+    # read in place and in the order tests/test_verdict_table.py and tests/test_whatif_real.py
+    # ingest them, so these tests and those share one template workspace per incident.
+    tmp = tmp_path_factory.mktemp(name.replace("/", "-"))
+    return name, ingest_files(name, tmp, OPERATOR_FILES)
 
 
 def analyze(db: str, *flags: str) -> dict[str, Any]:
-    out = run_cli(["analyze", "--db", db, "--json", *flags])
-    assert out.exit_code == 0, out.output
-    result: dict[str, Any] = json.loads(out.stdout)
-    return result
+    """`relplan analyze --db DB --json FLAGS`, once per run for each workspace content and
+    flags (tests/test_verdict_table.py analyses the same workspaces)."""
+    return analyze_json(Path(db), *flags)
 
 
 @pytest.fixture(scope="module")

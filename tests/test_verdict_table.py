@@ -10,6 +10,7 @@ test fails when the table in the docs differs; `RELPLAN_UPDATE_DOCS=1` rewrites 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -17,11 +18,10 @@ from typing import Any
 
 import pytest
 
-from relplan import workspace
-from relplan.analyses import AnalyzeOptions, analyze
 from relplan.analyses.assessment import Assessment, contradictions
+from tests.helpers.analysis_cache import analyze_json
 from tests.helpers.ingest import ingest
-from tests.helpers.lab import lab_ingest
+from tests.helpers.lab import OPERATOR_FILES, lab_ingest
 from tests.test_verdict_honesty import CASES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,11 +84,15 @@ def row(name: str, a: Assessment) -> str:
 
 
 def _assess(db: Path, deadline: float | None = None) -> Assessment:
-    with workspace.open_workspace(db, read_only=True) as con:
-        res = analyze(con, AnalyzeOptions(deadline=deadline))
-    assert res.verdict is not None
-    assert contradictions(res.verdict) == [], (db, contradictions(res.verdict))
-    return res.verdict
+    """The verdict of `relplan analyze --json` (its JSON is the analyses' model), run once per
+    test run for each workspace and flags: tests/test_lab_incidents.py analyses the lab's
+    workspaces with the same flags (tests/helpers/analysis_cache.py)."""
+    flags = () if deadline is None else ("--deadline", str(deadline))
+    verdict = analyze_json(db, *flags)["verdict"]
+    assert verdict is not None
+    a = Assessment.model_validate_json(json.dumps(verdict))
+    assert contradictions(a) == [], (db, contradictions(a))
+    return a
 
 
 def _lab_db(tmp: Path, name: str, files: tuple[str, ...]) -> Path:
@@ -105,7 +109,9 @@ def table(tmp: Path) -> str:
         rows.append(row(case.name, _assess(db)))
     for name in INCIDENTS:
         engine = _lab_db(tmp / f"e-{name.replace('/', '-')}", name, ENGINE)
-        both = _lab_db(tmp / f"g-{name.replace('/', '-')}", name, (*ENGINE, "access.json.gz"))
+        # OPERATOR_FILES: ingested in the same order by tests/test_lab_incidents.py and
+        # tests/test_whatif_real.py, so they share one template workspace (tests/helpers/lab.py)
+        both = _lab_db(tmp / f"g-{name.replace('/', '-')}", name, OPERATOR_FILES)
         for label, db in (("vLLM log + Prometheus", engine), ("+ nginx JSON log", both)):
             rows.append(row(f"lab `{name}`, {label}", _assess(db)))
             rows.append(row(f"lab `{name}`, {label}, `--deadline 10`", _assess(db, 10.0)))

@@ -29,7 +29,7 @@ from relplan.whatif.controls import Control
 from relplan.whatif.model import Figures
 from relplan.whatif.run import Replayed, WhatIfOptions, replay
 from relplan.workspace import connect
-from tests.helpers.lab import ingest_operator, lab_ingest
+from tests.helpers.lab import OPERATOR_FILES, ingest_operator, lab_ingest
 
 LAB = Path(__file__).parent / "data" / "lab"
 INCIDENT = LAB / "retries-no-cancel"
@@ -212,10 +212,7 @@ def real_row(folder: Path, capacity: float, tmp: Path) -> Row:
     op = folder.parent / "operator"
     if (op / "prometheus.query_range.json.gz").is_file():
         odb = tmp / f"{folder.parent.name}-op.duckdb"
-        lab_ingest(
-            odb,
-            [op / f for f in ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")],
-        )
+        lab_ingest(odb, [op / f for f in OPERATOR_FILES])
         drained = _figures(
             odb,
             AnalyzeOptions(
