@@ -1,7 +1,8 @@
 """Issue 27's table in one go: the report (cold, warm, --no-whatif), start-up against
 `import typer`, and optionally the test suite and the fast loop, each against its goal.
 
-    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF] [PATH]
+    python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF]
+                          [--ingest ROWS...] [--no-report] [PATH]
 
 Every figure is a whole process run from this checkout with this interpreter, its wall time
 and (in the last column) its CPU time, user + system, of the process and every descendant:
@@ -31,8 +32,18 @@ than the wall.
 - start-up: `relplan budget ...`, `relplan pulse ...`, `--version`, `-h` against
   `python -c "import typer"`, interleaved, median of --repeat x 3 runs, the ratio of the wall
   medians (the CPU column: the ratio of the CPU medians); goal <= 3x;
+- with --ingest ROWS...: `relplan ingest` of an engine trace of ROWS step rows, JSON Lines and
+  Parquet, against DuckDB's bare copy of the same file (bench/ingest.py's files and
+  measurements: in-process, best wall and least CPU of --repeat runs, interleaved); goal
+  <= 1.3x the copy; the CPU column is the ratio of CPU seconds;
 - with --suite: `pytest -q -n JOBS` (the whole suite) and `pytest -q -n JOBS -m "not slow"`,
   one run each (they take minutes: run them once, at a quiet time).
+Bytecode: every process runs relplan as an installed package does, its modules compiled once.
+Where the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE, as on the
+project's shared machine) the measured processes keep it under the temporary folder
+(PYTHONPYCACHEPREFIX, bench/ingest.py's `bytecode_env`), and one report of each checkout runs
+first, unmeasured, to fill it: otherwise every process would compile relplan from source
+(0.1-0.3 CPU s) where an installed copy would not.
 The load average at the start and the end is printed: on a shared machine it says how far the
 figures are from a quiet one's.
 
@@ -62,7 +73,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/startup.py's c
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
-GOALS = {"cold": 3.0, "warm": 1.5, "no-whatif": 1.0, "peak_mb": 300.0, "startup": 3.0}
+GOALS = {
+    "cold": 3.0,
+    "warm": 1.5,
+    "no-whatif": 1.0,
+    "peak_mb": 300.0,
+    "startup": 3.0,
+    "ingest": 1.3,
+}
 SUITE_GOAL_S = 240.0
 FAST_GOAL_S = 60.0
 STARTUP: tuple[tuple[str, ...], ...] = (
@@ -159,6 +177,8 @@ def report_rows(
         # (one's Vega bundle or replay would be the other's): filled by its last cold run,
         # else by a run of its own; then the --no-whatif page is kept.
         envs = [env_of(root, work / f"cache-{i}") for i, root in enumerate(roots)]
+        for i, root in enumerate(roots):  # the bytecode (see Bytecode above), unmeasured
+            timed(cmd, env_of(root, work / f"bytecode-{i}"), work)
         if cold:
             for r, order in enumerate(rounds()):
                 for i in order:
@@ -238,6 +258,30 @@ def startup_rows(repeat: int) -> list[tuple[str, float, float, float]]:
     return rows
 
 
+def ingest_rows(sizes: Sequence[int], repeat: int) -> Iterator[tuple[str, float, float]]:
+    """(label, wall ratio, CPU ratio) of relplan's ingest to DuckDB's bare copy, per file."""
+    import ingest  # bench/ingest.py
+
+    ingest.ENV.clear()
+    ingest.ENV.update(os.environ)
+    with tempfile.TemporaryDirectory(prefix="relplan-speed-ingest-") as tmp:
+        work = Path(tmp)
+        for n in sizes:
+            files = ingest.generate(work, n)
+            if n == sizes[0]:
+                ingest.warm_up(files["jsonl"], work)
+            for label, key in (("JSONL", "jsonl"), ("Parquet", "parquet")):
+                best = ingest.measure(str(files[key]), work, repeat)
+                copy, ing = best["copy"], best["ingest"]
+                yield (
+                    f"ingest {label} {n / 1e6:g}M / bare copy",
+                    ing["wall"] / copy["wall"],
+                    ing["cpu"] / copy["cpu"],
+                )
+            for f in files.values():
+                f.unlink(missing_ok=True)
+
+
 def suite_rows(jobs: int) -> Iterator[tuple[str, float, float]]:
     for label, extra, goal in (
         ("suite (whole)", [], SUITE_GOAL_S),
@@ -262,6 +306,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("path", nargs="?", type=Path, default=SAMPLE)
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (cold included)")
     parser.add_argument("--no-cold", action="store_true", help="leave out the cold report")
+    parser.add_argument(
+        "--ingest",
+        type=int,
+        nargs="+",
+        metavar="ROWS",
+        help="also time `relplan ingest` of ROWS step rows against the bare copy",
+    )
+    parser.add_argument("--no-report", action="store_true", help="leave out the report figures")
     parser.add_argument("--suite", action="store_true", help="also time the suite (minutes)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest -n for --suite")
     parser.add_argument(
@@ -273,6 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.repeat < 1:
         parser.error("--repeat must be 1 or more")
     _subreaper()
+    from ingest import bytecode_env  # bench/ingest.py: see Bytecode above
+
+    os.environ.clear()
+    os.environ.update(bytecode_env(compile_each_run=False))
     load0 = os.getloadavg()
     # Rows are printed as they are measured (flushed), so a long --suite run shows the rest.
     print(
@@ -291,15 +347,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
 
-    with contextlib.ExitStack() as stack:
-        from startup import checkout
+    measured: list[list[Row]] = []
+    colds: list[list[Run]] = []
+    if not ns.no_report:
+        with contextlib.ExitStack() as stack:
+            from startup import checkout
 
-        roots = [ROOT] if ns.before is None else [stack.enter_context(checkout(ns.before)), ROOT]
-        measured, colds = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
-    reports = measured[-1]
-    for label, wall, mb, goal, cpu in reports:
-        row(label, wall, goal, "s", f"{cpu:.2f}s", f"{mb:.0f}MB")
-    row("report peak RSS (MB)", max(r[2] for r in reports), GOALS["peak_mb"], " ")
+            roots = (
+                [ROOT] if ns.before is None else [stack.enter_context(checkout(ns.before)), ROOT]
+            )
+            measured, colds = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
+        reports = measured[-1]
+        for label, wall, mb, goal, cpu in reports:
+            row(label, wall, goal, "s", f"{cpu:.2f}s", f"{mb:.0f}MB")
+        row("report peak RSS (MB)", max(r[2] for r in reports), GOALS["peak_mb"], " ")
     for label, s, ratio, cpu_ratio in startup_rows(ns.repeat):
         if label == "import typer":
             print(
@@ -308,11 +369,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             row(f"{label} / import typer", ratio, GOALS["startup"], "x", f"{cpu_ratio:.2f}x")
+    for label, wall_ratio, cpu_ratio in ingest_rows(ns.ingest or (), ns.repeat):
+        row(label, wall_ratio, GOALS["ingest"], "x", f"{cpu_ratio:.2f}x")
     if ns.suite:
         for label, wall, goal in suite_rows(ns.jobs):
             row(label, wall, goal, "s")
-    if ns.before is not None:
-        print_side_by_side(ns.before, measured[0], reports, colds, ns.repeat)
+    if ns.before is not None and measured:
+        print_side_by_side(ns.before, measured[0], measured[-1], colds, ns.repeat)
     load1 = os.getloadavg()
     print(f"load average at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f}")
     return 0

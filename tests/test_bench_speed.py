@@ -91,3 +91,27 @@ def test_the_cold_only_mode_is_gone() -> None:
     )
     assert done.returncode == 2
     assert "unrecognized arguments: --against --against-only" in done.stderr
+
+
+@pytest.mark.slow
+def test_speed_bench_sets_ingest_beside_the_bare_copy() -> None:
+    """`--ingest ROWS --no-report`: the ingest rows (JSON Lines and Parquet against DuckDB's
+    bare copy, bench/ingest.py's measurement) and start-up, no report figures."""
+    done = subprocess.run(
+        [sys.executable, "bench/speed.py", "--repeat", "1", "--no-report", "--ingest", "3000"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    rows = {line[:36].strip(): line[36:].split() for line in lines[3:-1]}
+    assert not any(label.startswith("report") for label in rows)
+    for label in ("ingest JSONL 0.003M / bare copy", "ingest Parquet 0.003M / bare copy"):
+        value, goal, verdict, cpu = rows[label]
+        assert float(value.removesuffix("x")) > 0, label
+        assert goal == "1.30x", label
+        assert verdict in ("meets", "misses"), label
+        assert float(cpu.removesuffix("x")) > 0, label
