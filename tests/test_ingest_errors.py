@@ -198,9 +198,11 @@ def one_source(db_with_one_source: Path) -> State:
 
 
 @pytest.mark.parametrize(
-    ("name", "lines", "line", "message"), PROXY_CASES, ids=lambda v: str(v)[:30]
+    ("name", "lines", "line", "message"),
+    [*PROXY_CASES, *ENGINE_CASES],
+    ids=lambda v: str(v)[:30],
 )
-def test_bad_proxy_record_names_file_and_line_and_changes_nothing(
+def test_bad_record_names_file_and_line_and_changes_nothing(
     db: Path,
     one_source: State,
     tmp_path: Path,
@@ -209,25 +211,7 @@ def test_bad_proxy_record_names_file_and_line_and_changes_nothing(
     line: int,
     message: str,
 ) -> None:
-    p = write_lines(tmp_path / f"{name}.jsonl", lines)
-    with pytest.raises(InputError) as err:
-        ingest(db, p)
-    assert str(err.value).startswith(f"{p}:{line}: {message}"), str(err.value)
-    assert state(db) == one_source
-
-
-@pytest.mark.parametrize(
-    ("name", "lines", "line", "message"), ENGINE_CASES, ids=lambda v: str(v)[:30]
-)
-def test_bad_engine_record_names_file_and_line_and_changes_nothing(
-    db: Path,
-    one_source: State,
-    tmp_path: Path,
-    name: str,
-    lines: list[str],
-    line: int,
-    message: str,
-) -> None:
+    """A bad proxy or engine record: FILE:LINE and the reason, and the workspace unchanged."""
     p = write_lines(tmp_path / f"{name}.jsonl", lines)
     with pytest.raises(InputError) as err:
         ingest(db, p)
