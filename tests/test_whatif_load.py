@@ -198,3 +198,25 @@ print(first, with_thread, after_join, fork_ok())
 """
     )
     assert out.split() == ["True", "False", "True", "False"]
+
+
+def test_an_interrupted_pool_leaves_no_manager_thread_for_the_interpreter_exit() -> None:
+    """Ctrl-C inside `replay_pool`: the pool is shut down and its manager thread joined before
+    the exception goes on, so nothing of concurrent.futures runs at the interpreter's exit (it
+    once printed a traceback there after `relplan: interrupted; nothing stored`)."""
+    out = _fresh(
+        """
+import threading
+from concurrent.futures.process import _ExecutorManagerThread
+from relplan.whatif.replay import replay_pool
+try:
+    with replay_pool(2, warm=False) as pool:
+        assert pool is not None
+        pool.submit(sum, [1, 2]).result()
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    pass
+print(sum(isinstance(t, _ExecutorManagerThread) for t in threading.enumerate()))
+"""
+    )
+    assert out.split() == ["0"]
