@@ -59,21 +59,17 @@ def _code_files() -> Iterator[Path]:
 
 
 def libraries() -> list[str]:
-    """One line per library of LIBRARIES: its name and the path, size, modification and
-    change time of its module file, found without importing it ("absent" when it is not installed).
-    An upgrade or reinstall rewrites that file, so the line changes."""
+    """One line per library of LIBRARIES: its name and the stamp (`_stamp_line`) of its
+    module file, found without importing it ("absent" when it is not installed). An upgrade
+    or reinstall rewrites that file, so the line changes."""
     lines = []
     for name in LIBRARIES:
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None
         try:
-            st = os.stat(origin) if origin else None
+            lines.append(f"{name} {_stamp_line(origin)}" if origin else f"{name} absent")
         except OSError:
-            st = None
-        if st is None:
             lines.append(f"{name} absent")
-        else:
-            lines.append(f"{name} {origin} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}")
     return lines
 
 
