@@ -44,9 +44,9 @@ def test_nginx_json_format_is_valid_json_once_variables_are_filled() -> None:
 
 @pytest.mark.slow
 def test_nginx_accepts_the_config(tmp_path: Path) -> None:
-    nginx = pytest.importorskip("shutil").which("nginx") or "/usr/sbin/nginx"
-    if not Path(nginx).exists():
-        pytest.skip("nginx is not installed (Debian: apt-get install nginx)")
+    from tests.helpers.tools import require_tool
+
+    nginx = require_tool("nginx")
     s = LabSettings(root=tmp_path)
     (s.nginx_dir / "tmp").mkdir(parents=True)
     s.logs.mkdir()
@@ -276,6 +276,206 @@ def test_stub_status_counts_requests_less_the_one_asking() -> None:
     assert capture.parse_stub_status(page) == 6 + 179 - 1
     with pytest.raises(ValueError, match="stub_status"):
         capture.parse_stub_status("<html>404 Not Found</html>")
+
+
+def test_lab_servers_inherit_the_hard_open_files_limit() -> None:
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard <= 256:
+        pytest.skip(f"the hard open-files limit is {hard}: nothing to raise")
+    code = (
+        "import resource; from relplan.lab.processes import open_files_to_hard_limit as f;"
+        "print(*resource.getrlimit(resource.RLIMIT_NOFILE), *f())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    before_soft, _, after_soft, after_hard = map(int, done.stdout.split())
+    assert before_soft == 256
+    assert after_soft == (65536 if hard == resource.RLIM_INFINITY else hard) > 256
+    assert after_hard == hard
+
+
+def test_no_nginx_listening_is_no_request_in_flight(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # bound, not listening: a connection is refused
+        s = LabSettings(root=tmp_path, nginx_port=port)
+        assert capture.gateway_in_flight(s) == 0
+        assert capture.wait_gateway_idle(s, 60)[0] == 0
+
+
+def test_accept_queue_counts_connections_the_listener_has_not_accepted() -> None:
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        assert capture.accept_queue(port) == 0
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        try:
+            for _ in range(1000):  # the kernel queues each once its handshake completes
+                if capture.accept_queue(port) == 3:
+                    break
+                listener.settimeout(0.01)
+                with pytest.raises(TimeoutError):
+                    listener.accept()
+            assert capture.accept_queue(port) == 3
+            listener.settimeout(5)
+            listener.accept()[0].close()
+            assert capture.accept_queue(port) == 2
+        finally:
+            for c in clients:
+                c.close()
+
+
+def test_accept_queue_reads_the_rx_queue_of_listening_sockets_only() -> None:
+    # /proc/net/tcp as Linux writes it (header, a listener on 127.0.0.1:8080 with 2 queued, an
+    # established connection to it with 5 bytes unread): only the listener's counts.
+    table = (
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid"
+        "  timeout inode\n"
+        "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000002 00:00000000 00000000     0"
+        "        0 1 1 0000000000000000 100 0 0 10 0\n"
+        "   1: 0100007F:1F90 0100007F:A1B2 01 00000000:00000005 00:00000000 00000000     0"
+        "        0 2 1 0000000000000000 20 4 30 10 -1\n"
+    )
+    assert capture.parse_accept_queue(table, 8080) == 2
+    assert capture.parse_accept_queue(table, 8081) == 0
+
+
+@pytest.mark.slow
+def test_collect_waits_for_requests_nginx_at_its_open_files_limit_has_not_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nginx at its open-files limit leaves new connections in the kernel's accept queue, the
+    status page's own among them, and logs their requests only once it accepts them. `collect`
+    must neither take the unanswered status page for an idle nginx nor miss a queued request
+    (one way a drill's last attempts go missing from the copy, as in CI at stop 41)."""
+    import http.server
+    import socket
+    import threading
+    import time
+
+    from tests.helpers.http import serve_in_background
+    from tests.helpers.tools import require_tool
+
+    nginx = require_tool("nginx")
+    release = threading.Event()
+    arrived: list[str] = []
+
+    class Held(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            arrived.append(self.headers.get("X-Relplan-Call", ""))
+            release.wait(60)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Held)
+    serve_in_background(upstream)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    s = LabSettings(root=tmp_path, cancel=False, nginx_port=port)
+    s.vllm_port = upstream.server_address[1]
+    (s.nginx_dir / "tmp").mkdir(parents=True)
+    s.logs.mkdir()
+    conf = s.nginx_dir / "nginx.conf"
+
+    def start_nginx(open_files: int | None) -> tuple[subprocess.Popen[bytes], int]:
+        """nginx with the lab's config, its worker limited to `open_files` files (nginx's
+        worker_rlimit_nofile); the server and its worker's pid once it answers."""
+        text = configs.nginx_conf(s)
+        if open_files is not None:
+            text = text.replace(
+                "worker_processes 1;", f"worker_processes 1;\nworker_rlimit_nofile {open_files};"
+            )
+        conf.write_text(text)
+        server = subprocess.Popen(
+            [nginx, "-p", str(s.nginx_dir), "-c", str(conf), "-g", "daemon off;"],
+            stderr=subprocess.DEVNULL,
+        )
+        processes.wait_http(s.gateway_status_url, server.pid, s.logs / "x", "nginx", 30)
+        pids = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True)
+        return server, int(pids.stdout.split()[0])
+
+    # the files nginx's worker has open when idle, then a few more: room for a handful of
+    # requests (a client and an upstream connection each)
+    server, worker = start_nginx(None)
+    files = len(list(Path(f"/proc/{worker}/fd").iterdir()))
+    server.terminate()
+    server.wait(30)
+    server, worker = start_nginx(files + 6)
+    clients: list[socket.socket] = []
+
+    def send(call: str) -> str:
+        """Send a held request on a new connection: 'held' once it reached the upstream,
+        'queued' while the kernel holds its connection for nginx to accept."""
+        n = len(arrived)
+        c = socket.create_connection(("127.0.0.1", port))
+        clients.append(c)
+        c.sendall(f"GET /v1/held HTTP/1.1\r\nHost: x\r\nX-Relplan-Call: {call}\r\n\r\n".encode())
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            if len(arrived) > n:
+                return "held"
+            if capture.accept_queue(port) > 0:
+                return "queued"
+            c.settimeout(0.01)
+            try:
+                if c.recv(1, socket.MSG_PEEK):
+                    return "answered"  # nginx could not open its upstream connection: a 502
+            except TimeoutError:
+                pass
+        raise AssertionError(f"request {call} neither reached the upstream nor was queued")
+
+    try:
+        capture.mark(s)
+        got = [send(f"c{i}") for i in range(12)]
+        assert "queued" in got, got
+        assert got.count("held") >= 1, got
+        last = f"c{got.index('queued')}"
+        monkeypatch.setattr(capture, "STATUS_TIMEOUT_SECONDS", 0.5)
+        asked = capture.gateway_in_flight
+        answers: list[int | None] = []
+
+        def first_answer_then_release(s: LabSettings) -> int | None:
+            answers.append(asked(s))
+            release.set()  # collect has asked nginx once: now let the held requests end
+            return answers[-1]
+
+        monkeypatch.setattr(capture, "gateway_in_flight", first_answer_then_release)
+        said: list[str] = []
+        capture.collect(s, tmp_path / "out", prometheus=False, wait=60, say=said.append)
+        monkeypatch.undo()
+        assert answers[0] is None, answers  # nginx full: its status page went unanswered
+        lines = (tmp_path / "out" / "access.json").read_text().splitlines()
+        logged = {json.loads(line)["http_x_relplan_call"] for line in lines}
+        assert last in logged, (got, sorted(logged))
+        assert logged == {f"c{i}" for i in range(len(got))}, (got, sorted(logged))
+        assert capture.gateway_in_flight(s) == 0
+        assert any("waited" in m for m in said), said
+    finally:
+        release.set()
+        for c in clients:
+            c.close()
+        server.terminate()
+        server.wait(30)
+        upstream.shutdown()
+        upstream.server_close()
 
 
 @pytest.mark.slow

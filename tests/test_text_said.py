@@ -93,6 +93,13 @@ LAB_LINES = [
         " not in this copy (collect again later, or --wait)",
     ),
     (
+        "gateway_unknown",
+        {"waited_s": 600.04, "url": "http://127.0.0.1:8080/relplan/nginx-status"},
+        "warning: nginx did not answer its status page"
+        " (http://127.0.0.1:8080/relplan/nginx-status) within 600.0 s; the access-log lines of"
+        " requests still in flight may be missing from this copy",
+    ),
+    (
         "gateway_waited",
         {"waited_s": 0.25},
         "waited 0.2 s for nginx to finish the requests in flight",

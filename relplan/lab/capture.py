@@ -14,6 +14,7 @@ import gzip
 import json
 import re
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
@@ -26,13 +27,16 @@ from relplan.wording import Words
 
 # The lines `collect` says about nginx's requests in flight, worded by relplan/text/lab.py
 # (relplan/wording.py).
-Said = Literal["gateway_still_busy", "gateway_waited"]
+Said = Literal["gateway_still_busy", "gateway_unknown", "gateway_waited"]
 _say: Words[Said] = Words("relplan.text.lab")
 
 MAX_EXPORT_BYTES = 512 * 1024 * 1024
 # How long `collect` waits by default for nginx to finish the requests still in flight.
 GATEWAY_WAIT_SECONDS = 600.0
 GATEWAY_POLL_SECONDS = 0.1
+# How long one look at nginx's status page may take: a busy nginx at its open-files limit
+# leaves the page's own connection in the accept queue.
+STATUS_TIMEOUT_SECONDS = 5.0
 
 
 def parse_stub_status(text: str) -> int:
@@ -47,28 +51,67 @@ def parse_stub_status(text: str) -> int:
     return max(int(fields["Reading"]) + int(fields["Writing"]) - 1, 0)
 
 
-def gateway_in_flight(s: LabSettings) -> int | None:
-    """Requests in flight at the lab's nginx; None when nginx is down or has no status page
-    (a lab started before the page existed)."""
+def parse_accept_queue(table: str, port: int) -> int:
+    """Connections waiting in the accept queue of the sockets listening on `port`, from the
+    kernel's /proc/net/tcp (for a listening socket, rx_queue is the accept queue's length)."""
+    queued = 0
+    for line in table.splitlines()[1:]:
+        f = line.split()
+        if len(f) > 4 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+            queued += int(f[4].split(":")[1], 16)
+    return queued
+
+
+def accept_queue(port: int) -> int:
+    """Connections the kernel completed to `port` that nginx has not accepted yet: stub_status
+    cannot see them (an nginx at its open-files limit leaves them queued), yet each is a request
+    whose line is still to come. 0 where /proc/net/tcp does not exist (not Linux)."""
     try:
-        with urllib.request.urlopen(s.gateway_status_url, timeout=5) as resp:
-            return parse_stub_status(resp.read(65536).decode("ascii", "replace"))
+        table = Path("/proc/net/tcp").read_text()
+    except OSError:
+        return 0
+    return parse_accept_queue(table, port)
+
+
+class NoStatusPage(Exception):
+    """nginx answered without its status page (a lab started before the page existed)."""
+
+
+def gateway_in_flight(s: LabSettings) -> int | None:
+    """Requests nginx is handling or has yet to accept (0 when no nginx listens); None when
+    nginx does not answer its status page now (too busy to accept the connection in time)."""
+    try:
+        with urllib.request.urlopen(s.gateway_status_url, timeout=STATUS_TIMEOUT_SECONDS) as resp:
+            handling = parse_stub_status(resp.read(65536).decode("ascii", "replace"))
+    except urllib.error.HTTPError as exc:
+        raise NoStatusPage(f"HTTP {exc.code} from {s.gateway_status_url}") from None
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, ConnectionRefusedError):
+            return 0  # no nginx listens: none has a request in flight
+        return None
     except (OSError, ValueError):
         return None
+    return handling + accept_queue(s.nginx_port)
 
 
 def wait_gateway_idle(s: LabSettings, timeout: float) -> tuple[int | None, float]:
-    """Wait until nginx handles no request (so every request's log line is written), at most
-    `timeout` seconds: the requests still in flight (None: nginx cannot be asked) and the wait.
+    """Wait until nginx handles no request and none waits to be accepted (so every request's
+    log line is written), at most `timeout` seconds: the requests still in flight (None: nginx
+    did not answer its status page) and the wait.
 
     With cancellation off, nginx keeps a request whose client left until vLLM answers it, and
     writes its log line only then: a drill's last attempts can be logged after the drill ends.
+    A status page that does not answer is asked again until the wait runs out, never taken
+    for an idle nginx.
     """
     start = time.monotonic()
     while True:
-        left = gateway_in_flight(s)
+        try:
+            left = gateway_in_flight(s)
+        except NoStatusPage:
+            return None, time.monotonic() - start
         waited = time.monotonic() - start
-        if not left or waited >= timeout:
+        if left == 0 or waited >= timeout:
             return left, waited
         time.sleep(GATEWAY_POLL_SECONDS)
 
@@ -102,7 +145,9 @@ def collect(
     if not isinstance(marked, dict):
         raise InputError("no mark: run `relplan lab mark` before the drill", str(s.root))
     left, waited = wait_gateway_idle(s, wait)
-    if left:
+    if left is None:
+        say(_say("gateway_unknown", waited_s=waited, url=s.gateway_status_url))
+    elif left:
         say(_say("gateway_still_busy", waited_s=waited, left=left))
     elif waited >= GATEWAY_POLL_SECONDS:
         say(_say("gateway_waited", waited_s=waited))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -23,8 +24,22 @@ class LabError(RelplanError):
     """A lab server did not start or stop; the message says which and where its log is."""
 
 
+def open_files_to_hard_limit() -> tuple[int, int]:
+    """Raise this process's soft limit on open files to its hard limit, so the servers started
+    from it inherit it: a drill with cancellation off keeps hundreds of requests open in nginx
+    (two files each) and vLLM, more than a soft limit of 1024 allows. The limits after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < want:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
 def start(args: Sequence[str], log: Path, env: Mapping[str, str] | None = None) -> int:
-    """Start a server in its own session (so it outlives this command), output to `log`."""
+    """Start a server in its own session (so it outlives this command), output to `log`, with
+    the open-files limit raised to the hard limit."""
+    open_files_to_hard_limit()
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         proc = subprocess.Popen(

@@ -90,6 +90,13 @@ def gateway_still_busy(waited_s: float, left: int) -> str:
     )
 
 
+def gateway_unknown(waited_s: float, url: str) -> str:
+    return (
+        f"warning: nginx did not answer its status page ({url}) within {fixed(waited_s, 1)} s;"
+        " the access-log lines of requests still in flight may be missing from this copy"
+    )
+
+
 def gateway_waited(waited_s: float) -> str:
     return f"waited {fixed(waited_s, 1)} s for nginx to finish the requests in flight"
 
@@ -108,6 +115,7 @@ SENTENCES: dict[str, Callable[..., str]] = {
         starting_prometheus,
         stopped,
         gateway_still_busy,
+        gateway_unknown,
         gateway_waited,
     )
 }

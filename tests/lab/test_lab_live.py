@@ -60,7 +60,8 @@ def drilled(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--metrics-url", "http://127.0.0.1:8000/metrics", "--name", "ci-live",
         timeout=900,
     )  # fmt: skip
-    relplan("lab", "collect", str(out / "operator"), "--dir", str(lab))
+    said = relplan("lab", "collect", str(out / "operator"), "--dir", str(lab)).stdout
+    (out / "collect.txt").write_text(said)
     return out
 
 
@@ -80,7 +81,10 @@ def test_every_attempt_is_in_the_gateway_log_and_reached_vllm(drilled: Path) -> 
         rec = json.loads(line)
         if rec["http_x_relplan_call"]:
             logged.add((rec["http_x_relplan_call"], int(rec["http_x_relplan_attempt"])))
-    assert logged == sent
+    # on a failure, say what the client recorded of each attempt missing and what collect said
+    missing = [a for a in attempts(drilled) if (a["call_id"], a["attempt"]) in sent - logged]
+    said = (drilled / "collect.txt").read_text()
+    assert logged == sent, f"missing from the gateway log: {missing}\ncollect said:\n{said}"
     vllm_log = (drilled / "operator" / "vllm.log").read_text()
     for call, attempt in sent:
         assert f"Added request cmpl-{call}-{attempt}-" in vllm_log
