@@ -5,10 +5,17 @@ The live lab (a real vLLM behind nginx) is tested in tests/lab/, the CI stage af
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -302,7 +309,6 @@ def test_lab_servers_inherit_the_hard_open_files_limit() -> None:
 
 
 def test_no_nginx_listening_is_no_request_in_flight(tmp_path: Path) -> None:
-    import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -313,7 +319,6 @@ def test_no_nginx_listening_is_no_request_in_flight(tmp_path: Path) -> None:
 
 
 def test_accept_queue_counts_connections_the_listener_has_not_accepted() -> None:
-    import socket
 
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -352,29 +357,33 @@ def test_accept_queue_reads_the_rx_queue_of_listening_sockets_only() -> None:
     assert capture.parse_accept_queue(table, 8081) == 0
 
 
-@pytest.mark.slow
-def test_collect_waits_for_requests_nginx_at_its_open_files_limit_has_not_accepted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """nginx at its open-files limit leaves new connections in the kernel's accept queue, the
-    status page's own among them, and logs their requests only once it accepts them. `collect`
-    must neither take the unanswered status page for an idle nginx nor miss a queued request
-    (one way a drill's last attempts go missing from the copy, as in CI at stop 41)."""
-    import http.server
-    import socket
-    import threading
-    import time
+@dataclass
+class HeldLab:
+    """nginx with the lab's config (cancellation off) in front of an upstream that holds
+    every GET /v1/held until `release` is set; `arrived` lists each held request's
+    X-Relplan-Call as it reaches the upstream, `first` is set at the first."""
 
+    s: LabSettings
+    arrived: list[str]
+    first: threading.Event
+    release: threading.Event
+
+
+@contextlib.contextmanager
+def held_lab(tmp_path: Path, open_files: int | None = None) -> Iterator[HeldLab]:
+    """Start the upstream and nginx; with `open_files`, nginx's worker may open that many files
+    more than it has open when idle (nginx's worker_rlimit_nofile, so a few requests fill it)."""
     from tests.helpers.http import serve_in_background
     from tests.helpers.tools import require_tool
 
     nginx = require_tool("nginx")
-    release = threading.Event()
+    release, first = threading.Event(), threading.Event()
     arrived: list[str] = []
 
     class Held(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             arrived.append(self.headers.get("X-Relplan-Call", ""))
+            first.set()
             release.wait(60)
             self.send_response(200)
             self.send_header("Content-Length", "2")
@@ -395,13 +404,11 @@ def test_collect_waits_for_requests_nginx_at_its_open_files_limit_has_not_accept
     s.logs.mkdir()
     conf = s.nginx_dir / "nginx.conf"
 
-    def start_nginx(open_files: int | None) -> tuple[subprocess.Popen[bytes], int]:
-        """nginx with the lab's config, its worker limited to `open_files` files (nginx's
-        worker_rlimit_nofile); the server and its worker's pid once it answers."""
+    def start(limit: int | None) -> tuple[subprocess.Popen[bytes], int]:
         text = configs.nginx_conf(s)
-        if open_files is not None:
+        if limit is not None:
             text = text.replace(
-                "worker_processes 1;", f"worker_processes 1;\nworker_rlimit_nofile {open_files};"
+                "worker_processes 1;", f"worker_processes 1;\nworker_rlimit_nofile {limit};"
             )
         conf.write_text(text)
         server = subprocess.Popen(
@@ -412,70 +419,87 @@ def test_collect_waits_for_requests_nginx_at_its_open_files_limit_has_not_accept
         pids = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True)
         return server, int(pids.stdout.split()[0])
 
-    # the files nginx's worker has open when idle, then a few more: room for a handful of
-    # requests (a client and an upstream connection each)
-    server, worker = start_nginx(None)
-    files = len(list(Path(f"/proc/{worker}/fd").iterdir()))
-    server.terminate()
-    server.wait(30)
-    server, worker = start_nginx(files + 6)
-    clients: list[socket.socket] = []
-
-    def send(call: str) -> str:
-        """Send a held request on a new connection: 'held' once it reached the upstream,
-        'queued' while the kernel holds its connection for nginx to accept."""
-        n = len(arrived)
-        c = socket.create_connection(("127.0.0.1", port))
-        clients.append(c)
-        c.sendall(f"GET /v1/held HTTP/1.1\r\nHost: x\r\nX-Relplan-Call: {call}\r\n\r\n".encode())
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
-            if len(arrived) > n:
-                return "held"
-            if capture.accept_queue(port) > 0:
-                return "queued"
-            c.settimeout(0.01)
-            try:
-                if c.recv(1, socket.MSG_PEEK):
-                    return "answered"  # nginx could not open its upstream connection: a 502
-            except TimeoutError:
-                pass
-        raise AssertionError(f"request {call} neither reached the upstream nor was queued")
-
+    server, worker = start(None)
     try:
-        capture.mark(s)
-        got = [send(f"c{i}") for i in range(12)]
-        assert "queued" in got, got
-        assert got.count("held") >= 1, got
-        last = f"c{got.index('queued')}"
-        monkeypatch.setattr(capture, "STATUS_TIMEOUT_SECONDS", 0.5)
-        asked = capture.gateway_in_flight
-        answers: list[int | None] = []
-
-        def first_answer_then_release(s: LabSettings) -> int | None:
-            answers.append(asked(s))
-            release.set()  # collect has asked nginx once: now let the held requests end
-            return answers[-1]
-
-        monkeypatch.setattr(capture, "gateway_in_flight", first_answer_then_release)
-        said: list[str] = []
-        capture.collect(s, tmp_path / "out", prometheus=False, wait=60, say=said.append)
-        monkeypatch.undo()
-        assert answers[0] is None, answers  # nginx full: its status page went unanswered
-        lines = (tmp_path / "out" / "access.json").read_text().splitlines()
-        logged = {json.loads(line)["http_x_relplan_call"] for line in lines}
-        assert last in logged, (got, sorted(logged))
-        assert logged == {f"c{i}" for i in range(len(got))}, (got, sorted(logged))
-        assert capture.gateway_in_flight(s) == 0
-        assert any("waited" in m for m in said), said
+        if open_files is not None:
+            files = len(list(Path(f"/proc/{worker}/fd").iterdir()))
+            server.terminate()
+            server.wait(30)
+            server, worker = start(files + open_files)
+        yield HeldLab(s, arrived, first, release)
     finally:
         release.set()
-        for c in clients:
-            c.close()
         server.terminate()
         server.wait(30)
         upstream.shutdown()
         upstream.server_close()
+
+
+@pytest.mark.slow
+def test_collect_waits_for_requests_nginx_at_its_open_files_limit_has_not_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nginx at its open-files limit leaves new connections in the kernel's accept queue, the
+    status page's own among them, and logs their requests only once it accepts them. `collect`
+    must neither take the unanswered status page for an idle nginx nor miss a queued request
+    (one way a drill's last attempts go missing from the copy, as in CI at stop 41)."""
+    clients: list[socket.socket] = []
+    # room for a handful of requests: a client and an upstream connection each
+    with held_lab(tmp_path, open_files=6) as lab:
+        s, arrived = lab.s, lab.arrived
+
+        def send(call: str) -> str:
+            """Send a held request on a new connection: 'held' once it reached the upstream,
+            'queued' while the kernel holds its connection for nginx to accept."""
+            n = len(arrived)
+            c = socket.create_connection(("127.0.0.1", s.nginx_port))
+            clients.append(c)
+            c.sendall(
+                f"GET /v1/held HTTP/1.1\r\nHost: x\r\nX-Relplan-Call: {call}\r\n\r\n".encode()
+            )
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                if len(arrived) > n:
+                    return "held"
+                if capture.accept_queue(s.nginx_port) > 0:
+                    return "queued"
+                c.settimeout(0.01)
+                try:
+                    if c.recv(1, socket.MSG_PEEK):
+                        return "answered"  # nginx could not open its upstream connection: 502
+                except TimeoutError:
+                    pass
+            raise AssertionError(f"request {call} neither reached the upstream nor was queued")
+
+        try:
+            capture.mark(s)
+            got = [send(f"c{i}") for i in range(12)]
+            assert "queued" in got, got
+            assert got.count("held") >= 1, got
+            last = f"c{got.index('queued')}"
+            monkeypatch.setattr(capture, "STATUS_TIMEOUT_SECONDS", 0.5)
+            asked = capture.gateway_in_flight
+            answers: list[int | None] = []
+
+            def first_answer_then_release(s: LabSettings) -> int | None:
+                answers.append(asked(s))
+                lab.release.set()  # collect has asked nginx once: now let the held ones end
+                return answers[-1]
+
+            monkeypatch.setattr(capture, "gateway_in_flight", first_answer_then_release)
+            said: list[str] = []
+            capture.collect(s, tmp_path / "out", prometheus=False, wait=60, say=said.append)
+            monkeypatch.undo()
+            assert answers[0] is None, answers  # nginx full: its status page went unanswered
+            lines = (tmp_path / "out" / "access.json").read_text().splitlines()
+            logged = {json.loads(line)["http_x_relplan_call"] for line in lines}
+            assert last in logged, (got, sorted(logged))
+            assert logged == {f"c{i}" for i in range(len(got))}, (got, sorted(logged))
+            assert capture.gateway_in_flight(s) == 0
+            assert any("waited" in m for m in said), said
+        finally:
+            for c in clients:
+                c.close()
 
 
 @pytest.mark.slow
@@ -485,53 +509,12 @@ def test_collect_waits_for_the_line_nginx_writes_when_an_abandoned_request_ends(
     """Cancellation off: the client leaves, nginx waits for the upstream and logs the request
     only when it answers. `collect` must wait for that line (the CI failure of stop 36: a
     drill's last attempt was missing from the copied access log)."""
-    import http.server
-    import socket
-    import threading
-
-    from tests.helpers.http import serve_in_background
-    from tests.helpers.tools import require_tool
-
-    nginx = require_tool("nginx")
-    arrived, release = threading.Event(), threading.Event()
-
-    class Held(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path == "/v1/held":
-                arrived.set()
-                release.wait(60)
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Held)
-    serve_in_background(upstream)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    s = LabSettings(root=tmp_path, cancel=False, nginx_port=port)
-    s.vllm_port = upstream.server_address[1]
-    (s.nginx_dir / "tmp").mkdir(parents=True)
-    s.logs.mkdir()
-    conf = s.nginx_dir / "nginx.conf"
-    conf.write_text(configs.nginx_conf(s))
-    server = subprocess.Popen(
-        [nginx, "-p", str(s.nginx_dir), "-c", str(conf), "-g", "daemon off;"],
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        processes.wait_http(f"{s.gateway_url}/health", server.pid, s.logs / "x", "nginx", 30)
-        # nginx writes the health check's line after answering it: once it handles no request
-        # (one worker, so the line is written), mark after it.
-        assert capture.wait_gateway_idle(s, 30)[0] == 0
+    with held_lab(tmp_path) as lab:
+        s = lab.s
         capture.mark(s)
-        with socket.create_connection(("127.0.0.1", port)) as client:
+        with socket.create_connection(("127.0.0.1", s.nginx_port)) as client:
             client.sendall(b"GET /v1/held HTTP/1.1\r\nHost: x\r\nX-Request-Id: held-1\r\n\r\n")
-            assert arrived.wait(30)
+            assert lab.first.wait(30)
         # the client has left; nginx still waits for the upstream
         assert capture.gateway_in_flight(s) == 1
         left, _ = capture.wait_gateway_idle(s, timeout=0)
@@ -540,7 +523,7 @@ def test_collect_waits_for_the_line_nginx_writes_when_an_abandoned_request_ends(
 
         def first_answer_then_release(s: LabSettings) -> int | None:
             n = asked(s)
-            release.set()  # collect has seen the request in flight: now let it end
+            lab.release.set()  # collect has seen the request in flight: now let it end
             return n
 
         monkeypatch.setattr(capture, "gateway_in_flight", first_answer_then_release)
@@ -551,9 +534,3 @@ def test_collect_waits_for_the_line_nginx_writes_when_an_abandoned_request_ends(
         assert [json.loads(line)["request"] for line in lines] == ["GET /v1/held HTTP/1.1"]
         assert any("waited" in m for m in said), said
         assert capture.gateway_in_flight(s) == 0
-    finally:
-        release.set()
-        server.terminate()
-        server.wait(30)
-        upstream.shutdown()
-        upstream.server_close()
