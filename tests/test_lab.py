@@ -309,7 +309,6 @@ def test_lab_servers_inherit_the_hard_open_files_limit() -> None:
 
 
 def test_no_nginx_listening_is_no_request_in_flight(tmp_path: Path) -> None:
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # bound, not listening: a connection is refused
@@ -319,7 +318,6 @@ def test_no_nginx_listening_is_no_request_in_flight(tmp_path: Path) -> None:
 
 
 def test_accept_queue_counts_connections_the_listener_has_not_accepted() -> None:
-
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
