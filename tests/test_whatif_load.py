@@ -183,6 +183,7 @@ print(json.dumps([shared == alone, len({{f.model_dump_json() for f in alone}})])
 def test_the_workers_come_from_the_fork_server_once_duckdb_or_a_thread_runs() -> None:
     out = _fresh(
         """
+import os
 import threading
 from relplan.whatif.replay import fork_ok
 first = fork_ok()
@@ -192,6 +193,11 @@ t.start()
 with_thread = fork_ok()
 stop.set()
 t.join()
+# join() returns before the thread's OS thread has ended (CPython's threads are detached),
+# and fork_ok counts those: wait until it has left /proc (two runs of this file at load 11
+# read it before it had)
+while os.path.exists(f"/proc/self/task/{t.native_id}"):
+    os.sched_yield()
 after_join = fork_ok()
 import duckdb
 print(first, with_thread, after_join, fork_ok())

@@ -28,13 +28,13 @@ count as late); the last bin may be shorter than 30 s when T falls inside it.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import duckdb
 from pydantic import Field
 
 from relplan import sql
-from relplan.analyses.amplification import AmplificationWindow, amplification_windows
+from relplan.analyses.amplification import amplification_windows
 from relplan.analyses.common import FINDING, WindowRow, ratio
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.analyses.inputs import Inputs
@@ -166,6 +166,18 @@ def recovery_bins(ctx: RunContext) -> list[Window]:
     return ctx.bins(RECOVERY_BIN_S, origin=ov_end, tag="recovery") if ov_end is not None else []
 
 
+class AfterRates(Protocol):
+    """What the verdict reads of the amplification after the overload: an
+    `AmplificationWindow`, or the what-if's figures' narrower rates (relplan/whatif/figures.py)."""
+
+    @property
+    def calls_x_capacity(self) -> float | None: ...
+    @property
+    def accepted_x_capacity(self) -> float | None: ...
+    @property
+    def accepted_source(self) -> str | None: ...
+
+
 def after_overload(ctx: RunContext, name: str | None = None) -> Window | None:
     """[end of the overload, T], closed: where the verdict reads the amplification's rates
     (None without an overload phase, or when it ends at or after T)."""
@@ -180,7 +192,7 @@ def judge_recovery(
     ctx: RunContext,
     rows: dict[str, dict[str, Any]],
     untimed: bool,
-    after: AmplificationWindow | None = None,
+    after: AfterRates | None = None,
 ) -> tuple[Recovery | None, str | None]:
     """The recovery (or why there is none) from `rows`, the delivery_by_window rows of (at
     least) `recovery_bins(ctx)` by window name, and `after`, the amplification of
@@ -253,7 +265,7 @@ def _recovery(
     con: duckdb.DuckDBPyConnection,
     ctx: RunContext,
     bins: list[DeliveryBin],
-    after: AmplificationWindow | None = None,
+    after: AfterRates | None = None,
 ) -> tuple[Recovery | None, str | None]:
     if ctx.overload_phase is None:
         return None, "no overload phase: give --phases (with a phase named pulse) or a run.json"

@@ -62,7 +62,7 @@ consecutive steps is recorded as one span (first step, end step) and expanded at
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from relplan.sim.costmodel import CostModel
@@ -87,6 +87,8 @@ from relplan.sim.execution import (
 # executions whose last token it computes, decode_tokens the tokens of running decoders (an
 # abort takes its execution's tokens out of the steps still in flight).
 InFlightStep = list[Any]
+# the completers and finishers of a step that has none (`decode_run`): read, never added to
+_NONE: tuple[Execution, ...] = ()
 
 
 class _Chain:
@@ -639,6 +641,118 @@ class Engine:
         self.step_prefix_queries_total.append(self.prefix_queries_total)
         self.step_prefix_hits_total.append(self.prefix_hits_total)
         return True
+
+    def decode_run(
+        self,
+        done: deque[tuple[float, int]],
+        seq: Iterator[int],
+        stop: tuple[Any, ...] | None,
+        until: float,
+    ) -> float | None:
+        """Run the step ends at the head of `done` (the simulator's queue of them, each
+        `(t, number)`) that are plain decode steps, in a loop of their own instead of one
+        `step_done` call each; return the time of the last one run (None: none).
+
+        A step end is run here while it comes before `stop` (the simulator's next other
+        event) and `until`, observes nothing (no completer, no finisher) and lets exactly one
+        step be issued that only decodes: nothing in prefill or waiting, no decoder's last
+        token due, and the blocks of the decoders crossing a block boundary free. That is
+        what `step_done` then `_issue` do for such a step, in the same order and with the same
+        arithmetic, so the run is the same to the last bit; any other step end is left to
+        them. Most steps of an overloaded run are such steps (the engine decoding its running
+        executions between two arrivals), and this loop does their work without the five calls
+        and the branches of the general path."""
+        in_flight = self.in_flight
+        if len(in_flight) != self.async_depth or self.prefilling or self.n_waiting:
+            return None
+        n_decoding = self.n_decoding
+        if n_decoding == 0:
+            return None
+        last: float | None = None
+        boundary = self.block_boundary
+        block_size = self.block_size
+        due = self.last_step_due
+        record = self.record_steps
+        # the cost's terms that do not change while the same executions decode, summed in
+        # `_issue`'s order (so each sum is the same float)
+        cost_base = (
+            self.cost_per_step_s
+            + self.cost_per_token_s * 0
+            + self.cost_per_decode_s * n_decoding
+            + self.cost_per_pair_s * 0.0
+        )
+        per_context = self.cost_per_context_token_s if n_decoding > self.wave_seqs else None
+        floor_base = self.floor_s + self.floor_per_seq_s * n_decoding
+        floor_per_context = self.floor_per_context_token_s
+        offset_sum = self.decode_offset_sum
+        free_queue = self.free_queue
+        # the engine's fields this loop changes, as locals: stored back when it stops, and
+        # before anything else reads them
+        step = self.next_step
+        gpu_free_at = self.gpu_free_at
+        generated = self.generation_tokens_total
+        while done:
+            head = done[0]
+            t = head[0]
+            if t >= until or (stop is not None and not head < stop):
+                break
+            entry = in_flight[0]
+            if entry[2] or entry[3]:  # completers or finishers to observe
+                break
+            blocks_needed = len(boundary[step % block_size])
+            if blocks_needed > self.free or step in due:
+                break
+            # step_done: the step's tokens, then the next step issued
+            done.popleft()
+            in_flight.popleft()
+            generated += entry[4]
+            last = t
+            if blocks_needed:
+                seg = free_queue[0]
+                if seg[1] > blocks_needed:  # `_take`'s common case: the head run is larger
+                    seg[1] -= blocks_needed
+                    self.free -= blocks_needed
+                else:
+                    self._take(blocks_needed)
+            context_tokens = offset_sum + n_decoding * step
+            cost = cost_base
+            if per_context is not None:
+                cost += per_context * context_tokens
+            floor = floor_base + floor_per_context * context_tokens
+            if floor > cost:
+                cost = floor
+            t_done = (t if t > gpu_free_at else gpu_free_at) + cost
+            gpu_free_at = t_done
+            in_flight.append([step, t_done, _NONE, _NONE, n_decoding])
+            step += 1
+            if record:
+                self._record_decode_step(t, t_done, n_decoding, cost)
+            if done and t_done < done[-1][0]:
+                # ends before a step issued earlier: the simulator's heap takes it, and the
+                # general loop goes on from here
+                self.next_step, self.gpu_free_at = step, gpu_free_at
+                self.generation_tokens_total = generated
+                self.push_done(t_done)
+                return last
+            done.append((t_done, next(seq)))
+        self.next_step, self.gpu_free_at = step, gpu_free_at
+        self.generation_tokens_total = generated
+        return last
+
+    def _record_decode_step(self, now: float, t_done: float, n_decoding: int, cost: float) -> None:
+        """The step rows `_issue` records, for a step that only decodes (`decode_run`)."""
+        self.step_t_issue.append(now)
+        self.step_t_done.append(t_done)
+        self.step_running.append(len(self.running) + self.n_finishing)
+        self.step_waiting.append(self.n_waiting)
+        self.step_batched_tokens.append(0 + n_decoding)
+        self.step_kv_usage.append((self.num_blocks - self.free) / self.num_blocks)
+        self.step_prefill_tokens.append(0)
+        self.step_decodes.append(n_decoding)
+        self.step_cost_s.append(cost)
+        self.step_preemptions_total.append(self.preemptions_total)
+        self.step_prefix_queries_total.append(self.prefix_queries_total)
+        self.step_prefix_hits_total.append(self.prefix_hits_total)
 
     def step_done(self, now: float) -> None:
         _, _, completers, finishers, generated = self.in_flight.popleft()

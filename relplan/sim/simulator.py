@@ -202,6 +202,8 @@ class Simulation:
         clients = self.clients
         proxy = self.proxy
         step_done = engine.step_done
+        decode_run = engine.decode_run
+        seq = self._seq
         send = clients.send
         t_end = self.t_end
         scrape_s = self.scrape_s
@@ -227,6 +229,10 @@ class Simulation:
                 t, _, kind, obj = heappop(heap)
             if kind == step_done_kind:
                 step_done(t)
+                if done:  # the plain decode steps that follow, in the engine's own loop
+                    last = decode_run(done, seq, heap[0] if heap else None, until)
+                    if last is not None:
+                        t = last
             elif kind in sends:
                 send(obj, t)  # type: ignore[arg-type]
             elif kind == deadline:

@@ -5,18 +5,21 @@ in-memory workspace as `relplan ingest` stores the simulator's files (relplan.wh
 `load_measured`) and both go through `figures(con)`. Per phase and for `overload+later` (calls planned from the start of the
 overload phase to the end of the data): calls, delivered and on-time share (the delivery
 analysis's query); executions per call (overload and later); accepted and completed × Ĉ in
-the first phase after the overload (amplification); recovery time and verdict (delivery).
+the first phase after the overload (the amplification's rates: `rates`); recovery time and
+verdict (delivery).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import duckdb
 
 from relplan import sql
 from relplan.analyses import AnalyzeOptions, delivery, resolve_context
-from relplan.analyses.amplification import AmplificationWindow, amplification_windows
+from relplan.analyses.amplification import ENGINE, PROXY
+from relplan.analyses.common import per_capacity
 from relplan.analyses.context import RunContext, Window, window_params
 from relplan.whatif.model import Figures, WindowFigures
 
@@ -34,6 +37,62 @@ def _overload_start(ctx: RunContext) -> float:
 
 def _share(part: int, whole: int) -> float | None:
     return None if whole == 0 else part / whole
+
+
+@dataclass(frozen=True)
+class Rates:
+    """A window's rates × Ĉ as the amplification analysis gives them (its
+    `AmplificationWindow` fields of the same names), the only ones the figures and the
+    verdict read."""
+
+    window: str
+    calls_x_capacity: float | None
+    accepted_x_capacity: float | None
+    completed_x_capacity: float | None
+    accepted_source: str | None
+
+
+def rates(con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]) -> list[Rates]:
+    """Each window's `Rates`, computed as relplan/analyses/amplification.py computes them
+    from queries/analyses/load_amplification_by_window.sql, but from
+    queries/whatif/rates_by_window.sql, which counts only what they need: 10-11 ms of a
+    replay's CPU against 23-24 ms for that query and the check for finish lines
+    (tests/test_whatif_figures.py holds the figures equal to the analyses' own). Accepted
+    and completed executions come from the engine trace when there is one (completed: unknown
+    when it has arrivals and no finish line), else accepted from the proxy log."""
+    found = {
+        str(r["win_name"]): r
+        for r in sql.rows(con, "whatif/rates_by_window", window_params(windows))
+    }
+    out: list[Rates] = []
+    for w in windows:
+        r = found[w.name]
+        why: dict[str, str] = {}  # the analysis's reasons for a None: not shown here
+        dur = w.b - w.a
+        calls_rate = int(r["calls"]) / dur if ctx.has_proxy else None
+        accepted: int | None = None
+        completed: int | None = None
+        source: str | None = None
+        if ctx.has_events:
+            accepted, source = int(r["engine_accepted"]), ENGINE
+            if not (int(r["arrived_events"]) > 0 and int(r["finished_events"]) == 0):
+                completed = int(r["engine_finished"])
+        elif ctx.has_proxy:
+            accepted, source = int(r["executions_created"]), PROXY
+        out.append(
+            Rates(
+                window=w.name,
+                calls_x_capacity=per_capacity(calls_rate, ctx.capacity, why, "calls"),
+                accepted_x_capacity=per_capacity(
+                    None if accepted is None else accepted / dur, ctx.capacity, why, "accepted"
+                ),
+                completed_x_capacity=per_capacity(
+                    None if completed is None else completed / dur, ctx.capacity, why, "completed"
+                ),
+                accepted_source=source,
+            )
+        )
+    return out
 
 
 def _drained(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> float | None:
@@ -83,10 +142,10 @@ def figures(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions | None = None) 
     # the amplification analysis runs with a proxy log or an engine trace; delivery (and the
     # recovery) with a proxy log
     phases = ctx.phase_windows()
-    amp: list[AmplificationWindow] = []
+    amp: list[Rates] = []
     if ctx.has_proxy or ctx.has_events:
         after = delivery.after_overload(ctx, AFTER) if ctx.has_proxy else None
-        amp = amplification_windows(con, ctx, phases + ([after] if after else []))
+        amp = rates(con, ctx, phases + ([after] if after else []))
     rec = None
     if ctx.has_proxy:
         untimed = delivery.proxy_untimed(con)
