@@ -192,6 +192,13 @@ t.start()
 with_thread = fork_ok()
 stop.set()
 t.join()
+# join() returns when the thread's Python state is let go; the kernel, whose count fork_ok()
+# reads, can hold the thread a moment longer (on a loaded machine this read 2 threads): wait
+# for its exit, which has no event to wait on, by its count, for at most a minute
+import os, time
+deadline = time.monotonic() + 60
+while len(os.listdir("/proc/self/task")) > 1 and time.monotonic() < deadline:
+    time.sleep(0.001)
 after_join = fork_ok()
 import duckdb
 print(first, with_thread, after_join, fork_ok())
