@@ -418,6 +418,20 @@ def ingest_files(name: str, tmp: Path, files: tuple[str, ...]) -> str:
     return str(lab_ingest(tmp / "w.duckdb", [op / f for f in files]))
 
 
+def test_the_engine_files_then_the_gateway_log_analyse_as_one_ingest(tmp_path: Path) -> None:
+    """tests/helpers/lab.py builds a workspace of an incident's engine files and a gateway log
+    by ingesting the log into a copy of the engine files' workspace (parsed once per run);
+    the checks in this file rest on its analyses being those of one ingest of all three."""
+    name = "retries-cancel"
+    op = LAB / name / "operator"
+    one = tmp_path / "one.duckdb"
+    res = run_cli(["ingest", *(str(op / f) for f in OPERATOR_FILES), "--db", str(one)])
+    assert res.exit_code == 0, res.output
+    layered = ingest_files(name, tmp_path, OPERATOR_FILES)
+    for flags in ((), ("--deadline", str(D))):
+        assert analyze(str(one), *flags) == analyze(layered, *flags), flags
+
+
 @pytest.fixture(scope="module", params=sorted(EXPECTED))
 def engine_only(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -15,6 +15,8 @@ from tests.helpers.templates import from_template
 
 LAB = Path(__file__).resolve().parent.parent / "data" / "lab"
 OPERATOR_FILES = ("vllm.log.gz", "access.json.gz", "prometheus.query_range.json.gz")
+# the engine's files of an incident, in the order they are ingested together
+ENGINE_FILES = ("vllm.log.gz", "prometheus.query_range.json.gz")
 # The per-call key and retry-count headers relplan drill sends, as the lab's nginx logs them.
 CALL_FLAGS = ["--call-key", "http_x_relplan_call", "--attempt-field", "http_x_relplan_attempt"]
 
@@ -26,9 +28,26 @@ def _cli_ingest(db: Path, paths: Sequence[Path], flags: Sequence[str]) -> None:
 
 def lab_ingest(db: Path, paths: Sequence[Path], flags: Sequence[str] = ()) -> Path:
     """`db` holding `relplan ingest PATHS --db DB FLAGS` (paths in the repository, read
-    in place): ingested once per run, copied per call."""
-    key = "lab " + repr(([str(Path(p).resolve()) for p in paths], list(flags)))
-    return from_template(db, key, lambda t: _cli_ingest(t, [Path(p) for p in paths], flags))
+    in place): ingested once per run, copied per call.
+
+    An incident's engine files (ENGINE_FILES: the vLLM log and the Prometheus export, whose
+    parse is most of an ingest's cost) with a gateway log beside them, no flags: the engine
+    files' own workspace (built once per run, as `lab_ingest` of those two gives it) copied,
+    then the gateway log ingested into the copy. Its analyses are those of the one ingest of
+    the three files (tests/test_lab_incidents.py checks it on one incident); the engine files
+    are parsed once per run instead of once for each gateway log beside them."""
+    paths = [Path(p) for p in paths]
+    key = "lab " + repr(([str(p.resolve()) for p in paths], list(flags)))
+    engine = [p for p in paths if p.name in ENGINE_FILES]
+    rest = [p for p in paths if p.name not in ENGINE_FILES]
+    if flags or not rest or [p.name for p in engine] != list(ENGINE_FILES):
+        return from_template(db, key, lambda t: _cli_ingest(t, paths, flags))
+
+    def layered(t: Path) -> None:
+        lab_ingest(t, engine)
+        _cli_ingest(t, rest, flags)
+
+    return from_template(db, key, layered)
 
 
 def ingest_operator(
