@@ -22,7 +22,8 @@ import pytest
 
 from relplan.cli import app
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import INCIDENT, whole_state
+from tests.helpers.fast_read import whole_state
+from tests.helpers.ingest import INCIDENT
 
 T0 = 1_764_460_800.0  # 2025-11-30T00:00:00Z
 PUB = Path(__file__).resolve().parent / "data" / "published"
