@@ -18,7 +18,8 @@ from relplan.ingest import registry
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.detect import FORMATS
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import ingest, rows, write_lines
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest, write_lines
 
 runner = CliRunner()
 PUB = Path(__file__).resolve().parent / "data" / "published"

@@ -22,8 +22,9 @@ import pytest
 
 from relplan.errors import InputError
 from relplan.ingest import IngestOptions, promlive, pull_prometheus
+from tests.helpers.fast_read import state
 from tests.helpers.http import serve_in_background
-from tests.helpers.ingest import INCIDENT, ingest, state
+from tests.helpers.ingest import INCIDENT, ingest
 
 T0 = 1_764_460_800.0
 

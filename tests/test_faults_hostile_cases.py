@@ -22,7 +22,9 @@ import pytest
 
 from relplan.cli import app
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import INCIDENT, whole_state
+from tests.helpers.fast_read import whole_state
+from tests.helpers.ingest import INCIDENT
+from tests.helpers.templates import from_template
 
 T0 = 1_764_460_800.0  # 2025-11-30T00:00:00Z
 PUB = Path(__file__).resolve().parent / "data" / "published"
@@ -46,12 +48,16 @@ def _fails(args: list[str], said: str, db: Path | None = None) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    out = tmp_path / "w.duckdb"
+def _ingest_engine(out: Path) -> None:
     got = CliRunner().invoke(app, ["ingest", str(INCIDENT / "engine.jsonl"), "--db", str(out)])
     assert got.exit_code == 0, got.output
-    return out
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A workspace holding the incident's engine trace, ingested through the CLI once per run
+    (tests/helpers/templates.py) and copied per test."""
+    return from_template(tmp_path / "w.duckdb", "hostile-cases engine.jsonl", _ingest_engine)
 
 
 @pytest.mark.parametrize(

@@ -24,13 +24,13 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.cli import app
 from tests.helpers.fast_cli import CliRunner
+from tests.helpers.fast_read import attached
 
 T0 = 1764460800
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
@@ -228,8 +228,7 @@ def _stored(db: Path) -> tuple[int, int, int, list[str]]:
     notes)."""
     if not db.exists():
         return 0, 0, 0, []
-    con = duckdb.connect(str(db), read_only=True)
-    try:
+    with attached(db) as con:
         row = con.execute(
             "select coalesce(sum(rows), 0), coalesce(sum(rejected), 0) from sources"
         ).fetchone()
@@ -241,8 +240,6 @@ def _stored(db: Path) -> tuple[int, int, int, list[str]]:
         )
         lines = con.execute(f"select count(*) from ({union})").fetchone()
         notes = [str(n) for r in con.execute("select notes from sources").fetchall() for n in r[0]]
-    finally:
-        con.close()
     assert row is not None
     assert rejects is not None
     assert lines is not None

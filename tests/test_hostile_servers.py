@@ -18,8 +18,9 @@ from relplan import record as record_mod
 from relplan.errors import InputError
 from relplan.ingest.metrics.promlive import get_json
 from relplan.record import record, scrape
+from tests.helpers.fast_read import rows
 from tests.helpers.http import serving
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.ingest import ingest
 
 STOP = threading.Event()
 FORGED = (

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ADAPTERS, INCIDENT, ingest, rows, state, write_lines
+from tests.helpers.fast_read import rows, state
+from tests.helpers.ingest import ADAPTERS, INCIDENT, ingest, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 T0 = 1764460800
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.helpers.ingest import ADAPTERS, INCIDENT, ingest, rows, write_lines
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ADAPTERS, INCIDENT, ingest, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 
@@ -373,7 +374,7 @@ def test_a_version_2_workspace_is_read_as_it_is_and_ingest_migrates_it(tmp_path:
     ingest adds them (after the provenance columns, as a new workspace has them), keeps
     every stored row and stores the new fields."""
     from relplan import workspace
-    from tests.helpers.ingest import whole_state
+    from tests.helpers.fast_read import whole_state
 
     db = tmp_path / "v2.duckdb"
     ingest(db, INCIDENT / "engine.jsonl")

@@ -28,7 +28,8 @@ from relplan.ingest.columns import (
 )
 from relplan.ingest.stage import create_stage, schemas
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 RECORDS = {"proxy": PROXY_LOG, "engine": ENGINE_TRACE}
 

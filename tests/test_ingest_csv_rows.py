@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 T0 = 1764460800
 HEADER = "call_id,attempt,t_sent,t_end,outcome,prompt_tokens"

@@ -18,7 +18,8 @@ import pytest
 from relplan.cli import app
 from relplan.errors import InputError
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
+from tests.helpers.fast_read import rows, state
+from tests.helpers.ingest import INCIDENT, ingest, write_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (INCIDENT / "proxy.jsonl").read_text().splitlines()

@@ -13,7 +13,8 @@ import pytest
 
 from relplan.errors import InputError
 from relplan.text.ingest import render_ingest
-from tests.helpers.ingest import INCIDENT, ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import INCIDENT, ingest
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 VLLM_LOG = PUBLISHED / "vllm_v0_server_log_librechat5116.txt"

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ingest, rows, write_lines
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest, write_lines
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 _BLOCK = re.compile(r"```(\w+) example=(\w+)\n(.*?)```", re.DOTALL)

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ingest, rows, write_lines
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest, write_lines
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 ATTEMPTS = (

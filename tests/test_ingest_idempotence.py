@@ -12,7 +12,8 @@ import duckdb
 import pytest
 
 from relplan.errors import InputError
-from tests.helpers.ingest import INCIDENT, ingest, state
+from tests.helpers.fast_read import state
+from tests.helpers.ingest import INCIDENT, ingest
 from tests.helpers.templates import from_template
 
 

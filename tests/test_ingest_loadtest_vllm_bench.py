@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 ATTEMPTS = (

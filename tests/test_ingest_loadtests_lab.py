@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 LAB = Path(__file__).resolve().parent / "data" / "lab" / "loadtests"
 BENCH = LAB / "vllm-bench-rate-6"

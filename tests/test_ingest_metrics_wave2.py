@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers.ingest import ingest, rows, write_lines
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest, write_lines
 
 LAB = Path(__file__).resolve().parent / "data" / "ingest" / "lab"
 SCRAPE = LAB / "vllm-0.32-cpu-metrics-20261203T163354Z.prom"

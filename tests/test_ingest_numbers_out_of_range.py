@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from relplan.cli import app
 from tests.helpers.fast_cli import CliRunner
+from tests.helpers.fast_read import rows
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 BIG = 2**64
@@ -98,11 +98,7 @@ def test_skip_mode_counts_the_record_as_a_reject(
     db = tmp_path / "w.duckdb"
     got = CliRunner().invoke(app, ["ingest", str(path), "--db", str(db), "--on-error", "skip"])
     assert got.exit_code == 0, got.output
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        rejects = con.execute("select path, line, reason from rejects").fetchall()
-    finally:
-        con.close()
+    rejects = rows(db, "select path, line, reason from rejects")
     assert len(rejects) == 1
     assert rejects[0][0] == str(path)
     assert field in rejects[0][2], rejects
@@ -112,12 +108,6 @@ def test_skip_mode_counts_the_record_as_a_reject(
 def test_a_status_the_log_leaves_out_is_unknown_not_an_error(tmp_path: Path) -> None:
     _, db, got = _ingest(tmp_path, _nginx, "-")
     assert got.exit_code == 0, got.output
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        statuses = [
-            r[0] for r in con.execute("select status from attempts order by attempt").fetchall()
-        ]
-    finally:
-        con.close()
+    statuses = [r[0] for r in rows(db, "select status from attempts order by attempt")]
     # the first try's status left out ('-'), the six 504s and the last try's '-' as logged
     assert statuses == [None, 504, 504, 504, 504, 504, 504, None]

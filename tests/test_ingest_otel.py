@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from relplan.errors import InputError
 from relplan.ingest.otel import documents as otel_json
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 OTLP_EXAMPLE = PUBLISHED / "otlp_json_trace_example_opentelemetry_proto.json"

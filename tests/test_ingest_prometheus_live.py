@@ -11,7 +11,7 @@ import pytest
 from relplan.cli import app
 from relplan.ingest import IngestOptions, promlive, pull_prometheus
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import rows
+from tests.helpers.fast_read import rows
 from tests.helpers.prometheus import PrometheusServers, free_port
 
 T0 = 1764460800  # 2025-11-30T00:00:00Z: older than "now", so retention must be long

@@ -17,7 +17,8 @@ from relplan.cli import app
 from relplan.errors import InputError
 from relplan.ingest import registry
 from tests.helpers import contract
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 from tests.toy_format.ping import ADAPTER
 
 ROOT = Path(__file__).resolve().parent.parent

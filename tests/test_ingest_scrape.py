@@ -12,7 +12,8 @@ import pytest
 
 from relplan.errors import InputError, UsageError
 from relplan.ingest.metrics.scrape_time import parse_at, time_from_name
-from tests.helpers.ingest import ingest, rows, write_lines
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest, write_lines
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 SCRAPES = sorted(PUBLISHED.glob("*.prom"))

@@ -12,7 +12,8 @@ import pytest
 from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.files import FileInfo, digest, peek
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "pulse-retry-cancel"
 

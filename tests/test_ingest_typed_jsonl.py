@@ -13,7 +13,8 @@ import pytest
 
 from relplan.errors import InputError
 from relplan.ingest.files import _CHUNK, digest
-from tests.helpers.ingest import INCIDENT, ingest, rows, state, write_lines
+from tests.helpers.fast_read import rows, state
+from tests.helpers.ingest import INCIDENT, ingest, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 

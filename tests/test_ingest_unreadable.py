@@ -17,7 +17,8 @@ import pytest
 from relplan.cli import app
 from relplan.errors import InputError
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import ADAPTERS, ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ADAPTERS, ingest
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 T0 = 1764460800

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ADAPTERS, ingest, rows, state, write_lines
+from tests.helpers.fast_read import rows, state
+from tests.helpers.ingest import ADAPTERS, ingest, write_lines
 
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z
 P = "(APIServer pid=1) INFO 11-30 00:00:{:02d} [{}] "

@@ -14,7 +14,8 @@ import pytest
 from relplan.errors import InputError
 from relplan.ingest.detect import detect
 from relplan.ingest.files import FileInfo, digest, peek
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 PUB = Path(__file__).resolve().parent / "data" / "published"
 SERIES = (

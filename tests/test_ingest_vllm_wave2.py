@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ingest import ingest, rows, write_lines
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest, write_lines
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 T0 = 1764460800.0  # 2025-11-30T00:00:00Z

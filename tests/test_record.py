@@ -20,8 +20,9 @@ from relplan.errors import InputError
 from relplan.record import record, scrape_block
 from relplan.values import parse_time
 from tests.helpers.fast_cli import CliRunner
+from tests.helpers.fast_read import rows
 from tests.helpers.http import serving
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.ingest import ingest
 from tests.helpers.prometheus import free_port, serving_prometheus
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relplan.errors import InputError
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 EVENT = PUBLISHED / "kube_event_v1_started_knative_docs.json"

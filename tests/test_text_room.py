@@ -18,6 +18,7 @@ gains one fails.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -110,10 +111,17 @@ MACHINE: dict[str, tuple[int, str]] = {
 }
 
 
+@functools.cache
+def _nodes(source: str) -> tuple[ast.AST, ...]:
+    """Every node of a module's syntax tree (`ast.walk` order), parsed and walked once per
+    source text: three checks below scan every module of the package."""
+    return tuple(ast.walk(ast.parse(source)))
+
+
 def number_formats(source: str) -> list[int]:
     """The line of each number format in a module's source (see the module docstring)."""
     lines: list[int] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in _nodes(source):
         spec = isinstance(node, ast.FormattedValue) and node.format_spec is not None
         call = (
             isinstance(node, ast.Call)
@@ -234,9 +242,9 @@ NOT_SENTENCES: dict[str, tuple[int, str]] = {
 
 def sentence_lines(source: str) -> list[int]:
     """The line of each sentence a module builds (see above)."""
-    tree = ast.parse(source)
+    nodes = _nodes(source)
     errors: set[int] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         name = ""
         if isinstance(node, ast.Call):
             f = node.func
@@ -246,7 +254,7 @@ def sentence_lines(source: str) -> list[int]:
         if isinstance(node, ast.Raise) or name.endswith("Error"):
             errors |= {id(n) for n in ast.walk(node)}
     lines = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.JoinedStr) or id(node) in errors:
             continue
         text = " ".join(
@@ -307,7 +315,7 @@ PADDING_MACHINE: dict[str, tuple[int, str]] = {}
 def column_lines(source: str) -> list[int]:
     """The line of each import of relplan.tables and each `.ljust(`/`.rjust(`/`.center(` call."""
     lines = []
-    for node in ast.walk(ast.parse(source)):
+    for node in _nodes(source):
         imports = (
             isinstance(node, ast.Import) and any(a.name == "relplan.tables" for a in node.names)
         ) or (

@@ -284,7 +284,8 @@ def test_the_trace_joins_the_gateway_attempts_through_the_client_request_id(
     """vLLM hands a stat logger its external id (`cmpl-<X-Request-Id>-<i>`); ingest stores a
     request_ids row per arrived execution, so nginx's attempts (X-Request-Id `<call>-<attempt>`)
     take the plugin's execution ids."""
-    from tests.helpers.ingest import ingest, rows, write_lines
+    from tests.helpers.fast_read import rows
+    from tests.helpers.ingest import ingest, write_lines
     from tests.test_ingest_gateway_wave2 import _lab_line
 
     trace = []
@@ -327,7 +328,8 @@ def test_the_ingest_query_reads_the_client_id_as_ids_client_id_does(
     tmp_path: Path, external: str
 ) -> None:
     from relplan.ingest.vllm.ids import client_id
-    from tests.helpers.ingest import ingest, rows, write_lines
+    from tests.helpers.fast_read import rows
+    from tests.helpers.ingest import ingest, write_lines
 
     rec = {"type": "event", "t": 1764460800.0, "execution_id": external, "event": "arrived",
            "prompt_tokens": 3}  # fmt: skip
@@ -376,7 +378,8 @@ def test_every_field_the_plugin_writes_is_stored_but_vllm_iteration(tmp_path: Pa
     schema version 3): a step with iteration details and a finished request ingest with every
     field in its column; only vllm_iteration is reported as ignored."""
     from relplan.ingest.columns import ENGINE_COLUMNS
-    from tests.helpers.ingest import ingest, rows, write_lines
+    from tests.helpers.fast_read import rows
+    from tests.helpers.ingest import ingest, write_lines
 
     sched = SchedulerStats(
         num_running_reqs=5,

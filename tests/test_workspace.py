@@ -11,7 +11,8 @@ from relplan import workspace
 from relplan.cli import app
 from relplan.errors import InputError, NoDataError, UsageError
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import INCIDENT, ingest, state
+from tests.helpers.fast_read import state
+from tests.helpers.ingest import INCIDENT, ingest
 
 
 def test_new_workspace_has_every_table(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ import pytest
 from relplan import workspace
 from relplan.cli import app
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import ADAPTERS, INCIDENT, whole_state
+from tests.helpers.fast_read import whole_state
+from tests.helpers.ingest import ADAPTERS, INCIDENT
 
 # How each case damages a good workspace, and what the error says.
 DAMAGE: dict[str, tuple[str, str]] = {

@@ -14,7 +14,8 @@ from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest.stage import create_macros
 from relplan.workspace import SCHEMA_VERSION, connect, open_workspace, template
-from tests.helpers.ingest import INCIDENT, ingest, whole_state
+from tests.helpers.fast_read import whole_state
+from tests.helpers.ingest import INCIDENT, ingest
 
 
 @pytest.fixture
