@@ -413,22 +413,25 @@ def held_lab(tmp_path: Path, open_files: int | None = None) -> Iterator[HeldLab]
             [nginx, "-p", str(s.nginx_dir), "-c", str(conf), "-g", "daemon off;"],
             stderr=subprocess.DEVNULL,
         )
+        servers.append(server)
         processes.wait_http(s.gateway_status_url, server.pid, s.logs / "x", "nginx", 30)
         pids = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True)
         return server, int(pids.stdout.split()[0])
 
-    server, worker = start(None)
+    servers: list[subprocess.Popen[bytes]] = []
     try:
+        server, worker = start(None)
         if open_files is not None:
             files = len(list(Path(f"/proc/{worker}/fd").iterdir()))
             server.terminate()
             server.wait(30)
-            server, worker = start(files + open_files)
+            start(files + open_files)
         yield HeldLab(s, arrived, first, release)
     finally:
         release.set()
-        server.terminate()
-        server.wait(30)
+        for server in servers:  # every nginx started, even one that did not answer
+            server.terminate()
+            server.wait(30)
         upstream.shutdown()
         upstream.server_close()
 
