@@ -207,7 +207,8 @@ class _Rows:
 
     def write(self, w: StageWriter, source_id: int) -> None:
         """Append the rows after what `w` holds: a few as its rows (no pyarrow for a small
-        file), more as one Arrow table whose names and labels are taken from the series'."""
+        file), more as two Arrow tables, the rows and the series (names and labels once),
+        joined in DuckDB (ingest/append_prom_stage_metrics)."""
         if len(self.ln) <= SMALL_BATCH:
             for ln, raw, perr, t, sid, value in zip(
                 self.ln, self.raw, self.perr, self.t, self.sid, self.value, strict=True
@@ -226,27 +227,32 @@ class _Rows:
         import pyarrow as pa
 
         w.flush()
-        schema = schemas()["stage_metrics"]
-        sid = pa.array(self.sid, pa.int32())
         n = len(self.ln)
-        batch = pa.table(
+        labels = schemas()["stage_metrics"].field("labels").type
+        rows = pa.table(
             {
-                "source_id": pa.array([source_id] * n, pa.int32()),
                 "ln": pa.array(self.ln, pa.int64()),
                 "raw": pa.array(self.raw, pa.string()),
                 "perr": pa.array(self.perr, pa.string()),
                 "t": pa.array(self.t, pa.float64()),
-                "name": pa.array(self.names, pa.string()).take(sid),
-                "labels": pa.array(self.labels, schema.field("labels").type).take(sid),
+                "sid": pa.array(self.sid, pa.int32()),
                 "value": pa.array(self.value, pa.float64()),
-            },
-            schema=schema,
+            }
         )
-        w.con.register("_relplan_batch", batch)
+        series = pa.table(
+            {
+                "sid": pa.array(range(len(self.names)), pa.int32()),
+                "name": pa.array(self.names, pa.string()),
+                "labels": pa.array(self.labels, labels),
+            }
+        )
+        w.con.register("_relplan_prom_rows", rows)
+        w.con.register("_relplan_prom_series", series)
         try:
-            sql.run(w.con, "ingest/append_batch_stage_metrics")
+            sql.run(w.con, "ingest/append_prom_stage_metrics", {"source_id": source_id})
         finally:
-            w.con.unregister("_relplan_batch")
+            w.con.unregister("_relplan_prom_rows")
+            w.con.unregister("_relplan_prom_series")
         w.count += n
 
 
