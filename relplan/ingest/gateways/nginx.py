@@ -239,7 +239,9 @@ def is_json_template(fmt: str) -> bool:
 
 
 def looks_like_nginx(first_line: str) -> bool:
-    return any(f.parse(first_line) for f in formats(IngestOptions()))
+    # Every built-in format starts `$remote_addr - `: a line without " - " matches none, and
+    # is not run through their regexes (a JSON document on one line took 0.24 CPU s).
+    return " - " in first_line and any(f.parse(first_line) for f in formats(IngestOptions()))
 
 
 def _end_time(f: dict[str, str]) -> tuple[float | None, str | None]:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from relplan import sql
 from relplan.errors import InputError
 from relplan.ingest import sniff
 from relplan.ingest.adapter import Adapter, Example
@@ -20,7 +21,7 @@ from relplan.ingest.base import IngestOptions, Staged
 from relplan.ingest.files import FileInfo, LineError, load_document, read_document
 from relplan.ingest.metrics.text import drop_aliases
 from relplan.ingest.outcome import say
-from relplan.ingest.stage import StageWriter
+from relplan.ingest.stage import SMALL_BATCH, StageWriter, schemas
 from relplan.values import parse_number
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ def stage_response(
         for s in result
         if isinstance(s, dict) and isinstance(s.get("metric"), dict)
     }
+    rows = _Rows()
     created = [0, 0]  # series, samples
     for i, series in enumerate(result):
         loc = f"data.result[{i}]"
@@ -93,6 +95,10 @@ def stage_response(
         if name is not None and is_created(name, names):
             created[0] += 1
             created[1] += len(values)
+            ordinal += len(values)
+            continue
+        sid = rows.series(name, metric)
+        if window is None and name is not None and rows.whole(sid, ordinal, values):
             ordinal += len(values)
             continue
         for j, pair in enumerate(values):
@@ -117,7 +123,7 @@ def stage_response(
             if perr is not None:
                 if not opts.skip:
                     raise InputError(perr, where)
-                w.add(source_id=staged.source_id, ln=ordinal, raw=json.dumps(pair), perr=perr)
+                rows.reject(ordinal, json.dumps(pair), perr)
                 continue
             if window is not None and t is not None:
                 if not window.start <= t <= window.end:
@@ -128,19 +134,126 @@ def stage_response(
                     window.repeated += 1
                     continue
                 seen.add(key)
-            w.add(
-                source_id=staged.source_id,
-                ln=ordinal,
-                raw=None,
-                perr=None,
-                t=t,
-                name=name,
-                labels=metric,
-                value=v,
-            )
+            rows.sample(ordinal, t, sid, v)
+    rows.write(w, staged.source_id)
     if created[0]:
         staged.notes.append(say("created_series", series=created[0], samples=created[1]))
     return ordinal
+
+
+class _Rows:
+    """One response's staged rows as columns, in sample order: a series' labels are kept
+    once (`sid` indexes them; None for a reject, which has no name or labels), and a
+    series whose every pair is a well-formed [number, "number"] is taken whole (`whole`),
+    with each distinct value string parsed once (counters and gauges repeat theirs)."""
+
+    def __init__(self) -> None:
+        self.names: list[str | None] = []
+        self.labels: list[dict[str, str]] = []
+        self.ln: list[int] = []
+        self.raw: list[str | None] = []
+        self.perr: list[str | None] = []
+        self.t: list[float | None] = []
+        self.sid: list[int | None] = []
+        self.value: list[float | None] = []
+        self.parsed: dict[str, float | None] = {}
+
+    def series(self, name: str | None, labels: dict[str, str]) -> int:
+        self.names.append(name)
+        self.labels.append(labels)
+        return len(self.names) - 1
+
+    def whole(self, sid: int, ordinal: int, values: list[Any]) -> bool:
+        """Stage a series' pairs at once if all are well formed (else stage nothing: the
+        caller goes pair by pair, naming the first bad one)."""
+        if not all(type(p) is list and len(p) == 2 for p in values):
+            return False
+        times = [p[0] for p in values]
+        texts = [p[1] for p in values]
+        if not all(type(x) is float or type(x) is int for x in times):
+            return False
+        if not all(type(x) is str for x in texts):
+            return False
+        parsed = self.parsed
+        for text in set(texts).difference(parsed):
+            parsed[text] = parse_number(text)
+        numbers = [parsed[x] for x in texts]
+        if None in numbers:
+            return False
+        n = len(values)
+        self.ln.extend(range(ordinal + 1, ordinal + n + 1))
+        self.raw.extend([None] * n)
+        self.perr.extend([None] * n)
+        self.t.extend(map(float, times))
+        self.sid.extend([sid] * n)
+        self.value.extend(numbers)
+        return True
+
+    def sample(self, ln: int, t: float | None, sid: int, value: float | None) -> None:
+        self.ln.append(ln)
+        self.raw.append(None)
+        self.perr.append(None)
+        self.t.append(t)
+        self.sid.append(sid)
+        self.value.append(value)
+
+    def reject(self, ln: int, raw: str, perr: str) -> None:
+        self.ln.append(ln)
+        self.raw.append(raw)
+        self.perr.append(perr)
+        self.t.append(None)
+        self.sid.append(None)
+        self.value.append(None)
+
+    def write(self, w: StageWriter, source_id: int) -> None:
+        """Append the rows after what `w` holds: a few as its rows (no pyarrow for a small
+        file), more as two Arrow tables, the rows and the series (names and labels once),
+        joined in DuckDB (ingest/append_prom_stage_metrics)."""
+        if len(self.ln) <= SMALL_BATCH:
+            for ln, raw, perr, t, sid, value in zip(
+                self.ln, self.raw, self.perr, self.t, self.sid, self.value, strict=True
+            ):
+                w.add(
+                    source_id=source_id,
+                    ln=ln,
+                    raw=raw,
+                    perr=perr,
+                    t=t,
+                    name=self.names[sid] if sid is not None else None,
+                    labels=self.labels[sid] if sid is not None else None,
+                    value=value,
+                )
+            return
+        import pyarrow as pa
+
+        w.flush()
+        n = len(self.ln)
+        labels = schemas()["stage_metrics"].field("labels").type
+        rows = pa.table(
+            {
+                "ln": pa.array(self.ln, pa.int64()),
+                "raw": pa.array(self.raw, pa.string()),
+                "perr": pa.array(self.perr, pa.string()),
+                "t": pa.array(self.t, pa.float64()),
+                "sid": pa.array(self.sid, pa.int32()),
+                "value": pa.array(self.value, pa.float64()),
+            }
+        )
+        series = pa.table(
+            {
+                "sid": pa.array(range(len(self.names)), pa.int32()),
+                "name": pa.array(self.names, pa.string()),
+                "labels": pa.array(self.labels, labels),
+            }
+        )
+        w.con.register("_relplan_prom_rows", rows)
+        w.con.register("_relplan_prom_series", series)
+        try:
+            sql.run(w.con, "ingest/append_prom_stage_metrics", {"source_id": source_id})
+        finally:
+            w.con.unregister("_relplan_prom_rows")
+            w.con.unregister("_relplan_prom_series")
+        w.count += n
 
 
 def is_created(name: str, names: set[str]) -> bool:
