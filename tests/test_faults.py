@@ -194,9 +194,11 @@ def test_a_failed_big_ingest_does_not_grow_the_workspace(tmp_path: Path) -> None
         check=False,
     )
     assert res.returncode == 2, res.stderr
-    assert "bad.jsonl:200001: " in res.stderr
+    assert "bad.jsonl:200001: " in res.stderr, res.stderr
     assert state(db) == before
-    assert db.stat().st_size == size
+    # the file's size after, with what is beside it (WAL, spill folder), said on a failure
+    beside = sorted((p.name, p.stat().st_size) for p in tmp_path.iterdir())
+    assert db.stat().st_size == size, (size, beside, res.stderr)
 
 
 # --- a hostile or broken Prometheus server -------------------------------------------------
