@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 
 from relplan.workspace import TABLES
+from tests.helpers.ingest import whole_state_of
 
 _ALIAS = "rp_test_ws"
 _LOCK = threading.Lock()
@@ -63,29 +64,4 @@ def whole_state(db: Path) -> dict[str, Any] | None:
     if not db.exists():
         return None
     with attached(db) as con:
-        out: dict[str, Any] = {}
-        names = con.execute(
-            "select table_name from duckdb_tables() where not internal and not temporary"
-            " and database_name = current_database() order by table_name"
-        ).fetchall()
-        for (t,) in names:
-            cols = con.execute(
-                "select column_name, data_type from duckdb_columns()"
-                " where table_name = $t and database_name = current_database()"
-                " and schema_name = 'main' order by column_index",
-                {"t": t},
-            ).fetchall()
-            n, h = con.execute(
-                "select count(*), md5(coalesce(string_agg(r, chr(10) order by r), ''))"
-                f' from (select cast(x as varchar) as r from "{t}" as x)'
-            ).fetchone() or (0, "")
-            out[t] = (cols, n, h)
-        out["(views)"] = con.execute(
-            "select view_name, sql from duckdb_views() where not internal and not temporary"
-            " and database_name = current_database() order by view_name"
-        ).fetchall()
-        out["(sequences)"] = con.execute(
-            "select sequence_name, last_value from duckdb_sequences()"
-            " where database_name = current_database() order by sequence_name"
-        ).fetchall()
-        return out
+        return whole_state_of(con)

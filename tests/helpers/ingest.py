@@ -55,30 +55,37 @@ def whole_state(db: Path) -> dict[str, Any] | None:
         return None
     con = duckdb.connect(str(db), read_only=True)
     try:
-        out: dict[str, Any] = {}
-        names = con.execute(
-            "select table_name from duckdb_tables() where not internal and not temporary"
-            " order by table_name"
-        ).fetchall()
-        for (t,) in names:
-            cols = con.execute(
-                "select column_name, data_type from duckdb_columns()"
-                " where table_name = $t and database_name = current_database()"
-                " and schema_name = 'main' order by column_index",
-                {"t": t},
-            ).fetchall()
-            n, h = con.execute(
-                "select count(*), md5(coalesce(string_agg(r, chr(10) order by r), ''))"
-                f' from (select cast(x as varchar) as r from "{t}" as x)'
-            ).fetchone() or (0, "")
-            out[t] = (cols, n, h)
-        out["(views)"] = con.execute(
-            "select view_name, sql from duckdb_views() where not internal and not temporary"
-            " order by view_name"
-        ).fetchall()
-        out["(sequences)"] = con.execute(
-            "select sequence_name, last_value from duckdb_sequences() order by sequence_name"
-        ).fetchall()
-        return out
+        return whole_state_of(con)
     finally:
         con.close()
+
+
+def whole_state_of(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """`whole_state` of the database a connection has as its current one (a file connected,
+    or one attached and used: tests/helpers/fast_read.py)."""
+    out: dict[str, Any] = {}
+    names = con.execute(
+        "select table_name from duckdb_tables() where not internal and not temporary"
+        " and database_name = current_database() order by table_name"
+    ).fetchall()
+    for (t,) in names:
+        cols = con.execute(
+            "select column_name, data_type from duckdb_columns()"
+            " where table_name = $t and database_name = current_database()"
+            " and schema_name = 'main' order by column_index",
+            {"t": t},
+        ).fetchall()
+        n, h = con.execute(
+            "select count(*), md5(coalesce(string_agg(r, chr(10) order by r), ''))"
+            f' from (select cast(x as varchar) as r from "{t}" as x)'
+        ).fetchone() or (0, "")
+        out[t] = (cols, n, h)
+    out["(views)"] = con.execute(
+        "select view_name, sql from duckdb_views() where not internal and not temporary"
+        " and database_name = current_database() order by view_name"
+    ).fetchall()
+    out["(sequences)"] = con.execute(
+        "select sequence_name, last_value from duckdb_sequences()"
+        " where database_name = current_database() order by sequence_name"
+    ).fetchall()
+    return out
