@@ -36,7 +36,7 @@ from pydantic import BaseModel
 from relplan import __version__, workspace
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.errors import InputError, NoDataError, UsageError
-from relplan.ingest import IngestOptions
+from relplan.ingest import IngestOptions, ingest_paths
 from relplan.report import analysis_cache, workspace_cache
 from relplan.report import cache as page_cache
 from relplan.report.build import build_report_data
@@ -161,13 +161,10 @@ def _open_inputs(
             yield con, path.stem, None
         return
     name = run_name_of(path)
-    # The ingest's modules are imported where it runs: a report that opens a workspace, or
-    # the one the workspace cache keeps, ingests nothing (0.012 CPU s of its imports).
+    # relplan.ingest.ingest_paths imports the ingest's modules when it runs: a report that
+    # opens a workspace, or the one the workspace cache keeps, ingests nothing (0.012 CPU s).
     if db is not None:
-        from relplan.ingest.driver import ingest_files
-
-        with workspace.open_workspace(db) as con:
-            ingest_files(con, [path], inputs)
+        ingest_paths(db, [path], inputs)
         # Read back read-only, as a kept workspace is: the report only reads, what the ingest
         # held in memory is let go, and the what-if's worker may open the same file.
         with workspace.open_workspace(db, read_only=True) as con:
@@ -192,12 +189,9 @@ def _open_inputs(
     # what it checkpoints to a file (the sample's workspace file is 6 MB; ingested in memory,
     # the process holds about 150 MB more), so the report's peak is 20-30 MB lower, for
     # 0.1-0.3 CPU s more on the sample (bench/report_profile.py, --memory).
-    from relplan.ingest.driver import ingest_files
-
     with tempfile.TemporaryDirectory(prefix="relplan-report-") as tmp:
         scratch = Path(tmp) / "inputs.duckdb"
-        with workspace.open_workspace(scratch) as con:
-            ingest_files(con, [path], inputs)
+        ingest_paths(scratch, [path], inputs)
         with workspace.open_workspace(scratch, read_only=True) as con:
             yield con, name, None
 
