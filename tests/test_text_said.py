@@ -95,9 +95,9 @@ LAB_LINES = [
     (
         "gateway_unknown",
         {"waited_s": 600.04, "url": "http://127.0.0.1:8080/relplan/nginx-status"},
-        "warning: nginx did not answer its status page"
-        " (http://127.0.0.1:8080/relplan/nginx-status) within 600.0 s; the access-log lines of"
-        " requests still in flight may be missing from this copy",
+        "warning: nginx's status page (http://127.0.0.1:8080/relplan/nginx-status) gave no"
+        " count of the requests in flight (waited 600.0 s); the access-log lines of requests"
+        " still in flight may be missing from this copy",
     ),
     (
         "gateway_waited",

@@ -92,8 +92,9 @@ def gateway_still_busy(waited_s: float, left: int) -> str:
 
 def gateway_unknown(waited_s: float, url: str) -> str:
     return (
-        f"warning: nginx did not answer its status page ({url}) within {fixed(waited_s, 1)} s;"
-        " the access-log lines of requests still in flight may be missing from this copy"
+        f"warning: nginx's status page ({url}) gave no count of the requests in flight"
+        f" (waited {fixed(waited_s, 1)} s); the access-log lines of requests still in flight"
+        " may be missing from this copy"
     )
 
 
