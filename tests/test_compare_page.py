@@ -9,6 +9,7 @@ fails under CI=true (conftest)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,12 @@ from relplan.compare import compare
 from relplan.compare.page import write_page
 from tests.helpers.browser import (
     Browser,
+    BrowserRun,
     cells_result,
     pixel_variety,
     probe_result,
-    with_cells_probe,
-    with_probe,
+    run_chromium,
+    with_probes,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,12 +77,34 @@ def test_the_screenshot_is_not_blank(page: Path, browser: Browser, tmp_path: Pat
     assert 0.03 < inked < 0.9, inked
 
 
+@pytest.fixture(scope="module")
+def probed(
+    chromium_bin: str, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[Path, int], BrowserRun]:
+    """`probed(page, width)`: the page with both layout probes (tests/helpers/browser.py
+    `with_probes`) loaded once at that width, in a fresh profile, for the two tests below."""
+    runs: dict[tuple[Path, int], BrowserRun] = {}
+
+    def run(page: Path, width: int) -> BrowserRun:
+        if (page, width) not in runs:
+            out = tmp_path_factory.mktemp("probed")
+            runs[page, width] = run_chromium(
+                chromium_bin,
+                with_probes(page, out / "probed.html"),
+                out / "chromium-profile",
+                f"--window-size={width},3000",
+                "--dump-dom",
+            )
+        return runs[page, width]
+
+    return run
+
+
 @pytest.mark.parametrize("width", [800, 1280])
 def test_nothing_passes_the_right_edge_and_no_labels_overlap(
-    page: Path, browser: Browser, tmp_path: Path, width: int
+    page: Path, probed: Callable[[Path, int], BrowserRun], width: int
 ) -> None:
-    probed = with_probe(page, tmp_path / "probed.html")
-    run = browser(probed, f"--window-size={width},3000", "--dump-dom")
+    run = probed(page, width)
     assert run.console == [], run.console
     got = probe_result(run.stdout)
     assert got["window_width"] == width
@@ -91,10 +115,9 @@ def test_nothing_passes_the_right_edge_and_no_labels_overlap(
 
 @pytest.mark.parametrize("width", [800, 1280])
 def test_no_table_cell_breaks_inside_a_word_or_number(
-    page: Path, browser: Browser, tmp_path: Path, width: int
+    page: Path, probed: Callable[[Path, int], BrowserRun], width: int
 ) -> None:
-    probed = with_cells_probe(page, tmp_path / "cells.html")
-    run = browser(probed, f"--window-size={width},3000", "--dump-dom")
+    run = probed(page, width)
     assert run.console == [], run.console
     got = cells_result(run.stdout)
     assert got["cells"] > 100  # the probe saw the tables

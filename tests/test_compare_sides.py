@@ -108,7 +108,9 @@ def test_the_gate_on_lab_recordings_fails_on_a_band_and_leaves_a_bare_difference
 ) -> None:
     """no-retries against retry-budget (tests/data/lab, as recorded): 0 % retries in the hold
     against 3.5 %, beyond noise, is an infinite relative rise and fails; drained after is one
-    crossing a side, 15.1 s sooner: its line holds but is not judged."""
+    crossing a side, 15.1 s sooner: its line holds but is not judged. Each recording's
+    ingest and analyses come from compare's cache in the suite's folder (tests/conftest.py),
+    as in tests/test_compare_lab.py's pairwise table of the same folders."""
     res = CliRunner().invoke(
         app,
         [
@@ -124,7 +126,6 @@ def test_the_gate_on_lab_recordings_fails_on_a_band_and_leaves_a_bare_difference
             "--html",
             str(tmp_path / "c.html"),
         ],
-        env={"RELPLAN_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert res.exit_code == 1, res.output
     c = Comparison.model_validate_json(res.stdout)
@@ -218,7 +219,10 @@ def test_the_ci_examples_compare_line_gates_folders_of_seeds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """docs/compare.md's CI step, run as written in a shell, on the lab's drills (client
-    records): baseline/ and candidate/ hold seeds 1-3 of no-retries and retries-cancel."""
+    records): baseline/ and candidate/ hold seeds 1-3 of no-retries and retries-cancel. Their
+    analyses come from compare's cache in the suite's folder (tests/conftest.py), as in
+    tests/test_compare_lab.py's comparison of the same seeds."""
+    import os
     import re
     import subprocess
     import sys
@@ -236,7 +240,10 @@ def test_the_ci_examples_compare_line_gates_folders_of_seeds(
     done = subprocess.run(
         ["sh", "-c", line],
         cwd=tmp_path,
-        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "RELPLAN_CACHE_DIR": str(tmp_path / "cache")},
+        env={
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "RELPLAN_CACHE_DIR": os.environ["RELPLAN_CACHE_DIR"],
+        },
         capture_output=True,
         text=True,
         timeout=600,

@@ -303,6 +303,16 @@ def with_cells_probe(page: Path, out: Path) -> Path:
     return out
 
 
+def with_probes(page: Path, out: Path) -> Path:
+    """A copy of the report at `out` with both probes (PROBE, then CELLS_PROBE) before
+    `</body>`: each only reads the laid-out page and writes its own attribute of <body>, so
+    one load answers what `with_probe` and `with_cells_probe` each would."""
+    html = page.read_text(encoding="utf-8")
+    head, tail = html.rsplit("</body>", 1)
+    out.write_text(head + PROBE + CELLS_PROBE + "</body>" + tail, encoding="utf-8")
+    return out
+
+
 def cells_result(dom: str) -> dict[str, Any]:
     """The JSON CELLS_PROBE left in <body data-cells="...">."""
     body = re.search(r'<body[^>]*data-cells="([^"]*)"', dom)
