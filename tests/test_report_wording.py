@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from relplan import __version__
-from relplan.analyses import AnalyzeOptions, analyze
+from relplan.analyses import AnalyzeOptions, AnalyzeResult, analyze
 from relplan.errors import UsageError
 from relplan.report.build import build_report_data
+from relplan.report.data import ReportData
 from relplan.report.pipeline import render_page
 from relplan.text.analyze import render_analysis
 from relplan.values import clock, clock_span, clock_spans, parse_tz, pct, use_tz
@@ -22,6 +23,15 @@ from tests.helpers.incident import build_incident
 
 T0 = 1764460800.0  # 2025-11-30 00:00:00 UTC
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def incident_report(incident_db: Path) -> tuple[AnalyzeResult, ReportData]:
+    """The shared incident analysed and its report data built, once for the module (the
+    tests only read them)."""
+    with open_workspace(incident_db, read_only=True) as con:
+        res = analyze(con, AnalyzeOptions())
+        return res, build_report_data(res, workspace_facts(con, "x"), WHEN, __version__)
 
 
 def test_times_read_as_grafana_shows_them_with_the_date_in_utc_or_the_zone_given() -> None:
@@ -50,10 +60,11 @@ def test_a_share_that_rounds_to_zero_has_no_sign() -> None:
     assert pct(-0.012) == "-1.2 %"  # a real negative keeps its sign
 
 
-def test_health_text_says_wall_clock_times_not_tiny_offsets(incident_db: Path) -> None:
+def test_health_text_says_wall_clock_times_not_tiny_offsets(
+    incident_report: tuple[AnalyzeResult, ReportData],
+) -> None:
     """Was "+0.000165224 s": the health head printed its start as seconds after t0 with :g."""
-    with open_workspace(incident_db, read_only=True) as con:
-        res = analyze(con, AnalyzeOptions())
+    res = incident_report[0]
     text = render_analysis(res)
     head = next(line for line in text.splitlines() if line.startswith("Engine health:"))
     assert re.search(r"over 2025-11-30 \d\d:\d\d:\d\d–\d\d:\d\d:\d\d UTC", head), head
@@ -85,11 +96,10 @@ def test_what_could_not_be_shown_is_one_list_of_whole_sentences(tmp_path: Path) 
     assert "item(s)" not in data.missing.finding
 
 
-def test_span_columns_are_wall_clock_with_the_date_in_the_header(incident_db: Path) -> None:
-    with open_workspace(incident_db, read_only=True) as con:
-        data = build_report_data(
-            analyze(con, AnalyzeOptions()), workspace_facts(con, "x"), WHEN, __version__
-        )
+def test_span_columns_are_wall_clock_with_the_date_in_the_header(
+    incident_report: tuple[AnalyzeResult, ReportData],
+) -> None:
+    data = incident_report[1]
     table = data.amplification.table
     assert table.columns[1] == "span (2025-11-30, UTC)"
     assert all(re.fullmatch(r"\d\d:\d\d:\d\d–\d\d:\d\d:\d\d", row[1]) for row in table.rows)
@@ -98,20 +108,19 @@ def test_span_columns_are_wall_clock_with_the_date_in_the_header(incident_db: Pa
 
 
 def test_two_replicas_get_a_row_each_where_the_analyses_break_them_down(
-    incident_db: Path,
+    incident_report: tuple[AnalyzeResult, ReportData],
 ) -> None:
     """The fixture incident runs on replicas r0 and r1 (tests/helpers/incident.py); the
     bundled sample has one. The prefill table has a row for each and one for both."""
-    with open_workspace(incident_db, read_only=True) as con:
-        data = build_report_data(
-            analyze(con, AnalyzeOptions()), workspace_facts(con, "x"), WHEN, __version__
-        )
+    data = incident_report[1]
     replicas = {row[1] for row in data.wasted_prefill.table.rows}
     assert {"r0", "r1"} <= replicas, replicas
     assert "all replicas" in replicas
 
 
-def test_two_replicas_get_a_load_chart_and_rows_of_their_own(incident_db: Path) -> None:
+def test_two_replicas_get_a_load_chart_and_rows_of_their_own(
+    incident_report: tuple[AnalyzeResult, ReportData],
+) -> None:
     """The fixture's engine trace (tests/helpers/incident.py): r0 runs e1-e10, e12, e13, of
     which e8 is refused -> 11 accepted, and e1, e3, e5, e6, e9, e10, e12, e13 finish -> 8
     completed; r1 runs its own e1 (arrived 150, finished 160) -> 1 and 1. The per-replica
@@ -119,9 +128,7 @@ def test_two_replicas_get_a_load_chart_and_rows_of_their_own(incident_db: Path) 
     the per-replica lines under the load chart."""
     from relplan.report.charts import chart_specs
 
-    with open_workspace(incident_db, read_only=True) as con:
-        res = analyze(con, AnalyzeOptions())
-        data = build_report_data(res, workspace_facts(con, "x"), WHEN, __version__)
+    res, data = incident_report
     amp = res.amplification
     assert amp.replica_series_source == "engine trace"
     totals: dict[str, list[int]] = {}

@@ -66,13 +66,17 @@ def build(path: Path, replica_names: tuple[str, str] = ("r0", "r1")) -> Path:
     con = workspace.connect(path)
     try:
         sid = add_source(con, "metrics", "openmetrics", "metrics.om.txt")
-        con.executemany(
+        con.execute(  # one insert: executemany costs about 1 ms of CPU a row
             "insert into metric_samples (t, name, labels, value, source_id, source_row)"
-            " values (?, ?, map(?, ?), ?, ?, ?)",
-            [
-                (T0 + t, n, list(lab), list(lab.values()), v, sid, i + 1)
-                for i, (t, n, lab, v) in enumerate(_samples())
-            ],
+            " select s.t, s.n, map(s.k, s.v), s.value, $sid, s.row from (select unnest($rows) s)",
+            {
+                "sid": sid,
+                "rows": [
+                    {"t": T0 + t, "n": n, "k": list(lab), "v": list(lab.values())}
+                    | {"value": float(v), "row": i + 1}
+                    for i, (t, n, lab, v) in enumerate(_samples())
+                ],
+            },
         )
         sid = add_source(con, "proxy", "jsonl", "proxy.jsonl")
         a, b = replica_names

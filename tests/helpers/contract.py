@@ -13,6 +13,10 @@ them too:
 - `ingesting_twice_adds_nothing`: a second ingest of an example is skipped and adds nothing;
 - `streams_across_read_batches`: with a read batch of 2 rows (every example spans several
   batches) it stores what it stores with the default batch.
+
+The clean ingest of a format's first example, which the last three start from, is made once per
+test run (tests/helpers/templates.py) and copied with its report; each example's detected
+format is worked out once per process and set of registered formats.
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ from relplan.ingest.adapter import Adapter, never
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.detect import UnknownContent, detect
 from relplan.ingest.files import FileInfo, digest, peek
-from tests.helpers.ingest import ingest, rows
+from relplan.ingest.outcome import IngestReport
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
+from tests.helpers.templates import from_template, template
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,6 +58,36 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
         k: ROOT / v if isinstance(v, str | Path) and str(v).startswith("tests/") else v
         for k, v in options.items()
     }
+
+
+def _clean_ingest(dest: Path, name: str) -> IngestReport:
+    """`dest` holding the format's first example ingested into a new workspace, and that
+    ingest's report: the ingest made once per run, its file and report copied."""
+    example, opts = _first_example(registry.adapters()[name])
+    key = f"contract clean ingest: {name} {example} {sorted(opts.items())!r}"
+
+    def build(path: Path) -> None:
+        report = ingest(path, example, **opts)
+        path.with_name("report.json").write_text(report.model_dump_json(), encoding="utf-8")
+
+    from_template(dest, key, build)
+    report = template(key, build).with_name("report.json").read_text(encoding="utf-8")
+    return IngestReport.model_validate_json(report)
+
+
+_DETECTED: dict[tuple[tuple[str, ...], Path], str | None] = {}
+
+
+def _detected(path: Path) -> str | None:
+    """The format detected from the file's content, None when no format claims it (a mapped
+    log); once per process and set of registered formats."""
+    key = (tuple(registry.adapters()), path)
+    if key not in _DETECTED:
+        try:
+            _DETECTED[key] = detect(file_info(path)).format
+        except UnknownContent:
+            _DETECTED[key] = None
+    return _DETECTED[key]
 
 
 def _text(path: Path) -> str:
@@ -82,10 +119,7 @@ def detects_its_own_examples(name: str) -> None:
     mine = registry.adapters()[name]
     for other, a in registry.adapters().items():
         for ex in a.examples:
-            try:
-                got: str | None = detect(file_info(ROOT / ex.path)).format
-            except UnknownContent:
-                got = None  # no format claims it by content (a mapped log)
+            got = _detected(ROOT / ex.path)
             if other != name:
                 assert got != name, f"{ex.path} ({other}) taken for {name}"
             elif mine.recognise is never:
@@ -132,7 +166,7 @@ def a_bad_record_is_named_by_file_and_line(tmp_path: Path, name: str) -> str:
     rep = ingest(tmp_path / "skip.duckdb", f, on_error="skip", **opts)
     assert [s.format for s in rep.sources] == [name]
     assert rep.sources[0].rejected == 1
-    good = ingest(tmp_path / "good.duckdb", example, **opts)
+    good = _clean_ingest(tmp_path / "good.duckdb", name)
     assert rep.sources[0].rows == good.sources[0].rows
     return "line"
 
@@ -140,7 +174,7 @@ def a_bad_record_is_named_by_file_and_line(tmp_path: Path, name: str) -> str:
 def ingesting_twice_adds_nothing(tmp_path: Path, name: str) -> None:
     db = tmp_path / "w.duckdb"
     example, opts = _first_example(registry.adapters()[name])
-    first = ingest(db, example, **opts)
+    first = _clean_ingest(db, name)
     assert [s.format for s in first.sources] == [name]
     counts = rows(db, "select count(*) from sources")
     again = ingest(db, example, **opts)
@@ -153,7 +187,7 @@ def ingesting_twice_adds_nothing(tmp_path: Path, name: str) -> None:
 
 def streams_across_read_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     example, opts = _first_example(registry.adapters()[name])
-    whole = ingest(tmp_path / "whole.duckdb", example, **opts)
+    whole = _clean_ingest(tmp_path / "whole.duckdb", name)
     patched = 0
     for mod in list(sys.modules.values()):
         if getattr(mod, "__name__", "").startswith("relplan.ingest") and hasattr(mod, "BATCH_ROWS"):

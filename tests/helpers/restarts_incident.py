@@ -161,11 +161,17 @@ def _build(db: Path, with_gateway: bool) -> Path:
                     for n, (cid, rep, a, b, outcome) in enumerate(ATTEMPTS)
                 ],
             )
+        # One insert of a list of structs: executemany costs about 1 ms of CPU a row here.
         rows: list[Any] = [
-            (t, name, list(labels), list(labels.values()), value, n + 1)
+            {"t": t, "name": name, "k": list(labels), "v": list(labels.values())}
+            | {"value": float(value), "row": n + 1}
             for n, (t, name, labels, value) in enumerate(samples())
         ]
-        con.executemany("insert into metric_samples values (?, ?, map(?, ?), ?, 2, ?)", rows)
+        con.execute(
+            "insert into metric_samples select s.t, s.name, map(s.k, s.v), s.value, 2, s.row"
+            " from (select unnest($rows) as s)",
+            {"rows": rows},
+        )
         con.executemany(
             "insert into kube_events values (?, ?, ?, ?, ?, ?, 'Pod', 'serving', ?, 'vllm', ?,"
             " 'kubelet', 3, ?)",
