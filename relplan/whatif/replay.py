@@ -18,7 +18,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -279,11 +279,20 @@ def _nothing() -> None:
 
 
 def report_jobs() -> int:
-    """Processes that replay for `relplan report`: two at most (the command's own and one
-    worker); more than there are cores would only take turns."""
+    """Processes that replay for `relplan report` when it fits the incident itself: two at
+    most (the command's own and one worker); more than there are cores would only take
+    turns."""
     import os
 
     return max(1, min(2, os.cpu_count() or 1))
+
+
+def report_workers() -> int:
+    """Worker processes `relplan report` starts for its replay: two on a machine of two cores
+    or more (one fits, then both replay, while the command's process runs the analyses and
+    replays nothing: relplan/whatif/for_report.py), none on one core (the command fits and
+    replays)."""
+    return 2 if report_jobs() > 1 else 0
 
 
 def _forked_worker() -> None:
@@ -340,6 +349,17 @@ def finish_tasks(
     out = [d for d in done if d is not None]
     assert len(out) == len(tasks), "every task ran"
     return out
+
+
+def collect_tasks(
+    futures: list[Future[Any]], progress: Callable[[int, int], None] | None = None
+) -> list[tuple[Figures, float]]:
+    """Every task's figures and CPU seconds, in task order, from the workers alone (the
+    caller replays none), counting each run as it comes in."""
+    for n, _ in enumerate(as_completed(futures), 1):
+        if progress is not None:
+            progress(n, len(futures))
+    return [f.result() for f in futures]
 
 
 def run_tasks(
