@@ -175,7 +175,7 @@ def _make(
                     from relplan.workspace import connect
 
                     warm = functools.partial(_warm, pool, workers, warm_up)
-                    # how the worker opens the report's workspace file to fit it there
+                    # how a worker opens the report's workspace file to fit it there
                     reopen = functools.partial(connect, read_only=True)
                 extras["whatif"] = lambda con, o: report_whatif(
                     con, o, progress=bar, pool=pool, reopen=reopen
