@@ -4,6 +4,7 @@ the caller (the report never runs the simulator itself)."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -176,11 +177,14 @@ def test_only_a_workspace_file_open_read_only_is_handed_to_the_worker(tmp_path: 
 
 
 def _whatif_both_ways(
-    db: Path, monkeypatch: pytest.MonkeyPatch
+    db: Path, monkeypatch: pytest.MonkeyPatch, workers: int = 1
 ) -> tuple[WhatIf | str, WhatIf | str, bool]:
-    """The report's what-if of `db` fitted in this process and fitted by a worker (with
-    whether the worker's plan ran), the what-if cache off; a reason when nothing replays."""
+    """The report's what-if of `db` fitted in this process and fitted by one of `workers`
+    workers (with whether the worker's plan ran), the what-if cache off; a reason when nothing
+    replays. With workers, a replay in this process fails the test: the workers replay every
+    run."""
     from relplan import workspace
+    from relplan.whatif import replay
     from relplan.whatif.replay import replay_pool
 
     monkeypatch.setenv("RELPLAN_WHATIF_CACHE", "0")
@@ -192,10 +196,18 @@ def _whatif_both_ways(
         planned.append(self)
 
     monkeypatch.setattr(for_report._InWorker, "__init__", spy)
+    run_one, command = replay.run_one, os.getpid()
+
+    def only_in_a_worker(task: replay.Task) -> object:
+        assert os.getpid() != command, "the command's process replayed a run"
+        return run_one(task)
+
     out: list[WhatIf | str] = []
     with workspace.open_workspace(db, read_only=True) as con:
-        for pool_size in (1, 2):
+        for pool_size in (1, workers + 1):
             with replay_pool(pool_size, warm=False) as pool:
+                if pool is not None:
+                    monkeypatch.setattr(replay, "run_one", only_in_a_worker)
                 try:
                     reopen = functools.partial(workspace.connect, read_only=True)
                     whatif = for_report.report_whatif(
@@ -220,7 +232,9 @@ def test_a_reason_found_by_the_worker_reads_as_in_this_process(
 
 
 @pytest.mark.slow
-def test_the_worker_fits_and_replays_as_this_process_does(
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_workers_fit_and_replay_as_this_process_does(
+    workers: int,
     simulated_run: Callable[[str, int], Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -232,10 +246,30 @@ def test_the_worker_fits_and_replays_as_this_process_does(
     db = tmp_path / "incident.duckdb"
     with workspace.open_workspace(db) as con:
         ingest_files(con, [simulated_run("pulse-retry-cancel", 1)], IngestOptions())
-    here, worker, planned = _whatif_both_ways(db, monkeypatch)
+    here, worker, planned = _whatif_both_ways(db, monkeypatch, workers)
     assert planned
     assert isinstance(here, WhatIf)
     assert isinstance(worker, WhatIf)
     assert len(here.controls) > 1
     timings = {"wall_s", "replay_cpu_s"}
     assert worker.model_dump(exclude=timings) == here.model_dump(exclude=timings)
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_the_workers_replay_is_one_line_exit_130_and_no_page_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report interrupted while its command waits for the workers' replays (its thread
+    has handed them out): one line, exit 130, no page, and the workers stop with it."""
+    from tests.test_faults import _interrupt_inside, _relplan_inside_call
+
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out" / "report.html"
+    sample = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"
+    proc = _relplan_inside_call(
+        "relplan.whatif.replay:collect_tasks", "report", str(sample), "--out", str(out)
+    )
+    err = _interrupt_inside(proc)
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+    assert not out.exists()

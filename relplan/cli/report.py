@@ -18,6 +18,8 @@ from relplan.cli.options import (
 from relplan.values import fixed
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from concurrent.futures import Executor
     from datetime import datetime
 
     from relplan.ingest.base import IngestOptions
@@ -146,13 +148,14 @@ def _make(
     with ExitStack() as stack:
         pool = None
         if whatif:
-            from relplan.whatif.replay import replay_pool, report_jobs
+            from relplan.whatif.replay import replay_pool, report_workers
 
-            # The replay's worker, forked from this process now, before duckdb, polars and
-            # numpy are imported (relplan/whatif/replay.py): it imports what a replay needs
+            # The replay's workers, forked from this process now, before duckdb, polars and
+            # numpy are imported (relplan/whatif/replay.py): they import what a replay needs
             # while new inputs are ingested (their replay is not cached either: `warm`), else
             # only once the replay is not found in its cache.
-            pool = stack.enter_context(replay_pool(report_jobs(), warm=False))
+            workers = report_workers()
+            pool = stack.enter_context(replay_pool(workers + 1, warm=False))
 
         from relplan.analyses import AnalyzeOptions
         from relplan.cli.progress import ProgressBar
@@ -171,8 +174,8 @@ def _make(
                     from relplan.whatif.replay import warm_up
                     from relplan.workspace import connect
 
-                    warm = functools.partial(pool.submit, warm_up)
-                    # how the worker opens the report's workspace file to fit it there
+                    warm = functools.partial(_warm, pool, workers, warm_up)
+                    # how a worker opens the report's workspace file to fit it there
                     reopen = functools.partial(connect, read_only=True)
                 extras["whatif"] = lambda con, o: report_whatif(
                     con, o, progress=bar, pool=pool, reopen=reopen
@@ -191,3 +194,10 @@ def _make(
                 cache_key=key,
                 on_new_inputs=warm,
             )
+
+
+def _warm(pool: Executor, workers: int, warm_up: Callable[[], None]) -> None:
+    """Each worker imports what a replay needs (one `warm_up` each: an idle worker takes the
+    next)."""
+    for _ in range(workers):
+        pool.submit(warm_up)

@@ -83,7 +83,7 @@ def collect_report_data(
 
     `extras` computes the extra sections (relplan/report/section.py, EXTRA_SECTIONS) from the
     same workspace; one that raises NoDataError is listed with its reason. They start before
-    the analyses: one that returns a callable (the what-if replay, whose worker replays while
+    the analyses: one that returns a callable (the what-if replay, whose workers replay while
     the analyses run here) is finished after them. `workspace_key` names a workspace the
     report's workspace cache keeps: the analyses' result is then read from (or kept in) the
     analysis cache (relplan/report/analysis_cache.py)."""
@@ -166,7 +166,7 @@ def _open_inputs(
     if db is not None:
         ingest_paths(db, [path], inputs)
         # Read back read-only, as a kept workspace is: the report only reads, what the ingest
-        # held in memory is let go, and the what-if's worker may open the same file.
+        # held in memory is let go, and the what-if's workers may open the same file.
         with workspace.open_workspace(db, read_only=True) as con:
             yield con, name, None
         return
@@ -214,7 +214,7 @@ def make_report(
     """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths.
 
     `on_new_inputs` is called before raw inputs the workspace cache does not hold are
-    ingested into it (the what-if's worker then imports what it needs meanwhile: the
+    ingested into it (the what-if's workers then import what they need meanwhile: the
     what-if of new inputs is not in its cache either).
 
     With `cache_key` (relplan/report/cache.py, `key_for`), the page and the data JSON are

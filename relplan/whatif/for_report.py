@@ -13,21 +13,23 @@ The result (or the reason nothing was replayed) is cached per workspace fingerpr
 (relplan/whatif/cache.py, docs/whatif.md "The report's cache"): a second report of the same
 inputs reads it instead of replaying.
 
-The replay starts before the report's analyses. With a worker (`pool`, forked by the command
-before it imports duckdb: `relplan.whatif.replay.replay_pool`) and a workspace file open
-read-only, the worker opens the same file read-only and does the whole what-if there: it
-measures the incident, fits it and replays from the front of the runs (`plan_in_worker`,
-`replay_planned`), while the command's process runs the analyses, then takes its share of the
-runs from the back and ranks them (relplan/report/pipeline.py, `collect_report_data`). So the
-fit's CPU and memory stay out of the command's process, and its analyses out of the worker's.
-Without a worker, or on a workspace another connection may write, the incident is fitted in
-the command's process and the worker only replays.
+The replay starts before the report's analyses. With workers (`pool`, forked by the command
+before it imports duckdb: `relplan.whatif.replay.replay_pool`, two on a machine of two cores
+or more: `report_workers`) and a workspace file open read-only, a worker opens the same file
+read-only and measures and fits the incident there (`plan_in_worker`); once its plan is in, a
+thread of the command's hands every run to the workers, which replay them while the
+command's process runs the analyses (relplan/report/pipeline.py, `collect_report_data`) and
+then waits for them and ranks. So the fit's and the replays' CPU and memory stay out of the
+command's process, and its analyses out of the workers'. Without a worker, or on a workspace
+another connection may write, the incident is fitted in the command's process, which also
+replays its share of the runs from the back.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -65,8 +67,8 @@ def report_whatif(
     now and handed to the workers (`pool`, else started here), which replay while the caller
     runs the analyses; calling the result runs the rest here, stores and returns it. With
     `reopen` (a module-level function opening a workspace file read-only, such as
-    `relplan.workspace.connect` with read_only=True) and a pool of one worker, the worker fits
-    too (`plan_in_worker`). Raises
+    `relplan.workspace.connect` with read_only=True) and a workspace file open read-only, a
+    worker fits too (`plan_in_worker`) and the workers replay every run (`_InWorker`). Raises
     NoDataError (now, or when called) when nothing is replayed."""
     from relplan.whatif import cache
 
@@ -78,9 +80,7 @@ def report_whatif(
             raise NoDataError(str(cached["not_replayed"]))
         result = WhatIf.model_validate(cached["whatif"])
         return lambda: result
-    # The worker that fits keeps the runs it planned for its own `replay_planned`: one worker.
-    one_worker = pool is not None and getattr(pool, "_max_workers", 0) == 1
-    db = _read_only_file(con) if one_worker and reopen is not None else None
+    db = _read_only_file(con) if pool is not None and reopen is not None else None
     try:
         if pool is not None and reopen is not None and db is not None:
             pending: Pending | _InWorker = _InWorker(con, opts, pool, reopen, db)
@@ -158,15 +158,11 @@ class Planned:
     not_replayed: str = ""
 
 
-# In the worker: the replay it planned, by work folder, for `replay_planned`.
-_PLANS: dict[str, Started] = {}
-
-
 def plan_in_worker(reopen: Reopen, db: str, opts: AnalyzeOptions, folder: str) -> Planned:
     """In the replay's worker: open the workspace file `db` read-only (`reopen`: this module
     does not open workspaces itself), measure the incident,
     fit it into `folder` and plan its runs (what `_start` does in the command's process); the
-    worker then replays them from the front (`replay_planned`). A reason nothing is replayed
+    command then hands the runs to the workers (`_InWorker`). A reason nothing is replayed
     comes back as `not_replayed` (not an exception, whose class may not survive the pipe)."""
     from relplan.whatif.figures import figures
     from relplan.whatif.fit import fit_incident
@@ -202,31 +198,16 @@ def plan_in_worker(reopen: Reopen, db: str, opts: AnalyzeOptions, folder: str) -
         return Planned(None, [], str(exc))
     except RelplanError as exc:
         return Planned(None, [], f"not replayed: {exc}")
-    _PLANS[folder] = started
     return Planned(started, controls)
 
 
-def replay_planned(folder: str, index: int) -> tuple[Figures, float] | None:
-    """In the replay's worker: run `index` of the runs it planned in `folder` (None when it
-    planned fewer, or none)."""
-    from relplan.whatif.replay import run_timed
-
-    started = _PLANS.get(folder)
-    if started is None or index >= len(started.tasks):
-        return None
-    return run_timed(started.tasks[index])
-
-
-def _most_runs() -> int:
-    from relplan.whatif.controls import CONTROLS
-
-    return (len(CONTROLS) + 1) * REPORT_SEEDS  # as observed and every control
-
-
 class _InWorker:
-    """A what-if the worker fits and replays (`plan_in_worker`, then `replay_planned` for
-    every run it could have); `result()` waits for the fit, runs the replays no worker has
-    started here, from the back, and ranks."""
+    """A what-if a worker fits (`plan_in_worker`) and the workers replay: a thread of the
+    command's waits for the plan and hands every run to the pool at once, so a worker starts
+    replaying while the command's process still runs the analyses; `result()` waits for the
+    runs and ranks. The command's process replays none: its memory, which holds the
+    analyses' DuckDB, never holds a simulation too (docs/benchmarks.md, "The cold report,
+    sixth wave")."""
 
     def __init__(
         self,
@@ -236,16 +217,49 @@ class _InWorker:
         reopen: Reopen,
         db: str,
     ) -> None:
+        from relplan.whatif.replay import warm_up
+
         self._con, self._opts, self._t = con, opts, time.perf_counter()
         self._folder = tempfile.TemporaryDirectory(prefix="relplan-whatif-")
-        name = self._folder.name
-        self._plan = pool.submit(plan_in_worker, reopen, db, opts, name)
-        self._runs: list[Future[Any]] = [
-            pool.submit(replay_planned, name, i) for i in range(_most_runs())
-        ]
+        self._plan = pool.submit(plan_in_worker, reopen, db, opts, self._folder.name)
+        pool.submit(warm_up)  # another worker imports what a replay needs meanwhile
+        self._pool = pool
+        self._runs: list[Future[Any]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._refused: RuntimeError | None = None  # the pool's, when it took no run
+        self._handing = threading.Thread(
+            target=self._hand_out, name="relplan-whatif-hand-out", daemon=True
+        )
+        self._handing.start()
+
+    def _hand_out(self) -> None:
+        """On the thread: once the plan is in, every run to the pool. A failed or cancelled
+        plan hands nothing: `result()` raises its error."""
+        from relplan.whatif.replay import run_timed
+
+        try:
+            planned = self._plan.result()
+        except BaseException:  # `result()` raises it on the command's thread
+            return
+        if planned.started is None:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            runs: list[Future[Any]] = []
+            try:
+                for task in planned.started.tasks:
+                    runs.append(self._pool.submit(run_timed, task))
+            except RuntimeError as exc:  # a worker died (a broken pool): `result()` raises it
+                for f in runs:
+                    f.cancel()
+                self._refused = exc
+                return
+            self._runs = runs
 
     def result(self, progress: Callable[[int, int], None] | None = None) -> WhatIf:
-        from relplan.whatif.replay import finish_tasks
+        from relplan.whatif.replay import collect_tasks
         from relplan.whatif.run import Replayed, ranked_whatif
 
         try:
@@ -254,13 +268,15 @@ class _InWorker:
                 if planned.started is None:
                     raise NoDataError(planned.not_replayed)
                 started = planned.started
-                n = len(started.tasks)
-                for extra in reversed(self._runs[n:]):
-                    extra.cancel()
-                out = finish_tasks(started.tasks, self._runs[:n], progress)
+                self._handing.join()
+                if self._refused is not None:
+                    raise self._refused
+                out = collect_tasks(self._runs, progress)
         except BaseException:
-            for f in self._runs:
-                f.cancel()
+            with self._lock:
+                self._closed = True
+                for f in self._runs:
+                    f.cancel()
             raise
         runs = [fig for fig, _ in out]
         k = len(started.seeds)

@@ -18,8 +18,8 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -211,13 +211,36 @@ def check_tasks(tasks: list[Task]) -> None:
 
 
 def warm_up() -> None:
-    """A worker's first job: import what `run_one` needs, while the parent still fits."""
+    """A worker's first job, while the parent still ingests or fits: what `run_one` would
+    otherwise pay on its first run. Import its modules (and pyarrow, which polars imports
+    when the replay's frames go to DuckDB), open this process's replay DuckDB (an empty
+    replay workspace made and dropped), and build the pydantic models whose build waits for
+    their first use (forward references): about 0.1 CPU s of a worker's first replay."""
     import duckdb  # noqa: F401
+    import pyarrow  # noqa: F401
 
     from relplan.sim.run import prepare  # noqa: F401
     from relplan.sim.simulator import Simulation  # noqa: F401
     from relplan.whatif.figures import figures  # noqa: F401
     from relplan.whatif.hooks import apply  # noqa: F401
+
+    with replay_workspace():
+        pass
+    _complete_models()
+
+
+def _complete_models() -> None:
+    """Build every relplan pydantic model imported so far whose build was deferred."""
+    from pydantic import BaseModel
+    from pydantic.errors import PydanticUndefinedAnnotation
+
+    todo: list[type[BaseModel]] = [BaseModel]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__module__.startswith("relplan.") and not cls.__pydantic_complete__:
+            with suppress(PydanticUndefinedAnnotation):
+                cls.model_rebuild()
 
 
 @contextmanager
@@ -279,11 +302,20 @@ def _nothing() -> None:
 
 
 def report_jobs() -> int:
-    """Processes that replay for `relplan report`: two at most (the command's own and one
-    worker); more than there are cores would only take turns."""
+    """Processes that replay for `relplan report` when it fits the incident itself: two at
+    most (the command's own and one worker); more than there are cores would only take
+    turns."""
     import os
 
     return max(1, min(2, os.cpu_count() or 1))
+
+
+def report_workers() -> int:
+    """Worker processes `relplan report` starts for its replay: two on a machine of two cores
+    or more (one fits, then both replay, while the command's process runs the analyses and
+    replays nothing: relplan/whatif/for_report.py), none on one core (the command fits and
+    replays)."""
+    return 2 if report_jobs() > 1 else 0
 
 
 def _forked_worker() -> None:
@@ -340,6 +372,17 @@ def finish_tasks(
     out = [d for d in done if d is not None]
     assert len(out) == len(tasks), "every task ran"
     return out
+
+
+def collect_tasks(
+    futures: list[Future[Any]], progress: Callable[[int, int], None] | None = None
+) -> list[tuple[Figures, float]]:
+    """Every task's figures and CPU seconds, in task order, from the workers alone (the
+    caller replays none), counting each run as it comes in."""
+    for n, _ in enumerate(as_completed(futures), 1):
+        if progress is not None:
+            progress(n, len(futures))
+    return [f.result() for f in futures]
 
 
 def run_tasks(
