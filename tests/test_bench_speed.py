@@ -6,6 +6,7 @@ sample's 20 reports cost about three times the CPU (its first one replays the wh
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,24 @@ def test_speed_bench_prints_each_figure_against_its_goal_and_before_after() -> N
     for label, cells in pairs.items():
         assert len(cells) == 6, label
         assert all(float(c) > 0 for c in cells), label
+
+
+def test_the_measured_processes_inherit_this_environment_bytecode_aside() -> None:
+    """bench/speed.py's measured processes run in the bench's own environment (PATH, HOME,
+    any variable), with bytecode moved under the temporary folder when
+    PYTHONDONTWRITEBYTECODE is set; they once ran with an empty one."""
+    code = (
+        "import os, sys; sys.path.insert(0, 'bench'); import speed; "
+        "speed.use_measuring_environ(); e = os.environ; "
+        "print(e.get('RELPLAN_SENTINEL'), 'PATH' in e, e.get('PYTHONDONTWRITEBYTECODE'), "
+        "e.get('PYTHONPYCACHEPREFIX', '').startswith(tempfile.gettempdir()))"
+    ).replace("import os,", "import os, tempfile,")
+    env = {**os.environ, "RELPLAN_SENTINEL": "kept", "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["kept", "True", "None", "True"]
 
 
 def test_the_cold_only_mode_is_gone() -> None:
