@@ -215,7 +215,8 @@ def warm_up() -> None:
     otherwise pay on its first run. Import its modules (and pyarrow, which polars imports
     when the replay's frames go to DuckDB), open this process's replay DuckDB (an empty
     replay workspace made and dropped), and build the pydantic models whose build waits for
-    their first use (forward references): about 0.1 CPU s of a worker's first replay."""
+    their first use (forward references): 0.05-0.08 CPU s of a worker's first replay
+    (docs/benchmarks.md, "The cold report, sixth wave")."""
     import duckdb  # noqa: F401
     import pyarrow  # noqa: F401
 
