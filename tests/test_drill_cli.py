@@ -132,7 +132,7 @@ def test_the_sweep_reports_the_smallest_pulse_that_left_it_down(tmp_path: Path) 
     with FakeOpenAI(slots=1, token_s=0.02) as srv:
         done = relplan(
             "drill", srv.url, "--capacity", "8",
-            "--phases", "base=0.5s@0.5,pulse=0.5s@1,hold=1s@0.5,drain=1s",
+            "--phases", "base=0.25s@0.5,pulse=0.25s@1,hold=0.5s@0.5,drain=0.5s",
             "--deadline", "0.3s", "--retry", "fixed:2:0", "--no-cancel",
             "--prompt-tokens", "5", "--prefix-tokens", "1", "--output-tokens", "4",
             "--metrics-url", "none", "--sweep", "0.5,6", "--sweep-seeds", "2",
