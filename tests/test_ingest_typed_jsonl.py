@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 from relplan.errors import InputError
+from relplan.ingest.canonical import tables
 from relplan.ingest.files import _CHUNK, digest
 from tests.helpers.fast_read import rows, state
 from tests.helpers.ingest import INCIDENT, ingest, write_lines
@@ -73,6 +75,41 @@ def test_typed_path_stores_what_the_staged_and_exact_readers_store(tmp_path: Pat
     ]
     assert len(got["fail"]["steps"]) == 4
     assert len(got["fail"]["events"]) == 8
+
+
+@pytest.mark.slow
+def test_a_file_read_on_several_threads_stores_each_record_with_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB's JSON reader splits a file of more than about 16 MB between its threads; the
+    rows reach the stage in file order only because the typed read preserves insertion order
+    (without it, a 20 MB file's rows were out of order in a trial). Every step's `step` is its
+    own line number here, so a stored `source_row` that is not its line shows."""
+    taken: list[bool] = []
+    typed = tables._stage_typed
+
+    def spy(*args: Any) -> bool:
+        taken.append(typed(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(tables, "_stage_typed", spy)
+    n = 150_000  # about 26 MB
+    src = tmp_path / "engine.jsonl"
+    with src.open("w", encoding="utf-8") as fh:
+        for ln in range(1, n + 1):
+            t = T0 + ln / 1000
+            fh.write(
+                f'{{"type":"step","step":{ln},"t_issue":{t},"t_done":{t + 0.01},'
+                f'"execution_id":"cmpl-{ln // 50}-0","prompt_computed":{ln % 997},'
+                f'"prompt_cached":0,"decode_tokens":1,"replica":"r0"}}\n'
+            )
+    assert src.stat().st_size > 24_000_000
+    db = tmp_path / "w.duckdb"
+    ingest(db, src)
+    assert taken == [True]
+    assert rows(db, "select count(*), count(*) filter (where step <> source_row) from steps") == [
+        (n, 0)
+    ]
 
 
 def test_a_json_boolean_in_a_number_is_refused_with_its_line(tmp_path: Path) -> None:

@@ -1,22 +1,23 @@
 -- Engine records (event, step and stats) from JSON Lines with every number typed as DOUBLE by
--- DuckDB's JSON reader: fail mode's path for engine JSON Lines, one parse of the file, no
--- JSON values converted afterwards (ingest/engine_read_jsonl.sql reads numbers as JSON text
--- and converts them, about twice the CPU). DuckDB reads a JSON boolean in a DOUBLE column as
--- 1 or 0 and a numeric string as its number, so the driver takes this reader's rows only when
--- the file holds neither word `true` nor `false` (relplan/ingest/files.py, digest); numeric
--- strings are what the exact reader accepts too. A value that does not convert (a string, an
--- object, an RFC 3339 time) makes DuckDB raise: the ingest restarts with the exact reader,
--- which names the line. `ln` is the record's ordinal (WITH ORDINALITY: file order), the line
--- when the records are as many as the file's lines (the driver checks). Every record is
--- checked here, as it is read, with rp_engine_checked (rp_engine_ok, then rp_engine_reason
--- for the rows it does not pass; ingest/engine_macros.sql): a refused one raises, the same
--- restart. The rows go to the narrow stage_direct_engine (ingest/stage_tables.sql), from which
--- ingest/direct_jsonl_*.sql insert them by type without checking them again. Empty strings
--- become NULL (an empty id is a missing id).
+-- DuckDB's JSON reader: fail mode's path for engine JSON Lines, one parse of the file, no JSON
+-- values converted afterwards (ingest/engine_read_jsonl.sql reads numbers as JSON text and
+-- converts them, about twice the CPU). DuckDB reads a JSON boolean in a DOUBLE column as 1 or 0
+-- and a numeric string as its number, so the driver takes this reader's rows only when the file
+-- holds neither word `true` nor `false` (relplan/ingest/files.py, digest); numeric strings are
+-- what the exact reader accepts too. A value that does not convert (a string, an object, an RFC
+-- 3339 time) makes DuckDB raise: the ingest restarts with the exact reader, which names the line.
+-- The rows land in file order (the driver sets preserve_insertion_order around this insert, and
+-- DuckDB still reads the file on every thread, which WITH ORDINALITY would not): a record's line
+-- is its rowid - base + 1 (ingest/stage_set_base.sql) when the records are as many as the file's
+-- lines and their rowids have no gap (the driver checks). Every record is checked here, as it is
+-- read, with rp_engine_checked (rp_engine_ok, then rp_engine_reason for the rows it does not pass;
+-- ingest/engine_macros.sql): a refused one raises, the same restart. The rows go to the narrow
+-- stage_direct_engine (ingest/stage_tables.sql), from which ingest/direct_jsonl_*.sql insert them
+-- by type without checking them again. Empty strings become NULL (an empty id is a missing id).
 -- params: path, source_id
 insert into stage_direct_engine
 select
-    $source_id, ln, type, execution_id, replica, step, t_issue, t_done, prompt_computed,
+    $source_id, type, execution_id, replica, step, t_issue, t_done, prompt_computed,
     prompt_cached, decode_tokens,
     case when type <> 'step' then [
         t, prompt_tokens, num_running, num_waiting, num_batched_tokens, kv_usage, elapsed_ms,
@@ -26,7 +27,6 @@ select
     case when type <> 'step' then [event, finish_reason] end
 from (
     select
-        ordinality as ln,
         rp_engine_type(
             nullif(type, ''), nullif(event, ''), prompt_computed, num_running, num_waiting,
             num_batched_tokens, kv_usage
@@ -49,10 +49,10 @@ from (
             finish_reason: 'VARCHAR', output_tokens: 'DOUBLE', cached_tokens: 'DOUBLE',
             preemptions: 'DOUBLE', max_tokens: 'DOUBLE'
         }
-    ) with ordinality
+    )
 )
 where rp_engine_checked(
         type, t, execution_id, event, prompt_tokens, step, t_issue, t_done, prompt_computed,
         prompt_cached, decode_tokens, num_running, num_waiting, num_batched_tokens, kv_usage,
         elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
-        preemptions, max_tokens, true, 'line ' || ln)
+        preemptions, max_tokens, true, 'a record (the exact reader names its line)')

@@ -20,8 +20,9 @@ create or replace temp table stage_engine (
     cached_tokens double, preemptions double, max_tokens double
 );
 -- Engine JSON Lines read by the typed reader (ingest/engine_read_jsonl_typed.sql): `type`
--- already filled in (rp_engine_type), `ln` the record's ordinal, every record already checked;
--- inserted by the ingest/direct_jsonl_*.sql queries. Narrow, as most records are steps: the
+-- already filled in (rp_engine_type), every record already checked, the rows in file order (a
+-- record's line is rowid - base + 1, base in stage_sources); inserted by the
+-- ingest/direct_jsonl_*.sql queries. Narrow, as most records are steps: the
 -- step fields (stats records use step, t_issue, prompt_computed and decode_tokens too) have
 -- columns; the other fields of event and stats records are two lists, NULL on a step record
 -- (writing and reading 15 NULL columns per step cost about 0.2 CPU s per 2M records):
@@ -29,11 +30,12 @@ create or replace temp table stage_engine (
 -- elapsed_ms, num_preempted, prefix_queries, prefix_hits, output_tokens, cached_tokens,
 -- preemptions, max_tokens], `texts` = [event, finish_reason].
 create or replace temp table stage_direct_engine (
-    source_id integer, ln bigint, type varchar, execution_id varchar, replica varchar,
-    step double, t_issue double, t_done double, prompt_computed double, prompt_cached double,
+    source_id integer, type varchar, execution_id varchar, replica varchar, step double,
+    t_issue double, t_done double, prompt_computed double, prompt_cached double,
     decode_tokens double, nums double[], texts varchar[]
 );
--- base: for sources staged by the fast JSON reader (ln NULL), the rowid of their first row.
+-- base: for sources staged by the fast JSON reader (ln NULL) or the typed reader
+-- (stage_direct_engine), the rowid of their first row.
 create or replace temp table stage_sources (source_id integer, path varchar, base bigint);
 create or replace temp table stage_metrics (
     source_id integer, ln bigint, raw varchar, perr varchar,

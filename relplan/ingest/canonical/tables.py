@@ -154,11 +154,13 @@ _DIRECT_JSONL = (
 def _stage_typed(con: duckdb.DuckDBPyConnection, info: FileInfo, sid: int) -> bool:
     """Fail mode, engine JSON Lines: read the file once with every number typed as DOUBLE
     (ingest/engine_read_jsonl_typed.sql), each record checked as it is read (a refused one
-    raises FastPathFailed); the driver then inserts the rows by type (ingest/direct_jsonl_*.sql).
-    False, with nothing left staged, when the rows
-    cannot be trusted: the file may hold a JSON boolean (read as 1 or 0) or its records are
-    fewer than its lines (blank lines: ordinals are not lines). A value the reader cannot
+    raises FastPathFailed), the rows kept in file order so that rowid - base + 1 is a record's
+    line; the driver then inserts the rows by type (ingest/direct_jsonl_*.sql). False, with
+    nothing left staged, when the rows cannot be trusted: the file may hold a JSON boolean
+    (read as 1 or 0), or its records are fewer than its lines (blank lines) or their rowids
+    have a gap, so that rowids are not lines. A value the reader cannot
     convert raises FastPathFailed (the ingest restarts with the exact reader)."""
+    sql.run(con, "ingest/keep_insertion_order")
     try:
         n = sql.affected(
             con,
@@ -166,8 +168,19 @@ def _stage_typed(con: duckdb.DuckDBPyConnection, info: FileInfo, sid: int) -> bo
             {"path": duck_path(str(info.path)), "source_id": sid},
         )
     except duckdb.Error as exc:
+        # The transaction is aborted (the driver resets the setting after its rollback).
         raise FastPathFailed(f"{info.path}: {_duck_msg(exc)}") from exc
-    if n == info.lines and not info.may_hold_booleans:
+    sql.run(con, "ingest/free_insertion_order")
+    rows = sql.one(con, "ingest/direct_engine_rowids", {"source_id": sid}) or {}
+    lo, hi = rows.get("first_rowid"), rows.get("last_rowid")
+    if (
+        n == info.lines
+        and not info.may_hold_booleans
+        and lo is not None
+        and hi is not None
+        and hi - lo + 1 == n
+    ):
+        sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": lo})
         return True
     sql.run(con, "ingest/delete_stage_direct_engine", {"source_id": sid})
     return False
