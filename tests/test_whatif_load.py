@@ -167,7 +167,8 @@ def test_a_worker_forked_from_the_command_gives_the_figures_of_one_process() -> 
     out = _fresh(
         f"""
 import json
-from relplan.whatif.replay import Task, fork_ok, replay_pool, run_tasks
+from relplan.forking import fork_ok
+from relplan.whatif.replay import Task, replay_pool, run_tasks
 assert fork_ok()
 tasks = [Task("pulse-retry", (*{SHORT!r}, *sets), 1, name, hooks) for name, sets, hooks in {CASES[:4]!r}]
 with replay_pool(2, warm=False) as pool:
@@ -184,7 +185,7 @@ def test_the_workers_come_from_the_fork_server_once_duckdb_or_a_thread_runs() ->
     out = _fresh(
         """
 import threading
-from relplan.whatif.replay import fork_ok
+from relplan.forking import fork_ok
 first = fork_ok()
 stop = threading.Event()
 t = threading.Thread(target=stop.wait)

@@ -145,7 +145,18 @@ def _make(
     import functools
     from contextlib import ExitStack
 
+    from relplan.forking import cores, fork_ok
+
     with ExitStack() as stack:
+        charts = None
+        if cores() > 1 and fork_ok():
+            from relplan.report.chart_worker import ChartWorker
+
+            # Forked first, while this process has one thread. Told to prepare (no what-if
+            # replay to run), it imports Altair on the other core while this one analyses,
+            # then draws the charts (relplan/report/chart_worker.py).
+            charts = ChartWorker()
+            stack.callback(charts.close)
         pool = None
         if whatif:
             from relplan.whatif.replay import replay_pool, report_workers
@@ -193,6 +204,7 @@ def _make(
                 generated_at=when,
                 cache_key=key,
                 on_new_inputs=warm,
+                charts=charts,
             )
 
 

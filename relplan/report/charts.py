@@ -23,13 +23,12 @@ import datetime as dt
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
 from relplan.report.data import ReportData
 from relplan.values import tz_offset_s
 
 if TYPE_CHECKING:
+    import altair as alt
+
     from relplan.report.section import Section
 
 # Plot width: with the y axis, its title and the page's margins this fits an 800 px window.
@@ -50,6 +49,8 @@ def inline_data(rows: Sequence[dict[str, Any]]) -> alt.Data | alt.NamedData:
     """A chart's data. Inside `chart_specs` the rows go to the spec's top-level `datasets` and
     the chart names them: Altair deep-copies inline values on every `to_dict`, which cost more
     than the rest of the chart; a name costs nothing. Elsewhere the values stay inline."""
+    import altair as alt
+
     datasets = _DATASETS.get()
     if datasets is None:
         return alt.Data(values=list(rows))  # type: ignore[no-untyped-call]
@@ -78,6 +79,8 @@ def time_title(data: ReportData, what: str = "time") -> str:
 def time_x(data: ReportData, field: str = "t", what: str = "time") -> alt.X:
     """The wall-clock x axis over the data's span (hours:minutes:seconds; with the day
     when the data spans more than one)."""
+    import altair as alt
+
     return alt.X(
         f"{field}:T", title=time_title(data, what), scale=time_scale(data), axis=time_axis(data)
     )
@@ -85,6 +88,8 @@ def time_x(data: ReportData, field: str = "t", what: str = "time") -> alt.X:
 
 def time_axis(data: ReportData) -> alt.Axis:
     """Hours, minutes and seconds; with the day when the data spans more than one."""
+    import altair as alt
+
     long = (data.end_s or 0.0) > DAY_S
     return alt.Axis(
         format="%m-%d %H:%M" if long else "%H:%M:%S",
@@ -96,6 +101,8 @@ def time_axis(data: ReportData) -> alt.Axis:
 
 def time_scale(data: ReportData) -> alt.Scale:
     """The one time scale of a chart's layers (the same spec everywhere, so they merge)."""
+    import altair as alt
+
     domain = time_domain(data)
     return alt.Scale(type="utc", domain=domain, nice=False) if domain else alt.Scale(type="utc")
 
@@ -103,6 +110,8 @@ def time_scale(data: ReportData) -> alt.Scale:
 def tx(data: ReportData, field: str) -> alt.X:
     """A layer's wall-clock x: the main layer's `time_x` alone sets the domain (Vega-Lite
     warns about two domains even when they are equal)."""
+    import altair as alt
+
     del data
     return alt.X(f"{field}:T", scale=alt.Scale(type="utc"), title=None)
 
@@ -111,6 +120,8 @@ def span_marks(data: ReportData) -> list[alt.Chart]:
     """Two invisible points at the data's start and end, for a chart whose x domain comes
     from its data: Vega-Lite warns about "two domains" when a bar with x2 has an explicit
     temporal domain."""
+    import altair as alt
+
     domain = time_domain(data)
     if not domain:
         return []
@@ -123,6 +134,8 @@ def span_marks(data: ReportData) -> list[alt.Chart]:
 
 def time_tooltip(field: str = "t", title: str = "time") -> alt.Tooltip:
     # A UTC time unit makes Vega-Lite format with utcFormat: `t` is already shifted to the zone.
+    import altair as alt
+
     return alt.Tooltip(
         f"{field}:T",
         title=title,
@@ -133,6 +146,8 @@ def time_tooltip(field: str = "t", title: str = "time") -> alt.Tooltip:
 
 def phase_layers(data: ReportData) -> list[alt.Chart]:
     """Shaded bands for the phases, with each phase's name above the plot over its band."""
+    import altair as alt
+
     if not data.phases:
         return []
     rows = [
@@ -198,6 +213,8 @@ def coinciding(points: Sequence[tuple[str, Hashable, float]], order: Sequence[st
 
 
 def dash_scale(order: Sequence[str], dashed: Sequence[str]) -> alt.Scale:
+    import altair as alt
+
     return alt.Scale(domain=list(order), range=[[5, 4] if n in dashed else [1, 0] for n in order])
 
 
@@ -216,6 +233,8 @@ def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
 
     specs: dict[str, Spec] = {}
     named = [(a.name, s) for a, s in report_sections()] + extra_sections()
+    from altair.utils.schemapi import debug_mode
+
     with debug_mode(validate):
         for name, section in named:
             spec = _spec(name, section, data, validate)

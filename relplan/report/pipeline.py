@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Protocol
 
 import duckdb
 from pydantic import BaseModel
@@ -63,6 +64,15 @@ __all__ = [
     "render_page",
 ]
 
+
+class ChartDrawer(Protocol):
+    """Draws the charts elsewhere once told to prepare (relplan/report/chart_worker.py)."""
+
+    def prepare(self) -> None: ...
+
+    def specs(self, data: ReportData) -> dict[str, dict[str, Any]]: ...
+
+
 # An extra section's computation: (workspace, the analyses' options) -> its result model, or
 # what gives it once called (work started before the analyses, finished after them).
 ExtraSection = Callable[
@@ -78,6 +88,7 @@ def collect_report_data(
     generated_at: datetime,
     extras: Mapping[str, ExtraSection] | None = None,
     workspace_key: str | None = None,
+    charts: ChartDrawer | None = None,
 ) -> ReportData:
     """Run the analyses on a workspace, read its facts, and arrange both into the report.
 
@@ -86,20 +97,29 @@ def collect_report_data(
     the analyses: one that returns a callable (the what-if replay, whose workers replay while
     the analyses run here) is finished after them. `workspace_key` names a workspace the
     report's workspace cache keeps: the analyses' result is then read from (or kept in) the
-    analysis cache (relplan/report/analysis_cache.py)."""
+    analysis cache (relplan/report/analysis_cache.py). `charts`, a chart worker
+    (relplan/report/chart_worker.py), is told to prepare when no extra section is left to
+    finish after the analyses: it then imports Altair beside them and draws the charts
+    (`make_report`), and this process does not import Altair."""
     started: dict[str, BaseModel | Callable[[], BaseModel] | str] = {}
     for name, compute in (extras or {}).items():
         try:
             started[name] = compute(con, opts)
         except NoDataError as exc:
             started[name] = str(exc)
+    elsewhere = charts is not None and all(
+        isinstance(begun, (BaseModel, str)) for begun in started.values()
+    )
+    if charts is not None and elsewhere:
+        charts.prepare()
     key = analysis_cache.key_for(workspace_key, opts)
     result = None if key is None else analysis_cache.load(key)
     if result is None:
         result = analyze(con, opts)
         if key is not None:
             analysis_cache.save(key, result)
-    _import_altair_meanwhile()
+    if not elsewhere:
+        _import_altair_meanwhile()
     facts = workspace_facts(con, fallback_name)
     computed: dict[str, BaseModel | str] = {}
     for name, begun in started.items():
@@ -210,12 +230,15 @@ def make_report(
     extras: Mapping[str, ExtraSection] | None = None,
     cache_key: str | None = None,
     on_new_inputs: Callable[[], object] | None = None,
+    charts: ChartDrawer | None = None,
 ) -> ReportFiles:
     """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths.
 
     `on_new_inputs` is called before raw inputs the workspace cache does not hold are
     ingested into it (the what-if's workers then import what they need meanwhile: the
-    what-if of new inputs is not in its cache either).
+    what-if of new inputs is not in its cache either). `charts`: the chart worker `relplan report`
+    forked (relplan/report/chart_worker.py), which draws the charts when it was told to
+    prepare (`collect_report_data`); without one they are drawn here.
 
     With `cache_key` (relplan/report/cache.py, `key_for`), the page and the data JSON are
     rendered with the cache's placeholder time, kept under that key, and written stamped with
@@ -231,10 +254,14 @@ def make_report(
             generated_at=when,
             extras=extras,
             workspace_key=ws_key,
+            charts=charts,
         )
-    from relplan.report.charts import chart_specs
+    if charts is not None:
+        specs = charts.specs(data)
+    else:
+        from relplan.report.charts import chart_specs
 
-    specs = chart_specs(data)
+        specs = chart_specs(data)
     if cache_key is None:
         page, data_json = render_html(data, specs), data.model_dump_json(indent=2) + "\n"
     else:

@@ -23,6 +23,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from relplan.forking import cores, fork_ok
 from relplan.whatif.controls import Control
 from relplan.whatif.model import ControlOutcome, Figures, Spread
 
@@ -281,23 +282,6 @@ def replay_pool(jobs: int, *, warm: bool = True) -> Iterator[ProcessPoolExecutor
             raise
 
 
-def fork_ok() -> bool:
-    """Whether this process can fork its replay workers from itself: Linux (the thread count
-    is read from /proc), one thread (a thread holding a lock at the fork would leave it held
-    in the child forever), and neither polars, which reads its thread count once, nor DuckDB
-    imported yet."""
-    import sys
-
-    if "polars" in sys.modules or "duckdb" in sys.modules:
-        return False
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            threads = next(line for line in fh if line.startswith("Threads:"))
-    except (OSError, StopIteration, UnicodeDecodeError):
-        return False
-    return threads.split()[1] == "1"
-
-
 def _nothing() -> None:
     """A first task that starts a worker without importing anything."""
 
@@ -306,9 +290,7 @@ def report_jobs() -> int:
     """Processes that replay for `relplan report` when it fits the incident itself: two at
     most (the command's own and one worker); more than there are cores would only take
     turns."""
-    import os
-
-    return max(1, min(2, os.cpu_count() or 1))
+    return max(1, min(2, cores()))
 
 
 def report_workers() -> int:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import altair as alt
 from pydantic import Field
 
 from relplan.analyses.amplification import Amplification
@@ -29,6 +28,9 @@ from relplan.text.sections import (
     amplification_report_columns,
     amplification_report_rows,
 )
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Load and retry amplification"
 QUESTION = "Was the engine offered more work than it could do, and who created that work?"
@@ -148,6 +150,8 @@ def _replica_bins(amp: Amplification, ctx: RunContext) -> list[ReplicaRate]:
 
 
 def _replica_chart(sec: AmplificationSection, data: ReportData) -> alt.Chart | None:
+    import altair as alt
+
     rows: list[dict[str, Any]] = [
         {
             "t": when(data, (b.start_s + b.end_s) / 2),
@@ -199,6 +203,8 @@ def _replica_chart(sec: AmplificationSection, data: ReportData) -> alt.Chart | N
 
 
 def chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     main: Any = _load_chart(sec, data)  # a layer chart (Altair's stubs type it loosely)
     per_replica = _replica_chart(sec, data)
     if main is None or per_replica is None:
@@ -210,6 +216,8 @@ def chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | No
 
 
 def _load_chart(sec: AmplificationSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     rows = []
     for b in sec.bins:
         for key, label, _ in LOAD_SERIES:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
@@ -26,6 +25,9 @@ from relplan.report.section import Section
 from relplan.text.report import ALL_REPLICAS
 from relplan.text.sections import counters_caption, counters_report_rows
 from relplan.values import pct
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Counters that miss it"
 QUESTION = "Would vLLM's own counters have shown the wasted prefill on a dashboard?"
@@ -112,6 +114,8 @@ MEASURES = ("prefix-cache queries", "prompt tokens")
 
 
 def chart(sec: CountersSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     rises: list[dict[str, Any]] = []
     short = []
     for p in sec.points:

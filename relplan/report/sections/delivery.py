@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import altair as alt
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
@@ -22,6 +23,9 @@ from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
 from relplan.text.report import span_column
 from relplan.text.sections import delivery_caption, delivery_recovery_text, delivery_report_rows
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Delivery and recovery"
 QUESTION = "Did calls get their answer in time, and when did that come back after the overload?"
@@ -92,6 +96,8 @@ def build(dl: Delivery, ctx: RunContext) -> DeliverySection:
 
 
 def chart(sec: DeliverySection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     rows = [
         {"t": when(data, (b.start_s + b.end_s) / 2), "share": b.on_time_share, "calls": b.calls}
         for b in sec.bins

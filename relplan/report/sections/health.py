@@ -3,9 +3,8 @@ firing interval with when it fired (wall clock), how long and on which replica."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 from pydantic import Field
 
 from relplan.alerts.health import HealthResult
@@ -24,6 +23,9 @@ from relplan.report.data import Interval, MissingItem, ReportData, SectionBase, 
 from relplan.report.section import Section
 from relplan.text.health import health_report_columns, health_report_finding, health_report_rows
 from relplan.text.report import ALL_REPLICAS
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Engine health signals"
 QUESTION = "Which alerting signals would have fired on the metrics, on which replica, and when?"
@@ -75,6 +77,8 @@ def missing(h: HealthResult, ctx: RunContext) -> list[MissingItem]:
 
 
 def chart(sec: HealthSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     lanes = [f"{r} · {s}" for r in sec.replicas for s in sec.signals]
     rows: list[dict[str, Any]] = [
         {

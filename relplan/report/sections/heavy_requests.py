@@ -9,9 +9,8 @@ Stuck replicas: one row per episode, and a timeline of the episodes per replica.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
@@ -31,6 +30,9 @@ from relplan.report.data import Interval, MissingItem, ReportData, SectionBase, 
 from relplan.report.section import Section
 from relplan.text.heavy import heavy_report_rows, stuck_report_rows
 from relplan.text.report import span_column
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Requests that hurt"
 QUESTION = (
@@ -112,6 +114,8 @@ def build_stuck(s: StuckEpisodes, ctx: RunContext) -> StuckSection:
 
 
 def chart_stuck(sec: StuckSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     if not sec.episodes:
         return None
     lanes = sorted({e.replica for e in sec.episodes})

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
@@ -25,6 +24,9 @@ from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
 from relplan.text.report import coincide_caption
 from relplan.text.sections import littles_law_report_rows
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Waiting queue against Little's law"
 QUESTION = (
@@ -105,6 +107,8 @@ def build(ll: LittlesLaw, ctx: RunContext) -> LittlesLawSection:
 
 
 def chart(sec: LittlesLawSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     labels = {key: label for key, label, _ in WAITING_SERIES}
     rows: list[dict[str, Any]] = [
         {

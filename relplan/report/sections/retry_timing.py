@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
@@ -14,6 +13,9 @@ from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
 from relplan.text.sections import retry_timing_report_rows
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Retry timing"
 QUESTION = (
@@ -83,6 +85,8 @@ def build(rt: RetryTiming, ctx: RunContext) -> RetryTimingSection:
 
 
 def chart(sec: RetryTimingSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     del data
     titles = {
         "gap": "gap: retry scheduled after the predecessor's abort (s)",

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
@@ -14,6 +13,9 @@ from relplan.report.charts import WIDTH, inline_data
 from relplan.report.data import ReportData, SectionBase, Table
 from relplan.report.section import Section
 from relplan.text.sections import wasted_prefill_report_rows
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "Where the prefill went"
 QUESTION = "What did the GPU spend its prefill on: answers someone received, or work thrown away?"
@@ -84,6 +86,8 @@ def build(wp: WastedPrefill, ctx: RunContext) -> WastedPrefillSection:
 
 
 def chart(sec: WastedPrefillSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     del data
     if not sec.fates:
         return None

@@ -10,7 +10,8 @@ control beside the incident's.
 
 from __future__ import annotations
 
-import altair as alt
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from relplan.analyses.context import RunContext
@@ -25,6 +26,9 @@ from relplan.text.sections import (
     whatif_report_finding,
 )
 from relplan.whatif.model import WhatIf
+
+if TYPE_CHECKING:
+    import altair as alt
 
 TITLE = "What would have helped"
 QUESTION = (
@@ -96,6 +100,8 @@ def build(w: WhatIf, ctx: RunContext) -> WhatWouldHaveHelpedSection:
 
 
 def chart(sec: WhatWouldHaveHelpedSection, data: ReportData) -> alt.TopLevelMixin | None:
+    import altair as alt
+
     del data
     if not sec.bars:
         return None
