@@ -157,6 +157,8 @@ def _make(
             # then draws the charts (relplan/report/chart_worker.py).
             charts = ChartWorker()
             stack.callback(charts.close)
+            if not whatif:  # nothing will run beside the analyses: it starts at once
+                charts.prepare()
         pool = None
         if whatif:
             from relplan.whatif.replay import replay_pool, report_workers

@@ -49,7 +49,9 @@ class ChartWorker:
         self._prepared = False
 
     def prepare(self) -> None:
-        """Start importing what drawing needs (the charts are then drawn by the worker)."""
+        """Start importing what drawing needs (the charts are then drawn by the worker); once."""
+        if self._prepared:
+            return
         with suppress(OSError, ValueError):
             self._conn.send(_PREPARE)
             self._prepared = True
