@@ -112,6 +112,46 @@ def test_a_file_read_on_several_threads_stores_each_record_with_its_line(
     ]
 
 
+def test_files_typed_in_one_ingest_store_their_lines_as_the_exact_reader(tmp_path: Path) -> None:
+    """The typed reader's rows of every file go to one stage, one after another: each file's
+    lines are its rowids less its own base (ingest/stage_set_base.sql)."""
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+
+    def renamed(tag: str, part: list[str]) -> list[str]:
+        return [
+            ln.replace('"e1"', f'"{tag}1"').replace('"e2"', f'"{tag}2"').replace('"r0"', f'"{tag}"')
+            for ln in part
+        ]
+
+    def written(folder: Path, first: str) -> list[Path]:
+        folder.mkdir()
+        return [
+            write_lines(folder / "a.jsonl", [first, *lines[1:]]),
+            write_lines(folder / "b.jsonl", renamed("b", lines[:9])),
+            write_lines(folder / "c.jsonl", renamed("c", lines[2:])),
+        ]
+
+    ingest(tmp_path / "typed.duckdb", *written(tmp_path / "typed", lines[0]))
+    # An RFC 3339 time (line 1's instant) the typed reader cannot convert: the whole ingest
+    # starts again with the exact reader.
+    first = lines[0].replace('"t":1764460800.1', '"t":"2025-11-30T00:00:00.1Z"')
+    assert first != lines[0]
+    ingest(tmp_path / "exact.duckdb", *written(tmp_path / "exact", first))
+    for table, fields in (
+        ("steps", "t.t_issue, t.execution_id"),
+        ("engine_stats", "t.t_issue, t.num_running"),
+        ("events", "t.t, t.event, t.execution_id"),
+    ):
+        query = (
+            f"select parse_filename(s.path), t.source_row, {fields}, t.replica from {table} t"
+            " join sources s using (source_id) order by all"
+        )
+        typed = rows(tmp_path / "typed.duckdb", query)
+        assert typed == rows(tmp_path / "exact.duckdb", query)
+        assert {r[0] for r in typed} == {"a.jsonl", "b.jsonl", "c.jsonl"}
+        assert max(r[1] for r in typed) <= len(lines)
+
+
 def test_a_json_boolean_in_a_number_is_refused_with_its_line(tmp_path: Path) -> None:
     lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
     lines[2] = lines[2].replace('"prompt_cached":0', '"prompt_cached":true')
