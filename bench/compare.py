@@ -1,7 +1,9 @@
 """Benchmark: `relplan compare` of two sample workspaces (no whatif), side by side with the
 analyses it runs, in one process so that the ratios are measured under the same load.
 
-Ingests sample_data/pulse-retry-cancel and pulse-retry-coalesce once (not timed), then times,
+Ingests sample_data/pulse-retry-cancel and pulse-retry-coalesce once (not timed; `--sides A B`
+names two other input folders: its smoke test, tests/test_compare_bench.py, gives a tiny
+simulated run twice, whose figures are not for reading), then times,
 `--repeat` times each and keeps the median:
 - the analyses compare reads, run on both workspaces one after the other (the floor a first
   comparison builds on);
@@ -19,7 +21,7 @@ average is printed before and after: on a shared machine the wall times move wit
 ratios within one run much less. The cache lives in a temporary folder of the run. Goal:
 compare under 1 s (wall).
 
-    python bench/compare.py --repeat 3 [--against /work/main]
+    python bench/compare.py --repeat 3 [--against /work/main] [--sides A B]
 """
 
 from __future__ import annotations
@@ -77,6 +79,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--against", type=Path, help="a relplan checkout to time beside this one")
+    parser.add_argument(
+        "--sides",
+        nargs=2,
+        type=Path,
+        metavar=("A", "B"),
+        default=[ROOT / "sample_data" / n for n in ("pulse-retry-cancel", "pulse-retry-coalesce")],
+        help="the two input folders compared (default: the two samples)",
+    )
     args = parser.parse_args()
 
     from relplan.analyses import AnalyzeOptions, analyze
@@ -93,9 +103,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["RELPLAN_CACHE_DIR"] = str(Path(tmp) / "cache")
         dbs = []
-        for name in ("pulse-retry-cancel", "pulse-retry-coalesce"):
-            db = Path(tmp) / f"{name}.duckdb"
-            ingest_paths(db, [ROOT / "sample_data" / name], IngestOptions())
+        for i, folder in enumerate(args.sides):
+            db = Path(tmp) / f"{i}-{folder.name}.duckdb"
+            ingest_paths(db, [folder.resolve()], IngestOptions())
             dbs.append(db)
         sides = [str(d) for d in dbs]
 

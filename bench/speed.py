@@ -2,7 +2,7 @@
 `import typer`, and optionally the test suite and the fast loop, each against its goal.
 
     python bench/speed.py [--repeat 3] [--suite] [--jobs 2] [--no-cold] [--before REF]
-                          [--ingest ROWS...] [--no-report] [PATH]
+                          [--ingest ROWS...] [--no-report] [--smoke] [PATH]
 
 Every figure is a whole process run from this checkout with this interpreter, its wall time
 and (in the last column) its CPU time, user + system, of the process and every descendant:
@@ -53,6 +53,12 @@ run of this checkout (REF first in odd rounds, this checkout first in even ones,
 jobs' load falls on both alike), --repeat runs each, and a second table sets them side by
 side: median wall, CPU and peak RSS, before and after, and the least wall and CPU of the cold
 runs.
+
+--smoke is for the script's own test (tests/test_bench_speed.py), not for reading: the same
+tables at a fraction of the cost. The unmeasured bytecode runs are left out, the start-up
+commands run --repeat times instead of --repeat x 3, and with --before REF is measured for
+the last report figure alone (`report --no-whatif, with ingest`, which reads no cache, so
+REF's caches are not filled either): the side-by-side table has that one row.
 """
 
 from __future__ import annotations
@@ -147,10 +153,12 @@ Run = tuple[float, float, float]  # wall s, peak MB, CPU s
 
 
 def report_rows(
-    path: Path, repeat: int, cold: bool, roots: Sequence[Path]
+    path: Path, repeat: int, cold: bool, roots: Sequence[Path], smoke: bool = False
 ) -> tuple[list[list[Row]], list[list[Run]]]:
     """The report figures of each checkout in `roots` (runs interleaved, root after root,
-    the order alternating between rounds), and each root's cold runs."""
+    the order alternating between rounds), and each root's cold runs. With `smoke` (see
+    --smoke above) no bytecode runs, and the roots before the last measure the last figure
+    alone, their caches not filled."""
     rows: list[list[Row]] = [[] for _ in roots]
     colds: list[list[Run]] = [[] for _ in roots]
     with tempfile.TemporaryDirectory(prefix="relplan-speed-") as tmp:
@@ -177,8 +185,8 @@ def report_rows(
         # (one's Vega bundle or replay would be the other's): filled by its last cold run,
         # else by a run of its own; then the --no-whatif page is kept.
         envs = [env_of(root, work / f"cache-{i}") for i, root in enumerate(roots)]
-        for i, root in enumerate(roots):  # the bytecode (see Bytecode above), unmeasured
-            timed(cmd, env_of(root, work / f"bytecode-{i}"), work)
+        for i, root in enumerate(roots if not smoke else ()):  # the bytecode, unmeasured
+            timed(cmd, env_of(root, work / f"bytecode-{i}"), work)  # (see Bytecode above)
         if cold:
             for r, order in enumerate(rounds()):
                 for i in order:
@@ -186,17 +194,22 @@ def report_rows(
                     colds[i].append(timed(cmd, envs[i], work))
             for i in range(len(roots)):
                 rows[i].append(_row("report, cold (empty caches)", colds[i], GOALS["cold"]))
-        for i in range(len(roots)):
+        every = range(len(roots))
+        full = every if not smoke else range(len(roots) - 1, len(roots))  # every figure
+        for i in full:
             if not cold:
                 timed(cmd, envs[i], work)
             timed([*cmd, "--no-whatif"], envs[i], work)
         for label, extra, switches, goal in REPORT_RUNS:
             runs: list[list[Run]] = [[] for _ in roots]
+            measured = every if label == REPORT_RUNS[-1][0] else full  # (it reads no cache)
             for order in rounds():
                 for i in order:
-                    runs[i].append(timed([*cmd, *extra], {**envs[i], **switches}, work))
+                    if i in measured:
+                        runs[i].append(timed([*cmd, *extra], {**envs[i], **switches}, work))
             for i, mine in enumerate(runs):
-                rows[i].append(_row(label, mine, goal))
+                if mine:
+                    rows[i].append(_row(label, mine, goal))
     return rows, colds
 
 
@@ -221,7 +234,9 @@ def print_side_by_side(
     head = ("wall s", "", "CPU s", "", "peak MB", "")
     print(f"{'figure':<36}  " + "  ".join(f"{h:>8}" for h in head))
     print(f"{'':<36}  " + "  ".join(f"{h:>8}" for h in ("before", "after") * 3))
-    for b, a in zip(before, after, strict=True):
+    after_of = {a[0]: a for a in after}  # every figure; `before` may have fewer (--smoke)
+    for b in before:
+        a = after_of[b[0]]
         cells = (b[1], a[1], b[4], a[4], b[2], a[2])
         print(f"{a[0]:<36}  " + "  ".join(f"{c:>8.2f}" for c in cells), flush=True)
     if colds[0]:
@@ -235,14 +250,15 @@ def print_side_by_side(
         print(f"{label:<36}  " + "  ".join(f"{c:>8.2f}" for c in least), flush=True)
 
 
-def startup_rows(repeat: int) -> list[tuple[str, float, float, float]]:
-    """(command, median wall s, wall ratio to `import typer`, CPU ratio) per command."""
+def startup_rows(repeat: int, rounds: int = 3) -> list[tuple[str, float, float, float]]:
+    """(command, median wall s, wall ratio to `import typer`, CPU ratio) per command, of
+    `repeat` x `rounds` runs each."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     typer_cmd = [sys.executable, "-c", "import typer"]
     with tempfile.TemporaryDirectory() as cwd:
         base: list[tuple[float, float]] = []
         times: dict[tuple[str, ...], list[tuple[float, float]]] = {args: [] for args in STARTUP}
-        for _ in range(repeat * 3):
+        for _ in range(repeat * rounds):
             wall, _, cpu = timed(typer_cmd, env, Path(cwd))
             base.append((wall, cpu))
             for args in STARTUP:
@@ -334,6 +350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="REF",
         help="also measure every report figure at REF (a git ref or a checkout's folder)",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the script's test: no bytecode runs, start-up x1, REF measured for one figure",
+    )
     ns = parser.parse_args(argv)
     if ns.repeat < 1:
         parser.error("--repeat must be 1 or more")
@@ -366,12 +387,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             roots = (
                 [ROOT] if ns.before is None else [stack.enter_context(checkout(ns.before)), ROOT]
             )
-            measured, colds = report_rows(ns.path.resolve(), ns.repeat, not ns.no_cold, roots)
+            measured, colds = report_rows(
+                ns.path.resolve(), ns.repeat, not ns.no_cold, roots, ns.smoke
+            )
         reports = measured[-1]
         for label, wall, mb, goal, cpu in reports:
             row(label, wall, goal, "s", f"{cpu:.2f}s", f"{mb:.0f}MB")
         row("report peak RSS (MB)", max(r[2] for r in reports), GOALS["peak_mb"], " ")
-    for label, s, ratio, cpu_ratio in startup_rows(ns.repeat):
+    for label, s, ratio, cpu_ratio in startup_rows(ns.repeat, 1 if ns.smoke else 3):
         if label == "import typer":
             print(
                 f"{'import typer (s)':<36}  {s:>8.3f}s  {'':>9}  {'':>6}  {cpu_ratio:>8.3f}s",

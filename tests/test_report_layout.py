@@ -13,17 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from relplan.report.pipeline import make_report
 from tests.helpers.browser import Browser, cells_result, with_cells_probe
-
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"
+from tests.helpers.sample_page import sample_page as the_sample_page
 
 
 @pytest.fixture(scope="module")
 def sample_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("layout")
-    page = make_report(SAMPLE, out=out / "report.html").html
-    return with_cells_probe(page, out / "probed.html")
+    """The sample's report page (rendered once per run, tests/helpers/sample_page.py) with
+    the cells probe."""
+    return with_cells_probe(the_sample_page(), tmp_path_factory.mktemp("layout") / "probed.html")
 
 
 @pytest.mark.parametrize("width", [800, 1280])

@@ -25,6 +25,7 @@ from relplan.planning.pulse import PulseInputs, plan_pulse
 from relplan.text.verdict import render_verdict, verdict_line
 from tests.helpers.incident import T0, build_incident
 from tests.helpers.ingest import ingest
+from tests.helpers.lab import OPERATOR_FILES, lab_ingest
 
 DATA = Path(__file__).resolve().parent / "data"
 HONESTY = DATA / "honesty"
@@ -570,14 +571,14 @@ def test_a_log_without_finish_lines_gives_no_completion_count(tmp_path: Path) ->
 def test_every_analysis_counts_retries_from_one_attempts_table(tmp_path: Path, source: str) -> None:
     """Retry timing said 0 retries beside an amplification table that counted 95 (issue 24):
     both count attempts > 0 of the one attempts table, window by window (the lab's
-    retries-no-cancel: 573 in the run, 111 in the detected overload, 462 after it)."""
+    retries-no-cancel: 573 in the run, 111 in the detected overload, 462 after it). The lab's
+    workspace is the operator files' template tests/test_lab_incidents.py reads too
+    (tests/helpers/lab.py), copied."""
     if source == "fixture":
         db = build_incident(tmp_path / "inc.duckdb")
     else:
         op = DATA / "lab" / "retries-no-cancel" / "operator"
-        db = tmp_path / "lab.duckdb"
-        for f in ("vllm.log.gz", "prometheus.query_range.json.gz", "access.json.gz"):
-            ingest(db, op / f)
+        db = lab_ingest(tmp_path / "lab.duckdb", [op / f for f in OPERATOR_FILES])
     with workspace.open_workspace(db, read_only=True) as con:
         res = analyze(con, AnalyzeOptions())
         attempts = con.execute("select count(*) from attempts where attempt > 0").fetchone()

@@ -176,13 +176,13 @@ def test_only_a_workspace_file_open_read_only_is_handed_to_the_worker(tmp_path: 
         memory.close()
 
 
-def _whatif_both_ways(
-    db: Path, monkeypatch: pytest.MonkeyPatch, workers: int = 1
-) -> tuple[WhatIf | str, WhatIf | str, bool]:
-    """The report's what-if of `db` fitted in this process and fitted by one of `workers`
-    workers (with whether the worker's plan ran), the what-if cache off; a reason when nothing
-    replays. With workers, a replay in this process fails the test: the workers replay every
-    run."""
+def _whatif_each_way(
+    db: Path, monkeypatch: pytest.MonkeyPatch, *workers: int
+) -> tuple[WhatIf | str, list[WhatIf | str], int]:
+    """The report's what-if of `db` fitted in this process, then fitted by one of a pool's
+    workers for each count in `workers` (and how many of those workers' plans ran), the
+    what-if cache off; a reason when nothing replays. With workers, a replay in this process
+    fails the test: the workers replay every run."""
     from relplan import workspace
     from relplan.whatif import replay
     from relplan.whatif.replay import replay_pool
@@ -204,7 +204,7 @@ def _whatif_both_ways(
 
     out: list[WhatIf | str] = []
     with workspace.open_workspace(db, read_only=True) as con:
-        for pool_size in (1, workers + 1):
+        for pool_size in (1, *(n + 1 for n in workers)):
             with replay_pool(pool_size, warm=False) as pool:
                 if pool is not None:
                     monkeypatch.setattr(replay, "run_one", only_in_a_worker)
@@ -216,7 +216,7 @@ def _whatif_both_ways(
                     out.append(whatif())
                 except NoDataError as exc:
                     out.append(str(exc))
-    return out[0], out[1], bool(planned)
+    return out[0], out[1:], len(planned)
 
 
 def test_a_reason_found_by_the_worker_reads_as_in_this_process(
@@ -224,21 +224,21 @@ def test_a_reason_found_by_the_worker_reads_as_in_this_process(
 ) -> None:
     from tests.test_whatif_fit import _write_incident
 
-    here, worker, planned = _whatif_both_ways(_write_incident(tmp_path / "in"), monkeypatch)
-    assert planned
+    here, [worker], planned = _whatif_each_way(_write_incident(tmp_path / "in"), monkeypatch, 1)
+    assert planned == 1
     assert isinstance(here, str)
     assert here.startswith("not replayed")
     assert worker == here
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workers", [1, 2])
 def test_the_workers_fit_and_replay_as_this_process_does(
-    workers: int,
     simulated_run: Callable[[str, int], Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """One worker, then two, give the what-if this process gives (fitted here once: it was
+    fitted again beside each pool size)."""
     from relplan import workspace
     from relplan.ingest.base import IngestOptions
     from relplan.ingest.driver import ingest_files
@@ -246,13 +246,14 @@ def test_the_workers_fit_and_replay_as_this_process_does(
     db = tmp_path / "incident.duckdb"
     with workspace.open_workspace(db) as con:
         ingest_files(con, [simulated_run("pulse-retry-cancel", 1)], IngestOptions())
-    here, worker, planned = _whatif_both_ways(db, monkeypatch, workers)
-    assert planned
+    here, workers, planned = _whatif_each_way(db, monkeypatch, 1, 2)
+    assert planned == 2
     assert isinstance(here, WhatIf)
-    assert isinstance(worker, WhatIf)
     assert len(here.controls) > 1
     timings = {"wall_s", "replay_cpu_s"}
-    assert worker.model_dump(exclude=timings) == here.model_dump(exclude=timings)
+    for n, worker in zip((1, 2), workers, strict=True):
+        assert isinstance(worker, WhatIf), n
+        assert worker.model_dump(exclude=timings) == here.model_dump(exclude=timings), n
 
 
 @pytest.mark.slow

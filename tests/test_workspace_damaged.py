@@ -12,7 +12,9 @@ is read as it is and migrated by an ingest.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -97,6 +99,24 @@ def _damaged(good: Path, tmp: Path, case: str) -> Path:
     return db
 
 
+@pytest.fixture(scope="module")
+def damaged(
+    good: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str], tuple[Path, Any]]:
+    """Each case's damaged workspace, made once per module, and what it holds (its whole
+    state where DuckDB reads it, else its bytes): a test runs its command on a byte copy and
+    compares the copy's state after with this one."""
+    kept: dict[str, tuple[Path, Any]] = {}
+
+    def get(case: str) -> tuple[Path, Any]:
+        if case not in kept:
+            db = _damaged(good, tmp_path_factory.mktemp(case), case)
+            kept[case] = (db, whole_state(db) if case in DAMAGE else db.read_bytes())
+        return kept[case]
+
+    return get
+
+
 def _matrix() -> list[object]:
     out: list[object] = []
     for case in [*DAMAGE, *FILE_DAMAGE]:
@@ -112,12 +132,12 @@ def _matrix() -> list[object]:
 
 @pytest.mark.parametrize(("case", "command"), _matrix())
 def test_a_damaged_workspace_is_one_clean_error_on_every_command(
-    tmp_path: Path, good: Path, case: str, command: str
+    tmp_path: Path, damaged: Callable[[str], tuple[Path, Any]], case: str, command: str
 ) -> None:
-    db = _damaged(good, tmp_path, case)
+    template, before = damaged(case)
+    db = Path(shutil.copy(template, tmp_path / "w.duckdb"))
     said = DAMAGE[case][1] if case in DAMAGE else FILE_DAMAGE[case]
     readable = case in DAMAGE
-    before = whole_state(db) if readable else db.read_bytes()
     done = CliRunner().invoke(app, _commands(db, tmp_path)[command])
     err = done.stderr
     assert done.exit_code == 2, (err, done.stdout)
