@@ -73,12 +73,12 @@ class ChartWorker:
         return specs
 
     def close(self) -> None:
-        """Let the worker go (it exits on its own once the pipe is closed)."""
+        """End the worker: it holds nothing of the report's and writes nothing, so it is
+        killed rather than waited for (a report that fails early would otherwise wait for its
+        imports)."""
         self._conn.close()
-        self._proc.join(timeout=5)
-        if self._proc.is_alive():
-            self._proc.kill()
-            self._proc.join()
+        self._proc.kill()
+        self._proc.join()
 
 
 def _serve(conn: Connection, parent_end: Connection) -> None:
