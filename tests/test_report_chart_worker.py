@@ -17,6 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from relplan.analyses import AnalyzeOptions
+from relplan.forking import cores
 from relplan.report.data import ReportData
 from relplan.report.pipeline import collect_report_data
 from relplan.whatif.model import WhatIf
@@ -79,6 +80,7 @@ def _report(mode: str, out: Path, *args: str) -> tuple[dict[str, Any], str]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks from /proc's count")
+@pytest.mark.skipif(cores() < 2, reason="the chart worker is forked on two cores or more")
 def test_the_worker_draws_the_page_the_command_would_and_the_command_skips_altair(
     tmp_path: Path,
 ) -> None:
@@ -93,6 +95,7 @@ def test_the_worker_draws_the_page_the_command_would_and_the_command_skips_altai
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks from /proc's count")
+@pytest.mark.skipif(cores() < 2, reason="the chart worker is forked on two cores or more")
 def test_a_worker_gone_leaves_the_charts_to_the_command(tmp_path: Path) -> None:
     gone, page = _report("gone", tmp_path / "g.html", "--no-whatif")
     _, by_command = _report("here", tmp_path / "h.html", "--no-whatif")
