@@ -3,6 +3,7 @@ the options and the code; a damaged file is ignored; RELPLAN_WHATIF_CACHE=0 turn
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,20 @@ def test_a_stored_result_is_read_back_and_a_damaged_one_is_ignored(
     monkeypatch.setenv("RELPLAN_WHATIF_CACHE", "0")
     cache.store(key, '{"whatif": 3}')
     assert cache.load(key) is None
+
+
+def test_a_cached_what_if_is_the_result_itself_so_the_report_knows_nothing_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's chart worker draws only when nothing runs beside the analyses
+    (relplan/report/pipeline.py): a hit is the WhatIf, not a function that returns it."""
+    from relplan.whatif import for_report
+    from tests.test_whatif_report import WHATIF
+
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    db = build_incident(tmp_path / "a.duckdb")
+    key = _key(db, AnalyzeOptions())
+    cache.store(key, json.dumps({"whatif": WHATIF.model_dump(mode="json")}))
+    with workspace.open_workspace(db, read_only=True) as con:
+        got = for_report.report_whatif(con, AnalyzeOptions())
+    assert got == WHATIF

@@ -61,11 +61,13 @@ def report_whatif(
     *,
     pool: ProcessPoolExecutor | None = None,
     reopen: Reopen | None = None,
-) -> Callable[[], WhatIf]:
-    """Start the replay and return what finishes it: from the cache when this workspace was
-    replayed before with the same options and code (relplan/whatif/cache.py), else fitted
-    now and handed to the workers (`pool`, else started here), which replay while the caller
-    runs the analyses; calling the result runs the rest here, stores and returns it. With
+) -> WhatIf | Callable[[], WhatIf]:
+    """The what-if from the cache when this workspace was replayed before with the same
+    options and code (relplan/whatif/cache.py); else start the replay and return what
+    finishes it: fitted now and handed to the workers (`pool`, else started here), which
+    replay while the caller runs the analyses; calling the result runs the rest here, stores
+    and returns it. (A result at once tells the report that nothing runs beside its
+    analyses: relplan/report/pipeline.py, `collect_report_data`.) With
     `reopen` (a module-level function opening a workspace file read-only, such as
     `relplan.workspace.connect` with read_only=True) and a workspace file open read-only, a
     worker fits too (`plan_in_worker`) and the workers replay every run (`_InWorker`). Raises
@@ -78,8 +80,7 @@ def report_whatif(
         cached = json.loads(hit)
         if "not_replayed" in cached:
             raise NoDataError(str(cached["not_replayed"]))
-        result = WhatIf.model_validate(cached["whatif"])
-        return lambda: result
+        return WhatIf.model_validate(cached["whatif"])
     db = _read_only_file(con) if pool is not None and reopen is not None else None
     try:
         if pool is not None and reopen is not None and db is not None:
