@@ -107,10 +107,14 @@ class _Charts:
     """Stands in for a ChartWorker: counts `prepare`."""
 
     def __init__(self) -> None:
-        self.prepared = 0
+        self.told = 0
+
+    @property
+    def prepared(self) -> bool:
+        return self.told > 0
 
     def prepare(self) -> None:
-        self.prepared += 1
+        self.told += 1
 
     def specs(self, data: ReportData) -> dict[str, Any]:
         raise AssertionError("not called by collect_report_data")
@@ -142,7 +146,46 @@ def test_the_worker_prepares_only_when_nothing_runs_beside_the_analyses(
         )
     finally:
         con.close()
-    assert charts.prepared == prepared
+    assert charts.told == prepared
     assert isinstance(data, BaseModel)
     assert (data.whatif is None) == (extra is None)
     assert isinstance(WHATIF, WhatIf)
+
+
+def test_with_the_analyses_from_their_cache_the_charts_are_drawn_here_unless_prepared(
+    incident_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing runs beside cached analyses for the worker's import to hide behind: a worker
+    not yet told to prepare is left out and Altair is imported here; one told at its fork
+    (`--no-whatif`) still draws, and Altair is not imported here."""
+    from relplan.report import pipeline
+
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    here: list[int] = []
+    monkeypatch.setattr(pipeline, "_import_altair_meanwhile", lambda: here.append(1))
+
+    def collect(charts: _Charts) -> int:
+        here.clear()
+        con = duckdb.connect(str(incident_db), read_only=True)
+        try:
+            collect_report_data(
+                con,
+                AnalyzeOptions(),
+                fallback_name="x",
+                generated_at=WHEN,
+                workspace_key="k" * 64,
+                charts=charts,
+            )
+        finally:
+            con.close()
+        return len(here)
+
+    first = _Charts()
+    assert collect(first) == 0  # the analyses run (and are kept in their cache)
+    assert first.told == 1
+    late = _Charts()
+    assert collect(late) == 1
+    assert late.told == 0
+    early = _Charts()
+    early.prepare()
+    assert collect(early) == 0

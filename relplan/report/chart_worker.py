@@ -8,8 +8,9 @@ imports DuckDB and waits. Told to `prepare` (the report's pipeline does so when 
 will run beside its analyses: no what-if replay), it imports Altair, every section's module
 and the report's model on the other core while the command analyses, then draws the charts
 from the report's data sent to it as JSON; the command's share is sending that and reading
-the specs back. Not told to prepare (the what-if replays on the workers then), it draws
-nothing and the command draws the charts as before.
+the specs back. Not told to prepare (the what-if replays on the workers then, or the analyses
+come from their cache, so there is nothing to import beside), it draws nothing and the
+command draws the charts as before.
 
 The specs are those `chart_specs` gives in the command's process (drawn in the same zone,
 `--tz`). Whatever goes wrong in the worker (a failed import, an error drawing, the process
@@ -47,6 +48,11 @@ class ChartWorker:
         self._proc.start()
         child.close()
         self._prepared = False
+
+    @property
+    def prepared(self) -> bool:
+        """Whether it was told to prepare (it then draws the charts)."""
+        return self._prepared
 
     def prepare(self) -> None:
         """Start importing what drawing needs (the charts are then drawn by the worker); once."""

@@ -68,6 +68,9 @@ __all__ = [
 class ChartDrawer(Protocol):
     """Draws the charts elsewhere once told to prepare (relplan/report/chart_worker.py)."""
 
+    @property
+    def prepared(self) -> bool: ...
+
     def prepare(self) -> None: ...
 
     def specs(self, data: ReportData) -> dict[str, dict[str, Any]]: ...
@@ -99,21 +102,26 @@ def collect_report_data(
     report's workspace cache keeps: the analyses' result is then read from (or kept in) the
     analysis cache (relplan/report/analysis_cache.py). `charts`, a chart worker
     (relplan/report/chart_worker.py), is told to prepare when no extra section is left to
-    finish after the analyses: it then imports Altair beside them and draws the charts
-    (`make_report`), and this process does not import Altair."""
+    finish after the analyses and the analyses run: it then imports Altair beside them and
+    draws the charts (`make_report`), and this process does not import Altair."""
     started: dict[str, BaseModel | Callable[[], BaseModel] | str] = {}
     for name, compute in (extras or {}).items():
         try:
             started[name] = compute(con, opts)
         except NoDataError as exc:
             started[name] = str(exc)
-    elsewhere = charts is not None and all(
-        isinstance(begun, (BaseModel, str)) for begun in started.values()
+    key = analysis_cache.key_for(workspace_key, opts)
+    result = None if key is None else analysis_cache.load(key)
+    # The worker imports what drawing needs beside the analyses; with nothing to run (the
+    # analyses from their cache) that import would only be waited for, so the charts are
+    # drawn here unless it was told to prepare already.
+    elsewhere = (
+        charts is not None
+        and all(isinstance(begun, (BaseModel, str)) for begun in started.values())
+        and (result is None or charts.prepared)
     )
     if charts is not None and elsewhere:
         charts.prepare()
-    key = analysis_cache.key_for(workspace_key, opts)
-    result = None if key is None else analysis_cache.load(key)
     if result is None:
         result = analyze(con, opts)
         if key is not None:
