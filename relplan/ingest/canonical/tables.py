@@ -126,21 +126,34 @@ def stage_jsonl(
     if kind == "engine" and not opts.skip and _stage_typed(con, info, sid):
         staged.direct = list(_DIRECT_JSONL)
         return
-    sql.run(con, "ingest/keep_insertion_order")
-    try:
-        sql.run(con, queries.read_jsonl, {"path": duck_path(path), "source_id": sid})
-    except duckdb.Error as exc:
-        # The transaction is aborted (the driver resets the setting after its rollback).
-        raise FastPathFailed(f"{path}: {_duck_msg(exc)}") from exc
-    sql.run(con, "ingest/free_insertion_order")
-    staged_rows = sql.one(con, queries.rowids, {"source_id": sid}) or {}
-    lo, hi, n = staged_rows.get("first_rowid"), staged_rows.get("last_rowid"), staged_rows.get("n")
-    if lo is None or hi is None or n != info.lines or hi - lo + 1 != n:
+    base = _in_file_order(con, queries.read_jsonl, queries.rowids, info, sid)
+    if base is None:
         # Blank lines (or a gap in rowids): record order does not give line numbers.
         lines_reader()
         return
-    sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": lo})
+    sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": base})
     staged.restage_with_raw = lines_reader
+
+
+def _in_file_order(
+    con: duckdb.DuckDBPyConnection, read: str, rowids: str, info: FileInfo, sid: int
+) -> int | None:
+    """Stage the file's records with `read` (DuckDB's JSON reader, on every thread) keeping
+    them in file order; the rowid of the first when the records are a run of rowids without
+    a gap, as many as the file's lines (a record's line is then rowid - that + 1), else None.
+    A read DuckDB refuses raises FastPathFailed."""
+    sql.run(con, "ingest/keep_insertion_order")
+    try:
+        sql.run(con, read, {"path": duck_path(str(info.path)), "source_id": sid})
+    except duckdb.Error as exc:
+        # The transaction is aborted (the driver resets the setting after its rollback).
+        raise FastPathFailed(f"{info.path}: {_duck_msg(exc)}") from exc
+    sql.run(con, "ingest/free_insertion_order")
+    staged = sql.one(con, rowids, {"source_id": sid}) or {}
+    lo, hi, n = staged.get("first_rowid"), staged.get("last_rowid"), staged.get("n")
+    if lo is None or hi is None or n != info.lines or hi - lo + 1 != n:
+        return None
+    return int(lo)
 
 
 _DIRECT_JSONL = (
@@ -158,29 +171,13 @@ def _stage_typed(con: duckdb.DuckDBPyConnection, info: FileInfo, sid: int) -> bo
     line; the driver then inserts the rows by type (ingest/direct_jsonl_*.sql). False, with
     nothing left staged, when the rows cannot be trusted: the file may hold a JSON boolean
     (read as 1 or 0), or its records are fewer than its lines (blank lines) or their rowids
-    have a gap, so that rowids are not lines. A value the reader cannot
-    convert raises FastPathFailed (the ingest restarts with the exact reader)."""
-    sql.run(con, "ingest/keep_insertion_order")
-    try:
-        n = sql.affected(
-            con,
-            "ingest/engine_read_jsonl_typed",
-            {"path": duck_path(str(info.path)), "source_id": sid},
-        )
-    except duckdb.Error as exc:
-        # The transaction is aborted (the driver resets the setting after its rollback).
-        raise FastPathFailed(f"{info.path}: {_duck_msg(exc)}") from exc
-    sql.run(con, "ingest/free_insertion_order")
-    rows = sql.one(con, "ingest/direct_engine_rowids", {"source_id": sid}) or {}
-    lo, hi = rows.get("first_rowid"), rows.get("last_rowid")
-    if (
-        n == info.lines
-        and not info.may_hold_booleans
-        and lo is not None
-        and hi is not None
-        and hi - lo + 1 == n
-    ):
-        sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": lo})
+    have a gap, so that rowids are not lines. A value the reader cannot convert raises
+    FastPathFailed (the ingest restarts with the exact reader)."""
+    base = _in_file_order(
+        con, "ingest/engine_read_jsonl_typed", "ingest/direct_engine_rowids", info, sid
+    )
+    if base is not None and not info.may_hold_booleans:
+        sql.run(con, "ingest/stage_set_base", {"source_id": sid, "base": base})
         return True
     sql.run(con, "ingest/delete_stage_direct_engine", {"source_id": sid})
     return False
