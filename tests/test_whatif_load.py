@@ -228,3 +228,19 @@ print(sum(isinstance(t, _ExecutorManagerThread) for t in threading.enumerate()))
 """
     )
     assert out.split() == ["0"]
+
+
+def test_a_replay_imports_no_pyarrow() -> None:
+    """A replay's frames go to DuckDB as Arrow streams (`ArrowStream`), so a replay worker
+    imports no pyarrow (about 0.11 CPU s in each of the report's two workers); the rows they
+    store are those of an ingest (the tests above)."""
+    out = _fresh(
+        f"""
+import sys
+from relplan.whatif.replay import Task, run_one, warm_up
+warm_up()
+fig = run_one(Task("pulse-retry", {SHORT!r}, 1, "as observed"))
+print(fig.verdict is not None, "pyarrow" in sys.modules)
+"""
+    )
+    assert out.split() == ["True", "False"]

@@ -29,6 +29,7 @@ from relplan.whatif.model import ControlOutcome, Figures, Spread
 
 if TYPE_CHECKING:
     import duckdb
+    import polars as pl
 
     from relplan.sim.scenario import Override
 
@@ -144,8 +145,8 @@ def load_measured(con: duckdb.DuckDBPyConnection, sim: Any, meta: dict[str, Any]
         "engine": (len(events), events["t"].min(), events["t"].max()),
         "manifest": (1 + len(man.phases), None, None),
     }
-    con.register("replay_proxy", proxy.with_columns(pl.col("ln").cast(pl.Int64)).to_arrow())
-    con.register("replay_events", events.with_columns(pl.col("ln").cast(pl.Int64)).to_arrow())
+    con.register("replay_proxy", ArrowStream(proxy.with_columns(pl.col("ln").cast(pl.Int64))))
+    con.register("replay_events", ArrowStream(events.with_columns(pl.col("ln").cast(pl.Int64))))
     try:
         # one statement for the three (each insert is about 1 ms of DuckDB's CPU)
         sql.run(
@@ -193,6 +194,19 @@ def load_measured(con: duckdb.DuckDBPyConnection, sim: Any, meta: dict[str, Any]
     )
 
 
+class ArrowStream:
+    """A polars frame as DuckDB scans it: through the Arrow C stream interface (the PyCapsule
+    protocol), which polars and DuckDB both speak without pyarrow. `frame.to_arrow()` would
+    import pyarrow (about 0.11 CPU s) in every replay worker for two tables of one replay."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self._frame = frame
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """A new stream over the frame each time DuckDB scans it."""
+        return self._frame.__arrow_c_stream__(requested_schema)
+
+
 def run_timed(task: Task) -> tuple[Figures, float]:
     """`run_one` and the CPU seconds it took in its process."""
     c = time.process_time()
@@ -213,13 +227,12 @@ def check_tasks(tasks: list[Task]) -> None:
 
 def warm_up() -> None:
     """A worker's first job, while the parent still ingests or fits: what `run_one` would
-    otherwise pay on its first run. Import its modules (and pyarrow, which polars imports
-    when the replay's frames go to DuckDB), open this process's replay DuckDB (an empty
+    otherwise pay on its first run. Import its modules (not pyarrow: the replay's frames go
+    to DuckDB as Arrow streams, `ArrowStream`), open this process's replay DuckDB (an empty
     replay workspace made and dropped), and build the pydantic models whose build waits for
     their first use (forward references): 0.05-0.08 CPU s of a worker's first replay
     (docs/benchmarks.md, "The cold report, sixth wave")."""
     import duckdb  # noqa: F401
-    import pyarrow  # noqa: F401
 
     from relplan.sim.run import prepare  # noqa: F401
     from relplan.sim.simulator import Simulation  # noqa: F401
