@@ -20,17 +20,17 @@ replica), littles_law.series (L vs λ·D per bin).
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING, Any
 
-from relplan import sql
-from relplan.analyses import registry
-from relplan.analyses.assessment import assess
-from relplan.analyses.common import SkippedAnalysis
 from relplan.analyses.context import RunContext, resolve_context
-from relplan.analyses.inputs import Inputs
 from relplan.analyses.options import AnalyzeOptions
-from relplan.analyses.result import AnalyzeResult, DataChecks
-from relplan.errors import NoDataError
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from relplan.analyses.result import AnalyzeResult, DataChecks
+
+    ANALYSES: tuple[str, ...]
 
 __all__ = [
     "ANALYSES",
@@ -42,7 +42,22 @@ __all__ = [
     "resolve_context",
 ]
 
-ANALYSES: tuple[str, ...] = registry.names()
+
+def __getattr__(name: str) -> Any:
+    """`ANALYSES`, `AnalyzeResult` and `DataChecks` on first use: they need the registry,
+    which imports every analysis (and with the health analysis numpy and the PromQL
+    evaluator). A module that reads one analysis's parts (the what-if's figures read the
+    delivery windows and the context) imports the package without them: a replay worker
+    of `relplan report` imports no numpy and no analysis it does not run."""
+    if name == "ANALYSES":
+        from relplan.analyses import registry
+
+        return registry.names()
+    if name in ("AnalyzeResult", "DataChecks"):
+        from relplan.analyses import result
+
+        return getattr(result, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def analyze(
@@ -55,6 +70,14 @@ def analyze(
     per-replica breakdowns (amplification's `by_replica` and `replica_series`
     stay empty), no engine-trace cross-checks of the counters (their `truth_*`,
     `trace_computed_tokens` and `counter_share_of_computed` stay null)."""
+    from relplan import sql
+    from relplan.analyses import registry
+    from relplan.analyses.assessment import assess
+    from relplan.analyses.common import SkippedAnalysis
+    from relplan.analyses.inputs import Inputs
+    from relplan.analyses.result import DataChecks
+    from relplan.errors import NoDataError
+
     wanted = set(registry.check_names(opts.only) or registry.names())
     ctx = resolve_context(con, opts)
     checks = DataChecks(**sql.rows(con, "analyses/data_edge_cases")[0])
