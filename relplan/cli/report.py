@@ -160,15 +160,23 @@ def _make(
             if not whatif:  # nothing will run beside the analyses: it starts at once
                 charts.prepare()
         pool = None
+        warm = None
         if whatif:
-            from relplan.whatif.replay import replay_pool, report_workers
+            from relplan.whatif.replay import replay_pool, report_workers, warm_up
 
             # The replay's workers, forked from this process now, before duckdb, polars and
             # numpy are imported (relplan/whatif/replay.py): they import what a replay needs
-            # while new inputs are ingested (their replay is not cached either: `warm`), else
-            # only once the replay is not found in its cache.
+            # at once when the inputs are new to the workspace cache (their replay is not
+            # cached either), on the core this process leaves idle while it imports the
+            # report's modules; else only once the replay is not found in its cache (`warm`,
+            # called by the report on a miss it finds later).
             workers = report_workers()
             pool = stack.enter_context(replay_pool(workers + 1, warm=False))
+            if pool is not None:
+                warm = functools.partial(_warm, pool, workers, warm_up)
+                if _new_inputs(path, db, inputs):
+                    warm()
+                    warm = None
 
         from relplan.analyses import AnalyzeOptions
         from relplan.cli.progress import ProgressBar
@@ -178,16 +186,13 @@ def _make(
         opts = AnalyzeOptions(**run.options())
         with use_tz(tz), ProgressBar("what would have helped (runs)") as bar:
             extras: dict[str, report_mod.ExtraSection] = {}
-            warm = None
             if whatif:
                 from relplan.whatif.for_report import report_whatif
 
                 reopen = None
                 if pool is not None:
-                    from relplan.whatif.replay import warm_up
                     from relplan.workspace import connect
 
-                    warm = functools.partial(_warm, pool, workers, warm_up)
                     # how a worker opens the report's workspace file to fit it there
                     reopen = functools.partial(connect, read_only=True)
                 extras["whatif"] = lambda con, o: report_whatif(
@@ -208,6 +213,25 @@ def _make(
                 on_new_inputs=warm,
                 charts=charts,
             )
+
+
+def _new_inputs(path: Path | None, db: Path | None, inputs: IngestOptions) -> bool:
+    """Whether the report will ingest raw inputs into the workspace cache (PATH raw inputs,
+    no --db, the cache on and not holding them): what `make_report` calls `on_new_inputs`
+    for, known before the report's modules are imported. An unreadable PATH says False: the
+    report names it."""
+    from relplan.errors import InputError
+    from relplan.report import workspace_cache
+    from relplan.report.files import is_workspace_file
+
+    if path is None or db is not None or not path.exists():
+        return False
+    try:
+        if path.is_file() and is_workspace_file(path):
+            return False
+    except InputError:
+        return False
+    return workspace_cache.misses(path, inputs)
 
 
 def _warm(pool: Executor, workers: int, warm_up: Callable[[], None]) -> None:

@@ -38,7 +38,16 @@ from relplan.ingest import IngestOptions, ingest_paths
 from relplan.report import cache as page_cache
 from relplan.whatif import cache as store
 
-__all__ = ["DIGEST_HEADER", "FOLDER", "KEEP", "enabled", "forget", "key_of", "workspace_for"]
+__all__ = [
+    "DIGEST_HEADER",
+    "FOLDER",
+    "KEEP",
+    "enabled",
+    "forget",
+    "key_of",
+    "misses",
+    "workspace_for",
+]
 
 FOLDER = "workspace"
 KEEP = 4  # workspaces kept (the newest by modification time)
@@ -61,6 +70,16 @@ def key_of(path: Path, inputs: IngestOptions) -> str | None:
         **inputs.as_dict(),
     }
     return page_cache.inputs_digest(path, settings)
+
+
+def misses(path: Path, inputs: IngestOptions) -> bool:
+    """Whether `workspace_for` will ingest the raw inputs at `path`: the cache is on and holds
+    no workspace of them. `relplan report` asks before it imports the report's modules, so the
+    what-if's workers start importing at once (the replay of new inputs is not cached
+    either); a cache off, or a file that cannot be read, says False, as `workspace_for` is
+    then not asked."""
+    key = key_of(path, inputs)
+    return key is not None and _kept(key) is None
 
 
 def _folder() -> Path:
