@@ -178,6 +178,48 @@ def test_a_refused_record_found_by_the_inserts_names_its_line(tmp_path: Path) ->
     assert not db.exists() or state(db).get("steps") == []
 
 
+def test_a_record_the_quick_test_leaves_out_is_checked_fully_and_kept_when_fine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The typed read checks records with rp_engine_ok alone; a record it does not pass is left
+    # out and the file is staged again, where rp_engine_reason decides. An elapsed_ms past
+    # 1e300 is such a record (rp_engine_ok bounds it, rp_engine_reason does not): kept, as the
+    # staged reader of skip mode keeps it, with no restart of the ingest.
+    from relplan.ingest import driver
+
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    assert rec["type"] == "stats"
+    rec["elapsed_ms"] = 1e301
+    lines[3] = json.dumps(rec)
+    src = write_lines(tmp_path / "engine.jsonl", lines)
+    taken: list[bool] = []
+    typed = tables._stage_typed
+
+    def spy(*args: Any) -> bool:
+        taken.append(typed(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(tables, "_stage_typed", spy)
+    sessions: list[bool] = []
+    real_session = driver.Session
+
+    def session(*args: Any, **kwargs: Any) -> driver.Session:
+        made = real_session(*args, **kwargs)
+        sessions.append(made.opts.exact)
+        return made
+
+    monkeypatch.setattr(driver, "Session", session)
+    ingest(tmp_path / "fail.duckdb", src)
+    assert taken == [False]
+    assert sessions == [False]  # no restart with the exact reader
+    ingest(tmp_path / "skip.duckdb", src, on_error="skip")
+    assert _stored(tmp_path / "fail.duckdb") == _stored(tmp_path / "skip.duckdb")
+    assert rows(
+        tmp_path / "fail.duckdb", "select elapsed_ms from engine_stats where source_row = 4"
+    ) == [(1e301,)]
+
+
 @pytest.mark.slow
 def test_direct_parquet_stores_request_ids_like_its_staged_path(tmp_path: Path) -> None:
     src = write_lines(
