@@ -220,6 +220,47 @@ def test_a_record_the_quick_test_leaves_out_is_checked_fully_and_kept_when_fine(
     ) == [(1e301,)]
 
 
+def test_a_parquet_record_the_quick_test_refuses_is_checked_fully_and_kept_when_fine(
+    tmp_path: Path,
+) -> None:
+    # The direct Parquet inserts check records with rp_engine_ok alone (rp_engine_checked); one
+    # it does not pass rolls the ingest back and the file is staged, where rp_engine_reason
+    # decides: an elapsed_ms past 1e300 is kept, as skip mode's staged path keeps it, and a
+    # t_done before t_issue is refused with its row.
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    assert rec["type"] == "stats"
+    rec["elapsed_ms"] = 1e301
+    lines[3] = json.dumps(rec)
+    con = duckdb.connect()
+
+    def parquet(name: str, body: list[str]) -> Path:
+        src = write_lines(tmp_path / f"{name}.jsonl", body)
+        out = tmp_path / f"{name}.parquet"
+        con.execute(
+            "copy (select * from read_json($p, format='newline_delimited')) to '"
+            + str(out).replace("'", "''")
+            + "' (format parquet)",
+            {"p": str(src)},
+        )
+        return out
+
+    fine = parquet("fine", lines)
+    step = json.loads(lines[4])
+    assert step["type"] == "step"
+    step["t_done"] = step["t_issue"] - 1
+    bad = parquet("bad", [*lines[:4], json.dumps(step), *lines[5:]])
+    con.close()
+    ingest(tmp_path / "fail.duckdb", fine)
+    ingest(tmp_path / "skip.duckdb", fine, on_error="skip")
+    assert _stored(tmp_path / "fail.duckdb") == _stored(tmp_path / "skip.duckdb")
+    assert rows(tmp_path / "fail.duckdb", "select elapsed_ms from engine_stats") == [(1e301,)]
+    with pytest.raises(InputError) as err:
+        ingest(tmp_path / "bad.duckdb", bad)
+    assert (err.value.path, err.value.line) == (str(bad), 5)
+    assert "is before t_issue" in err.value.reason
+
+
 @pytest.mark.slow
 def test_direct_parquet_stores_request_ids_like_its_staged_path(tmp_path: Path) -> None:
     src = write_lines(
