@@ -42,6 +42,7 @@ from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, dis
 from relplan.ingest.same_records import refuse_same_records
 from relplan.ingest.stage import (
     CHECKS,
+    FULL_CHECKS,
     create_checks,
     create_macros,
     create_stage,
@@ -320,7 +321,12 @@ def _summaries(session: Session) -> dict[int, dict[str, Any]]:
     session.check(session.filled)
     out: dict[int, dict[str, Any]] = {}
     for table in session.filled:
-        for r in sql.rows(session.con, _SUMMARIES[table]):
+        found = sql.rows(session.con, _SUMMARIES[table])
+        if table in FULL_CHECKS and any(r["refused"] for r in found):
+            # The quick test refused some record: the table again, with every reason.
+            sql.run(session.con, FULL_CHECKS[table])
+            found = sql.rows(session.con, _SUMMARIES[table])
+        for r in found:
             sid = int(r["source_id"])
             have = out.get(sid)
             if have is None:
