@@ -94,6 +94,10 @@ class Session:
         self.checked: set[str] = set()
         row = sql.one(con, "ingest/next_source_id")
         self.next_id = int(row["source_id"]) if row else 1
+        # No source in the workspace before this ingest: every source it will hold is one of
+        # this ingest's reports, so the checks that compare sources need no query to know
+        # there is nothing to compare (commit: twins, whole seconds, the same records).
+        self.fresh = self.next_id == 1
         create_stage(con, on_disk=input_bytes > memory_limit_bytes() // 2, macros=macros)
 
     def check(self, tables: Iterable[str]) -> None:
@@ -428,9 +432,9 @@ def commit(session: Session) -> IngestReport:
             fn(con)
     if (sql.one(con, "ingest/any_ids_to_join") or {}).get("found"):
         sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
-    _drop_whole_second_twins(con, reports, counts)
-    _refine_whole_seconds(con, reports)
-    refuse_same_records(con, reports)
+    _drop_whole_second_twins(con, reports, counts, fresh=session.fresh)
+    _refine_whole_seconds(con, reports, fresh=session.fresh)
+    refuse_same_records(con, reports, fresh=session.fresh)
     refuse_copied_attached(con, reports)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
@@ -438,11 +442,16 @@ def commit(session: Session) -> IngestReport:
 
 
 def _drop_whole_second_twins(
-    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], counts: dict[str, int]
+    con: duckdb.DuckDBPyConnection,
+    reports: list[SourceReport],
+    counts: dict[str, int],
+    *,
+    fresh: bool = False,
 ) -> None:
     """A gateway log that tells, in whole seconds, the same requests as a finer log of the
     same server (nginx's `combined` beside its `$msec` JSON log) keeps its source row and
-    drops its attempts, so each request is counted once, at the finer time."""
+    drops its attempts, so each request is counted once, at the finer time. `fresh`: the
+    workspace held no source before this ingest, so a pair is two of `reports`."""
     ids = [r.source_id for r in reports if r.kind == "proxy"]
     if not ids:
         return
@@ -456,7 +465,7 @@ def _drop_whole_second_twins(
     twins = [
         t
         for formats in servers.values()
-        if len(formats) > 1
+        if len(formats) > 1 and (not fresh or sum(r.format in formats for r in reports) > 1)
         for t in sql.rows(con, "ingest/whole_second_twins", {"formats": formats, "sources": ids})
     ]
     for t in twins:
@@ -476,14 +485,22 @@ def _drop_whole_second_twins(
             mine[fine].notes.append(say("whole_second_finer", coarse=coarse))
 
 
-def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
+def _refine_whole_seconds(
+    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], *, fresh: bool = False
+) -> None:
     """Whole-second event times (vLLM's log) take a finer source's time of the same event
-    inside that second; the note goes on the source of this ingest the pair involves."""
+    inside that second; the note goes on the source of this ingest the pair involves.
+    `fresh`: the workspace held no source before this ingest (its sources are `reports`)."""
     formats = [a.name for a in registry.adapters().values() if a.whole_seconds]
     ids = [r.source_id for r in reports]
     if not formats or not ids:
         return
-    if not (sql.one(con, "ingest/any_source_of_formats", {"formats": formats}) or {}).get("found"):
+    if fresh:
+        if not any(r.format in formats for r in reports):
+            return
+    elif not (sql.one(con, "ingest/any_source_of_formats", {"formats": formats}) or {}).get(
+        "found"
+    ):
         return
     sql.run(con, "ingest/whole_second_witnesses", {"formats": formats, "sources": ids})
     counts = sql.rows(con, "ingest/refined_counts")
