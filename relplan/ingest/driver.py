@@ -92,8 +92,11 @@ class Session:
         # staging tables holding rows (as of the last summary) and those with checking views
         self.filled: list[str] = []
         self.checked: set[str] = set()
-        row = sql.one(con, "ingest/next_source_id")
-        self.next_id = int(row["source_id"]) if row else 1
+        row = sql.one(con, "ingest/next_source_id") or {}
+        self.next_id = int(row.get("source_id") or 1)
+        # The tables of an attachment, when the workspace has one (none is made by an ingest).
+        self.attached_files = bool(row.get("attached_files"))
+        self.attachments = bool(row.get("attachments"))
         # No source in the workspace before this ingest: every source it will hold is one of
         # this ingest's reports, so the checks that compare sources need no query to know
         # there is nothing to compare (commit: twins, whole seconds, the same records).
@@ -119,7 +122,7 @@ class Session:
             shown = display_path(first["path"])
             same = shown in (display_path(str(Path(path).resolve())), path)
             return say("already_stored", source=first["source_id"], path=None if same else shown)
-        if sql.rows(self.con, "workspace/table_exists", {"name": "attached_files"}) and (
+        if self.attached_files and (
             hit := sql.rows(self.con, "ingest/attached_by_hash", {"sha256": sha256})
         ):
             return say(
@@ -435,7 +438,7 @@ def commit(session: Session) -> IngestReport:
     _drop_whole_second_twins(con, reports, counts, fresh=session.fresh)
     _refine_whole_seconds(con, reports, fresh=session.fresh)
     refuse_same_records(con, reports, fresh=session.fresh)
-    refuse_copied_attached(con, reports)
+    refuse_copied_attached(con, reports, attachments=session.attachments)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
