@@ -100,3 +100,55 @@ def test_the_first_broken_rule_names_the_record(
     got = _reason(con, **changed)
     assert got is not None
     assert got.startswith(said), got
+
+
+def test_the_quick_view_refuses_every_record_the_full_checks_refuse(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """The staged engine records are summarised first over ingest/engine_checked_quick.sql
+    (rp_engine_ok alone): a record it passed and the full checks refuse would be stored. It
+    refuses what they refuse, and of the rest only what rp_engine_ok bounds more tightly."""
+    event = {"type": "event", "t": 1764460800.0, "execution_id": "r1", "origin": "canonical"}
+    records: list[dict[str, Any]] = [
+        STEP,
+        {**STEP, "t_issue": 1764460800e3, "t_done": 1.0},
+        {**STEP, "t_done": 1764460799.0},
+        {**STEP, "step": 0.5},
+        {**STEP, "prefix_hits": 1e300, "prefix_queries": 5.0},
+        {**STEP, "kv_usage": 2.0},
+        {**STEP, "kv_usage": float("nan")},
+        {**STEP, "prefix_hits": 501.0},
+        {**STEP, "type": None, "prompt_computed": None, "kv_usage": None},  # no type to infer
+        {**STEP, "type": "other"},
+        {**STEP, "execution_id": None},
+        {**STEP, "perr": "step: x is not a number"},
+        {"type": "stats", "step": 3.0, "origin": "canonical"},
+        {"type": "stats", "step": 3.0, "t_issue": 1764460800.0, "origin": "canonical"},
+        {**event, "event": "arrived", "prompt_tokens": 10.0},
+        {**event, "event": "arrived"},  # a canonical trace's arrived event needs prompt_tokens
+        {**event, "event": "arrived", "origin": "vllm"},  # a vLLM log's need not
+        {**event, "event": "arrived", "origin": "vllm", "prompt_tokens": -1.0},
+        {**event, "event": "lost"},
+        {**event, "event": "finished", "t": None},
+        {**STEP, "elapsed_ms": 1e301},  # fine, but past rp_engine_ok's bound
+    ]
+    sql.run(con, "ingest/stage_tables")
+    con.execute(
+        "insert into stage_sources values (1, 'e.jsonl', null);"
+        " insert into stage_engine by name select unnest($rows, recursive := true)",
+        {
+            "rows": [
+                {**dict.fromkeys(ARGS), "perr": None, **r, "source_id": 1, "ln": ln}
+                for ln, r in enumerate(records, start=1)
+            ]
+        },
+    )
+    sql.run(con, "ingest/engine_typed")
+    refused = {}
+    for view in ("ingest/engine_checked", "ingest/engine_checked_quick"):
+        sql.run(con, view)
+        found = con.execute("select ln from engine_checked where reason is not null")
+        refused[view] = {ln for (ln,) in found.fetchall()}
+    full = refused["ingest/engine_checked"]
+    assert full == {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 18, 19, 20}
+    assert refused["ingest/engine_checked_quick"] == full | {len(records)}

@@ -109,6 +109,16 @@ def test_a_re_encoded_engine_file_is_named_with_the_source_holding_its_records(
     assert "in another encoding" in err.value.reason
 
 
+def test_a_re_encoded_file_beside_its_original_in_one_ingest_is_refused(tmp_path: Path) -> None:
+    # Into a new workspace (driver.Session.fresh: the earlier source is one of the ingest's own).
+    other = _reencode(INCIDENT / "engine.jsonl", tmp_path / "engine.parquet")
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(InputError) as err:
+        ingest(db, INCIDENT / "engine.jsonl", other)
+    assert err.value.reason.startswith("the same 11 records as source 1 (")
+    assert state(db).get("events", []) == []
+
+
 def test_different_records_of_the_same_count_are_both_stored(tmp_path: Path) -> None:
     db = _ingested(tmp_path / "w.duckdb", "engine.jsonl")
     text = (INCIDENT / "engine.jsonl").read_text().replace('"e1"', '"e1x"')

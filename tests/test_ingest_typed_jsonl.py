@@ -178,6 +178,89 @@ def test_a_refused_record_found_by_the_inserts_names_its_line(tmp_path: Path) ->
     assert not db.exists() or state(db).get("steps") == []
 
 
+def test_a_record_the_quick_test_leaves_out_is_checked_fully_and_kept_when_fine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The typed read checks records with rp_engine_ok alone; a record it does not pass is left
+    # out and the file is staged again, where rp_engine_reason decides. An elapsed_ms past
+    # 1e300 is such a record (rp_engine_ok bounds it, rp_engine_reason does not): kept, as the
+    # staged reader of skip mode keeps it, with no restart of the ingest.
+    from relplan.ingest import driver
+
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    assert rec["type"] == "stats"
+    rec["elapsed_ms"] = 1e301
+    lines[3] = json.dumps(rec)
+    src = write_lines(tmp_path / "engine.jsonl", lines)
+    taken: list[bool] = []
+    typed = tables._stage_typed
+
+    def spy(*args: Any) -> bool:
+        taken.append(typed(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(tables, "_stage_typed", spy)
+    sessions: list[bool] = []
+    real_session = driver.Session
+
+    def session(*args: Any, **kwargs: Any) -> driver.Session:
+        made = real_session(*args, **kwargs)
+        sessions.append(made.opts.exact)
+        return made
+
+    monkeypatch.setattr(driver, "Session", session)
+    ingest(tmp_path / "fail.duckdb", src)
+    assert taken == [False]
+    assert sessions == [False]  # no restart with the exact reader
+    ingest(tmp_path / "skip.duckdb", src, on_error="skip")
+    assert _stored(tmp_path / "fail.duckdb") == _stored(tmp_path / "skip.duckdb")
+    assert rows(
+        tmp_path / "fail.duckdb", "select elapsed_ms from engine_stats where source_row = 4"
+    ) == [(1e301,)]
+
+
+def test_a_parquet_record_the_quick_test_refuses_is_checked_fully_and_kept_when_fine(
+    tmp_path: Path,
+) -> None:
+    # The direct Parquet inserts check records with rp_engine_ok alone (rp_engine_checked); one
+    # it does not pass rolls the ingest back and the file is staged, where rp_engine_reason
+    # decides: an elapsed_ms past 1e300 is kept, as skip mode's staged path keeps it, and a
+    # t_done before t_issue is refused with its row.
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    assert rec["type"] == "stats"
+    rec["elapsed_ms"] = 1e301
+    lines[3] = json.dumps(rec)
+    con = duckdb.connect()
+
+    def parquet(name: str, body: list[str]) -> Path:
+        src = write_lines(tmp_path / f"{name}.jsonl", body)
+        out = tmp_path / f"{name}.parquet"
+        con.execute(
+            "copy (select * from read_json($p, format='newline_delimited')) to '"
+            + str(out).replace("'", "''")
+            + "' (format parquet)",
+            {"p": str(src)},
+        )
+        return out
+
+    fine = parquet("fine", lines)
+    step = json.loads(lines[4])
+    assert step["type"] == "step"
+    step["t_done"] = step["t_issue"] - 1
+    bad = parquet("bad", [*lines[:4], json.dumps(step), *lines[5:]])
+    con.close()
+    ingest(tmp_path / "fail.duckdb", fine)
+    ingest(tmp_path / "skip.duckdb", fine, on_error="skip")
+    assert _stored(tmp_path / "fail.duckdb") == _stored(tmp_path / "skip.duckdb")
+    assert rows(tmp_path / "fail.duckdb", "select elapsed_ms from engine_stats") == [(1e301,)]
+    with pytest.raises(InputError) as err:
+        ingest(tmp_path / "bad.duckdb", bad)
+    assert (err.value.path, err.value.line) == (str(bad), 5)
+    assert "is before t_issue" in err.value.reason
+
+
 @pytest.mark.slow
 def test_direct_parquet_stores_request_ids_like_its_staged_path(tmp_path: Path) -> None:
     src = write_lines(

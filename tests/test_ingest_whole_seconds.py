@@ -101,6 +101,17 @@ def test_the_order_of_the_files_does_not_matter(both: Path, tmp_path: Path) -> N
     assert rows(db, EVENTS) == rows(both, EVENTS)
 
 
+def test_one_ingest_of_both_files_into_a_new_workspace_refines_as_two(
+    both: Path, tmp_path: Path
+) -> None:
+    # A new workspace's sources are all the ingest's own (driver.Session.fresh): the whole
+    # seconds are looked for among them without asking the workspace, with the same result.
+    db = tmp_path / "w.duckdb"
+    rep = ingest(db, OP / "vllm.log.gz", OP / "access.json.gz", **KEYS)
+    assert any("1522 whole-second event times" in n for s in rep.sources for n in s.notes)
+    assert rows(db, EVENTS) == rows(both, EVENTS)
+
+
 def test_an_engine_source_with_finer_times_wins_over_the_gateway(tmp_path: Path) -> None:
     """The same events from a sub-second engine record (relplan's canonical engine JSONL,
     docs/formats.md; written here for three of the lab log's own executions, 0.25 s into

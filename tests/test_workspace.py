@@ -231,26 +231,64 @@ def test_relplan_db_naming_a_foreign_file_is_refused(
 def test_the_schema_columns_are_kept_for_later_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The expected tables and columns are computed in a scratch database once and read back
-    from the cache folder later; a damaged kept file is computed again."""
+    """The expected tables, columns and CREATE statements are computed in a scratch database
+    once and read back from the cache folder later; a damaged kept file is computed again."""
     monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))
-    workspace._schema_columns.cache_clear()
+    workspace._schema_facts.cache_clear()
     computed = workspace._schema_columns()
     assert computed["attempts"]["call_id"] == "VARCHAR"
+    statements = workspace._schema_statements()
+    assert statements.keys() == computed.keys()
+    assert "call_id VARCHAR" in statements["attempts"]
     (kept,) = (tmp_path / "schema").iterdir()
 
     def no_scratch(con: object) -> dict[str, dict[str, str]]:
         raise AssertionError("the kept columns should have been read")
 
     monkeypatch.setattr(workspace, "_columns", no_scratch)
-    workspace._schema_columns.cache_clear()
+    workspace._schema_facts.cache_clear()
     assert workspace._schema_columns() == computed
+    assert workspace._schema_statements() == statements
 
     monkeypatch.undo()
     monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path))
     kept.write_text(kept.read_text().replace("VARCHAR", "INTEGER", 1))
-    workspace._schema_columns.cache_clear()
+    workspace._schema_facts.cache_clear()
     try:
         assert workspace._schema_columns() == computed
     finally:
-        workspace._schema_columns.cache_clear()
+        workspace._schema_facts.cache_clear()
+
+
+def test_an_open_checks_the_columns_only_when_a_table_is_not_as_the_schema_makes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace whose tables have the CREATE statements of a scratch database opens without
+    reading its columns; a column of the user's own makes the statement differ, and the
+    columns are then read and allowed; a column of another type is refused."""
+    db = tmp_path / "w.duckdb"
+    workspace.connect(db).close()
+    read: list[int] = []
+    real = workspace._columns
+
+    def counted(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+        read.append(1)
+        return real(con)
+
+    monkeypatch.setattr(workspace, "_columns", counted)
+    workspace._schema_facts()  # computed (or read) before the opens are watched
+    read.clear()
+    workspace.connect(db, read_only=True).close()
+    assert read == []
+    con = duckdb.connect(str(db))
+    con.execute("alter table attempts add column note varchar")
+    con.close()
+    workspace.connect(db, read_only=True).close()
+    assert read == [1]
+    con = duckdb.connect(str(db))
+    con.execute("alter table attempts alter t_sent type varchar")
+    con.close()
+    with pytest.raises(
+        InputError, match=r"the column attempts\.t_sent is VARCHAR; expected DOUBLE"
+    ):
+        workspace.connect(db, read_only=True).close()

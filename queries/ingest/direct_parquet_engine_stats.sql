@@ -1,12 +1,11 @@
 -- Scheduler stats records straight from an engine Parquet file into `engine_stats`: fail mode's
 -- path for
 -- Parquet whose columns already have the canonical types (no staging copy). Each record is
--- read with rp_engine_parquet_typed and checked with rp_engine_checked (rp_engine_ok, then, for the rows it does
--- not pass, rp_engine_reason)
--- (ingest/engine_macros.sql) by the insert of its type
--- (records of unknown or missing type by the events insert); a refused one raises, which rolls the
--- ingest back, and the driver then stages
--- the file with ingest/engine_read_parquet.sql to name the first bad row.
+-- read with rp_engine_parquet_typed and checked with rp_engine_checked (the quick test rp_engine_ok;
+-- ingest/engine_macros.sql) by the insert of its type
+-- (records of unknown or missing type by the events insert); one it does not pass raises, which rolls
+-- the ingest back, and the driver then stages the file with ingest/engine_read_parquet.sql,
+-- whose checks name the first bad row (or keep a good one the quick test did not pass).
 -- params: path, source_id
 insert into engine_stats by name
 select
@@ -23,6 +22,5 @@ where case
             type_, t, execution_id, event, prompt_tokens, step, t_issue, t_done,
             prompt_computed, prompt_cached, decode_tokens, num_running, num_waiting,
             num_batched_tokens, kv_usage, elapsed_ms, num_preempted, prefix_queries,
-            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens,
-            true, 'row ' || _ln)
+            prefix_hits, output_tokens, cached_tokens, preemptions, max_tokens, 'row ' || _ln)
 end

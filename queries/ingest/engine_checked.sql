@@ -1,5 +1,7 @@
 -- The staged engine records (engine_typed) with the reason each breaks the contract, NULL
 -- when it is fine: the reader's own reason, else rp_engine_reason (ingest/engine_macros.sql).
+-- Made only when the quick view of ingest/engine_checked_quick.sql refused some record
+-- (relplan/ingest/driver.py, _summaries).
 -- params:
 create or replace temp view engine_checked as
 select

@@ -4,4 +4,4 @@
 -- value): until then an ingest makes its macros as temp macros, as for a workspace holding none.
 -- params:
 create or replace temp macro rp_macros_digest() as
-    'eb345493f8740106bc7bdc7e9f7b51a280c0cc42f5667458b96eebe0396e4d0a';
+    '4384973afb04fa87c9105d062a7ca7702bf84b216945ca663477e3d77564052c';

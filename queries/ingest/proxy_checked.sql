@@ -8,8 +8,9 @@
 -- t_planned, when absent, is t_sent of attempt 0 of the same call among the records of this
 -- ingest; a call whose attempt 0 is not among them falls back to its earliest t_sent.
 -- `ln` of rows the fast JSON reader staged comes from their rowid (ingest/proxy_read_jsonl.sql).
--- A temp table, made once the attempts are staged (relplan/ingest/stage.py, create_checks):
--- the summary, the insert and the rejects read it, so its checks and windows are planned and
+-- A temp table, made once the attempts are staged, first by the quick test of
+-- ingest/proxy_checked_quick.sql (relplan/ingest/stage.py, create_checks), then by this query
+-- only when that one refused some attempt (relplan/ingest/driver.py, _summaries): the summary, the insert and the rejects read it, so its checks and windows are planned and
 -- computed once, not once per reader, and it never changes under them (the check against the
 -- workspace's attempts sees them as they were before this ingest's own go in). Dropped with
 -- the staging tables (ingest/drop_stage_tables.sql). Each check macro is called once per

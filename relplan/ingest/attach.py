@@ -222,11 +222,14 @@ def refuse_records_twice(
     )
 
 
-def refuse_copied_attached(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
+def refuse_copied_attached(
+    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], *, attachments: bool | None = None
+) -> None:
     """An ingest copying engine records that the workspace's attachment already holds is
     refused (relplan.ingest.driver calls this before it commits): only the hours of each new
-    source's span are read from the attached files."""
-    if not attached.has_attachments(con):
+    source's span are read from the attached files. `attachments`: whether the workspace has
+    the attachments table, when the caller knows (else it is looked up)."""
+    if not (attached.has_attachments(con) if attachments is None else attachments):
         return
     rows = _existing(con)
     engine = [r for r in reports if r.kind == "engine" and r.rows and r.t_min is not None]

@@ -42,6 +42,7 @@ from relplan.ingest.outcome import IngestReport, SkippedInput, SourceReport, dis
 from relplan.ingest.same_records import refuse_same_records
 from relplan.ingest.stage import (
     CHECKS,
+    FULL_CHECKS,
     create_checks,
     create_macros,
     create_stage,
@@ -91,8 +92,15 @@ class Session:
         # staging tables holding rows (as of the last summary) and those with checking views
         self.filled: list[str] = []
         self.checked: set[str] = set()
-        row = sql.one(con, "ingest/next_source_id")
-        self.next_id = int(row["source_id"]) if row else 1
+        row = sql.one(con, "ingest/next_source_id") or {}
+        self.next_id = int(row.get("source_id") or 1)
+        # The tables of an attachment, when the workspace has one (none is made by an ingest).
+        self.attached_files = bool(row.get("attached_files"))
+        self.attachments = bool(row.get("attachments"))
+        # No source in the workspace before this ingest: every source it will hold is one of
+        # this ingest's reports, so the checks that compare sources need no query to know
+        # there is nothing to compare (commit: twins, whole seconds, the same records).
+        self.fresh = self.next_id == 1
         create_stage(con, on_disk=input_bytes > memory_limit_bytes() // 2, macros=macros)
 
     def check(self, tables: Iterable[str]) -> None:
@@ -114,7 +122,7 @@ class Session:
             shown = display_path(first["path"])
             same = shown in (display_path(str(Path(path).resolve())), path)
             return say("already_stored", source=first["source_id"], path=None if same else shown)
-        if sql.rows(self.con, "workspace/table_exists", {"name": "attached_files"}) and (
+        if self.attached_files and (
             hit := sql.rows(self.con, "ingest/attached_by_hash", {"sha256": sha256})
         ):
             return say(
@@ -320,7 +328,12 @@ def _summaries(session: Session) -> dict[int, dict[str, Any]]:
     session.check(session.filled)
     out: dict[int, dict[str, Any]] = {}
     for table in session.filled:
-        for r in sql.rows(session.con, _SUMMARIES[table]):
+        found = sql.rows(session.con, _SUMMARIES[table])
+        if table in FULL_CHECKS and any(r["refused"] for r in found):
+            # The quick test refused some record: the table again, with every reason.
+            sql.run(session.con, FULL_CHECKS[table])
+            found = sql.rows(session.con, _SUMMARIES[table])
+        for r in found:
             sid = int(r["source_id"])
             have = out.get(sid)
             if have is None:
@@ -422,21 +435,26 @@ def commit(session: Session) -> IngestReport:
             fn(con)
     if (sql.one(con, "ingest/any_ids_to_join") or {}).get("found"):
         sql.run(con, "ingest/join_request_ids")  # gateway X-Request-Ids -> vLLM executions
-    _drop_whole_second_twins(con, reports, counts)
-    _refine_whole_seconds(con, reports)
-    refuse_same_records(con, reports)
-    refuse_copied_attached(con, reports)
+    _drop_whole_second_twins(con, reports, counts, fresh=session.fresh)
+    _refine_whole_seconds(con, reports, fresh=session.fresh)
+    refuse_same_records(con, reports, fresh=session.fresh)
+    refuse_copied_attached(con, reports, attachments=session.attachments)
     drop_stage(con)
     reports.sort(key=lambda r: r.source_id)
     return IngestReport(sources=reports, skipped=session.skipped, rows_by_table=counts)
 
 
 def _drop_whole_second_twins(
-    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], counts: dict[str, int]
+    con: duckdb.DuckDBPyConnection,
+    reports: list[SourceReport],
+    counts: dict[str, int],
+    *,
+    fresh: bool = False,
 ) -> None:
     """A gateway log that tells, in whole seconds, the same requests as a finer log of the
     same server (nginx's `combined` beside its `$msec` JSON log) keeps its source row and
-    drops its attempts, so each request is counted once, at the finer time."""
+    drops its attempts, so each request is counted once, at the finer time. `fresh`: the
+    workspace held no source before this ingest, so a pair is two of `reports`."""
     ids = [r.source_id for r in reports if r.kind == "proxy"]
     if not ids:
         return
@@ -450,7 +468,7 @@ def _drop_whole_second_twins(
     twins = [
         t
         for formats in servers.values()
-        if len(formats) > 1
+        if len(formats) > 1 and (not fresh or sum(r.format in formats for r in reports) > 1)
         for t in sql.rows(con, "ingest/whole_second_twins", {"formats": formats, "sources": ids})
     ]
     for t in twins:
@@ -470,14 +488,22 @@ def _drop_whole_second_twins(
             mine[fine].notes.append(say("whole_second_finer", coarse=coarse))
 
 
-def _refine_whole_seconds(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
+def _refine_whole_seconds(
+    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], *, fresh: bool = False
+) -> None:
     """Whole-second event times (vLLM's log) take a finer source's time of the same event
-    inside that second; the note goes on the source of this ingest the pair involves."""
+    inside that second; the note goes on the source of this ingest the pair involves.
+    `fresh`: the workspace held no source before this ingest (its sources are `reports`)."""
     formats = [a.name for a in registry.adapters().values() if a.whole_seconds]
     ids = [r.source_id for r in reports]
     if not formats or not ids:
         return
-    if not (sql.one(con, "ingest/any_source_of_formats", {"formats": formats}) or {}).get("found"):
+    if fresh:
+        if not any(r.format in formats for r in reports):
+            return
+    elif not (sql.one(con, "ingest/any_source_of_formats", {"formats": formats}) or {}).get(
+        "found"
+    ):
         return
     sql.run(con, "ingest/whole_second_witnesses", {"formats": formats, "sources": ids})
     counts = sql.rows(con, "ingest/refined_counts")

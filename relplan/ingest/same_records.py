@@ -20,12 +20,19 @@ if TYPE_CHECKING:
     import duckdb
 
 
-def refuse_same_records(con: duckdb.DuckDBPyConnection, reports: list[SourceReport]) -> None:
+def refuse_same_records(
+    con: duckdb.DuckDBPyConnection, reports: list[SourceReport], *, fresh: bool = False
+) -> None:
     """A new source holding exactly the records of an earlier one (the same file re-encoded:
     JSONL as Parquet or CSV) is refused, naming that source: nothing of this ingest is stored.
-    (The same content gzipped or with CRLF line ends has the same hash and is skipped before.)"""
+    (The same content gzipped or with CRLF line ends has the same hash and is skipped before.)
+    `fresh`: the workspace held no source before this ingest, so an earlier source of a kind
+    is one of `reports`; a source alone of its kind among them is not looked up."""
+    kinds = [r.kind for r in reports]
     for r in reports:
         if r.kind not in ("proxy", "engine", "metrics") or r.rows == 0:
+            continue
+        if fresh and kinds.count(r.kind) == 1:
             continue
         params = {"source_id": r.source_id, "kind": r.kind, "rows": r.rows}
         earlier = [

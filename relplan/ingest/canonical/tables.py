@@ -11,8 +11,9 @@ when DuckDB cannot name every record's line or take a row); Parquet keeps its ty
 already have the contract's types is not staged at all in fail mode: the driver inserts it
 straight into the tables (queries/ingest/direct_parquet_*.sql). Engine JSON Lines in fail
 mode is read once with numbers typed as DOUBLE (queries/ingest/engine_read_jsonl_typed.sql),
-checked as it is read, and inserted by type (queries/ingest/direct_jsonl_*.sql); a file
-that may hold a JSON boolean, or has blank lines, takes the staged path above.
+checked as it is read by a quick test, and inserted by type (queries/ingest/direct_jsonl_*.sql); a
+file that may hold a JSON boolean, has blank lines, or a record the quick test does not pass,
+takes the staged path above (whose checks refuse the record with its line, or keep it).
 The readers share their pieces (file readers with line numbers, typed templates, conversion
 error messages) as temp macros: queries/ingest/macros.sql, ingest/proxy_macros.sql and
 ingest/engine_macros.sql, created by stage.create_stage inside the ingest transaction.
@@ -166,13 +167,14 @@ _DIRECT_JSONL = (
 
 def _stage_typed(con: duckdb.DuckDBPyConnection, info: FileInfo, sid: int) -> bool:
     """Fail mode, engine JSON Lines: read the file once with every number typed as DOUBLE
-    (ingest/engine_read_jsonl_typed.sql), each record checked as it is read (a refused one
-    raises FastPathFailed), the rows kept in file order so that rowid - base + 1 is a record's
-    line; the driver then inserts the rows by type (ingest/direct_jsonl_*.sql). False, with
-    nothing left staged, when the rows cannot be trusted: the file may hold a JSON boolean
-    (read as 1 or 0), or its records are fewer than its lines (blank lines) or their rowids
-    have a gap, so that rowids are not lines. A value the reader cannot convert raises
-    FastPathFailed (the ingest restarts with the exact reader)."""
+    (ingest/engine_read_jsonl_typed.sql), each record checked as it is read by rp_engine_ok
+    (a record it does not pass is left out), the rows kept in file order so that
+    rowid - base + 1 is a record's line; the driver then inserts the rows by type
+    (ingest/direct_jsonl_*.sql). False, with nothing left staged, when the rows cannot be
+    trusted: the file may hold a JSON boolean (read as 1 or 0), or its records are fewer than
+    its lines (blank lines, or a record the quick test left out: the staged reader then
+    checks it fully) or their rowids have a gap, so that rowids are not lines. A value the
+    reader cannot convert raises FastPathFailed (the ingest restarts with the exact reader)."""
     base = _in_file_order(
         con, "ingest/engine_read_jsonl_typed", "ingest/direct_engine_rowids", info, sid
     )
