@@ -29,23 +29,17 @@ from tests.helpers.ingest import INCIDENT, ingest
 T0 = 1_764_460_800.0
 
 
+# One proxy record a line, the bytes json.dumps writes for the record's dict (its floats by
+# repr, as json.dumps does): formatted, not dumped, a 200,000-line file costs 0.3 CPU s, not 1.0.
+_BIG_LINE = (
+    '{"call_id": "big%d", "attempt": 0, "t_sent": %r, "t_end": %r, "outcome": "delivered", '
+    '"status": 200, "model": "m", "replica": "r%d", "prompt_tokens": 100, "max_tokens": 10}\n'
+)
+
+
 def _big_proxy(path: Path, n: int, *, bad_last: bool = False) -> Path:
     with path.open("w", encoding="utf-8") as f:
-        for i in range(n):
-            t = T0 + i * 0.01
-            rec = {
-                "call_id": f"big{i}",
-                "attempt": 0,
-                "t_sent": t,
-                "t_end": t + 1,
-                "outcome": "delivered",
-                "status": 200,
-                "model": "m",
-                "replica": f"r{i % 4}",
-                "prompt_tokens": 100,
-                "max_tokens": 10,
-            }
-            f.write(json.dumps(rec) + "\n")
+        f.writelines(_BIG_LINE % (i, t, t + 1, i % 4) for i in range(n) for t in (T0 + i * 0.01,))
         if bad_last:
             f.write('{"call_id": "bad", "attempt": "oops"}\n')
     return path

@@ -16,6 +16,7 @@ from relplan.errors import InputError
 from relplan.sim.run import simulate
 from relplan.sim.scenario import Scenario, WorkloadSpec
 from relplan.sim.workloads import draw_lengths, make_calls, read_trace
+from tests.helpers.sim_runs import simulated
 
 
 def test_synthetic_lengths_follow_the_documented_defaults() -> None:
@@ -168,10 +169,11 @@ def test_trace_arrivals_drive_a_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_proxy_log_as_a_workload(tmp_path: Path) -> None:
+def test_proxy_log_as_a_workload() -> None:
     """A proxy log's first attempts give arrivals and prompts (outputs are drawn)."""
-    simulate("pulse1.5-retry", tmp_path / "src", seed=2)
-    log = tmp_path / "src" / "proxy.parquet"
+    # simulate("pulse1.5-retry", FOLDER, seed=2), once per test run (tests/test_sim_scenarios.py
+    # reads the same run), read-only
+    log = simulated("pulse1.5-retry", 2)[0] / "proxy.parquet"
     recs = read_trace(str(log))
     src = pl.read_parquet(log).filter(pl.col("attempt") == 0).sort("t_planned")
     assert len(recs) == src.height

@@ -53,7 +53,8 @@ Compared = tuple[Replayed, dict[str, RunEngine], dict[str, list[Row]]]
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory: pytest.TempPathFactory) -> Compared:
     tmp: Path = tmp_path_factory.mktemp("whatif-real-fresh")
-    done, engines = run_replay(tmp, lab=FRESH)
+    # the incident on the other runs' engines is the table's, never checked: not replayed here
+    done, engines = run_replay(tmp, lab=FRESH, every_engine=False)
     return done, engines, real_rows(float(done.fitted.data["capacity_calls_per_s"]), tmp, FRESH)
 
 

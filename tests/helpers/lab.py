@@ -55,14 +55,19 @@ def ingest_operator(
 ) -> Path:
     """The operator's files of a recorded incident (vLLM log, nginx JSON log, Prometheus
     export) copied into `tmp` and a workspace of them ingested with `flags` (the drill's call
-    key unless told otherwise); the workspace path. The ingest read copies of the files in
-    the template's folder, once per run."""
+    key unless told otherwise); the workspace path. Built once per run as `lab_ingest` builds
+    an incident's files: the engine files' workspace (ENGINE_FILES, read in place, parsed
+    once per run for every caller) copied, then a copy of the nginx log (in the template's
+    folder) ingested into it with `flags`, which name the gateway log's call key and attempt
+    header (the engine files' formats read neither)."""
     op = folder / "operator"
     for f in OPERATOR_FILES:
         shutil.copy(op / f, tmp / f)
 
     def build(db: Path) -> None:
-        _cli_ingest(db, [Path(shutil.copy(op / f, db.parent / f)) for f in OPERATOR_FILES], flags)
+        lab_ingest(db, [op / f for f in ENGINE_FILES])
+        gateway = [f for f in OPERATOR_FILES if f not in ENGINE_FILES]
+        _cli_ingest(db, [Path(shutil.copy(op / f, db.parent / f)) for f in gateway], flags)
 
     key = "operator " + repr((str(op.resolve()), list(flags)))
     return from_template(tmp / db_name, key, build)

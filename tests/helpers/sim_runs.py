@@ -15,14 +15,17 @@ from relplan.sim.summary import SimSummary
 from tests.helpers.templates import template
 
 
-def simulated(scenario: str, seed: int) -> tuple[Path, SimSummary]:
-    """(output folder, summary) of `simulate(scenario, folder, seed=seed)`, run once."""
+def simulated(scenario: str, seed: int, sets: tuple[str, ...] = ()) -> tuple[Path, SimSummary]:
+    """(output folder, summary) of `simulate(scenario, folder, seed=seed, sets=sets)`, run
+    once."""
 
     def build(path: Path) -> None:
-        summary = simulate(scenario, path.parent / f"{scenario}-{seed}", seed=seed)
+        out = path.parent / f"{scenario}-{seed}"
+        summary = simulate(scenario, out, seed=seed, sets=list(sets) or None)
         path.write_bytes(pickle.dumps(summary))
 
-    kept = template(f"simulate {scenario} seed {seed}", build, name="summary.pickle")
+    key = f"simulate {scenario} seed {seed}" + (f" sets {list(sets)!r}" if sets else "")
+    kept = template(key, build, name="summary.pickle")
     summary = pickle.loads(kept.read_bytes())
     assert isinstance(summary, SimSummary)
     return kept.parent / f"{scenario}-{seed}", summary
