@@ -189,3 +189,44 @@ def test_with_the_analyses_from_their_cache_the_charts_are_drawn_here_unless_pre
     early = _Charts()
     early.prepare()
     assert collect(early) == 0
+
+
+def test_a_worker_told_before_the_ingest_draws_while_a_replay_runs(
+    incident_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told to prepare before an ingest of new inputs (`relplan report`'s `_before_ingest`,
+    which also starts the replay's workers' imports unless they were started already), the
+    worker draws even though a replay runs beside the analyses, and Altair is not imported
+    here; one not told before still leaves the charts to this process."""
+    from relplan.cli.report import _before_ingest
+    from relplan.report import pipeline
+
+    here: list[int] = []
+    monkeypatch.setattr(pipeline, "_import_altair_meanwhile", lambda: here.append(1))
+
+    def collect(charts: _Charts) -> int:
+        here.clear()
+        con = duckdb.connect(str(incident_db), read_only=True)
+        try:
+            collect_report_data(
+                con,
+                AnalyzeOptions(),
+                fallback_name="x",
+                generated_at=WHEN,
+                extras={"whatif": lambda con, o: lambda: WHATIF},
+                charts=charts,
+            )
+        finally:
+            con.close()
+        return len(here)
+
+    warmed: list[int] = []
+    early = _Charts()
+    _before_ingest(lambda: warmed.append(1), early)  # type: ignore[arg-type]
+    _before_ingest(None, early)  # type: ignore[arg-type]
+    assert warmed == [1]
+    assert early.told == 2
+    assert collect(early) == 0
+    late = _Charts()
+    assert collect(late) == 1
+    assert late.told == 0
