@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from relplan.ingest.base import IngestOptions
-    from relplan.report.chart_worker import ChartWorker
     from relplan.report.files import ReportFiles
 
 
@@ -211,7 +210,7 @@ def _make(
                 extras=extras,
                 generated_at=when,
                 cache_key=key,
-                on_new_inputs=functools.partial(_before_ingest, warm, charts),
+                on_new_inputs=warm,
                 charts=charts,
             )
 
@@ -233,18 +232,6 @@ def _new_inputs(path: Path | None, db: Path | None, inputs: IngestOptions) -> bo
     except InputError:
         return False
     return workspace_cache.misses(path, inputs)
-
-
-def _before_ingest(warm: Callable[[], None] | None, charts: ChartWorker | None) -> None:
-    """Right before inputs new to the workspace cache are ingested (their what-if replay is
-    not cached either): the replay's workers import what a replay needs unless they already
-    do (`warm`, None once called), and the chart worker imports what drawing needs, on the
-    core the ingest leaves idle; told so, it draws the charts after the replay (else this
-    process imports Altair beside the replay, when both cores are busy)."""
-    if warm is not None:
-        warm()
-    if charts is not None:
-        charts.prepare()
 
 
 def _warm(pool: Executor, workers: int, warm_up: Callable[[], None]) -> None:

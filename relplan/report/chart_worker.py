@@ -5,13 +5,12 @@ more; in the command's process both come after the analyses (Altair imported on 
 beside them only competes with them for the interpreter's lock, and its 20-30 MB would stay
 resident under their peak: docs/benchmarks.md). `ChartWorker` is forked before the command
 imports DuckDB and waits. Told to `prepare` (the report's pipeline does so when nothing else
-will run beside its analyses: no what-if replay; `relplan report` does so too right before it
-ingests inputs new to its workspace cache, whose ingest leaves the other core idle), it
-imports Altair, every section's module and the report's model on the other core, then draws
-the charts from the report's data sent to it as JSON; the command's share is sending that and
-reading the specs back. Not told to prepare (the what-if of a kept workspace replays on the
-workers then, or the analyses come from their cache, so there is nothing to import beside),
-it draws nothing and the command draws the charts as before.
+will run beside its analyses: no what-if replay), it imports Altair, every section's module
+and the report's model on the other core while the command analyses, then draws the charts
+from the report's data sent to it as JSON; the command's share is sending that and reading
+the specs back. Not told to prepare (the what-if replays on the workers then, or the analyses
+come from their cache, so there is nothing to import beside), it draws nothing and the
+command draws the charts as before.
 
 The specs are those `chart_specs` gives in the command's process (drawn in the same zone,
 `--tz`). Whatever goes wrong in the worker (a failed import, an error drawing, the process

@@ -103,8 +103,7 @@ def collect_report_data(
     analysis cache (relplan/report/analysis_cache.py). `charts`, a chart worker
     (relplan/report/chart_worker.py), is told to prepare when no extra section is left to
     finish after the analyses and the analyses run: it then imports Altair beside them and
-    draws the charts (`make_report`), and this process does not import Altair. One told to
-    prepare before (at its fork, or before an ingest of new inputs) draws them too."""
+    draws the charts (`make_report`), and this process does not import Altair."""
     started: dict[str, BaseModel | Callable[[], BaseModel] | str] = {}
     for name, compute in (extras or {}).items():
         try:
@@ -114,13 +113,15 @@ def collect_report_data(
     key = analysis_cache.key_for(workspace_key, opts)
     result = None if key is None else analysis_cache.load(key)
     # The worker imports what drawing needs beside the analyses; with nothing to run (the
-    # analyses from their cache) that import would only be waited for, and beside a replay
-    # both cores are busy, so the charts are drawn here unless it was told to prepare
-    # already (before an ingest, or at its fork).
-    pending = not all(isinstance(begun, (BaseModel, str)) for begun in started.values())
-    if charts is not None and not pending and result is None:
+    # analyses from their cache) that import would only be waited for, so the charts are
+    # drawn here unless it was told to prepare already.
+    elsewhere = (
+        charts is not None
+        and all(isinstance(begun, (BaseModel, str)) for begun in started.values())
+        and (result is None or charts.prepared)
+    )
+    if charts is not None and elsewhere:
         charts.prepare()
-    elsewhere = charts is not None and charts.prepared
     if result is None:
         result = analyze(con, opts)
         if key is not None:
