@@ -178,6 +178,18 @@ def test_a_refused_record_found_by_the_inserts_names_its_line(tmp_path: Path) ->
     assert not db.exists() or state(db).get("steps") == []
 
 
+def _huge_elapsed() -> list[str]:
+    """The incident's engine trace with its stats record on line 4 at an elapsed_ms past
+    1e300: rp_engine_ok bounds it, rp_engine_reason does not (a record only the full check
+    keeps)."""
+    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    assert rec["type"] == "stats"
+    rec["elapsed_ms"] = 1e301
+    lines[3] = json.dumps(rec)
+    return lines
+
+
 def test_a_record_the_quick_test_leaves_out_is_checked_fully_and_kept_when_fine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -187,11 +199,7 @@ def test_a_record_the_quick_test_leaves_out_is_checked_fully_and_kept_when_fine(
     # staged reader of skip mode keeps it, with no restart of the ingest.
     from relplan.ingest import driver
 
-    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
-    rec = json.loads(lines[3])
-    assert rec["type"] == "stats"
-    rec["elapsed_ms"] = 1e301
-    lines[3] = json.dumps(rec)
+    lines = _huge_elapsed()
     src = write_lines(tmp_path / "engine.jsonl", lines)
     taken: list[bool] = []
     typed = tables._stage_typed
@@ -227,11 +235,7 @@ def test_a_parquet_record_the_quick_test_refuses_is_checked_fully_and_kept_when_
     # it does not pass rolls the ingest back and the file is staged, where rp_engine_reason
     # decides: an elapsed_ms past 1e300 is kept, as skip mode's staged path keeps it, and a
     # t_done before t_issue is refused with its row.
-    lines = (INCIDENT / "engine.jsonl").read_text().splitlines()
-    rec = json.loads(lines[3])
-    assert rec["type"] == "stats"
-    rec["elapsed_ms"] = 1e301
-    lines[3] = json.dumps(rec)
+    lines = _huge_elapsed()
     con = duckdb.connect()
 
     def parquet(name: str, body: list[str]) -> Path:
