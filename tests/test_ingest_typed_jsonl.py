@@ -77,14 +77,9 @@ def test_typed_path_stores_what_the_staged_and_exact_readers_store(tmp_path: Pat
     assert len(got["fail"]["events"]) == 8
 
 
-@pytest.mark.slow
-def test_a_file_read_on_several_threads_stores_each_record_with_its_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """DuckDB's JSON reader splits a file of more than about 16 MB between its threads; the
-    rows reach the stage in file order only because the typed read preserves insertion order
-    (without it, a 20 MB file's rows were out of order in a trial). Every step's `step` is its
-    own line number here, so a stored `source_row` that is not its line shows."""
+def _spy_typed(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """What each typed read (`tables._stage_typed`) answered, in order: True when it staged
+    the file, False when it sent the file to the staged reader."""
     taken: list[bool] = []
     typed = tables._stage_typed
 
@@ -93,6 +88,18 @@ def test_a_file_read_on_several_threads_stores_each_record_with_its_line(
         return taken[-1]
 
     monkeypatch.setattr(tables, "_stage_typed", spy)
+    return taken
+
+
+@pytest.mark.slow
+def test_a_file_read_on_several_threads_stores_each_record_with_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB's JSON reader splits a file of more than about 16 MB between its threads; the
+    rows reach the stage in file order only because the typed read preserves insertion order
+    (without it, a 20 MB file's rows were out of order in a trial). Every step's `step` is its
+    own line number here, so a stored `source_row` that is not its line shows."""
+    taken = _spy_typed(monkeypatch)
     n = 150_000  # about 26 MB
     src = tmp_path / "engine.jsonl"
     with src.open("w", encoding="utf-8") as fh:
@@ -201,14 +208,7 @@ def test_a_record_the_quick_test_leaves_out_is_checked_fully_and_kept_when_fine(
 
     lines = _huge_elapsed()
     src = write_lines(tmp_path / "engine.jsonl", lines)
-    taken: list[bool] = []
-    typed = tables._stage_typed
-
-    def spy(*args: Any) -> bool:
-        taken.append(typed(*args))
-        return taken[-1]
-
-    monkeypatch.setattr(tables, "_stage_typed", spy)
+    taken = _spy_typed(monkeypatch)
     sessions: list[bool] = []
     real_session = driver.Session
 
