@@ -465,11 +465,6 @@ def _lacks_v3_columns(con: duckdb.DuckDBPyConnection) -> bool:
     return any(c not in have[t] for t, cols in ADDED_IN_3.items() for c in cols)
 
 
-def _count(con: duckdb.DuckDBPyConnection, name: str) -> int:
-    row = sql.one(con, name)
-    return 0 if row is None else int(row["n"])
-
-
 @contextmanager
 def open_workspace(
     path: Path, *, read_only: bool = False, threads: int | None = None
