@@ -158,32 +158,35 @@ def test_a_kept_file_duckdb_cannot_open_is_forgotten_and_ingested_again(
     assert len(ingests) == 3
 
 
-def test_misses_says_whether_the_report_will_ingest(
+def test_missing_gives_the_key_when_the_report_will_ingest(
     cache_dir: Path, inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`misses` (asked by `relplan report` before its imports, so the what-if's workers start
-    importing at once for new inputs) agrees with `workspace_for`: True until the inputs'
-    workspace is kept, False once it is, True again when its file no longer passes its digest;
-    False with the cache off, when `workspace_for` is not asked. `_new_inputs` of the command
-    is False for what it does not ingest into the cache: a workspace file, --db, no PATH."""
+    """`missing` (asked by `relplan report` before its imports, so that the ingest starts in
+    its own process and the what-if's workers start importing at once for new inputs) agrees
+    with `workspace_for`: the key until the inputs' workspace is kept, None once it is, the
+    key again when its file no longer passes its digest; None with the cache off, when
+    `workspace_for` is not asked. `_new_inputs` of the command is None for what it does not
+    ingest into the cache: a workspace file, --db, no PATH, a missing PATH."""
     from relplan.cli.report import _new_inputs
 
     opts = IngestOptions()
-    assert workspace_cache.misses(inputs, opts)
-    assert _new_inputs(inputs, None, opts)
     key = workspace_cache.key_of(inputs, opts)
     assert key is not None
+    assert workspace_cache.missing(inputs, opts) == key
+    assert _new_inputs(inputs, None, opts) == key
     kept = workspace_cache.workspace_for(inputs, opts, key)
     assert kept is not None
-    assert not workspace_cache.misses(inputs, opts)
-    assert not _new_inputs(inputs, None, opts)
-    assert workspace_cache.misses(inputs, IngestOptions(on_error="skip"))  # other flags
-    assert not _new_inputs(kept, None, opts)  # a workspace file
-    assert not _new_inputs(inputs, tmp_path / "w.duckdb", opts)  # --db
-    assert not _new_inputs(None, None, opts)
-    assert not _new_inputs(tmp_path / "missing", None, opts)
+    assert workspace_cache.missing(inputs, opts) is None
+    assert _new_inputs(inputs, None, opts) is None
+    other = workspace_cache.missing(inputs, IngestOptions(on_error="skip"))  # other flags
+    assert other is not None
+    assert other != key
+    assert _new_inputs(kept, None, opts) is None  # a workspace file
+    assert _new_inputs(inputs, tmp_path / "w.duckdb", opts) is None  # --db
+    assert _new_inputs(None, None, opts) is None
+    assert _new_inputs(tmp_path / "missing", None, opts) is None
     kept.write_bytes(kept.read_bytes()[:-1])
-    assert workspace_cache.misses(inputs, opts)  # fails its digest: ingested again
+    assert workspace_cache.missing(inputs, opts) == key  # fails its digest: ingested again
     monkeypatch.setenv("RELPLAN_WORKSPACE_CACHE", "0")
-    assert not workspace_cache.misses(inputs, opts)
-    assert not _new_inputs(inputs, None, opts)
+    assert workspace_cache.missing(inputs, opts) is None
+    assert _new_inputs(inputs, None, opts) is None

@@ -159,6 +159,16 @@ def _make(
             stack.callback(charts.close)
             if not whatif:  # nothing will run beside the analyses: it starts at once
                 charts.prepare()
+        ingest = None
+        raw = _raw_inputs(path, db)
+        if raw and cores() > 1 and fork_ok():
+            from relplan.report.ingest_worker import IngestWorker
+
+            # Forked before duckdb is imported (`_new_inputs` imports it); told the inputs
+            # once they are known to be new, it ingests them while this process imports the
+            # report's modules (relplan/report/ingest_worker.py).
+            ingest = IngestWorker()
+            stack.callback(ingest.close)
         pool = None
         warm = None
         if whatif:
@@ -174,9 +184,16 @@ def _make(
             pool = stack.enter_context(replay_pool(workers + 1, warm=False))
             if pool is not None:
                 warm = functools.partial(_warm, pool, workers, warm_up)
-                if _new_inputs(path, db, inputs):
-                    warm()
-                    warm = None
+        new = _new_inputs(path, db, inputs) if raw else None
+        if new is not None and path is not None:
+            if ingest is not None:
+                ingest.ingest(path, inputs, new)
+            if warm is not None:
+                warm()
+                warm = None
+        elif ingest is not None:
+            ingest.close()
+            ingest = None
 
         from relplan.analyses import AnalyzeOptions
         from relplan.cli.progress import ProgressBar
@@ -211,27 +228,35 @@ def _make(
                 generated_at=when,
                 cache_key=key,
                 on_new_inputs=warm,
+                ingested=None if ingest is None else ingest.result,
                 charts=charts,
             )
 
 
-def _new_inputs(path: Path | None, db: Path | None, inputs: IngestOptions) -> bool:
-    """Whether the report will ingest raw inputs into the workspace cache (PATH raw inputs,
-    no --db, the cache on and not holding them): what `make_report` calls `on_new_inputs`
-    for, known before the report's modules are imported. An unreadable PATH says False: the
-    report names it."""
+def _raw_inputs(path: Path | None, db: Path | None) -> bool:
+    """Whether PATH names raw inputs that the report ingests into the workspace cache when
+    the cache does not hold them: a PATH that exists and is not a workspace file, no --db.
+    Known without importing DuckDB. An unreadable PATH says False: the report names it."""
     from relplan.errors import InputError
-    from relplan.report import workspace_cache
     from relplan.report.files import is_workspace_file
 
     if path is None or db is not None or not path.exists():
         return False
     try:
-        if path.is_file() and is_workspace_file(path):
-            return False
+        return not (path.is_file() and is_workspace_file(path))
     except InputError:
         return False
-    return workspace_cache.misses(path, inputs)
+
+
+def _new_inputs(path: Path | None, db: Path | None, inputs: IngestOptions) -> str | None:
+    """The workspace cache's key of the raw inputs the report will ingest into it (PATH raw
+    inputs, no --db, the cache on and not holding them), else None: what `make_report`
+    calls `on_new_inputs` for, known before the report's modules are imported."""
+    if path is None or not _raw_inputs(path, db):
+        return None
+    from relplan.report import workspace_cache
+
+    return workspace_cache.missing(path, inputs)
 
 
 def _warm(pool: Executor, workers: int, warm_up: Callable[[], None]) -> None:

@@ -170,11 +170,13 @@ def _open_inputs(
     db: Path | None,
     inputs: IngestOptions,
     on_new_inputs: Callable[[], object] | None = None,
+    ingested: Callable[[], Path | None] | None = None,
 ) -> Iterator[tuple[duckdb.DuckDBPyConnection, str, str | None]]:
     """A connection on the workspace to report on, a fallback run name, and the workspace
     cache's key when the workspace is one it keeps (else None); raw inputs are ingested with
     `inputs` (the input flags). `on_new_inputs` is called before the ingest of inputs the
-    workspace cache does not hold."""
+    workspace cache does not hold; `ingested`, when given, is asked first for the workspace
+    another process ingested them into (None: ingested here)."""
     if path is None:
         ws = workspace.resolve_db(db)
         with workspace.open_workspace(ws, read_only=True) as con:
@@ -199,7 +201,9 @@ def _open_inputs(
             yield con, name, None
         return
     key = workspace_cache.key_of(path, inputs)
-    kept = None if key is None else workspace_cache.workspace_for(path, inputs, key, on_new_inputs)
+    kept = None if key is None or ingested is None else ingested()
+    if key is not None and kept is None:
+        kept = workspace_cache.workspace_for(path, inputs, key, on_new_inputs)
     if key is not None and kept is not None:
         try:
             con = workspace.connect(kept, read_only=True)
@@ -238,13 +242,16 @@ def make_report(
     extras: Mapping[str, ExtraSection] | None = None,
     cache_key: str | None = None,
     on_new_inputs: Callable[[], object] | None = None,
+    ingested: Callable[[], Path | None] | None = None,
     charts: ChartDrawer | None = None,
 ) -> ReportFiles:
     """Ingest if needed, analyse, render; write the page (and images, JSON). Returns paths.
 
     `on_new_inputs` is called before raw inputs the workspace cache does not hold are
     ingested into it (the what-if's workers then import what they need meanwhile: the
-    what-if of new inputs is not in its cache either). `charts`: the chart worker `relplan report`
+    what-if of new inputs is not in its cache either); `ingested` gives the workspace cache's
+    file of new inputs that another process ingested (relplan/report/ingest_worker.py; None
+    when it did not, and they are ingested here). `charts`: the chart worker `relplan report`
     forked (relplan/report/chart_worker.py), which draws the charts when it was told to
     prepare (`collect_report_data`); without one they are drawn here.
 
@@ -253,7 +260,7 @@ def make_report(
     `generated_at`: the same texts a later hit writes."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
     check_targets(out, png_dir, svg_dir)
-    opened = _open_inputs(path, db, inputs or IngestOptions(), on_new_inputs)
+    opened = _open_inputs(path, db, inputs or IngestOptions(), on_new_inputs, ingested)
     with opened as (con, fallback, ws_key):
         data = collect_report_data(
             con,

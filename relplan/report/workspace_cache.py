@@ -45,7 +45,7 @@ __all__ = [
     "enabled",
     "forget",
     "key_of",
-    "misses",
+    "missing",
     "workspace_for",
 ]
 
@@ -72,14 +72,15 @@ def key_of(path: Path, inputs: IngestOptions) -> str | None:
     return page_cache.inputs_digest(path, settings)
 
 
-def misses(path: Path, inputs: IngestOptions) -> bool:
-    """Whether `workspace_for` will ingest the raw inputs at `path`: the cache is on and holds
-    no workspace of them. `relplan report` asks before it imports the report's modules, so the
-    what-if's workers start importing at once (the replay of new inputs is not cached
-    either); a cache off, or a file that cannot be read, says False, as `workspace_for` is
-    then not asked."""
+def missing(path: Path, inputs: IngestOptions) -> str | None:
+    """The key of the raw inputs at `path` when `workspace_for` will ingest them: the cache is
+    on and holds no workspace of them; else None (a cache off, or a file that cannot be read,
+    as `workspace_for` is then not asked). `relplan report` asks before it imports the
+    report's modules, so that the ingest starts at once in a process of its own
+    (relplan/report/ingest_worker.py) and the what-if's workers start importing (the replay
+    of new inputs is not cached either)."""
     key = key_of(path, inputs)
-    return key is not None and _kept(key) is None
+    return key if key is not None and _kept(key) is None else None
 
 
 def _folder() -> Path:
