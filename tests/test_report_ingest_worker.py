@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +177,81 @@ def test_an_ingest_interrupted_in_the_worker_removes_its_file(tmp_path: Path) ->
     assert seen["after"] == []
     assert seen["result"] is None  # closed unread: the command would ingest itself
     assert "Traceback" not in done.stderr
+
+
+# `relplan report` as its own process runs it, with the ingest made to block (in whichever
+# process imports the ingest's driver: the worker) after saying "inside" and its pid.
+STUCK_INGEST = """
+import importlib.abc, importlib.util, os, runpy, sys, time
+
+
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "relplan.ingest.driver":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+
+            def stuck(*args, **kwargs):
+                sys.stdout.write(f"inside {os.getpid()}\\n")
+                sys.stdout.flush()
+                while True:
+                    time.sleep(0.05)
+
+            module.ingest_files = stuck
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, Hook())
+sys.argv = ["relplan", "report", *sys.argv[1:]]
+runpy.run_module("relplan", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("whom", ["the process group", "the command"])
+def test_ctrl_c_while_the_worker_ingests_is_one_line_exit_130_and_nothing_kept(
+    tmp_path: Path, whom: str
+) -> None:
+    """Ctrl-C at a terminal reaches every process of the group; a signal may also reach the
+    command alone. Either way the command says one line and exits 130, and the ingest the
+    worker was running removes its file: the cache folder holds nothing, no page is written.
+    Signalled once the worker says it is inside the ingest."""
+    inputs = shutil.copytree(tiny_run(), tmp_path / "tiny")
+    cache = tmp_path / "cache"
+    out = tmp_path / "r.html"
+    env = {**os.environ, "RELPLAN_CACHE_DIR": str(cache), "RELPLAN_WORKSPACE_CACHE": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STUCK_INGEST, str(inputs), "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group of its own, as a terminal gives
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready, "the worker did not reach the ingest within 120 s"
+        said = proc.stdout.readline().split()
+        assert said[0] == "inside"
+        assert int(said[1]) != proc.pid  # the worker ingests, not the command
+        if whom == "the process group":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err == "relplan: interrupted; nothing stored\n"
+    assert _kept(cache) == []
+    assert not out.exists()

@@ -5,9 +5,11 @@ ingests them before it can analyse. In the command's process that ingest (about 
 the sample: DuckDB's work and the ingest's own imports) came after the command imported the
 report's modules (about 0.25 CPU s), and for most of it the second core was idle.
 `IngestWorker` is forked before the command imports DuckDB (a fork after would copy its
-threads' locks); told the inputs and their cache key, it ingests them into the cache folder
-(`workspace_cache.workspace_for`, the same call the command makes) while the command imports;
-the command then opens the kept file read-only, as it opens one kept by an earlier report.
+threads' locks) and imports what the ingest needs at once, while the command finds out
+whether the inputs are new (it kills a worker it does not need). Told the inputs and their
+cache key, it ingests them into the cache folder (`workspace_cache.workspace_for`, the same
+call the command makes) while the command imports the report's modules; the command then
+opens the kept file read-only, as it opens one kept by an earlier report.
 
 Whatever goes wrong in the worker (an input error, a failed import, the cache folder not
 writable, the process gone), its answer is only "not ingested", and the command ingests the
@@ -92,6 +94,11 @@ def _serve(conn: Connection, parent_end: Connection) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     reply: tuple[str, str | None] = ("failed", None)
     try:
+        # What the ingest imports, while the command finds out whether the inputs are new
+        # (an idle worker is killed: nothing is written before the inputs arrive).
+        with suppress(Exception):  # a failure is met again below, and answered as such
+            import relplan.ingest.driver
+            import relplan.report.workspace_cache  # noqa: F401
         try:
             path, inputs, key = conn.recv()
         except (EOFError, OSError):

@@ -123,11 +123,15 @@ def workspace_for(
         ingest_paths(tmp, [path], inputs)
         digest = caches.file_sha256(tmp)
         os.replace(tmp, db)
-    except (OSError, duckdb.IOException):
+    except BaseException as exc:
+        # An ingest that failed removed its file; one stopped after it committed (Ctrl-C
+        # between the ingest and the rename) has it removed here.
         for p in (tmp, tmp.with_name(tmp.name + ".wal")):
             with suppress(OSError):
                 p.unlink()
-        return None
+        if isinstance(exc, (OSError, duckdb.IOException)):
+            return None
+        raise
     # Written after the file it vouches for (atomically; skipped when it cannot be): a digest
     # that is missing, or that another report's file replaced meanwhile, fails the check.
     caches.write_checked(db.with_suffix(".sha256"), digest, DIGEST_HEADER)
