@@ -1,6 +1,6 @@
 """When `relplan report` may fork its helper processes from itself (the what-if's replay
-workers, relplan/whatif/replay.py; the chart worker, relplan/report/chart_worker.py) instead
-of starting fresh interpreters."""
+workers, relplan/whatif/replay.py; the chart worker, relplan/report/chart_worker.py; the
+ingest worker, relplan/report/ingest_worker.py) instead of starting fresh interpreters."""
 
 from __future__ import annotations
 
