@@ -157,8 +157,6 @@ def _make(
             # then draws the charts (relplan/report/chart_worker.py).
             charts = ChartWorker()
             stack.callback(charts.close)
-            if not whatif:  # nothing will run beside the analyses: it starts at once
-                charts.prepare()
         ingest = None
         raw = _raw_inputs(path, db)
         if raw and cores() > 1 and fork_ok():
@@ -194,6 +192,11 @@ def _make(
         elif ingest is not None:
             ingest.close()
             ingest = None
+        if charts is not None and not whatif and ingest is None:
+            # Nothing will run beside the analyses: it starts at once. Beside an ingest in
+            # the ingest worker it would take that core's turns; the report tells it to
+            # prepare when the analyses start (relplan/report/pipeline.py).
+            charts.prepare()
 
         from relplan.analyses import AnalyzeOptions
         from relplan.cli.progress import ProgressBar
