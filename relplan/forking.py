@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 
 def fork_ok() -> bool:
@@ -26,3 +32,19 @@ def fork_ok() -> bool:
 def cores() -> int:
     """The cores this machine has (`os.cpu_count`, one when unknown)."""
     return os.cpu_count() or 1
+
+
+def fork_worker(
+    serve: Callable[[Connection, Connection], None], name: str
+) -> tuple[Connection, BaseProcess]:
+    """A daemon process forked from this one that runs `serve(its end, this end)` (`serve`
+    closes this end, which the fork copied), and this process's end of the pipe to it: the
+    chart worker's and the ingest worker's start."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    mine, theirs = context.Pipe()
+    proc = context.Process(target=serve, args=(theirs, mine), name=name, daemon=True)
+    proc.start()
+    theirs.close()
+    return mine, proc

@@ -20,11 +20,11 @@ the page never depends on the worker.
 
 from __future__ import annotations
 
-import multiprocessing
 import signal
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+from relplan.forking import fork_worker
 from relplan.values import display_tz, use_tz
 
 if TYPE_CHECKING:
@@ -40,13 +40,7 @@ class ChartWorker:
     """A forked process that draws one report's charts once told to prepare."""
 
     def __init__(self) -> None:
-        context = multiprocessing.get_context("fork")
-        self._conn, child = context.Pipe()
-        self._proc = context.Process(
-            target=_serve, args=(child, self._conn), name="relplan-charts", daemon=True
-        )
-        self._proc.start()
-        child.close()
+        self._conn, self._proc = fork_worker(_serve, "relplan-charts")
         self._prepared = False
 
     @property

@@ -21,12 +21,13 @@ the ingest removes its file, as every failed ingest does (relplan/workspace, ope
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from relplan.forking import fork_worker
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -42,13 +43,7 @@ class IngestWorker:
     """A forked process that ingests one report's new inputs into the workspace cache."""
 
     def __init__(self) -> None:
-        context = multiprocessing.get_context("fork")
-        self._conn, child = context.Pipe()
-        self._proc = context.Process(
-            target=_serve, args=(child, self._conn), name="relplan-ingest", daemon=True
-        )
-        self._proc.start()
-        child.close()
+        self._conn, self._proc = fork_worker(_serve, "relplan-ingest")
         self._asked = False  # told to ingest, and its answer not read yet
 
     def ingest(self, path: Path, inputs: IngestOptions, key: str) -> None:
