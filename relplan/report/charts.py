@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from relplan.report.data import ReportData
@@ -218,8 +218,17 @@ def dash_scale(order: Sequence[str], dashed: Sequence[str]) -> alt.Scale:
     return alt.Scale(domain=list(order), range=[[5, 4] if n in dashed else [1, 0] for n in order])
 
 
-def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
-    """Vega-Lite specs for every section that has something to draw, keyed by section.
+def chart_specs(
+    data: ReportData, *, validate: bool = False, only: Collection[str] | None = None
+) -> dict[str, Spec]:
+    """Vega-Lite specs for every section that has something to draw, keyed by section, in
+    page order; with `only`, for those sections alone.
+
+    A section's chart reads its own section and the data's time frame (`t0`, `end_s`, `tz`,
+    `phases`), nothing else: the report draws the analyses' charts while the what-if still
+    replays, from the data without it, and the what-if's chart once it is done
+    (relplan/report/pipeline.py); tests/test_report_charts_early.py holds that the page is
+    the one drawn at once.
 
     Altair's JSON-schema validation of a spec costs more than building it (about 2.7 s of
     jsonschema for the sample report), and the specs are made by this module, not by users:
@@ -233,6 +242,8 @@ def chart_specs(data: ReportData, *, validate: bool = False) -> dict[str, Spec]:
 
     specs: dict[str, Spec] = {}
     named = [(a.name, s) for a, s in report_sections()] + extra_sections()
+    if only is not None:
+        named = [(name, section) for name, section in named if name in only]
     from altair.utils.schemapi import debug_mode
 
     with debug_mode(validate):

@@ -52,6 +52,7 @@ from relplan.report.files import (
     run_name_of,
 )
 from relplan.report.html import render_html
+from relplan.report.section import EXTRA_SECTIONS, report_sections
 from relplan.workspace.facts import workspace_facts
 
 __all__ = [
@@ -92,6 +93,7 @@ def collect_report_data(
     extras: Mapping[str, ExtraSection] | None = None,
     workspace_key: str | None = None,
     charts: ChartDrawer | None = None,
+    while_waiting: Callable[[ReportData], object] | None = None,
 ) -> ReportData:
     """Run the analyses on a workspace, read its facts, and arrange both into the report.
 
@@ -103,7 +105,9 @@ def collect_report_data(
     analysis cache (relplan/report/analysis_cache.py). `charts`, a chart worker
     (relplan/report/chart_worker.py), is told to prepare when no extra section is left to
     finish after the analyses and the analyses run: it then imports Altair beside them and
-    draws the charts (`make_report`), and this process does not import Altair."""
+    draws the charts (`make_report`), and this process does not import Altair.
+    `while_waiting`, when an extra section is left to finish, is called first with the
+    report's data without it (the analyses' sections all there), to draw their charts."""
     started: dict[str, BaseModel | Callable[[], BaseModel] | str] = {}
     for name, compute in (extras or {}).items():
         try:
@@ -129,7 +133,11 @@ def collect_report_data(
     if not elsewhere:
         _import_altair_meanwhile()
     facts = workspace_facts(con, fallback_name)
-    computed: dict[str, BaseModel | str] = {}
+    computed: dict[str, BaseModel | str] = {
+        name: begun for name, begun in started.items() if isinstance(begun, (BaseModel, str))
+    }
+    if while_waiting is not None and len(computed) < len(started):
+        while_waiting(build_report_data(result, facts, generated_at, __version__, computed))
     for name, begun in started.items():
         if isinstance(begun, (BaseModel, str)):
             computed[name] = begun
@@ -139,6 +147,13 @@ def collect_report_data(
         except NoDataError as exc:
             computed[name] = str(exc)
     return build_report_data(result, facts, generated_at, __version__, computed)
+
+
+def _analyses_charts(data: ReportData) -> dict[str, dict[str, Any]]:
+    """The charts of the analyses' sections (not the extra sections') of `data`."""
+    from relplan.report.charts import chart_specs
+
+    return chart_specs(data, only=[a.name for a, _ in report_sections()])
 
 
 def render_page(data: ReportData) -> str:
@@ -261,6 +276,9 @@ def make_report(
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0)
     check_targets(out, png_dir, svg_dir)
     opened = _open_inputs(path, db, inputs or IngestOptions(), on_new_inputs, ingested)
+    # The analyses' charts, drawn here while an extra section (the what-if's replay) is
+    # still running on other processes; the extra sections' charts once they are done.
+    early: dict[str, dict[str, Any]] = {}
     with opened as (con, fallback, ws_key):
         data = collect_report_data(
             con,
@@ -270,8 +288,13 @@ def make_report(
             extras=extras,
             workspace_key=ws_key,
             charts=charts,
+            while_waiting=lambda partial: early.update(_analyses_charts(partial)),
         )
-    if charts is not None:
+    if early:
+        from relplan.report.charts import chart_specs
+
+        specs = {**early, **chart_specs(data, only=EXTRA_SECTIONS)}
+    elif charts is not None:
         specs = charts.specs(data)
     else:
         from relplan.report.charts import chart_specs
