@@ -1,6 +1,6 @@
-"""StageWriter (relplan/ingest/stage.py) hands DuckDB a small batch as a list parameter and a
-large one as an Arrow table: the same rows either way, and a small file's ingest in a new
-process imports neither pyarrow nor numpy."""
+"""StageWriter (relplan/ingest/stage.py) hands DuckDB a batch smaller than BATCH_ROWS as one
+list parameter per column and a full one as an Arrow table: the same rows either way, and the
+ingest of a file of fewer rows in a new process imports neither pyarrow nor numpy."""
 
 from __future__ import annotations
 
@@ -54,29 +54,47 @@ def _staged(
 
 
 @pytest.mark.parametrize(("table", "rows"), [("stage_metrics", METRICS), ("stage_proxy", PROXY)])
-def test_a_small_batch_stages_what_an_arrow_batch_does(
+def test_a_batch_of_columns_stages_what_an_arrow_batch_does(
     con: duckdb.DuckDBPyConnection,
     monkeypatch: pytest.MonkeyPatch,
     table: str,
     rows: list[dict[str, Any]],
 ) -> None:
-    small = _staged(con, table, rows)
-    monkeypatch.setattr(stage, "SMALL_BATCH", 0)
-    assert _staged(con, table, rows) == small
-    assert len(small) == len(rows)
+    columns = _staged(con, table, rows)
+    arrow: list[int] = []
+    real = stage.StageWriter._append_arrow
+
+    def spy(self: stage.StageWriter) -> None:
+        arrow.append(len(self.rows))
+        real(self)
+
+    monkeypatch.setattr(stage.StageWriter, "_append_arrow", spy)
+    assert _staged(con, table, rows) == columns
+    assert arrow == []  # fewer than BATCH_ROWS: one batch of columns
+    monkeypatch.setattr(stage, "BATCH_ROWS", 1)  # every row a full batch
+    assert _staged(con, table, rows) == columns
+    assert arrow == [1] * len(rows)
+    assert len(columns) == len(rows)
 
 
 def test_the_column_names_are_the_arrow_schemas() -> None:
     assert {t: s.names for t, s in stage.schemas().items()} == stage.NAMES
 
 
-def test_a_small_gateway_log_is_ingested_without_pyarrow(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "inputs",
+    [NGINX, ROOT / "sample_data" / "pulse-retry-cancel"],
+    ids=["a small gateway log", "the sample (3,025 metric samples, Parquet)"],
+)
+def test_a_file_of_fewer_rows_than_a_batch_is_ingested_without_pyarrow(
+    tmp_path: Path, inputs: Path
+) -> None:
     code = (
         "import sys; from pathlib import Path;"
         " from relplan.ingest import IngestOptions, ingest_paths;"
-        f" r = ingest_paths(Path({str(tmp_path / 'w.duckdb')!r}), [Path({str(NGINX)!r})],"
+        f" r = ingest_paths(Path({str(tmp_path / 'w.duckdb')!r}), [Path({str(inputs)!r})],"
         " IngestOptions());"
-        " print(r.sources[0].rows, 'pyarrow' in sys.modules, 'numpy' in sys.modules)"
+        " print(min(s.rows for s in r.sources), 'pyarrow' in sys.modules, 'numpy' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT

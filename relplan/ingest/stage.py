@@ -2,9 +2,9 @@
 
 Readers that DuckDB runs (canonical JSONL/CSV/Parquet) insert with SQL; readers written in
 Python (metrics text, query_range JSON, vLLM logs, Envoy logs) append rows through
-`StageWriter`, which hands DuckDB Arrow batches of a few ten thousand rows, so a file is never
-held whole in Python objects; a batch of at most SMALL_BATCH rows (a small file's, a large
-one's last) goes as a list parameter instead, so a small file needs no pyarrow.
+`StageWriter`, which hands DuckDB batches of BATCH_ROWS rows, so a file is never held whole in
+Python objects: a full batch as an Arrow table, a smaller one (a file of fewer rows, a large
+one's last) as one list parameter per column, so a file of fewer rows needs no pyarrow.
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+# A full batch goes to DuckDB as an Arrow table (about 5 µs of CPU a row); a smaller one as a
+# list parameter per column (queries/ingest/append_columns_stage_*.sql, about 4-7 µs a row),
+# which spares a process the import of pyarrow and numpy (0.11-0.17 s of CPU): the ingest of a
+# file of fewer rows in a new process (`relplan ingest` of a gateway log or a metrics file,
+# the report of the sample's 3,000 metric samples) does not import them.
 BATCH_ROWS = 50_000
-# A batch of at most this many rows goes to DuckDB as one list parameter of the rows (about 35
-# µs of CPU a row) rather than an Arrow table (about 5 µs a row, but importing pyarrow and
-# numpy costs about 0.12 s of CPU): the ingest of a small file in a new process (`relplan
-# ingest` of a gateway log or a metrics file) does not import them.
+# query_range JSON (relplan/ingest/metrics/promjson.py) stages a response of at most this many
+# samples row by row through `StageWriter`, a larger one as two Arrow tables of its own.
 SMALL_BATCH = 1_000
 
 # Each staging table's columns, in order (the Arrow schemas below have the same names).
@@ -34,7 +37,7 @@ NAMES = {
     "stage_engine": [n for n, _ in STAGE_PREFIX] + [c.name for c in ENGINE_TRACE],
     "stage_metrics": ["source_id", "ln", "raw", "perr", "t", "name", "labels", "value"],
 }
-# The MAP columns: a list parameter gives a map as {"key": [...], "value": [...]}.
+# The MAP columns: given as two list parameters, each row's keys and its values.
 _MAPS = {"stage_metrics": ("labels",)}
 
 
@@ -84,10 +87,10 @@ _APPEND = {
     "stage_engine": "ingest/append_batch_stage_engine",
     "stage_metrics": "ingest/append_batch_stage_metrics",
 }
-_APPEND_ROWS = {
-    "stage_proxy": "ingest/append_rows_stage_proxy",
-    "stage_engine": "ingest/append_rows_stage_engine",
-    "stage_metrics": "ingest/append_rows_stage_metrics",
+_APPEND_COLUMNS = {
+    "stage_proxy": "ingest/append_columns_stage_proxy",
+    "stage_engine": "ingest/append_columns_stage_engine",
+    "stage_metrics": "ingest/append_columns_stage_metrics",
 }
 
 
@@ -175,22 +178,24 @@ class StageWriter:
     def flush(self) -> None:
         if not self.rows:
             return
-        if len(self.rows) <= SMALL_BATCH:
-            self._append_rows()
+        if len(self.rows) < BATCH_ROWS:
+            self._append_columns()
         else:
             self._append_arrow()
         self.count += len(self.rows)
         self.rows = []
 
-    def _append_rows(self) -> None:
+    def _append_columns(self) -> None:
         maps = _MAPS.get(self.table, ())
-        rows = [{n: r.get(n) for n in self.names} for r in self.rows]
-        for r in rows:
-            for m in maps:
-                given: dict[str, str] | None = r[m]
-                if given is not None:
-                    r[m] = {"key": list(given), "value": list(given.values())}
-        sql.run(self.con, _APPEND_ROWS[self.table], {"rows": rows})
+        params: dict[str, list[Any]] = {}
+        for n in self.names:
+            values = [r.get(n) for r in self.rows]
+            if n in maps:
+                params[f"{n}_keys"] = [None if m is None else list(m) for m in values]
+                params[f"{n}_values"] = [None if m is None else list(m.values()) for m in values]
+            else:
+                params[n] = values
+        sql.run(self.con, _APPEND_COLUMNS[self.table], params)
 
     def _append_arrow(self) -> None:
         import pyarrow as pa
