@@ -254,3 +254,36 @@ def test_a_drawn_length_is_longer_than_what_the_call_generated_and_within_max_to
     assert all(400 < d <= 2048 for d in draws)
     assert draw_output(rng, mu, 0.44, 3000, 2048) == 2048  # generated past max_tokens: capped
     assert draw_output(rng, mu, 0.01, 1500, 2048) == 1501  # nothing left above: just past it
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"
+
+
+@pytest.mark.slow  # an ingest of the sample (once per run)
+def test_with_the_capacity_known_step_records_are_not_cost_fitted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With Ĉ known, `_fitted_profile` fits no step records: on a workspace that has them it
+    says None, so `fit_incident` does not run the cost fit there (its queries and numpy's
+    import, most of the report's fitting worker's CPU on the sample) and names the profile
+    the capacity sizes."""
+    from relplan.analyses import AnalyzeOptions, resolve_context
+    from relplan.sim import costfit
+    from relplan.whatif.fit import _fitted_profile
+    from relplan.workspace import connect
+    from tests.helpers.lab import lab_ingest
+
+    db = lab_ingest(tmp_path / "sample.duckdb", [SAMPLE])
+    with connect(db, read_only=True) as con:
+        ctx = resolve_context(con, AnalyzeOptions())
+        assert ctx.capacity is not None
+        assert ctx.has_steps
+        assert _fitted_profile(con, tmp_path, "probe", [], steps_too=False) is None
+
+        def no_fit(*args: object, **kw: object) -> None:
+            raise AssertionError("the cost fit ran")
+
+        monkeypatch.setattr(costfit, "fit_engine", no_fit)
+        fitted = fit_incident(con, tmp_path / "fit" / "scenario.toml")
+    assert fitted.profile_path is None
+    assert fitted.data["capacity_calls_per_s"] == ctx.capacity
