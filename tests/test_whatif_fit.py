@@ -28,12 +28,16 @@ import duckdb
 import pytest
 
 from relplan import sql
+from relplan.analyses import AnalyzeOptions, resolve_context
 from relplan.errors import NoDataError
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.driver import ingest_files
+from relplan.sim import costfit
 from relplan.sim.scenario import load_scenario
-from relplan.whatif.fit import ClientFlags, fit_incident
+from relplan.whatif.fit import ClientFlags, _fitted_profile, fit_incident
 from relplan.whatif.toml_out import dump_toml
+from relplan.workspace import connect
+from tests.helpers.lab import lab_ingest
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -267,12 +271,6 @@ def test_with_the_capacity_known_step_records_are_not_cost_fitted(
     says None, so `fit_incident` does not run the cost fit there (its queries and numpy's
     import, most of the report's fitting worker's CPU on the sample) and names the profile
     the capacity sizes."""
-    from relplan.analyses import AnalyzeOptions, resolve_context
-    from relplan.sim import costfit
-    from relplan.whatif.fit import _fitted_profile
-    from relplan.workspace import connect
-    from tests.helpers.lab import lab_ingest
-
     db = lab_ingest(tmp_path / "sample.duckdb", [SAMPLE])
     with connect(db, read_only=True) as con:
         ctx = resolve_context(con, AnalyzeOptions())
