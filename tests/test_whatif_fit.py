@@ -45,6 +45,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 T0 = 1_764_460_800.0
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"
 
 # (call, attempt, t_planned, t_sent, t_end, outcome, prompt_tokens)
 ATTEMPTS = [
@@ -258,9 +259,6 @@ def test_a_drawn_length_is_longer_than_what_the_call_generated_and_within_max_to
     assert all(400 < d <= 2048 for d in draws)
     assert draw_output(rng, mu, 0.44, 3000, 2048) == 2048  # generated past max_tokens: capped
     assert draw_output(rng, mu, 0.01, 1500, 2048) == 1501  # nothing left above: just past it
-
-
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"
 
 
 @pytest.mark.slow  # an ingest of the sample (once per run)
