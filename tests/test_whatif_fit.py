@@ -28,12 +28,16 @@ import duckdb
 import pytest
 
 from relplan import sql
+from relplan.analyses import AnalyzeOptions, resolve_context
 from relplan.errors import NoDataError
 from relplan.ingest.base import IngestOptions
 from relplan.ingest.driver import ingest_files
+from relplan.sim import costfit
 from relplan.sim.scenario import load_scenario
-from relplan.whatif.fit import ClientFlags, fit_incident
+from relplan.whatif.fit import ClientFlags, _fitted_profile, fit_incident
 from relplan.whatif.toml_out import dump_toml
+from relplan.workspace import connect
+from tests.helpers.lab import lab_ingest
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +45,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 T0 = 1_764_460_800.0
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "pulse-retry-cancel"
 
 # (call, attempt, t_planned, t_sent, t_end, outcome, prompt_tokens)
 ATTEMPTS = [
@@ -254,3 +259,27 @@ def test_a_drawn_length_is_longer_than_what_the_call_generated_and_within_max_to
     assert all(400 < d <= 2048 for d in draws)
     assert draw_output(rng, mu, 0.44, 3000, 2048) == 2048  # generated past max_tokens: capped
     assert draw_output(rng, mu, 0.01, 1500, 2048) == 1501  # nothing left above: just past it
+
+
+@pytest.mark.slow  # an ingest of the sample (once per run)
+def test_with_the_capacity_known_step_records_are_not_cost_fitted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With Ĉ known, `_fitted_profile` fits no step records: on a workspace that has them it
+    says None, so `fit_incident` does not run the cost fit there (its queries and numpy's
+    import, most of the report's fitting worker's CPU on the sample) and names the profile
+    the capacity sizes."""
+    db = lab_ingest(tmp_path / "sample.duckdb", [SAMPLE])
+    with connect(db, read_only=True) as con:
+        ctx = resolve_context(con, AnalyzeOptions())
+        assert ctx.capacity is not None
+        assert ctx.has_steps
+        assert _fitted_profile(con, tmp_path, "probe", [], steps_too=False) is None
+
+        def no_fit(*args: object, **kw: object) -> None:
+            raise AssertionError("the cost fit ran")
+
+        monkeypatch.setattr(costfit, "fit_engine", no_fit)
+        fitted = fit_incident(con, tmp_path / "fit" / "scenario.toml")
+    assert fitted.profile_path is None
+    assert fitted.data["capacity_calls_per_s"] == ctx.capacity

@@ -124,7 +124,7 @@ def backlog(
     return [], None, "; ".join(why)
 
 
-def _mean(points: list[tuple[float, float]], a: float, b: float) -> float | None:
+def time_weighted_mean(points: list[tuple[float, float]], a: float, b: float) -> float | None:
     """Time-weighted mean of the step function over [a, b) (each value holds until the next)."""
     total, covered = 0.0, 0.0
     for (t, v), nxt in zip(points, [*points[1:], (b, 0.0)], strict=True):
@@ -178,7 +178,7 @@ def measure_window(
         return _none(None, f"no backlog series: {why}")
     res = 0.0 if src and src.startswith("engine trace") else _median_gap(pts)
     lo = max(ctx.window_start, min(t for t, _ in pts))
-    pre = _mean(pts, lo, a) if a > lo else None
+    pre = time_weighted_mean(pts, lo, a) if a > lo else None
     later = [v for t, v in pts if t >= a]
     peak = max(later) if later else None
     end = pts[-1][1]

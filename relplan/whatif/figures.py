@@ -96,10 +96,30 @@ def rates(con: duckdb.DuckDBPyConnection, ctx: RunContext, windows: list[Window]
 
 
 def _drained(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> float | None:
-    """Drained after (relplan.analyses.drain), beside the recovery."""
+    """Drained after (relplan.analyses.drain `measure`), beside the recovery. From an engine
+    trace that sees completions (every replay's), computed as `measure` computes it but from
+    the few backlog points it reads (queries/whatif/drain_points.sql: those before the
+    overload, and the new lows after it) instead of a replay's ~20,000: 16 of a replay's
+    43 ms of figures went to the drain, most of them to turning every point into Python
+    (tests/test_whatif_figures.py holds the figure equal to the analysis's). Any other
+    workspace goes to `measure`."""
     from relplan.analyses import drain
 
-    return drain.measure(con, ctx).drained_after_s
+    ov = next((p for p in ctx.phases if p.name == ctx.overload_phase), None)
+    if ov is None or not ctx.has_events:
+        return drain.measure(con, ctx).drained_after_s
+    a, b = ctx.t0 + ov.start_s, ctx.t0 + ov.end_s
+    cols = sql.by_column(con, "whatif/drain_points", {"a": a, "b": b})
+    if not cols["t"] or (int(cols["no_terminal"][0]) and not int(cols["finished"][0])):
+        return drain.measure(con, ctx).drained_after_s  # the backlog from the gauges, if any
+    pts = list(zip(map(float, cols["t"]), map(float, cols["level"]), strict=True))
+    lo = max(ctx.window_start, pts[0][0])
+    # `time_weighted_mean` reads no point at or after its end, `a`
+    pre = drain.time_weighted_mean([p for p in pts if p[0] < a], lo, a) if a > lo else None
+    if pre is None:
+        return None
+    hit = next((t for t, v in pts if t >= b and v <= pre + 1e-9), None)
+    return None if hit is None else hit - b
 
 
 def figures(con: duckdb.DuckDBPyConnection, opts: AnalyzeOptions | None = None) -> Figures:

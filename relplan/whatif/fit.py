@@ -720,10 +720,15 @@ def fit_incident(
     proxy = fit_proxy(con, ctx, prov)
     prefix = _prefix(con, ctx, prov, prompts)
     profile_path: Path | None
+    # With Ĉ known, `_fitted_profile` fits no step records (`steps_too`): it returns None for a
+    # workspace that has any (the cost fit's source is then `steps`), so that is known here
+    # without the fit (its queries and numpy's import: about 0.15 CPU s of the report's
+    # fitting worker on the sample, which has both).
+    steps_too = ctx.capacity is None
     fitted = (
         None
-        if profile is not None
-        else _fitted_profile(con, out.parent, stem, prov, steps_too=ctx.capacity is None)
+        if profile is not None or (not steps_too and ctx.has_steps)
+        else _fitted_profile(con, out.parent, stem, prov, steps_too=steps_too)
     )
     if fitted is not None:
         engine, profile_path, costs = fitted
