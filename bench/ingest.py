@@ -37,6 +37,11 @@ whole process, interleaved with this checkout's and the bare copy in every round
 second table: each side's CPU seconds and CPU ratio to the bare copy (least and median of the
 runs), so the two are compared under the same load.
 
+--smoke is for the script's own test (tests/test_bench_ingest.py), not for reading: the same
+tables at about two thirds of the processes. The unmeasured warm-up runs are left out, and
+with --before that checkout is measured for the first file alone (the engine trace in JSON
+Lines): the side-by-side table has that one row.
+
 Targets: ingest <= 1.3x the bare copy (in-process and as whole processes); peak RSS <= 2 GB
 at 10M rows.
 Generated files go to bench/out/ (gitignored) unless --out says otherwise.
@@ -298,14 +303,19 @@ BEFORE_MODES = ("before-ingest", "before-process-ingest")
 
 
 def measure(
-    path: str, work: Path, repeat: int, cpus: dict[str, list[float]] | None = None
+    path: str,
+    work: Path,
+    repeat: int,
+    cpus: dict[str, list[float]] | None = None,
+    before: bool = True,
 ) -> dict[str, dict[str, float]]:
     """Best of `repeat` runs per mode, the modes interleaved (scan, copy, ingest, scan, ...)
     so that load from other jobs on the machine hits them alike. The least CPU time is kept
     apart from the best wall time (`cpu`), as the two need not come from one run. Every run's
-    CPU seconds go to `cpus` by mode, when given."""
+    CPU seconds go to `cpus` by mode, when given. `before`: the --before checkout's modes too
+    (when there is one)."""
     best: dict[str, dict[str, float]] = {}
-    modes = MODES + (BEFORE_MODES if BEFORE is not None else ())
+    modes = MODES + (BEFORE_MODES if BEFORE is not None and before else ())
     for _ in range(repeat):
         for mode in modes:
             if "process-" in mode:
@@ -353,6 +363,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="runs per figure (best is kept)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the script's own test: no warm-up, --before for the first file (see above)",
+    )
+    ap.add_argument(
         "--compile-each-run",
         action="store_true",
         help="no bytecode cache when PYTHONDONTWRITEBYTECODE is set (see Bytecode above)",
@@ -379,13 +394,14 @@ def main() -> None:
     beside: list[str] = []
     for n in sizes:
         files = generate(args.out, n)
-        if n == sizes[0]:
+        if n == sizes[0] and not args.smoke:
             warm_up(files["jsonl"], args.out)
         for label, key in (("JSONL", "jsonl"), ("Parquet", "parquet"), ("proxy JSONL", "proxy")):
             path = str(files[key])
             cpus: dict[str, list[float]] = {}
-            best = measure(path, args.out, args.repeat, cpus)
-            if BEFORE is not None:
+            before = not args.smoke or (n, key) == (sizes[0], "jsonl")
+            best = measure(path, args.out, args.repeat, cpus, before)
+            if BEFORE is not None and before:
                 beside.append(_side_by_side(f"{label} {n / 1e6:g}M steps", cpus))
             scan, copy, ing = best["scan"], best["copy"], best["ingest"]
             p_copy, p_ing = best["process-copy"]["wall"], best["process-ingest"]["wall"]

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.alerts.health import evaluate_health
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.prometheus import PrometheusServers
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -212,10 +212,9 @@ def test_slo_burn_alerts_agree_with_promtool(tmp_path: Path) -> None:
 
 
 def test_unittest_command_writes_files_promtool_accepts(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from relplan.cli import app
     from tests.helpers.alerts_scenarios import fill_workspace
+    from tests.helpers.fast_cli import CliRunner
 
     db = tmp_path / "storm.duckdb"
     fill_workspace(db, storm_store())

@@ -165,9 +165,8 @@ def test_a_server_without_vllm_metrics_in_the_window_is_an_input_error(
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
-    from typer.testing import CliRunner
-
     from relplan.cli import app
+    from tests.helpers.fast_cli import CliRunner
 
     res = CliRunner().invoke(app, list(args))
     return res.exit_code, res.stdout, res.stderr

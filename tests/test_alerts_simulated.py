@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan import workspace
 from relplan.alerts import promtool
 from relplan.alerts.health import evaluate_health
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 
 pytestmark = pytest.mark.usefixtures("promtool_bin")
 

@@ -33,9 +33,9 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.incident_cuts import CUTS, build_cut
 
 # Each cut of the incident is ingested and analysed: seconds, not milliseconds.

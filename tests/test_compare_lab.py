@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.templates import from_template
 
 LAB = Path(__file__).parent / "data" / "lab"

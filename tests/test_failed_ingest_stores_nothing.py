@@ -33,7 +33,8 @@ from relplan.errors import InputError
 from relplan.ingest import registry
 from relplan.ingest.adapter import Adapter, never
 from tests.helpers.fast_cli import CliRunner
-from tests.helpers.ingest import INCIDENT, ingest, whole_state
+from tests.helpers.fast_read import whole_state
+from tests.helpers.ingest import INCIDENT, ingest
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTERS = registry.adapters()

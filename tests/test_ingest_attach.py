@@ -25,6 +25,7 @@ from relplan.ingest.driver import ingest_files
 from relplan.workspace import open_workspace
 from relplan.workspace.attached import narrow
 from tests.helpers.fast_cli import CliRunner
+from tests.helpers.incident_cuts import build_cut
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
@@ -62,7 +63,9 @@ def test_attached_sample_engine_trace_gives_the_analysis_of_the_copied_one(tmp_p
         parts,
         "day, hour",
     )
-    copied = _copied(tmp_path, [SAMPLE])
+    # the whole sample copied in: the `everything` cut's workspace, ingested once per run
+    # (tests/helpers/incident_cuts.py: `ingest_paths` of the folder, as `_copied` does)
+    copied = build_cut("everything", tmp_path / "cut")
     db = _copied(
         tmp_path, [SAMPLE / "proxy.parquet", SAMPLE / "metrics.om.txt", SAMPLE / "run.json"]
     )

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 pytestmark = pytest.mark.slow  # 1-3 s each on the shared machine (an ingest apiece)
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from relplan.ingest.metrics import promjson
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 T0 = 1796316459.205
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ingest import ingest, rows
+from tests.helpers.fast_read import rows
+from tests.helpers.ingest import ingest
 
 OP = Path(__file__).resolve().parent / "data" / "lab" / "retries-cancel" / "operator"
 KEYS = {"call_key": "http_x_relplan_call", "attempt_field": "http_x_relplan_attempt"}

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
 from tests.helpers.analysis_cache import analyze_json
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.lab import OPERATOR_FILES, ingest_operator, lab_ingest
 
 LAB = Path(__file__).parent / "data" / "lab"

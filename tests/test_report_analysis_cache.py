@@ -14,6 +14,7 @@ import pytest
 
 from relplan.analyses import AnalyzeOptions, analyze
 from relplan.report import analysis_cache, pipeline
+from tests.helpers.suite_cache import share_suite_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "pulse-retry-cancel"
@@ -22,7 +23,8 @@ WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 @pytest.fixture
 def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    # the what-if replays and the Vega bundle: the suite's, computed once per run
+    monkeypatch.setenv("RELPLAN_CACHE_DIR", str(share_suite_caches(tmp_path / "cache")))
     for switch in ("RELPLAN_WORKSPACE_CACHE", "RELPLAN_ANALYSIS_CACHE", "RELPLAN_WHATIF_CACHE"):
         monkeypatch.delenv(switch, raising=False)
     return tmp_path / "cache"

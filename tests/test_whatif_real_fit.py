@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan import sql
 from relplan.cli import app
 from relplan.sim.costfit import fit_engine
 from relplan.whatif.fit import ClientFlags, Fitted, fit_incident
 from relplan.workspace import connect
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.lab import ingest_operator
 
 LAB = Path(__file__).parent / "data" / "lab"

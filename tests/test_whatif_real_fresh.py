@@ -161,9 +161,8 @@ def test_from_the_operators_files_alone_the_fit_check_is_trusted(tmp_path: Path)
     with the same shares in every window and the same executions per call."""
     import json
 
-    from typer.testing import CliRunner
-
     from relplan.cli import app
+    from tests.helpers.fast_cli import CliRunner
     from tests.helpers.lab import ingest_operator
 
     db = ingest_operator(FRESH.incident_dir, tmp_path)

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.ingest import INCIDENT
 
 FIVE_YEARS = 5 * 365 * 86400.0

@@ -16,9 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.templates import template
 
 

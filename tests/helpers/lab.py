@@ -8,9 +8,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from relplan.cli import app
+from tests.helpers.fast_cli import CliRunner
 from tests.helpers.templates import from_template
 
 LAB = Path(__file__).resolve().parent.parent / "data" / "lab"
