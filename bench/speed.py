@@ -312,8 +312,11 @@ def suite_rows(jobs: int) -> Iterator[tuple[str, float, float]]:
             check=False,
         )
         wall = time.perf_counter() - start
-        tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
+        lines = done.stdout.strip().splitlines()
+        tail = lines[-1:] or ["(no output)"]
         print(f"{label}: exit {done.returncode}; {tail[0]}", file=sys.stderr, flush=True)
+        for failed in (ln for ln in lines if ln.startswith(("FAILED ", "ERROR "))):
+            print(f"  {failed}", file=sys.stderr, flush=True)
         yield label, wall, goal
 
 

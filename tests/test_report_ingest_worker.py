@@ -179,29 +179,53 @@ def test_an_ingest_interrupted_in_the_worker_removes_its_file(tmp_path: Path) ->
 
 
 # `relplan report` as its own process runs it, with the ingest made to block (in whichever
-# process imports the ingest's driver: the worker) after saying "inside" and its pid.
+# process imports the ingest's driver: the worker) after saying "inside" and its pid, and each
+# what-if worker saying "warmed" and its pid once it has imported what a replay needs (it then
+# waits for a task).
 STUCK_INGEST = """
 import importlib.abc, importlib.util, os, runpy, sys, time
 
 
+def said(what):
+    sys.stdout.write(f"{what} {os.getpid()}\\n")
+    sys.stdout.flush()
+
+
+def stuck(*args, **kwargs):
+    said("inside")
+    while True:
+        time.sleep(0.05)
+
+
+def warmed(warm_up):
+    def warm(*args, **kwargs):
+        warm_up(*args, **kwargs)
+        said("warmed")
+
+    warm.__module__ = warm_up.__module__  # sent to the workers by name
+    warm.__qualname__ = warm_up.__qualname__
+    return warm
+
+
 class Hook(importlib.abc.MetaPathFinder):
+    wrap = {
+        "relplan.ingest.driver": lambda m: setattr(m, "ingest_files", stuck),
+        "relplan.whatif.replay": lambda m: setattr(m, "warm_up", warmed(m.warm_up)),
+    }
+
     def find_spec(self, name, path, target=None):
-        if name != "relplan.ingest.driver":
+        if name not in self.wrap:
             return None
         sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
         load = spec.loader.exec_module
 
         def exec_module(module):
             load(module)
-
-            def stuck(*args, **kwargs):
-                sys.stdout.write(f"inside {os.getpid()}\\n")
-                sys.stdout.flush()
-                while True:
-                    time.sleep(0.05)
-
-            module.ingest_files = stuck
+            self.wrap[name](module)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -213,14 +237,30 @@ runpy.run_module("relplan", run_name="__main__", alter_sys=True)
 """
 
 
+def _lines_until(proc: subprocess.Popen[bytes], wanted: dict[str, int]) -> dict[str, list[int]]:
+    """The pids the child's stdout names per word, read until each word of `wanted` came as
+    often as it says (120 s at most for each line). The pipe is unbuffered (`bufsize=0`): a
+    buffered reader would take two lines that came together and leave `select` waiting for
+    the second."""
+    assert proc.stdout is not None
+    seen: dict[str, list[int]] = {w: [] for w in wanted}
+    while any(len(seen[w]) < n for w, n in wanted.items()):
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready, f"the report did not get there within 120 s: {seen}"
+        word, pid = proc.stdout.readline().decode().split()
+        seen[word].append(int(pid))
+    return seen
+
+
 @pytest.mark.parametrize("whom", ["the process group", "the command"])
 def test_ctrl_c_while_the_worker_ingests_is_one_line_exit_130_and_nothing_kept(
     tmp_path: Path, whom: str
 ) -> None:
-    """Ctrl-C at a terminal reaches every process of the group; a signal may also reach the
-    command alone. Either way the command says one line and exits 130, and the ingest the
-    worker was running removes its file: the cache folder holds nothing, no page is written.
-    Signalled once the worker says it is inside the ingest."""
+    """Ctrl-C at a terminal reaches every process of the group (the what-if's workers, idle,
+    ignore it); a signal may also reach the command alone. Either way the command says one
+    line and exits 130, and the ingest the worker was running removes its file: the cache
+    folder holds nothing, no page is written. Signalled once the ingest worker says it is
+    inside the ingest and both what-if workers that they wait for a task."""
     inputs = shutil.copytree(tiny_run(), tmp_path / "tiny")
     cache = tmp_path / "cache"
     out = tmp_path / "r.html"
@@ -230,21 +270,18 @@ def test_ctrl_c_while_the_worker_ingests_is_one_line_exit_130_and_nothing_kept(
         env=_env(cache),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        bufsize=0,  # read line by line: see `_lines_until`
         start_new_session=True,  # a process group of its own, as a terminal gives
     )
     try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 120)
-        assert ready, "the worker did not reach the ingest within 120 s"
-        said = proc.stdout.readline().split()
-        assert said[0] == "inside"
-        assert int(said[1]) != proc.pid  # the worker ingests, not the command
+        seen = _lines_until(proc, {"inside": 1, "warmed": 2})
+        assert seen["inside"] != [proc.pid]  # the worker ingests, not the command
         if whom == "the process group":
             os.killpg(proc.pid, signal.SIGINT)
         else:
             proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err_bytes = proc.communicate(timeout=60)
+        err = err_bytes.decode()
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -63,9 +63,10 @@ class IngestWorker:
         try:
             status, found = self._conn.recv()
         except Exception:  # the process gone, or an answer that cannot be read
-            return None
-        finally:
             self._asked = False
+            return None
+        # Interrupted while waiting (Ctrl-C), the ingest is still asked for: `close` stops it.
+        self._asked = False
         return Path(found) if status == _OK and isinstance(found, str) else None
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ whatever the parallelism, so the table is deterministic.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import statistics
 import time
 from collections import Counter
@@ -270,7 +271,12 @@ def replay_pool(jobs: int, *, warm: bool = True) -> Iterator[ProcessPoolExecutor
     interpreter, because this process may run DuckDB's or polars' threads. A caller that has
     started no thread yet (the `relplan report` command, before it imports duckdb, polars or
     numpy) gets them forked from itself instead (`fork_ok`): no fresh interpreter and no fork
-    server to start."""
+    server to start.
+
+    Ctrl-C is the command's to handle: the workers ignore SIGINT (`_worker`), which a
+    terminal sends to every process of the group. The command cancels what is pending and
+    waits for the tasks running, each one replay or fit (a fraction of a second to seconds);
+    a worker waiting for a task, interrupted, would print its traceback."""
     from relplan.sim.pool import spawn_context
 
     if jobs <= 1:
@@ -278,7 +284,7 @@ def replay_pool(jobs: int, *, warm: bool = True) -> Iterator[ProcessPoolExecutor
         return
     forked = fork_ok()
     context = multiprocessing.get_context("fork") if forked else spawn_context()
-    init = _forked_worker if forked else None
+    init = _forked_worker if forked else _worker
     with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=init) as pool:
         # The first task starts the workers (a pool that forks starts them all at once,
         # before it starts its own threads).
@@ -314,11 +320,18 @@ def report_workers() -> int:
     return 2 if report_jobs() > 1 else 0
 
 
+def _worker() -> None:
+    """A replay worker ignores Ctrl-C (`replay_pool`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _forked_worker() -> None:
     """A worker forked from the command's process: one thread each for polars and DuckDB
     (relplan/sim/pool_env.py), as in a worker of the fork server, set before either is
-    imported."""
+    imported; Ctrl-C ignored (`_worker`)."""
     import relplan.sim.pool_env  # noqa: F401
+
+    _worker()
 
 
 def start_tasks(tasks: list[Task], pool: ProcessPoolExecutor | None) -> list[Future[Any]]:
