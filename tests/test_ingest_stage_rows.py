@@ -81,6 +81,17 @@ def test_the_column_names_are_the_arrow_schemas() -> None:
     assert {t: s.names for t, s in stage.schemas().items()} == stage.NAMES
 
 
+@pytest.mark.parametrize("table", sorted(stage.NAMES))
+def test_the_columns_query_takes_every_column_of_its_table(table: str) -> None:
+    """A column added to a staging table and left out of its columns query would be stored
+    NULL by a batch of columns (the query inserts by name): the query takes each one."""
+    maps = stage._MAPS.get(table, ())
+    wanted = set()
+    for n in stage.NAMES[table]:
+        wanted |= {f"{n}_keys", f"{n}_values"} if n in maps else {n}
+    assert sql.load(stage._APPEND_COLUMNS[table]).params == wanted
+
+
 @pytest.mark.parametrize(
     "inputs",
     [NGINX, ROOT / "sample_data" / "pulse-retry-cancel"],
