@@ -140,8 +140,7 @@ def collect_report_data(
         while_waiting(build_report_data(result, facts, generated_at, __version__, computed))
     for name, begun in started.items():
         if isinstance(begun, (BaseModel, str)):
-            computed[name] = begun
-            continue
+            continue  # in `computed` already
         try:
             computed[name] = begun()
         except NoDataError as exc:
