@@ -290,3 +290,25 @@ def test_ctrl_c_while_the_worker_ingests_is_one_line_exit_130_and_nothing_kept(
     assert err == "relplan: interrupted; nothing stored\n"
     assert _kept(cache) == []
     assert not out.exists()
+
+
+def test_inputs_that_cannot_be_sent_are_left_to_the_command(tmp_path: Path) -> None:
+    """An input option that cannot be pickled is not sent: the worker is not asked, and the
+    command ingests the inputs itself (`result` None)."""
+    seen, err = _script(UNSENDABLE, tmp_path / "cache", str(tiny_run()))
+    assert seen == {"result": None}
+    assert "Traceback" not in err
+
+
+UNSENDABLE = """
+import json, sys, threading
+from pathlib import Path
+from relplan.ingest import IngestOptions
+from relplan.report.ingest_worker import IngestWorker
+
+worker = IngestWorker()
+worker.ingest(Path(sys.argv[1]), IngestOptions(lock=threading.Lock()), "k" * 64)
+result = worker.result()
+worker.close()
+print(json.dumps({"result": result}))
+"""

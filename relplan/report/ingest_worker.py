@@ -51,7 +51,9 @@ class IngestWorker:
         cache under `key` (workspace_cache.missing); once."""
         if self._asked:
             return
-        with suppress(OSError, ValueError):
+        # Not sent (the pipe gone, an option that cannot be pickled): not asked, and the
+        # command ingests the inputs itself.
+        with suppress(Exception):
             self._conn.send((path, inputs, key))
             self._asked = True
 
