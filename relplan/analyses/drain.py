@@ -162,6 +162,21 @@ def measure(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> Drain:
     return measure_window(con, ctx, ctx.t0 + ov.start_s, ctx.t0 + ov.end_s)
 
 
+def pre_level(points: list[tuple[float, float]], window_start: float, a: float) -> float | None:
+    """The backlog's level before an overload starting at `a`: its time-weighted mean from the
+    first point (not before `window_start`) to `a`; None without data before `a`."""
+    lo = max(window_start, min(t for t, _ in points))
+    return time_weighted_mean(points, lo, a) if a > lo else None
+
+
+def first_at_or_below(
+    points: list[tuple[float, float]], since: float, level: float
+) -> float | None:
+    """The first time from `since` on at which the backlog is at or below `level`; None when
+    it never is in the data."""
+    return next((t for t, v in points if t >= since and v <= level + 1e-9), None)
+
+
 def measure_window(
     con: duckdb.DuckDBPyConnection,
     ctx: RunContext,
@@ -177,8 +192,7 @@ def measure_window(
     if not pts:
         return _none(None, f"no backlog series: {why}")
     res = 0.0 if src and src.startswith("engine trace") else _median_gap(pts)
-    lo = max(ctx.window_start, min(t for t, _ in pts))
-    pre = time_weighted_mean(pts, lo, a) if a > lo else None
+    pre = pre_level(pts, ctx.window_start, a)
     later = [v for t, v in pts if t >= a]
     peak = max(later) if later else None
     end = pts[-1][1]
@@ -199,7 +213,7 @@ def measure_window(
     since = b
     if from_peak and peak is not None:
         since = max(b, next(t for t, v in pts if t >= a and v == peak))
-    hit = next((t for t, v in pts if t >= since and v <= pre + 1e-9), None)
+    hit = first_at_or_below(pts, since, pre)
     if hit is None:
         return Drain(
             pre_level=pre,

@@ -113,12 +113,10 @@ def _drained(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> float | None:
     if not cols["t"] or (int(cols["no_terminal"][0]) and not int(cols["finished"][0])):
         return drain.measure(con, ctx).drained_after_s  # the backlog from the gauges, if any
     pts = list(zip(map(float, cols["t"]), map(float, cols["level"]), strict=True))
-    lo = max(ctx.window_start, pts[0][0])
-    # `time_weighted_mean` reads no point at or after its end, `a`
-    pre = drain.time_weighted_mean([p for p in pts if p[0] < a], lo, a) if a > lo else None
+    pre = drain.pre_level(pts, ctx.window_start, a)  # reads no point at or after `a`
     if pre is None:
         return None
-    hit = next((t for t, v in pts if t >= b and v <= pre + 1e-9), None)
+    hit = drain.first_at_or_below(pts, b, pre)
     return None if hit is None else hit - b
 
 
