@@ -165,28 +165,27 @@ def test_missing_gives_the_key_when_the_report_will_ingest(
     its own process and the what-if's workers start importing at once for new inputs) agrees
     with `workspace_for`: the key until the inputs' workspace is kept, None once it is, the
     key again when its file no longer passes its digest; None with the cache off, when
-    `workspace_for` is not asked. `_new_inputs` of the command is None for what it does not
-    ingest into the cache: a workspace file, --db, no PATH, a missing PATH."""
-    from relplan.cli.report import _new_inputs
+    `workspace_for` is not asked. The command asks only for raw inputs (`_raw_inputs`), not
+    for what it does not ingest into the cache: a workspace file, --db, no PATH, a missing
+    PATH."""
+    from relplan.cli.report import _raw_inputs
 
     opts = IngestOptions()
     key = workspace_cache.key_of(inputs, opts)
     assert key is not None
     assert workspace_cache.missing(inputs, opts) == key
-    assert _new_inputs(inputs, None, opts) == key
+    assert _raw_inputs(inputs, None)
     kept = workspace_cache.workspace_for(inputs, opts, key)
     assert kept is not None
     assert workspace_cache.missing(inputs, opts) is None
-    assert _new_inputs(inputs, None, opts) is None
     other = workspace_cache.missing(inputs, IngestOptions(on_error="skip"))  # other flags
     assert other is not None
     assert other != key
-    assert _new_inputs(kept, None, opts) is None  # a workspace file
-    assert _new_inputs(inputs, tmp_path / "w.duckdb", opts) is None  # --db
-    assert _new_inputs(None, None, opts) is None
-    assert _new_inputs(tmp_path / "missing", None, opts) is None
+    assert not _raw_inputs(kept, None)  # a workspace file
+    assert not _raw_inputs(inputs, tmp_path / "w.duckdb")  # --db
+    assert not _raw_inputs(None, None)
+    assert not _raw_inputs(tmp_path / "missing", None)
     kept.write_bytes(kept.read_bytes()[:-1])
     assert workspace_cache.missing(inputs, opts) == key  # fails its digest: ingested again
     monkeypatch.setenv("RELPLAN_WORKSPACE_CACHE", "0")
     assert workspace_cache.missing(inputs, opts) is None
-    assert _new_inputs(inputs, None, opts) is None

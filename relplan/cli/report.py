@@ -162,7 +162,7 @@ def _make(
         if raw and cores() > 1 and fork_ok():
             from relplan.report.ingest_worker import IngestWorker
 
-            # Forked before duckdb is imported (`_new_inputs` imports it); told the inputs
+            # Forked before duckdb is imported (`workspace_cache` imports it); told the inputs
             # once they are known to be new, it ingests them while this process imports the
             # report's modules (relplan/report/ingest_worker.py).
             ingest = IngestWorker()
@@ -182,7 +182,12 @@ def _make(
             pool = stack.enter_context(replay_pool(workers + 1, warm=False))
             if pool is not None:
                 warm = functools.partial(_warm, pool, workers, warm_up)
-        new = _new_inputs(path, db, inputs) if raw else None
+        new = None
+        if raw and path is not None:
+            from relplan.report import workspace_cache
+
+            # the cache's key of inputs it does not hold (the report will ingest them)
+            new = workspace_cache.missing(path, inputs)
         if new is not None and path is not None:
             if ingest is not None:
                 ingest.ingest(path, inputs, new)
@@ -249,17 +254,6 @@ def _raw_inputs(path: Path | None, db: Path | None) -> bool:
         return not (path.is_file() and is_workspace_file(path))
     except InputError:
         return False
-
-
-def _new_inputs(path: Path | None, db: Path | None, inputs: IngestOptions) -> str | None:
-    """The workspace cache's key of the raw inputs the report will ingest into it (PATH raw
-    inputs, no --db, the cache on and not holding them), else None: what `make_report`
-    calls `on_new_inputs` for, known before the report's modules are imported."""
-    if path is None or not _raw_inputs(path, db):
-        return None
-    from relplan.report import workspace_cache
-
-    return workspace_cache.missing(path, inputs)
 
 
 def _warm(pool: Executor, workers: int, warm_up: Callable[[], None]) -> None:
